@@ -1,0 +1,1 @@
+pytest_plugins = ["kvgate.pytest_plugin"]

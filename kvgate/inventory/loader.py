@@ -1,0 +1,31 @@
+"""Read and validate an inventory file; remember its hash for the run record."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvgate.config_file import load_model
+from kvgate.inventory.schema import Inventory
+
+
+@dataclass(frozen=True)
+class LoadedInventory:
+    """An inventory with where it came from."""
+
+    path: Path
+    sha256: str
+    inventory: Inventory
+
+    @property
+    def site(self) -> str:
+        return self.inventory.site
+
+
+def load(path: str | Path) -> LoadedInventory:
+    """Load and validate an inventory; raises ConfigError naming file, field and expectation."""
+    p = Path(path)
+    inv = load_model(p, Inventory)
+    digest = hashlib.sha256(p.read_bytes()).hexdigest()
+    return LoadedInventory(path=p, sha256=digest, inventory=inv)

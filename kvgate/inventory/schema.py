@@ -1,0 +1,205 @@
+"""The inventory: the lab's hosts, volumes and bill of materials, typed and frozen.
+
+Every model forbids unknown keys, so a typo is an error naming its field path
+instead of an expectation that is silently never checked.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kvgate.judge import COMPARATORS
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Role(StrEnum):
+    GPU_NODE = "gpu-node"
+    STORAGE_CLIENT = "storage-client"
+    ENGINE = "engine"
+    CONTROL = "control"
+
+
+class VolumeKind(StrEnum):
+    CANDIDATE = "candidate"  # the array under test
+    BASELINE = "baseline"  # NFS or local disk to compare against
+
+
+class Volume(Frozen):
+    """A mount under test; writes go only under `path` and only if `scratch` is true."""
+
+    path: str = Field(pattern=r"^/", description="absolute directory on the host")
+    kind: VolumeKind
+    scratch: bool = False
+    device: str | None = Field(default=None, pattern=r"^/dev/")
+    fstype: str | None = None  # expected filesystem type, e.g. xfs, nfs4
+    mount_options: tuple[str, ...] = ()  # options that must be present, e.g. noatime
+    min_free_gib: float | None = Field(default=None, ge=0)
+    hosts: tuple[str, ...] = ()  # empty: every host with the storage-client role
+
+
+class ToolConstraint(Frozen):
+    """`fio: ">= 3.28"` → comparator and version."""
+
+    comparator: str
+    version: str
+
+
+def parse_constraint(text: str) -> ToolConstraint:
+    m = re.fullmatch(r"\s*(>=|==)\s*([0-9][0-9A-Za-z.\-+]*)\s*", text)
+    if not m:
+        raise ValueError(f"expected a version constraint like '>= 3.28' or '== 2.11', got {text!r}")
+    return ToolConstraint(comparator=f"version{m[1]}", version=m[2])
+
+
+class CpuExpect(Frozen):
+    model: str | None = None  # regex searched in lscpu's model name
+    sockets: int | None = Field(default=None, ge=1)
+    cores: int | None = Field(default=None, ge=1)  # physical cores, all sockets
+    threads: int | None = Field(default=None, ge=1)  # logical CPUs
+
+
+class MemoryExpect(Frozen):
+    total_gib: float = Field(gt=0)
+    tolerance: float = Field(default=0.05, ge=0, le=0.5)  # firmware reserves some memory
+
+
+class OsExpect(Frozen):
+    id: str | None = None  # os-release ID, e.g. ubuntu
+    version: str | None = None  # os-release VERSION_ID, regex
+    kernel: str | None = None  # regex on uname -r
+
+
+class NvmeExpect(Frozen):
+    count: int = Field(ge=0)  # 0: the host has no NVMe (checks SKIP)
+    model: str | None = None  # regex
+    firmware: str | None = None  # regex
+    capacity_gb: float | None = Field(default=None, gt=0)  # per device, decimal GB
+    max_temperature_c: float = 70.0
+    max_percentage_used: int = Field(default=90, ge=0, le=255)
+
+
+class NicExpect(Frozen):
+    name: str  # interface name regex, e.g. "^ens1f[01]$"
+    count: int = Field(default=1, ge=1)
+    speed_mbps: int | None = Field(default=None, gt=0)
+    mtu: int | None = Field(default=None, ge=576)
+    driver: str | None = None
+    rdma: bool = False  # must have an RDMA device with an ACTIVE port
+
+
+class GpuExpect(Frozen):
+    vendor: Literal["nvidia", "amd", "ascend"] | None = None
+    count: int = Field(ge=0)  # 0: the host has no GPU (checks SKIP)
+    model: str | None = None  # regex
+    driver: str | None = None  # constraint, e.g. ">= 550"
+
+    @field_validator("driver")
+    @classmethod
+    def _driver(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_constraint(v)
+        return v
+
+    @model_validator(mode="after")
+    def _vendor(self) -> GpuExpect:
+        if self.count > 0 and self.vendor is None:
+            raise ValueError("vendor is required when count > 0 (nvidia, amd or ascend)")
+        return self
+
+
+class NvmeofExpect(Frozen):
+    subsystems: int = Field(ge=0)  # 0: no NVMe-oF on this host (checks SKIP)
+    transport: Literal["rdma", "tcp", "fc"] = "rdma"
+    min_live_paths: int = Field(default=1, ge=1)
+
+
+class Expectations(Frozen):
+    """The bill of materials for a host (or a group of hosts)."""
+
+    cpu: CpuExpect | None = None
+    memory: MemoryExpect | None = None
+    os: OsExpect | None = None
+    nvme: NvmeExpect | None = None
+    nics: tuple[NicExpect, ...] = ()
+    gpus: GpuExpect | None = None
+    nvmeof: NvmeofExpect | None = None
+    tools: dict[str, str] = Field(default_factory=dict)  # name -> ">= 3.28"
+    max_clock_offset_ms: float | None = Field(default=None, gt=0)
+    pcie_full_link: bool = True  # NVMe/NIC/GPU links must train at their capable speed/width
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, v: dict[str, str]) -> dict[str, str]:
+        for text in v.values():
+            parse_constraint(text)
+        return v
+
+    def merged(self, override: Expectations) -> Expectations:
+        """Group expectations overridden field by field by the host's own."""
+        data = self.model_dump(exclude_unset=True)
+        data.update(override.model_dump(exclude_unset=True))
+        return Expectations.model_validate(data)
+
+
+class Host(Frozen):
+    """One machine of the lab and how to reach it."""
+
+    address: str = "localhost"
+    transport: Literal["ssh", "local"] = "ssh"
+    port: int = Field(default=22, ge=1, le=65535)
+    user: str | None = None
+    key_file: str | None = None  # None: ssh-agent / ~/.ssh/config identities
+    proxy_jump: str | None = None  # "user@bastion:22"; ~/.ssh/config ProxyJump also honoured
+    known_hosts: str | None = None  # default ~/.ssh/known_hosts
+    trust_on_first_use: bool = False  # accept and record an unknown host key
+    sudo: bool = False  # may run `sudo -n` (drop caches, nvme smart-log)
+    connect_timeout_s: float = Field(default=15, gt=0)
+    roles: tuple[Role, ...] = ()
+    groups: tuple[str, ...] = ()
+    expect: Expectations = Field(default_factory=Expectations)
+
+
+Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+
+
+class Inventory(Frozen):
+    """A whole lab: validated once on load (see `kvgate.inventory.load`)."""
+
+    site: Name
+    hosts: dict[Name, Host] = Field(min_length=1)
+    groups: dict[Name, Expectations] = Field(default_factory=dict)
+    volumes: dict[Name, Volume] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _references(self) -> Inventory:
+        for name, host in self.hosts.items():
+            for g in host.groups:
+                if g not in self.groups:
+                    raise ValueError(f"hosts.{name}.groups: group {g!r} is not defined under groups")
+        for vname, vol in self.volumes.items():
+            for h in vol.hosts:
+                if h not in self.hosts:
+                    raise ValueError(f"volumes.{vname}.hosts: host {h!r} is not defined under hosts")
+        return self
+
+    def expectations(self, host: str) -> Expectations:
+        """The host's BOM: its groups' expectations in order, then its own."""
+        result = Expectations()
+        for g in self.hosts[host].groups:
+            result = result.merged(self.groups[g])
+        return result.merged(self.hosts[host].expect)
+
+    def volumes_of(self, host: str) -> dict[str, Volume]:
+        """Volumes mounted on a host (all storage clients by default)."""
+        is_client = Role.STORAGE_CLIENT in self.hosts[host].roles
+        return {n: v for n, v in self.volumes.items() if host in v.hosts or (not v.hosts and is_client)}
+
+
+__all__ = ["COMPARATORS", "Expectations", "Host", "Inventory", "Role", "Volume", "VolumeKind"]

@@ -1,0 +1,228 @@
+"""One directory per gate run, written as the run goes.
+
+    results/<site>/<gate>-<UTC stamp>/
+      run.json          versioned run record (rewritten atomically at each change)
+      checks.jsonl      one line per evaluated check, appended and fsynced (latest wins)
+      facts/<host>.json facts collected from each host (the environment manifest)
+      artifacts/        raw command outputs per host, indexed with sha256 in index.jsonl
+
+A crash or Ctrl-C leaves run.json with status "running" (read as incomplete) and
+every check recorded so far; ``--resume`` re-runs only checks without a final
+verdict (missing or ERROR).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kvgate import __version__
+from kvgate.errors import StoreError
+from kvgate.judge import Judgement, Verdict
+
+SCHEMA = "kvgate.run/1"
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_revision() -> str:
+    """The kvgate checkout's revision, '+dirty' when it has local changes."""
+    here = Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return rev + ("+dirty" if dirty else "")
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """One check's verdict as stored; the report and JUnit are rendered from these."""
+
+    id: str  # "<host>/<check>" or "cluster/<check>"
+    host: str
+    check: str
+    verdict: Verdict
+    condition: str
+    rule: str = ""
+    metric: str = ""
+    measured: Any = None
+    expected: Any = None
+    comparator: str = ""
+    unit: str = ""
+    tolerance: float = 0.0
+    source: str = ""
+    evidence: tuple[str, ...] = ()
+    waiver: dict[str, str] | None = None
+    duration_s: float = 0.0
+    at: str = field(default_factory=utc_now)
+
+    @classmethod
+    def from_judgement(cls, host: str, check: str, j: Judgement, **extra: Any) -> CheckRecord:
+        c, m = j.criterion, j.measurement
+        return cls(
+            id=f"{host}/{check}",
+            host=host,
+            check=check,
+            verdict=j.verdict,
+            condition=j.condition,
+            rule=c.rule,
+            metric=c.metric,
+            measured=None if m is None else m.value,
+            expected=c.expected,
+            comparator=c.comparator,
+            unit=c.unit,
+            tolerance=c.tolerance,
+            source=c.source,
+            evidence=() if m is None else m.evidence,
+            **extra,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), default=str, sort_keys=True)
+
+
+class RunStore:
+    """Read and append to one run directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, root: Path, *, site: str, gate: str, meta: dict[str, Any]) -> RunStore:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = root / site / f"{gate}-{stamp}"
+        n = 1
+        while path.exists():  # two runs in the same second
+            n += 1
+            path = root / site / f"{gate}-{stamp}-{n}"
+        (path / "artifacts").mkdir(parents=True)
+        store = cls(path)
+        store._write_meta(
+            {
+                "schema": SCHEMA,
+                "gate": gate,
+                "site": site,
+                "kvgate_version": __version__,
+                "git_revision": git_revision(),
+                "started_at": utc_now(),
+                "ended_at": None,
+                "status": "running",
+                "resumes": [],
+                **meta,
+            }
+        )
+        return store
+
+    @classmethod
+    def open(cls, path: Path) -> RunStore:
+        store = cls(path)
+        meta = store.meta()
+        if meta.get("schema") != SCHEMA:
+            raise StoreError(f"{path / 'run.json'}: schema {meta.get('schema')!r}, expected {SCHEMA!r}")
+        return store
+
+    # -- run.json -------------------------------------------------------------------
+    def meta(self) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads((self.path / "run.json").read_text())
+        except FileNotFoundError:
+            raise StoreError(f"{self.path}: not a kvgate run directory (no run.json)") from None
+        except (OSError, json.JSONDecodeError) as exc:
+            raise StoreError(f"{self.path / 'run.json'}: unreadable ({exc})") from None
+        return data
+
+    def _write_meta(self, meta: dict[str, Any]) -> None:
+        tmp = self.path / "run.json.tmp"
+        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
+        os.replace(tmp, self.path / "run.json")
+
+    def update_meta(self, **changes: Any) -> None:
+        meta = self.meta()
+        meta.update(changes)
+        self._write_meta(meta)
+
+    def finish(self, status: str, **changes: Any) -> None:
+        self.update_meta(status=status, ended_at=utc_now(), **changes)
+
+    # -- checks ---------------------------------------------------------------------
+    def record(self, rec: CheckRecord) -> None:
+        with open(self.path / "checks.jsonl", "a") as f:
+            f.write(rec.to_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def checks(self) -> dict[str, dict[str, Any]]:
+        """Latest record per check id, in first-recorded order; a torn last line is ignored."""
+        out: dict[str, dict[str, Any]] = {}
+        try:
+            lines = (self.path / "checks.jsonl").read_text().splitlines()
+        except FileNotFoundError:
+            return out
+        for line in lines:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a crash mid-write leaves at most one torn line
+            out[rec["id"]] = rec
+        return out
+
+    def finished_ids(self) -> set[str]:
+        return {i for i, r in self.checks().items() if r["verdict"] != Verdict.ERROR}
+
+    # -- facts and artifacts ----------------------------------------------------------
+    def save_facts(self, host: str, facts: dict[str, Any]) -> None:
+        (self.path / "facts").mkdir(exist_ok=True)
+        (self.path / "facts" / f"{host}.json").write_text(json.dumps(facts, indent=2, default=str))
+
+    def facts(self) -> dict[str, dict[str, Any]]:
+        d = self.path / "facts"
+        return {p.stem: json.loads(p.read_text()) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
+
+    def artifact(self, host: str, name: str, data: str | bytes, **info: Any) -> str:
+        """Store raw output; returns its path relative to the run directory."""
+        raw = data.encode() if isinstance(data, str) else data
+        rel = Path("artifacts") / host / name
+        (self.path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (self.path / rel).write_bytes(raw)
+        entry = {
+            "path": str(rel),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "bytes": len(raw),
+            "host": host,
+            "at": utc_now(),
+            **info,
+        }
+        with open(self.path / "artifacts" / "index.jsonl", "a") as f:
+            f.write(json.dumps(entry, default=str) + "\n")
+        return str(rel)
+
+
+def latest_run(root: Path, site: str, gate: str) -> RunStore | None:
+    """The most recent run of a gate for a site, if any."""
+    runs = sorted((root / site).glob(f"{gate}-*"), key=lambda p: p.name) if (root / site).is_dir() else []
+    for p in reversed(runs):
+        if (p / "run.json").is_file():
+            return RunStore(p)
+    return None

@@ -1,0 +1,109 @@
+"""The one seam to a host: the Executor protocol and its frozen CommandResult.
+
+Commands are templates with ``%s`` holes; arguments are shell-quoted here and
+nowhere else (testinfra ``BaseBackend.quote``):
+
+>>> quote("fio --output=%s %s", "/tmp/out file.json", "job.fio")
+"fio --output='/tmp/out file.json' job.fio"
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from kvgate.errors import CommandFailed
+
+DEFAULT_TIMEOUT_S = 120.0
+# remote side is bounded too: `timeout` sends TERM, then KILL after this grace
+KILL_GRACE_S = 5
+
+
+def quote(template: str, *args: object) -> str:
+    """Fill ``%s`` holes in a command template with shell-quoted arguments."""
+    return template % tuple(shlex.quote(str(a)) for a in args)
+
+
+def wrap(command: str, *, timeout_s: float | None, sudo: bool, env: Mapping[str, str] | None) -> str:
+    """Wrap a quoted command with env, sudo and a remote-side `timeout` (testinfra #716)."""
+    inner = command
+    if env:
+        inner = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + inner
+    inner = f"sh -c {shlex.quote(inner)}"
+    if timeout_s is not None:
+        inner = f"timeout --kill-after={KILL_GRACE_S} {max(1, int(timeout_s + 0.999))} {inner}"
+    if sudo:
+        inner = f"sudo -n {inner}"
+    return inner
+
+
+def timed_out(exit_status: int, duration_s: float, timeout_s: float | None) -> bool:
+    """True when the remote `timeout` wrapper killed the command (124 TERM, 137 KILL)."""
+    return timeout_s is not None and exit_status in (124, 137) and duration_s >= timeout_s - 0.5
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command did on one host."""
+
+    host: str
+    command: str
+    exit_status: int
+    stdout: str
+    stderr: str
+    duration_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+    def check(self) -> CommandResult:
+        """Return self if the command succeeded, else raise CommandFailed."""
+        if not self.ok:
+            raise CommandFailed(self)
+        return self
+
+    def tail(self, n: int = 10, stream: str = "stderr") -> str:
+        text: str = getattr(self, stream)
+        return "\n".join(text.rstrip("\n").splitlines()[-n:])
+
+    def __str__(self) -> str:
+        parts = [f"{self.host}: `{self.command}` exited {self.exit_status} after {self.duration_s:.1f} s"]
+        for stream in ("stdout", "stderr"):
+            if tail := self.tail(5, stream):
+                parts.append(f"--- last lines of {stream}:\n{tail}")
+        return "\n".join(parts)
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs commands and moves files on one host."""
+
+    host: str
+
+    def run(
+        self,
+        command: str,
+        *args: object,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        check: bool = False,
+        sudo: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run ``quote(command, *args)``; raise CommandTimeout when it overruns."""
+        ...
+
+    def put(self, local: Path, remote: str) -> None:
+        """Copy a local file to the host."""
+        ...
+
+    def get(self, remote: str, local: Path) -> None:
+        """Copy a file from the host."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection; idempotent."""
+        ...

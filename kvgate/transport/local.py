@@ -1,0 +1,70 @@
+"""Executor for this machine: subprocess, same command semantics as SSH."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from kvgate.errors import CommandTimeout
+from kvgate.transport.base import DEFAULT_TIMEOUT_S, CommandResult, quote, timed_out, wrap
+
+
+class LocalExecutor:
+    """Run commands on the control node itself (`transport: local` in the inventory)."""
+
+    def __init__(self, host: str = "localhost", *, sudo_allowed: bool = True) -> None:
+        self.host = host
+        self.sudo_allowed = sudo_allowed
+
+    def run(
+        self,
+        command: str,
+        *args: object,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        check: bool = False,
+        sudo: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        cmd = quote(command, *args)
+        full = wrap(cmd, timeout_s=timeout_s, sudo=sudo and self.sudo_allowed, env=env)
+        start = time.monotonic()
+        # communicate() drains both pipes concurrently; the outer timeout is a backstop
+        # for the remote-side `timeout` wrapper above.
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", full],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=None if timeout_s is None else timeout_s + 10)
+        except subprocess.TimeoutExpired as exc:
+            proc.kill()
+            proc.communicate()
+            raise CommandTimeout(self.host, cmd, timeout_s or 0.0) from exc
+        result = CommandResult(
+            host=self.host,
+            command=cmd,
+            exit_status=proc.returncode,
+            stdout=out.decode(errors="replace"),
+            stderr=err.decode(errors="replace"),
+            duration_s=time.monotonic() - start,
+        )
+        if timeout_s is not None and timed_out(result.exit_status, result.duration_s, timeout_s):
+            raise CommandTimeout(self.host, cmd, timeout_s, result.tail(5))
+        return result.check() if check else result
+
+    def put(self, local: Path, remote: str) -> None:
+        Path(remote).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(local, remote)
+
+    def get(self, remote: str, local: Path) -> None:
+        local.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(remote, local)
+
+    def close(self) -> None:
+        pass
