@@ -24,7 +24,7 @@ from typing import Any
 
 from kvgate import __version__
 from kvgate.errors import StoreError
-from kvgate.judge import Judgement, Verdict
+from kvgate.judge import Judgement, Verdict, worst
 
 SCHEMA = "kvgate.run/1"
 
@@ -219,10 +219,24 @@ class RunStore:
         return str(rel)
 
 
-def latest_run(root: Path, site: str, gate: str) -> RunStore | None:
-    """The most recent run of a gate for a site, if any."""
+def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None = None) -> RunStore | None:
+    """The most recent run of a gate for a site (and inventory, if given), if any."""
     runs = sorted((root / site).glob(f"{gate}-*"), key=lambda p: p.name) if (root / site).is_dir() else []
     for p in reversed(runs):
-        if (p / "run.json").is_file():
-            return RunStore(p)
+        if not (p / "run.json").is_file():
+            continue
+        store = RunStore(p)
+        if inventory_sha256 is None or store.meta().get("inventory", {}).get("sha256") == inventory_sha256:
+            return store
     return None
+
+
+def outcome(store: RunStore) -> tuple[Verdict, list[str]]:
+    """The run's gate verdict and the planned check ids that have no final verdict."""
+
+    checks = store.checks()
+    missing = [c for c in store.meta().get("planned", []) if c not in checks]
+    verdict = worst([Verdict(r["verdict"]) for r in checks.values()])
+    if missing and verdict.gate_ok:
+        verdict = Verdict.ERROR  # not evaluated is never PASS
+    return verdict, missing

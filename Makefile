@@ -1,0 +1,51 @@
+# kvgate — run `make help` for the targets. Everything installs into .venv on first use.
+PYTHON    ?= python3
+VENV      := .venv
+BIN       := $(VENV)/bin
+INVENTORY ?= inventory/local.yaml
+RESULTS   ?= results
+KVGATE    := $(BIN)/kvgate
+GATE_ARGS ?=
+
+.PHONY: help setup demo test check bench g1 g2 g3 g4 lock clean
+
+help:
+	@echo "make demo     install, run the gates on this machine (inventory/local.yaml), show the report"
+	@echo "make test     install, run kvgate's own test suite"
+	@echo "make check    ruff (format + lint) and mypy --strict"
+	@echo "make g1 INVENTORY=inventory/site.yaml   run one gate (g1 g2 g3 g4) on a lab"
+	@echo "make bench    performance benchmarks (pytest-benchmark)"
+
+$(VENV)/.installed: pyproject.toml requirements.lock scripts/system-packages.sh
+	scripts/system-packages.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	mkdir -p /var/tmp/kvgate-scratch
+	$(KVGATE) run g1 --inventory inventory/local.yaml --results $(RESULTS)
+
+test: setup
+	$(BIN)/pytest
+
+check: setup
+	$(BIN)/ruff format --check kvgate tests gates
+	$(BIN)/ruff check kvgate tests gates
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/pytest tests/bench --benchmark-only -p no:cacheprovider
+
+g1 g2 g3 g4: setup
+	$(KVGATE) run $@ --inventory $(INVENTORY) --results $(RESULTS) $(GATE_ARGS)
+
+# Re-pin after changing dependencies in pyproject.toml.
+lock: setup
+	$(BIN)/pip freeze --exclude-editable | grep -v '^kvgate' > requirements.lock
+
+clean:
+	rm -rf $(VENV) build *.egg-info

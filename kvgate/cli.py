@@ -1,0 +1,77 @@
+"""`kvgate` command line: run a gate, re-render a report, check or capture an inventory.
+
+Exit codes (documented in the README):
+    0  gate passed (every check PASS, WAIVED or SKIP)
+    1  gate failed (a check is FAIL)
+    2  gate invalid (no FAIL, but a number could not be trusted: INVALID)
+    3  lab error (no FAIL/INVALID, but a check could not be evaluated: ERROR)
+    4  usage or configuration error (bad inventory, waivers, gate order refused)
+    5  run interrupted (Ctrl-C): resume with --resume RUN
+   70  internal error (a bug in kvgate: please report it)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+
+from kvgate.errors import KvgateError
+from kvgate.judge import Verdict
+
+EXIT = {
+    Verdict.PASS: 0,
+    Verdict.WAIVED: 0,
+    Verdict.SKIP: 0,
+    Verdict.FAIL: 1,
+    Verdict.INVALID: 2,
+    Verdict.ERROR: 3,
+}
+EXIT_USAGE, EXIT_INTERRUPTED, EXIT_INTERNAL = 4, 5, 70
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kvgate", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a gate (g1, g2, g3, g4) against an inventory")
+    run.add_argument("gate")
+    run.add_argument("--inventory", default="inventory/local.yaml")
+    run.add_argument("--results", default="results", help="root of run directories")
+    run.add_argument("--resume", metavar="RUN", help="finish an earlier, incomplete run directory")
+    run.add_argument("--waivers", metavar="FILE")
+    run.add_argument("--force-gate-order", metavar="REASON", help="run without a passed earlier gate")
+    run.add_argument("--no-pdf", action="store_true", help="skip the PDF (HTML and JUnit only)")
+    run.add_argument("-k", dest="keyword", help="only checks matching this pytest -k expression")
+    rep = sub.add_parser("report", help="re-render a stored run's HTML, PDF and JUnit offline")
+    rep.add_argument("run_dir")
+    rep.add_argument("--no-pdf", action="store_true")
+    inv = sub.add_parser("inventory", help="validate an inventory, or capture a host's expectations")
+    isub = inv.add_subparsers(dest="action", required=True)
+    chk = isub.add_parser("check", help="validate an inventory file")
+    chk.add_argument("file")
+    cap = isub.add_parser("capture", help="write expectations from a known-good host (YAML)")
+    cap.add_argument("host")
+    cap.add_argument("--inventory", default="inventory/local.yaml")
+    cap.add_argument("-o", "--output", help="write to this file instead of stdout")
+    sub.add_parser("references", help="check gates/references.yaml for internal consistency")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    console = Console(stderr=True)
+    try:
+        from kvgate import commands
+
+        return commands.dispatch(args, console)
+    except KvgateError as exc:
+        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/]")
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

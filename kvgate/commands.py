@@ -1,0 +1,93 @@
+"""What each `kvgate` subcommand does; argument parsing lives in cli.py."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from kvgate.gates import gate_dir
+from kvgate.inventory import load
+from kvgate.live import LiveView, summary_table
+from kvgate.store import RunStore, outcome
+
+
+def dispatch(args: argparse.Namespace, console: Console) -> int:
+    handlers = {"run": run_gate, "report": report, "inventory": inventory, "references": references}
+    return handlers[args.command](args, console)
+
+
+def pytest_args(args: argparse.Namespace) -> list[str]:
+    argv = [str(gate_dir(args.gate)), "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:benchmark"]
+    argv += ["--inventory", args.inventory, "--run-dir", args.results]
+    for opt in ("resume", "waivers", "force_gate_order"):
+        if value := getattr(args, opt):
+            argv += [f"--{opt.replace('_', '-')}", value]
+    return argv + (["-k", args.keyword] if args.keyword else [])
+
+
+def run_gate(args: argparse.Namespace, console: Console) -> int:
+    """Validate the inventory, run the gate suite with a live view, render, summarize."""
+    loaded = load(args.inventory)  # a bad inventory stops here with its clear error
+    console.print(f"kvgate {args.gate} on site [bold]{loaded.site}[/] ({len(loaded.inventory.hosts)} hosts)")
+    live = LiveView(console)
+    code = pytest.main(pytest_args(args), plugins=[live])
+    store = live.session.store if live.session else None
+    if store is None:
+        console.print("[red]the gate did not start (see the errors above)")
+        return EXIT_USAGE if code == pytest.ExitCode.USAGE_ERROR else EXIT_INTERNAL
+    return finish(store, console, no_pdf=args.no_pdf, interrupted=code == pytest.ExitCode.INTERRUPTED)
+
+
+def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool = False) -> int:
+    from kvgate.report import render
+
+    paths = render(store.path, pdf=not no_pdf)
+    console.print(summary_table(store))
+    verdict, missing = outcome(store)
+    console.print(
+        f"gate verdict: [bold]{verdict}[/]" + (f" ({len(missing)} checks not evaluated)" if missing else "")
+    )
+    for label, path in (("HTML", paths.html), ("PDF", paths.pdf), ("JUnit", paths.junit)):
+        if path is not None:
+            console.print(f"{label:6} {path}")
+    if missing and not interrupted:
+        console.print(f"resume with: kvgate run {store.meta()['gate']} --resume {store.path}")
+    return EXIT_INTERRUPTED if interrupted else EXIT[verdict]
+
+
+def report(args: argparse.Namespace, console: Console) -> int:
+    return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf)
+
+
+def inventory(args: argparse.Namespace, console: Console) -> int:
+    if args.action == "check":
+        loaded = load(args.file)
+        inv = loaded.inventory
+        console.print(
+            f"{args.file}: valid — site {inv.site}, {len(inv.hosts)} hosts, {len(inv.volumes)} volumes"
+        )
+        return 0
+    from kvgate.capture import capture
+
+    text = capture(load(args.inventory), args.host)
+    if args.output:
+        Path(args.output).write_text(text)
+        console.print(f"expectations of {args.host} written to {args.output}")
+    else:
+        print(text, end="")
+    return 0
+
+
+def references(_args: argparse.Namespace, console: Console) -> int:
+    from kvgate.references import check_consistency, load_references
+
+    refs = load_references()
+    problems = check_consistency(refs)
+    for p in problems:
+        console.print(f"[yellow]disagreement:[/] {p}")
+    console.print(f"{len(refs.entries)} references loaded; {len(problems)} disagreements")
+    return 0

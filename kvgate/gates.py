@@ -1,0 +1,41 @@
+"""The four gates, their order and where their pytest suites live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvgate.errors import UsageError
+from kvgate.judge import Verdict
+from kvgate.store import latest_run, outcome
+
+GATE_DIRS = {"g1": "g1_arrival", "g2": "g2_baseline", "g3": "g3_main", "g4": "g4_soak"}
+GATES = tuple(GATE_DIRS)
+
+
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def gate_dir(gate: str) -> Path:
+    if gate not in GATE_DIRS:
+        raise UsageError(f"unknown gate {gate!r}; expected one of {', '.join(GATES)}")
+    return repo_root() / "gates" / GATE_DIRS[gate]
+
+
+def previous_gate(gate: str) -> str | None:
+    i = GATES.index(gate)
+    return GATES[i - 1] if i else None
+
+
+def require_previous(results: Path, *, site: str, gate: str, inventory_sha256: str) -> None:
+    """Refuse to start a gate unless the previous gate passed for the same inventory."""
+    prev = previous_gate(gate)
+    if prev is None:
+        return
+    run = latest_run(results, site, prev, inventory_sha256=inventory_sha256)
+    hint = f"run `make {prev}` first, or pass --force-gate-order REASON (recorded as a waiver)"
+    if run is None:
+        raise UsageError(f"{gate} needs a passed {prev} run for site {site!r} with this inventory; {hint}")
+    verdict, missing = outcome(run)
+    if not verdict.gate_ok or missing or verdict is Verdict.ERROR:
+        raise UsageError(f"{gate} needs a passed {prev} run; the latest, {run.path}, is {verdict}; {hint}")

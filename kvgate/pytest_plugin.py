@@ -1,0 +1,143 @@
+"""pytest plugin: inventory, run store, per-(host, check) parametrization and recording.
+
+Registered by the root ``conftest.py``. Gate suites under ``gates/`` say *what* is
+checked; this plugin turns a plan (inventory → checks) into one test per check,
+records every verdict in the run store as it happens, and maps lab failures to
+pytest ERROR and out-of-spec values to FAILED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from kvgate.errors import KvgateError, LabError
+from kvgate.inventory import LoadedInventory
+from kvgate.judge import Judgement, Verdict
+from kvgate.session import GateSession
+from kvgate.store import CheckRecord, RunStore
+
+pytest_plugins = ["kvgate.gatefixtures"]
+
+SESSION = pytest.StashKey[GateSession]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("kvgate", "kvgate acceptance gates")
+    g.addoption("--inventory", default="inventory/local.yaml", help="inventory YAML (default: %(default)s)")
+    g.addoption("--run-dir", default="results", help="root of run directories (default: %(default)s)")
+    g.addoption("--resume", default=None, metavar="RUN", help="resume this run directory")
+    g.addoption("--waivers", default=None, metavar="FILE", help="waivers YAML")
+    g.addoption(
+        "--force-gate-order", default=None, metavar="REASON", help="run without a passed earlier gate"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for line in (
+        "checks(plan): parametrize `check` from plan(inventory)",
+        "gate(name): the gate a test module belongs to",
+    ):
+        config.addinivalue_line("markers", line)
+    config.stash[SESSION] = GateSession(config)
+
+
+def _session(config: pytest.Config) -> GateSession:
+    return config.stash[SESSION]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("checks")
+    if marker is None or "check" not in metafunc.fixturenames:
+        return
+    plan: Callable[[Any], list[Any]] = marker.args[0]
+    checks = plan(_session(metafunc.config).loaded().inventory)
+    metafunc.parametrize("check", checks, ids=[f"{c.host}/{c.check}" for c in checks])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gates = {m.args[0] for item in items for m in item.iter_markers("gate")}
+    if not gates:
+        return
+    if len(gates) > 1:
+        raise pytest.UsageError(f"one gate per run, got {sorted(gates)}")
+    sess = _session(config)
+    planned = [check_id(i) for i in items if check_id(i)]
+    sess.gate = gates.pop()
+    store = sess.open_store(planned)
+    done = store.finished_ids()
+    keep = [i for i in items if check_id(i) not in done]
+    if skipped := [i for i in items if check_id(i) in done]:
+        config.hook.pytest_deselected(items=skipped)
+    items[:] = keep
+    sess.hosts_pending = {check_id(i).partition("/")[0] for i in keep if check_id(i)}
+
+
+def check_id(item: pytest.Item) -> str:
+    """'<host>/<check>' for parametrized check tests, '' otherwise."""
+    callspec = getattr(item, "callspec", None)
+    check = callspec.params.get("check") if callspec else None
+    return f"{check.host}/{check.check}" if check is not None else ""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report: pytest.TestReport = yield
+    cid = check_id(item)
+    sess = _session(item.config)
+    if cid and report.failed and cid not in sess.recorded and sess.store is not None:
+        # the lab (a fixture) or a bug stopped the check before a verdict: ERROR, never PASS
+        exc = call.excinfo.value if call.excinfo else None
+        reason = str(exc) if isinstance(exc, KvgateError) else f"internal error: {call.excinfo!r}"
+        host, _, check = cid.partition("/")
+        sess.store.record(
+            CheckRecord(id=cid, host=host, check=check, verdict=Verdict.ERROR, condition=reason)
+        )
+        sess.recorded.add(cid)
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    sess = _session(session.config)
+    sess.close(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+
+
+# -- fixtures every gate uses ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def gate_session(request: pytest.FixtureRequest) -> GateSession:
+    return _session(request.config)
+
+
+@pytest.fixture(scope="session")
+def inventory(gate_session: GateSession) -> LoadedInventory:
+    return gate_session.loaded()
+
+
+@pytest.fixture(scope="session")
+def run_store(gate_session: GateSession) -> RunStore:
+    if gate_session.store is None:
+        raise LabError("no run store: this test is not part of a gate (missing pytest.mark.gate)")
+    return gate_session.store
+
+
+@pytest.fixture
+def record(gate_session: GateSession) -> Callable[[Any, Judgement], Judgement]:
+    """Apply waivers, store the verdict, and return it for the test body to assert."""
+
+    def _record(check: Any, j: Judgement) -> Judgement:
+        return gate_session.record(check.host, check.check, j)
+
+    return _record
+
+
+def expect(j: Judgement) -> None:
+    """Turn a verdict into the pytest outcome: FAIL/INVALID fail, SKIP skips, WAIVED xfails."""
+    if j.verdict is Verdict.SKIP:
+        pytest.skip(j.condition)
+    if j.verdict is Verdict.WAIVED:
+        pytest.xfail(f"WAIVED: {j.condition}")
+    assert j.verdict is Verdict.PASS, f"{j.verdict}: {j.condition}"

@@ -1,0 +1,224 @@
+"""A stored run loaded into the typed view that the report templates and JUnit render.
+
+Reads only the run directory (run.json, checks.jsonl, facts/, artifacts/index.jsonl);
+never runs a command or opens a connection, so a run can be re-rendered offline.
+
+>>> view = load_run(Path("results/lab-a/g1-20260101T000000Z"))  # doctest: +SKIP
+>>> view.verdict, view.complete, view.missing
+(<Verdict.FAIL: 'FAIL'>, True, ())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvgate.errors import StoreError
+from kvgate.judge import SEVERITY, Verdict, fmt, worst
+from kvgate.report.parts import Artifact, Section, artifacts, flat_table, sections
+from kvgate.store import RunStore
+
+INCOMPLETE_STATUSES = ("running", "interrupted", "incomplete")
+NOT_EVALUATED = "NOT EVALUATED"
+FLAGGED = ("FAIL", "INVALID", "ERROR", NOT_EVALUATED)
+LABELS = (*(v.value for v in SEVERITY), NOT_EVALUATED)
+# Comparator → symbol, as judge.condition writes it; an unknown one is shown verbatim.
+SYMBOLS = {"==": "=", "!=": "≠", ">=": "≥", "<=": "≤", "version>=": "≥", "version==": "="}
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One check as the report shows it; ``verdict`` None means planned but not evaluated."""
+
+    id: str
+    host: str
+    check: str
+    verdict: Verdict | None
+    condition: str = ""
+    rule: str = ""
+    expected: str = "—"
+    measured: str = "—"
+    source: str = ""
+    evidence: tuple[str, ...] = ()
+    waiver: dict[str, str] | None = None
+    duration_s: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return NOT_EVALUATED if self.verdict is None else self.verdict.value
+
+    @property
+    def flagged(self) -> bool:
+        return self.label in FLAGGED
+
+
+@dataclass(frozen=True)
+class HostSummary:
+    host: str
+    verdict: Verdict
+    counts: dict[str, int]
+    roles: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunView:
+    """Everything the report says about one run, read from its directory."""
+
+    run_dir: Path
+    meta: dict[str, Any]
+    verdict: Verdict
+    status: str  # "complete" | "incomplete"
+    incomplete_reason: str
+    counts: dict[str, int]
+    hosts: tuple[HostSummary, ...]
+    rows: dict[str, tuple[CheckRow, ...]]  # host → rows in record order
+    missing: tuple[str, ...]
+    manifest: dict[str, list[tuple[str, str]]]
+    tool_versions: dict[str, list[tuple[str, str]]]
+    artifacts: tuple[Artifact, ...]
+    sections: tuple[Section, ...]
+    facts_files: tuple[str, ...]
+
+    @property
+    def gate(self) -> str:
+        return str(self.meta.get("gate", "?"))
+
+    @property
+    def site(self) -> str:
+        return str(self.meta.get("site", "?"))
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
+
+    @property
+    def all_rows(self) -> list[CheckRow]:
+        return [r for rows in self.rows.values() for r in rows]
+
+    @property
+    def waived(self) -> list[CheckRow]:
+        return [r for r in self.all_rows if r.waiver]
+
+    @property
+    def forced(self) -> list[dict[str, Any]]:
+        return list(self.meta.get("forced") or [])
+
+
+def expected_text(rec: dict[str, Any]) -> str:
+    """'≥ 64 cores (±5%)': the criterion half of the condition string."""
+    comparator = rec.get("comparator") or ""
+    if not comparator:
+        return "—"
+    unit = f" {rec['unit']}" if rec.get("unit") else ""
+    tol = f" (±{rec['tolerance']:.0%})" if rec.get("tolerance") else ""
+    value = f"/{rec.get('expected')}/" if comparator == "matches" else fmt(rec.get("expected"))
+    return f"{SYMBOLS.get(comparator, comparator)} {value}{unit}{tol}"
+
+
+def measured_text(rec: dict[str, Any]) -> str:
+    if rec.get("measured") is None:
+        return "—"
+    unit = f" {rec['unit']}" if rec.get("unit") else ""
+    return f"{fmt(rec['measured'])}{unit}"
+
+
+def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
+    try:
+        verdict = Verdict(rec["verdict"])
+        host = str(rec["host"])
+    except (KeyError, ValueError) as exc:
+        raise StoreError(f"{where}: check {rec.get('id')!r} has no valid verdict/host ({exc})") from None
+    return CheckRow(
+        id=str(rec["id"]),
+        host=host,
+        check=str(rec.get("check", "")),
+        verdict=verdict,
+        condition=str(rec.get("condition", "")),
+        rule=str(rec.get("rule", "")),
+        expected=expected_text(rec),
+        measured=measured_text(rec),
+        source=str(rec.get("source", "")),
+        evidence=tuple(str(e) for e in rec.get("evidence") or ()),
+        waiver=rec.get("waiver") or None,
+        duration_s=float(rec.get("duration_s") or 0.0),
+    )
+
+
+def missing_row(check_id: str) -> CheckRow:
+    host, _, check = check_id.partition("/")
+    return CheckRow(id=check_id, host=host, check=check, verdict=None, condition="not evaluated (run incomplete)")
+
+
+def group_rows(rows: Iterable[CheckRow]) -> dict[str, tuple[CheckRow, ...]]:
+    """Host → rows, hosts sorted by name, rows kept in record order."""
+    by_host: dict[str, list[CheckRow]] = {}
+    for row in rows:
+        by_host.setdefault(row.host, []).append(row)
+    return {h: tuple(by_host[h]) for h in sorted(by_host)}
+
+
+def count(rows: Iterable[CheckRow]) -> dict[str, int]:
+    counts = dict.fromkeys(LABELS, 0)
+    for row in rows:
+        counts[row.label] += 1
+    return counts
+
+
+def verdict_of(rows: Iterable[CheckRow]) -> Verdict:
+    """Worst evaluated verdict; anything not evaluated turns a passing verdict into ERROR."""
+    rows = list(rows)
+    verdict = worst([r.verdict for r in rows if r.verdict is not None])
+    if any(r.verdict is None for r in rows) and verdict.gate_ok:
+        return Verdict.ERROR  # not evaluated is never PASS (same rule as store.outcome)
+    return verdict
+
+
+def host_summaries(rows: dict[str, tuple[CheckRow, ...]], meta: dict[str, Any]) -> tuple[HostSummary, ...]:
+    hosts = meta.get("hosts") or {}
+    return tuple(
+        HostSummary(h, verdict_of(rs), count(rs), tuple(hosts.get(h, {}).get("roles") or ()))
+        for h, rs in rows.items()
+    )
+
+
+def incompleteness(meta: dict[str, Any], missing: tuple[str, ...]) -> str:
+    """Why the run is incomplete; '' when it is complete."""
+    reasons = []
+    status = meta.get("status")
+    if status in INCOMPLETE_STATUSES:
+        reasons.append(f"run status is {status!r}: the run did not finish")
+    if missing:
+        reasons.append(f"{len(missing)} of {len(meta.get('planned') or [])} planned checks have no verdict")
+    return "; ".join(reasons)
+
+
+def load_run(run_dir: Path) -> RunView:
+    """Load a run directory; raises StoreError if it is not a readable kvgate run."""
+    store = RunStore.open(run_dir)
+    meta = store.meta()
+    where = run_dir / "checks.jsonl"
+    recorded = [check_row(rec, where) for rec in store.checks().values()]
+    done = {r.id for r in recorded}
+    missing = tuple(c for c in meta.get("planned") or [] if c not in done)
+    rows = group_rows([*recorded, *(missing_row(c) for c in missing)])
+    reason = incompleteness(meta, missing)
+    facts_dir = run_dir / "facts"
+    return RunView(
+        run_dir=run_dir,
+        meta=meta,
+        verdict=verdict_of(r for rs in rows.values() for r in rs),
+        status="incomplete" if reason else "complete",
+        incomplete_reason=reason,
+        counts=count(r for rs in rows.values() for r in rs),
+        hosts=host_summaries(rows, meta),
+        rows=rows,
+        missing=missing,
+        manifest=flat_table(meta.get("manifest")),
+        tool_versions=flat_table(meta.get("tool_versions")),
+        artifacts=artifacts(run_dir),
+        sections=sections(meta.get("sections"), run_dir / "run.json"),
+        facts_files=tuple(f"facts/{p.name}" for p in sorted(facts_dir.glob("*.json"))),
+    )
+

@@ -1,0 +1,117 @@
+"""State of one gate run inside pytest: inventory, store, waivers, what was recorded."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvgate.errors import KvgateError
+from kvgate.gates import require_previous
+from kvgate.inventory import LoadedInventory, load
+from kvgate.judge import Judgement
+from kvgate.store import CheckRecord, RunStore, utc_now
+from kvgate.waivers import Waivers, load_waivers
+
+
+class GateSession:
+    """Everything a gate run shares; created in pytest_configure, used lazily."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.gate: str | None = None
+        self.store: RunStore | None = None
+        self.recorded: set[str] = set()
+        self.hosts_pending: set[str] = set()
+        self.listener: Callable[[str, str], None] | None = None
+        self._loaded: LoadedInventory | None = None
+        self._waivers: Waivers | None = None
+
+    def option(self, name: str) -> Any:
+        return self.config.getoption(name)
+
+    def loaded(self) -> LoadedInventory:
+        """The inventory, validated once; a bad file stops the run with its clear error."""
+        if self._loaded is None:
+            try:
+                self._loaded = load(self.option("inventory"))
+            except KvgateError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        return self._loaded
+
+    def waivers(self) -> Waivers:
+        if self._waivers is None:
+            try:
+                self._waivers = load_waivers(self.option("waivers"))
+            except KvgateError as exc:
+                raise pytest.UsageError(str(exc)) from None
+        return self._waivers
+
+    def open_store(self, planned: list[str]) -> RunStore:
+        """Create the run directory (checking gate order), or reopen it for --resume."""
+        assert self.gate is not None
+        loaded, waivers = self.loaded(), self.waivers()
+        try:
+            self.store = self._resume() if self.option("resume") else self._create(loaded, planned)
+        except KvgateError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.store.update_meta(waivers=[w.model_dump(mode="json") for w in waivers.waivers])
+        return self.store
+
+    def _create(self, loaded: LoadedInventory, planned: list[str]) -> RunStore:
+        assert self.gate is not None
+        forced = []
+        reason = self.option("force_gate_order")
+        if reason:
+            forced.append({"gate": self.gate, "reason": reason, "by": getpass.getuser(), "at": utc_now()})
+        else:
+            require_previous(
+                Path(self.option("run_dir")), site=loaded.site, gate=self.gate, inventory_sha256=loaded.sha256
+            )
+        inv = loaded.inventory
+        hosts = {
+            n: {"address": h.address, "transport": h.transport, "roles": list(h.roles)}
+            for n, h in inv.hosts.items()
+        }
+        meta = {
+            "inventory": {"path": str(loaded.path), "sha256": loaded.sha256},
+            "hosts": hosts,
+            "argv": sys.argv,
+            "planned": planned,
+            "forced": forced,
+        }
+        return RunStore.create(Path(self.option("run_dir")), site=loaded.site, gate=self.gate, meta=meta)
+
+    def _resume(self) -> RunStore:
+        store = RunStore.open(Path(self.option("resume")))
+        meta = store.meta()
+        if meta["gate"] != self.gate:
+            raise KvgateError(f"--resume {store.path}: that run is gate {meta['gate']}, not {self.gate}")
+        if meta["inventory"]["sha256"] != self.loaded().sha256:
+            raise KvgateError(f"--resume {store.path}: the inventory changed since that run; start a new run")
+        store.update_meta(status="running", ended_at=None, resumes=[*meta.get("resumes", []), utc_now()])
+        return store
+
+    def notify(self, host: str, event: str) -> None:
+        """Progress event for a live view (the CLI's rich display), if one listens."""
+        if self.listener is not None:
+            self.listener(host, event)
+
+    def record(self, host: str, check: str, j: Judgement) -> Judgement:
+        """Apply waivers and append the verdict to the store; returns the final judgement."""
+        final, waiver = self.waivers().apply(host, check, j)
+        if self.store is not None:
+            self.store.record(CheckRecord.from_judgement(host, check, final, waiver=waiver))
+        self.recorded.add(f"{host}/{check}")
+        return final
+
+    def close(self, *, interrupted: bool) -> None:
+        if self.store is None:
+            return
+        missing = set(self.store.meta().get("planned", [])) - self.store.finished_ids()
+        status = "interrupted" if interrupted else ("incomplete" if missing else "complete")
+        self.store.finish(status)

@@ -1,0 +1,81 @@
+"""Inventory validation: good files load; each malformed file gives a clear, located error."""
+
+from pathlib import Path
+
+import pytest
+
+from kvgate.errors import ConfigError
+from kvgate.inventory import load
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("name", ["local.yaml", "example-lab.yaml"])
+def test_shipped_inventories_are_valid(name: str) -> None:
+    loaded = load(REPO / "inventory" / name)
+    assert loaded.inventory.hosts
+    assert len(loaded.sha256) == 64
+
+
+def test_group_expectations_merge_with_host_overrides() -> None:
+    inv = load(REPO / "inventory" / "example-lab.yaml").inventory
+    gpu2 = inv.expectations("gpu-2")
+    assert gpu2.memory is not None
+    assert gpu2.memory.total_gib == 1024
+    assert gpu2.cpu is not None
+    assert gpu2.cpu.cores == 192
+    assert set(inv.volumes_of("gpu-1")) == {"fx100", "nfs"}
+    assert inv.volumes_of("control") == {}  # not a storage client
+
+
+GOOD_HOST = "hosts:\n  h1:\n    address: 10.0.0.1\n"
+
+MALFORMED = [
+    ("no_site", GOOD_HOST, "site", "required field is missing"),
+    ("bad_port", "site: s\nhosts:\n  h1:\n    port: 70000\n", "hosts.h1.port", "less than or equal to 65535"),
+    ("typo_key", "site: s\nhosts:\n  h1:\n    adress: x\n", "hosts.h1.adress", "unknown field"),
+    ("bad_role", "site: s\nhosts:\n  h1:\n    roles: [gpu]\n", "hosts.h1.roles[0]", "gpu-node"),
+    (
+        "bad_tool_constraint",
+        "site: s\nhosts:\n  h1:\n    expect:\n      tools: {fio: '3.28'}\n",
+        "hosts.h1.expect.tools",
+        "'>= 3.28'",
+    ),
+    (
+        "gpu_without_vendor",
+        "site: s\nhosts:\n  h1:\n    expect:\n      gpus: {count: 8}\n",
+        "hosts.h1.expect.gpus",
+        "vendor is required",
+    ),
+    ("undefined_group", "site: s\nhosts:\n  h1:\n    groups: [gpus]\n", "(top level)", "group 'gpus'"),
+    (
+        "relative_volume",
+        GOOD_HOST.replace("hosts", "site: s\nhosts")
+        + "volumes:\n  v:\n    path: data\n    kind: candidate\n",
+        "volumes.v.path",
+        "should match pattern",
+    ),
+    ("no_hosts", "site: s\nhosts: {}\n", "hosts", "at least 1 item"),
+    ("yaml_syntax", "site: s\nhosts:\n  h1: [unclosed\n", "line", "not valid YAML"),
+    ("not_a_mapping", "- just\n- a list\n", "", "expected a mapping at the top level"),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "field", "expected"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_inventory_names_file_field_and_expectation(
+    tmp_path: Path, case: str, text: str, field: str, expected: str
+) -> None:
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load(path)
+    message = str(err.value)
+    assert message.startswith(str(path)), message
+    assert field in message, message
+    assert expected in message, message
+    assert "Traceback" not in message
+
+
+def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        load(tmp_path / "nope.yaml")
