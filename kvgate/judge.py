@@ -107,6 +107,11 @@ _COMPARE: dict[str, tuple[str, Callable[[Any, Any, float], bool]]] = {
 COMPARATORS = tuple(_COMPARE)
 
 
+def symbol(comparator: str) -> str:
+    """How a comparator reads in conditions and reports: '>=' → '≥'."""
+    return _COMPARE[comparator][0] if comparator in _COMPARE else comparator
+
+
 def fmt(value: object) -> str:
     """Compact, stable rendering of a value for condition strings."""
     if isinstance(value, float):
@@ -118,11 +123,11 @@ def fmt(value: object) -> str:
 
 def condition(c: Criterion, measured: Value) -> str:
     """`metric=measured OP expected`, with unit and tolerance spelled out."""
-    symbol = _COMPARE[c.comparator][0]
+    sym = symbol(c.comparator)
     unit = f" {c.unit}" if c.unit else ""
     tol = f" (±{c.tolerance:.0%})" if c.tolerance else ""
     quoted = f"/{c.expected}/" if c.comparator == "matches" else fmt(c.expected)
-    return f"{c.metric}={fmt(measured)}{unit} {symbol} {quoted}{unit}{tol}"
+    return f"{c.metric}={fmt(measured)}{unit} {sym} {quoted}{unit}{tol}"
 
 
 def judge(c: Criterion, m: Measurement | None) -> Judgement:

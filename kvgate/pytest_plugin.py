@@ -8,7 +8,7 @@ pytest ERROR and out-of-spec values to FAILED.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
@@ -83,7 +83,9 @@ def check_id(item: pytest.Item) -> str:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report: pytest.TestReport = yield
     cid = check_id(item)
     sess = _session(item.config)

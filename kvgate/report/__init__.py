@@ -1,0 +1,53 @@
+"""Acceptance report: HTML, PDF and JUnit XML rendered only from a stored run directory.
+
+Rendering never runs a command or opens a connection, so any run (finished,
+interrupted or resumed) can be re-rendered offline:
+
+>>> paths = render(Path("results/lab-a/g1-20260101T000000Z"))  # doctest: +SKIP
+>>> paths.pdf.name
+'report.pdf'
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvgate.report.html import render_html
+from kvgate.report.junit import render_junit
+from kvgate.report.model import RunView, load_run
+from kvgate.report.pdf import write_pdf
+from kvgate.store import utc_now
+
+__all__ = ["RenderedPaths", "RunView", "load_run", "render", "render_html", "render_junit"]
+
+
+@dataclass(frozen=True)
+class RenderedPaths:
+    html: Path
+    pdf: Path | None  # None when rendered with pdf=False
+    junit: Path
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write atomically: a reader never sees half a report."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def render(run_dir: Path, *, pdf: bool = True) -> RenderedPaths:
+    """Write run_dir/report.html, report.pdf (unless ``pdf=False``) and junit.xml from the stored run."""
+    view = load_run(run_dir)
+    html = render_html(view, rendered_at=utc_now())
+    _replace(run_dir / "report.html", html.encode())
+    _replace(run_dir / "junit.xml", render_junit(view))
+    target = run_dir / "report.pdf"
+    if pdf:
+        tmp = target.with_name("report.pdf.tmp")
+        write_pdf(html, base_url=run_dir, target=tmp)
+        os.replace(tmp, target)
+    else:
+        target.unlink(missing_ok=True)  # a PDF from an earlier render would contradict the new HTML
+    return RenderedPaths(run_dir / "report.html", target if pdf else None, run_dir / "junit.xml")

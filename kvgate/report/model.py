@@ -10,22 +10,22 @@ never runs a command or opens a connection, so a run can be re-rendered offline.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kvgate.errors import StoreError
-from kvgate.judge import SEVERITY, Verdict, fmt, worst
-from kvgate.report.parts import Artifact, Section, artifacts, flat_table, sections
+from kvgate.judge import Verdict, fmt, symbol, worst
+from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
 from kvgate.store import RunStore
 
 INCOMPLETE_STATUSES = ("running", "interrupted", "incomplete")
 NOT_EVALUATED = "NOT EVALUATED"
 FLAGGED = ("FAIL", "INVALID", "ERROR", NOT_EVALUATED)
-LABELS = (*(v.value for v in SEVERITY), NOT_EVALUATED)
-# Comparator → symbol, as judge.condition writes it; an unknown one is shown verbatim.
-SYMBOLS = {"==": "=", "!=": "≠", ">=": "≥", "<=": "≤", "version>=": "≥", "version==": "="}
+# Display order of verdict columns in the summary tables.
+LABELS = ("PASS", "FAIL", "INVALID", "ERROR", "WAIVED", "SKIP", NOT_EVALUATED)
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,47 @@ class RunView:
         return [r for r in self.all_rows if r.waiver]
 
     @property
-    def forced(self) -> list[dict[str, Any]]:
-        return list(self.meta.get("forced") or [])
+    def forced(self) -> list[dict[str, str]]:
+        """Gate-order overrides: [{gate, reason, by, at}]."""
+        return [{k: str(v) for k, v in f.items()} for f in self.meta.get("forced") or []]
+
+    @property
+    def configured_waivers(self) -> list[dict[str, str]]:
+        """The waivers file in force for this run (whether or not any matched)."""
+        return [{k: as_text(v) for k, v in w.items()} for w in self.meta.get("waivers") or []]
+
+    @property
+    def reference_notes(self) -> list[str]:
+        return [str(n) for n in self.meta.get("reference_notes") or []]
+
+    @property
+    def resumes(self) -> list[str]:
+        return [str(r) for r in self.meta.get("resumes") or []]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Verdict columns to show: NOT EVALUATED only when something was not evaluated."""
+        return LABELS if self.missing else LABELS[:-1]
+
+    def run_record(self) -> list[tuple[str, str]]:
+        """The provenance table: (field, value) in reading order."""
+        m, inv = self.meta, self.meta.get("inventory") or {}
+        argv = m.get("argv")
+        return [
+            ("Gate", self.gate.upper()),
+            ("Site", self.site),
+            ("Status", f"{self.status} (run.json: {m.get('status', 'missing')})"),
+            ("Started (UTC)", str(m.get("started_at") or "—")),
+            ("Ended (UTC)", str(m.get("ended_at") or "—")),
+            ("kvgate version", str(m.get("kvgate_version") or "—")),
+            ("Git revision", str(m.get("git_revision") or "—")),
+            ("Inventory", str(inv.get("path") or "—")),
+            ("Inventory sha256", str(inv.get("sha256") or "—")),
+            ("Command line", shlex.join(map(str, argv)) if isinstance(argv, list) else str(argv or "—")),
+            ("Resumed at (UTC)", ", ".join(self.resumes) or "never"),
+            ("Run directory", self.run_dir.name),
+            ("Schema", str(m.get("schema") or "—")),
+        ]
 
 
 def expected_text(rec: dict[str, Any]) -> str:
@@ -114,7 +153,7 @@ def expected_text(rec: dict[str, Any]) -> str:
     unit = f" {rec['unit']}" if rec.get("unit") else ""
     tol = f" (±{rec['tolerance']:.0%})" if rec.get("tolerance") else ""
     value = f"/{rec.get('expected')}/" if comparator == "matches" else fmt(rec.get("expected"))
-    return f"{SYMBOLS.get(comparator, comparator)} {value}{unit}{tol}"
+    return f"{symbol(comparator)} {value}{unit}{tol}"
 
 
 def measured_text(rec: dict[str, Any]) -> str:
@@ -148,7 +187,9 @@ def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
 
 def missing_row(check_id: str) -> CheckRow:
     host, _, check = check_id.partition("/")
-    return CheckRow(id=check_id, host=host, check=check, verdict=None, condition="not evaluated (run incomplete)")
+    return CheckRow(
+        id=check_id, host=host, check=check, verdict=None, condition="not evaluated (run incomplete)"
+    )
 
 
 def group_rows(rows: Iterable[CheckRow]) -> dict[str, tuple[CheckRow, ...]]:
@@ -221,4 +262,3 @@ def load_run(run_dir: Path) -> RunView:
         sections=sections(meta.get("sections"), run_dir / "run.json"),
         facts_files=tuple(f"facts/{p.name}" for p in sorted(facts_dir.glob("*.json"))),
     )
-

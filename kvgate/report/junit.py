@@ -1,0 +1,91 @@
+"""JUnit XML from the stored checks (not from pytest), so a resumed run's JUnit is complete.
+
+One <testsuite> per gate, one <testcase> per check (classname "<gate>.<host>", name
+the check id). FAIL and INVALID are <failure> (type says which), ERROR and checks
+planned but never evaluated are <error>, SKIP and WAIVED are <skipped>.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from kvgate.judge import Verdict
+from kvgate.report.model import CheckRow, RunView
+from kvgate.report.parts import printable as clean
+
+
+def outcome_element(row: CheckRow) -> ET.Element | None:
+    """The child element that says how a check ended; None for PASS."""
+    v = row.verdict
+    if v is None:
+        return ET.Element("error", message="not evaluated (run incomplete)", type="NOT_EVALUATED")
+    if v is Verdict.PASS:
+        return None
+    if v is Verdict.WAIVED:
+        w = row.waiver or {}
+        msg = f"WAIVED: {w.get('reason', '?')} ({w.get('approver', '?')})"
+        return ET.Element("skipped", message=clean(msg))
+    tag = {
+        Verdict.FAIL: "failure",
+        Verdict.INVALID: "failure",
+        Verdict.ERROR: "error",
+        Verdict.SKIP: "skipped",
+    }[v]
+    el = ET.Element(tag, message=clean(row.condition), type=v.value)
+    if tag != "skipped":
+        el.text = clean(details(row))
+    return el
+
+
+def details(row: CheckRow) -> str:
+    lines = [f"{row.label}: {row.condition}", f"rule: {row.rule}", f"expected: {row.expected}"]
+    lines += [f"measured: {row.measured}", f"source: {row.source}", *(f"evidence: {e}" for e in row.evidence)]
+    return "\n".join(lines)
+
+
+def testcase(gate: str, row: CheckRow) -> ET.Element:
+    case = ET.Element("testcase", classname=clean(f"{gate}.{row.host}"), name=clean(row.id))
+    case.set("time", f"{row.duration_s:.3f}")
+    child = outcome_element(row)
+    if child is not None:
+        case.append(child)
+    return case
+
+
+def testsuite(view: RunView) -> ET.Element:
+    cases = [testcase(view.gate, r) for r in view.all_rows]
+    tags = [c[0].tag if len(c) else "" for c in cases]
+    suite = ET.Element("testsuite", name=clean(view.gate), tests=str(len(cases)))
+    suite.set("failures", str(tags.count("failure")))
+    suite.set("errors", str(tags.count("error")))
+    suite.set("skipped", str(tags.count("skipped")))
+    suite.set("time", f"{sum(r.duration_s for r in view.all_rows):.3f}")
+    suite.set("timestamp", str(view.meta.get("started_at") or ""))
+    suite.append(properties(view))
+    suite.extend(cases)
+    return suite
+
+
+def properties(view: RunView) -> ET.Element:
+    props = ET.Element("properties")
+    m = view.meta
+    for name, value in (
+        ("site", view.site),
+        ("gate", view.gate),
+        ("verdict", view.verdict.value),
+        ("status", view.status),
+        ("kvgate_version", m.get("kvgate_version", "")),
+        ("git_revision", m.get("git_revision", "")),
+        ("inventory_sha256", (m.get("inventory") or {}).get("sha256", "")),
+    ):
+        ET.SubElement(props, "property", name=name, value=clean(value))
+    return props
+
+
+def render_junit(view: RunView) -> bytes:
+    """The JUnit XML document for one run."""
+    root = ET.Element("testsuites", name=clean(f"kvgate {view.gate} {view.site}"))
+    root.append(testsuite(view))
+    ET.indent(root)
+    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return data + b"\n"

@@ -1,0 +1,103 @@
+"""The run's secondary records as the report shows them: artifact index, manifest, sections."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from kvgate.errors import StoreError
+from kvgate.judge import fmt
+
+# Characters XML 1.0 cannot carry (tool output may hold ANSI escapes); HTML shows them as garbage.
+_UNPRINTABLE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def printable(text: object) -> str:
+    """``text`` with control characters (ESC, NUL, …) replaced by U+FFFD."""
+    return _UNPRINTABLE.sub("\ufffd", str(text))
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One raw output kept with the run (artifacts/index.jsonl)."""
+
+    path: str
+    bytes: int
+    sha256: str
+    host: str = ""
+
+    @property
+    def short_sha(self) -> str:
+        return self.sha256[:12]
+
+
+@dataclass(frozen=True)
+class Section:
+    """An extra report section a gate adds (G2 fio tables, G3 arms): a template and its data."""
+
+    title: str
+    template: str  # "sections/<name>.html" under reports/templates/
+    data: dict[str, Any]
+
+
+def artifacts(run_dir: Path) -> tuple[Artifact, ...]:
+    """The artifact index in recorded order; a torn last line (crash mid-write) is ignored."""
+    try:
+        lines = (run_dir / "artifacts" / "index.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return ()
+    out = []
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        out.append(
+            Artifact(str(e["path"]), int(e.get("bytes", 0)), str(e.get("sha256", "")), str(e.get("host", "")))
+        )
+    return tuple(out)
+
+
+def as_text(value: object) -> str:
+    """A value as one table cell: scalars via judge.fmt, structures as compact JSON."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return "—" if value is None else fmt(value)
+
+
+def flat_table(data: object) -> dict[str, list[tuple[str, str]]]:
+    """{host: {key: value}} → {host: [(key, text)]}, hosts and keys sorted."""
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(host): sorted((str(k), as_text(v)) for k, v in (kv or {}).items())
+        for host, kv in sorted(data.items())
+        if isinstance(kv, dict)
+    }
+
+
+def section_template(name: str, where: Path) -> str:
+    """'table.html' or 'sections/table.html' → 'sections/table.html'; nothing outside sections/."""
+    path = PurePosixPath(name if name.startswith("sections/") else f"sections/{name}")
+    if ".." in path.parts or path.suffix != ".html" or len(path.parts) != 2:
+        raise StoreError(f"{where}: section template {name!r} must be a sections/<name>.html file")
+    return str(path)
+
+
+def sections(raw: object, where: Path) -> tuple[Section, ...]:
+    """run.json "sections": [{title, template, data}], validated."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise StoreError(f"{where}: 'sections' must be a list of {{title, template, data}}")
+    out = []
+    for i, s in enumerate(raw):
+        if not isinstance(s, dict) or not isinstance(s.get("title"), str) or "template" not in s:
+            raise StoreError(f"{where}: sections[{i}] needs 'title', 'template' and 'data'")
+        out.append(
+            Section(s["title"], section_template(str(s["template"]), where), dict(s.get("data") or {}))
+        )
+    return tuple(out)
