@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.markup import escape
 
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from kvgate.gates import gate_dir
@@ -88,6 +89,6 @@ def references(_args: argparse.Namespace, console: Console) -> int:
     refs = load_references()
     problems = check_consistency(refs)
     for p in problems:
-        console.print(f"[yellow]disagreement:[/] {p}")
+        console.print(f"[yellow]disagreement:[/] {escape(str(p))}")
     console.print(f"{len(refs.entries)} references loaded; {len(problems)} disagreements")
     return 0

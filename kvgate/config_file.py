@@ -40,7 +40,7 @@ def explain(err: dict[str, Any]) -> str:
     """A pydantic error as 'expected …, got …'."""
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        return "unknown field (check the spelling; see inventory/example-lab.yaml)"
+        return "unknown field (check the spelling)"
     if err["type"] == "missing":
         return "required field is missing"
     got = err.get("input")
