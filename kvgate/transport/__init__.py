@@ -1,0 +1,44 @@
+"""Executors by transport name; paramiko is imported only when an SSH host is connected.
+
+>>> from kvgate.inventory.schema import Host
+>>> ex = connect("ctl", Host(transport="local"))
+>>> ex.run("echo %s", "a b").stdout
+'a b\\n'
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any, cast
+
+from kvgate.errors import UsageError
+from kvgate.inventory.schema import Host
+from kvgate.transport.base import CommandResult, Executor, quote
+
+# transport name (inventory `transport:`) → "module:Class"; each class has from_host(name, host)
+# or, like LocalExecutor, takes (name, *, sudo_allowed).
+TRANSPORTS: dict[str, str] = {
+    "local": "kvgate.transport.local:LocalExecutor",
+    "ssh": "kvgate.transport.ssh:SSHExecutor",
+}
+
+
+def executor_class(transport: str) -> type[Any]:
+    """Import and return the executor class registered for ``transport``."""
+    try:
+        module, _, attr = TRANSPORTS[transport].partition(":")
+    except KeyError:
+        raise UsageError(f"unknown transport {transport!r}; known: {', '.join(sorted(TRANSPORTS))}") from None
+    cls: type[Any] = getattr(import_module(module), attr)
+    return cls
+
+
+def connect(name: str, host: Host) -> Executor:
+    """The executor for inventory host ``name``, picked by ``host.transport``; connects lazily."""
+    cls = executor_class(host.transport)
+    if hasattr(cls, "from_host"):
+        return cast(Executor, cls.from_host(name, host))
+    return cast(Executor, cls(name, sudo_allowed=host.sudo))
+
+
+__all__ = ["TRANSPORTS", "CommandResult", "Executor", "connect", "executor_class", "quote"]

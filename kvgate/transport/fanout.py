@@ -1,0 +1,63 @@
+"""Run one function on many hosts at once; each host gets its own entry, success or LabError.
+
+Like fabric's ``GroupResult``: a dead host never hides the others' results, so the
+report can name every failing node. Only lab failures (`LabError`) become entries;
+any other exception is a bug and propagates, after every host has finished.
+
+>>> from kvgate.transport.local import LocalExecutor
+>>> results = fan_out({"a": LocalExecutor("a"), "b": LocalExecutor("b")}, lambda ex: ex.run("true").ok)
+>>> results
+{'a': True, 'b': True}
+>>> failed(results)
+{}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TypeVar
+
+from kvgate.errors import LabError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+DEFAULT_MAX_WORKERS = 16
+
+
+def fan_out(
+    executors: Mapping[str, T], fn: Callable[[T], R], *, max_workers: int = DEFAULT_MAX_WORKERS
+) -> dict[str, R | LabError]:
+    """Call ``fn(executor)`` for every host concurrently; results keyed like ``executors``, in its order."""
+    if not executors:
+        return {}
+    pool = ThreadPoolExecutor(max_workers=min(max_workers, len(executors)), thread_name_prefix="fan_out")
+    try:
+        futures: dict[str, Future[R]] = {name: pool.submit(fn, ex) for name, ex in executors.items()}
+        wait(futures.values())
+    except BaseException:  # Ctrl-C: do not start hosts still queued
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    results: dict[str, R | LabError] = {}
+    for name, future in futures.items():
+        outcome = _outcome(name, future)
+        results[name] = outcome
+    return results
+
+
+def _outcome(name: str, future: Future[R]) -> R | LabError:
+    """The host's result or its LabError; any other exception is re-raised, naming the host."""
+    exc = future.exception()
+    if exc is None:
+        return future.result()
+    if isinstance(exc, LabError):
+        return exc
+    exc.add_note(f"raised by fan_out on host {name!r}")
+    raise exc
+
+
+def failed(results: Mapping[str, R | LabError]) -> dict[str, LabError]:
+    """The hosts whose entry is a LabError."""
+    return {name: r for name, r in results.items() if isinstance(r, LabError)}

@@ -1,0 +1,235 @@
+"""Executor over SSH (paramiko), with the same command semantics as `LocalExecutor`.
+
+Connects lazily, reconnects once when the connection dropped, reads stdout and
+stderr concurrently, and bounds every command twice: remotely with ``timeout
+--kill-after`` (`wrap`) and locally with a deadline after which the channel is closed.
+
+>>> with SSHExecutor("gpu-01", Host(address="10.0.0.5", user="root")) as ex:  # doctest: +SKIP
+...     ex.run("nproc").check().stdout
+'64\\n'
+"""
+
+from __future__ import annotations
+
+import posixpath
+import select
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+import paramiko
+
+from kvgate.errors import CommandTimeout, TransportError
+from kvgate.inventory.schema import Host
+from kvgate.transport.base import DEFAULT_TIMEOUT_S, KILL_GRACE_S, CommandResult, quote, timed_out, wrap
+from kvgate.transport.sshroute import (
+    CONNECTION_ERRORS,
+    SSH_CONFIG,
+    cause,
+    close_all,
+    connect_route,
+    load_ssh_config,
+    resolve,
+)
+
+T = TypeVar("T")
+
+CLIENT_GRACE_S = KILL_GRACE_S + 5  # local deadline = timeout + this, as in LocalExecutor
+CHUNK_BYTES = 1 << 16
+LOST_GRACE_S = 1.0  # no exit status: how long to watch whether the connection is dying
+POLL_S = 0.2  # exit-status arrival does not wake select(); re-check at least this often
+
+
+class SSHExecutor:
+    """Run commands and move files on one inventory host over SSH."""
+
+    def __init__(self, name: str, host: Host, *, ssh_config: Path = SSH_CONFIG) -> None:
+        self.host = name
+        self.sudo_allowed = host.sudo
+        self.route = resolve(host, load_ssh_config(ssh_config))
+        self._clients: list[paramiko.SSHClient] = []
+        self._was_connected = False
+        self._lock = threading.RLock()
+
+    @classmethod
+    def from_host(cls, name: str, host: Host) -> SSHExecutor:
+        """The executor for inventory host ``name`` (used by `kvgate.transport.connect`)."""
+        return cls(name, host)
+
+    @property
+    def label(self) -> str:
+        """``host gpu-01 (root@10.0.0.5:22)``: how errors name this host."""
+        return f"host {self.host} ({self.route})"
+
+    # --- commands -------------------------------------------------------------------
+
+    def run(
+        self,
+        command: str,
+        *args: object,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        check: bool = False,
+        sudo: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run ``quote(command, *args)``; raise CommandTimeout when it overruns."""
+        cmd = quote(command, *args)
+        full = wrap(cmd, timeout_s=timeout_s, sudo=sudo and self.sudo_allowed, env=env)
+        start = time.monotonic()
+        deadline = None if timeout_s is None else start + timeout_s + CLIENT_GRACE_S
+        channel = self._start(full, cmd)
+        with channel:
+            out, err = self._collect(channel, deadline, cmd, timeout_s or 0.0)
+            status = self._exit_status(channel, cmd)
+        result = CommandResult(self.host, cmd, status, out, err, time.monotonic() - start)
+        if timed_out(result.exit_status, result.duration_s, timeout_s):
+            raise CommandTimeout(self.host, cmd, timeout_s or 0.0, result.tail(5))
+        return result.check() if check else result
+
+    def _start(self, full: str, cmd: str) -> paramiko.Channel:
+        """Open a session (reconnecting once if needed) and start the command, stdin at EOF."""
+        channel = self._open(lambda t: t.open_session(timeout=self.route.timeout_s))
+        try:
+            channel.exec_command(full)
+            channel.shutdown_write()
+        except CONNECTION_ERRORS as exc:
+            channel.close()
+            raise TransportError(f"{self.label}: cannot start `{cmd}`: {self._cause(exc)}") from exc
+        return channel
+
+    def _collect(
+        self, channel: paramiko.Channel, deadline: float | None, cmd: str, timeout_s: float
+    ) -> tuple[str, str]:
+        """Read stdout and stderr together until the channel closes or the deadline passes."""
+        out, err = bytearray(), bytearray()
+        while _drain(channel, out, err) or not channel.closed:
+            remaining = POLL_S if deadline is None else deadline - time.monotonic()
+            if remaining <= 0:
+                channel.close()
+                partial = _tail(out) + _tail(err)
+                raise CommandTimeout(self.host, cmd, timeout_s, "\n".join(partial))
+            select.select([channel], [], [], min(POLL_S, remaining))
+        return out.decode(errors="replace"), err.decode(errors="replace")
+
+    def _exit_status(self, channel: paramiko.Channel, cmd: str) -> int:
+        """The exit status; a channel that closed because the connection died is a TransportError."""
+        status = channel.recv_exit_status() if channel.exit_status_ready() else -1
+        if status >= 0:  # -1: none received (the channel was closed under us, or a signal)
+            return status
+        transport = channel.get_transport()
+        if transport is not None:
+            transport.join(LOST_GRACE_S)  # a dying server may close the channel just before the TCP link
+        if not channel.eof_received or transport is None or not transport.is_active():
+            raise TransportError(f"{self.label}: connection lost while running `{cmd}`")
+        return -1  # killed by a signal: paramiko ignores the exit-signal message
+
+    # --- files ----------------------------------------------------------------------
+
+    def put(self, local: Path, remote: str) -> None:
+        """Copy a local file to the host over SFTP, creating the remote parent directories."""
+        with self._sftp() as sftp:
+            self._transfer(lambda: _makedirs(sftp, posixpath.dirname(remote)), "put", remote)
+            self._transfer(lambda: sftp.put(str(local), remote), "put", remote)
+
+    def get(self, remote: str, local: Path) -> None:
+        """Copy a file from the host over SFTP, creating the local parent directories."""
+        local.parent.mkdir(parents=True, exist_ok=True)
+        with self._sftp() as sftp:
+            self._transfer(lambda: sftp.get(remote, str(local)), "get", remote)
+
+    def _sftp(self) -> paramiko.SFTPClient:
+        """A fresh SFTP session on the (re)connected transport."""
+        sftp = self._open(paramiko.SFTPClient.from_transport)
+        if sftp is None:
+            raise TransportError(f"{self.label}: the server refused the sftp subsystem")
+        return sftp
+
+    def _transfer(self, fn: Callable[[], object], verb: str, remote: str) -> None:
+        """Run an SFTP step; file errors stay OSError (as locally), a dropped link is TransportError."""
+        try:
+            fn()
+        except (paramiko.SSHException, EOFError) as exc:
+            raise TransportError(f"{self.label}: {verb} {remote} failed: {self._cause(exc)}") from exc
+
+    # --- connection -----------------------------------------------------------------
+
+    def _open(self, fn: Callable[[paramiko.Transport], T]) -> T:
+        """Open a channel with ``fn``; if the connection had dropped, reconnect once and retry."""
+        transport, fresh = self._transport()
+        try:
+            return fn(transport)
+        except CONNECTION_ERRORS as exc:
+            if fresh:
+                raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
+        with self._lock:
+            self._drop()
+        transport, _ = self._transport()
+        try:
+            return fn(transport)
+        except CONNECTION_ERRORS as exc:
+            raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
+
+    def _transport(self) -> tuple[paramiko.Transport, bool]:
+        """The live transport, connecting if there is none; True when it is a new connection."""
+        with self._lock:
+            transport = self._clients[-1].get_transport() if self._clients else None
+            if transport is not None and transport.is_active():
+                return transport, False
+            self._drop()
+            action = "connection lost; reconnecting once failed" if self._was_connected else "cannot connect"
+            self._clients = connect_route(self.route, self.label, action=action)
+            self._was_connected = True
+            transport = self._clients[-1].get_transport()
+            assert transport is not None  # connect() succeeded
+            return transport, True
+
+    def _drop(self) -> None:
+        clients, self._clients = self._clients, []
+        close_all(clients)
+
+    def _cause(self, exc: BaseException) -> str:
+        return cause(exc, self.route.timeout_s)
+
+    def close(self) -> None:
+        """Close the connection and its jump hosts; idempotent. The next command reconnects."""
+        with self._lock:
+            self._drop()
+            self._was_connected = False
+
+    def __enter__(self) -> SSHExecutor:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _drain(channel: paramiko.Channel, out: bytearray, err: bytearray) -> bool:
+    """Take whatever is buffered on both streams without blocking; True if anything was read."""
+    got = False
+    if channel.recv_ready():
+        out += channel.recv(CHUNK_BYTES)
+        got = True
+    if channel.recv_stderr_ready():
+        err += channel.recv_stderr(CHUNK_BYTES)
+        got = True
+    return got
+
+
+def _tail(data: bytearray, n: int = 5) -> list[str]:
+    return data[-4096:].decode(errors="replace").splitlines()[-n:]
+
+
+def _makedirs(sftp: paramiko.SFTPClient, path: str) -> None:
+    """``mkdir -p`` over SFTP."""
+    if path in ("", "/", "."):
+        return
+    try:
+        sftp.stat(path)
+    except FileNotFoundError:
+        _makedirs(sftp, posixpath.dirname(path))
+        sftp.mkdir(path)
