@@ -22,7 +22,7 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
 
 
 def pytest_args(args: argparse.Namespace) -> list[str]:
-    argv = [str(gate_dir(args.gate)), "-p", "no:terminal", "-p", "no:cacheprovider", "-p", "no:benchmark"]
+    argv = [str(gate_dir(args.gate)), "-o", "addopts=", "-p", "no:terminal", "-p", "no:cacheprovider"]
     argv += ["--inventory", args.inventory, "--run-dir", args.results]
     for opt in ("resume", "waivers", "force_gate_order"):
         if value := getattr(args, opt):

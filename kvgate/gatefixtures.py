@@ -9,7 +9,7 @@ import pytest
 
 from kvgate.errors import LabError
 from kvgate.facts import HostContext, HostFacts, collect_host
-from kvgate.g1 import manifest
+from kvgate.g1 import manifest, tools_wanted
 from kvgate.inventory import LoadedInventory
 from kvgate.session import GateSession
 from kvgate.store import RunStore
@@ -37,7 +37,8 @@ def g1_facts(
     inv = inventory.inventory
 
     def collect(name: str) -> HostFacts:
-        ctx = HostContext(host=name, volumes=inv.volumes_of(name), sudo=inv.hosts[name].sudo)
+        host = inv.hosts[name]
+        ctx = HostContext(name, inv.volumes_of(name), host.sudo, tools_wanted(inv, name))
         facts = collect_host(executors[name], ctx, on_family=lambda fam: gate_session.notify(name, fam))
         save_facts(run_store, name, facts)
         return facts
@@ -51,9 +52,8 @@ def g1_facts(
 
 def save_facts(store: RunStore, host: str, facts: HostFacts) -> None:
     """Raw outputs as artifacts, facts as JSON, the host's manifest into run.json."""
-    for family, collected in facts.families.items():
-        for name, text in collected.artifacts.items():
-            store.artifact(host, f"{family}/{name}", text, family=family)
+    for name, text in facts.artifacts().items():
+        store.artifact(host, name, text)
     store.save_facts(host, facts.to_json())
     meta_manifest: dict[str, Any] = store.meta().get("manifest", {})
     meta_manifest[host] = manifest(facts)

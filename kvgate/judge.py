@@ -36,8 +36,9 @@ class Verdict(StrEnum):
         return self in (Verdict.PASS, Verdict.WAIVED, Verdict.SKIP)
 
 
-# Worst first: a gate's verdict is the worst of its checks.
-SEVERITY = (Verdict.FAIL, Verdict.ERROR, Verdict.INVALID, Verdict.WAIVED, Verdict.SKIP, Verdict.PASS)
+# Worst first: a gate's verdict is the worst of its checks. SKIP ranks below PASS, so PASS
+# plus SKIP is PASS, while a gate whose every check was declared not applicable stays SKIP.
+SEVERITY = (Verdict.FAIL, Verdict.ERROR, Verdict.INVALID, Verdict.WAIVED, Verdict.PASS, Verdict.SKIP)
 
 
 def worst(verdicts: list[Verdict]) -> Verdict:

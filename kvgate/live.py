@@ -11,7 +11,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kvgate.judge import SEVERITY, Verdict
-from kvgate.pytest_plugin import SESSION, check_id
 from kvgate.session import GateSession
 from kvgate.store import RunStore
 
@@ -36,6 +35,9 @@ class LiveView:
         self.errors: list[str] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # imported here: pytest must import its plugin first to rewrite its asserts
+        from kvgate.pytest_plugin import SESSION, check_id
+
         self.session = session.config.stash[SESSION]
         self.session.listener = self.on_event
         per_host = Counter(check_id(i).partition("/")[0] for i in session.items if check_id(i))

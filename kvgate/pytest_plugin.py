@@ -37,7 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     for line in (
-        "checks(plan): parametrize `check` from plan(inventory)",
+        "checks(plan=fn): parametrize `check` from plan(inventory)",
         "gate(name): the gate a test module belongs to",
     ):
         config.addinivalue_line("markers", line)
@@ -52,7 +52,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("checks")
     if marker is None or "check" not in metafunc.fixturenames:
         return
-    plan: Callable[[Any], list[Any]] = marker.args[0]
+    plan: Callable[[Any], list[Any]] = marker.kwargs["plan"]  # a lone callable arg would decorate
     checks = plan(_session(metafunc.config).loaded().inventory)
     metafunc.parametrize("check", checks, ids=[f"{c.host}/{c.check}" for c in checks])
 

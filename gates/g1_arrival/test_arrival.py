@@ -17,7 +17,7 @@ from kvgate.pytest_plugin import expect
 pytestmark = pytest.mark.gate("g1")
 
 
-@pytest.mark.checks(g1.plan)
+@pytest.mark.checks(plan=g1.plan)
 def test_arrival(
     check: g1.PlannedCheck, facts: HostFacts, record: Callable[[g1.PlannedCheck, Judgement], Judgement]
 ) -> None:

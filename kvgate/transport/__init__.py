@@ -15,8 +15,7 @@ from kvgate.errors import UsageError
 from kvgate.inventory.schema import Host
 from kvgate.transport.base import CommandResult, Executor, quote
 
-# transport name (inventory `transport:`) → "module:Class"; each class has from_host(name, host)
-# or, like LocalExecutor, takes (name, *, sudo_allowed).
+# transport name (inventory `transport:`) → "module:Class"; each class has from_host(name, host).
 TRANSPORTS: dict[str, str] = {
     "local": "kvgate.transport.local:LocalExecutor",
     "ssh": "kvgate.transport.ssh:SSHExecutor",
@@ -35,10 +34,7 @@ def executor_class(transport: str) -> type[Any]:
 
 def connect(name: str, host: Host) -> Executor:
     """The executor for inventory host ``name``, picked by ``host.transport``; connects lazily."""
-    cls = executor_class(host.transport)
-    if hasattr(cls, "from_host"):
-        return cast(Executor, cls.from_host(name, host))
-    return cast(Executor, cls(name, sudo_allowed=host.sudo))
+    return cast(Executor, executor_class(host.transport).from_host(name, host))
 
 
 __all__ = ["TRANSPORTS", "CommandResult", "Executor", "connect", "executor_class", "quote"]

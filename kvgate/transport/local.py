@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kvgate.errors import CommandTimeout
+from kvgate.inventory.schema import Host
 from kvgate.transport.base import DEFAULT_TIMEOUT_S, CommandResult, quote, timed_out, wrap
 
 
@@ -18,6 +20,11 @@ class LocalExecutor:
     def __init__(self, host: str = "localhost", *, sudo_allowed: bool = True) -> None:
         self.host = host
         self.sudo_allowed = sudo_allowed
+
+    @classmethod
+    def from_host(cls, name: str, host: Host) -> LocalExecutor:
+        """The executor for an inventory host with `transport: local`; root needs no sudo."""
+        return cls(name, sudo_allowed=host.sudo and os.geteuid() != 0)
 
     def run(
         self,

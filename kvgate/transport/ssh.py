@@ -48,8 +48,9 @@ class SSHExecutor:
 
     def __init__(self, name: str, host: Host, *, ssh_config: Path = SSH_CONFIG) -> None:
         self.host = name
-        self.sudo_allowed = host.sudo
         self.route = resolve(host, load_ssh_config(ssh_config))
+        # root needs no sudo (and minimal hosts have none installed)
+        self.sudo_allowed = host.sudo and self.route.target.user != "root"
         self._clients: list[paramiko.SSHClient] = []
         self._was_connected = False
         self._lock = threading.RLock()

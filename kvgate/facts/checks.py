@@ -1,0 +1,182 @@
+"""PlannedCheck and the pieces every G1 check is built from (pure: facts in, Judgement out).
+
+A check is planned from the inventory alone; its evaluator reads one facts family.
+Rules shared by all checks live in `PlannedCheck.evaluate`: a declared-not-applicable
+check is SKIP, a missing tool the check needs is FAIL, a failed family is INVALID.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from kvgate.facts import Collected, HostFacts
+from kvgate.facts.base import artifact_name
+from kvgate.inventory.schema import Expectations, Inventory
+from kvgate.judge import Criterion, Judgement, Measurement, Verdict, fmt, judge, skipped, worst
+
+Evaluator = Callable[["PlannedCheck", Collected], Judgement]
+TOOL_NAMES = {"nvme": "nvme-cli", "chronyc": "chrony (chronyc)"}
+SYMBOLS = {"==": "=", ">=": "≥", "<=": "≤", "version>=": "≥", "version==": "=", "matches": "matches"}
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """One check on one host, planned from the inventory before any fact is collected."""
+
+    host: str
+    check: str  # readable id: "cpu.cores", "nvme.media_errors", "volume[kvcache].odirect"
+    rule: str  # e.g. "G1-CPU-2"
+    criterion: Criterion
+    family: str  # the facts family the evaluator reads
+    tool: str | None = None  # the tool whose absence makes this check FAIL
+    skip_reason: str | None = None  # set: the inventory declares the check not applicable
+    evaluator: Evaluator | None = field(default=None, compare=False, repr=False)
+
+    def evaluate(self, facts: HostFacts) -> Judgement:
+        """Judge this check on a host's facts; never PASS without a measured value."""
+        if self.skip_reason is not None:
+            return skipped(self.criterion, self.skip_reason)
+        col = facts.family(self.family)
+        if self.tool is not None and self.tool in col.missing_tools:
+            return missing_tool(self)
+        if "family" in col.errors:
+            return invalid(self, col.errors["family"])
+        if self.evaluator is None:
+            return invalid(self, "no evaluator planned for this check")
+        return self.evaluator(self, col)
+
+
+def expectation_text(check: PlannedCheck) -> str:
+    """`nvme.count=2`, `tool[fio].version ≥ 3.28`: what the check would have verified."""
+    c = check.criterion
+    symbol = SYMBOLS.get(c.comparator, c.comparator)
+    return (
+        f"{check.check}={fmt(c.expected)}" if symbol == "=" else f"{check.check} {symbol} {fmt(c.expected)}"
+    )
+
+
+def missing_tool(check: PlannedCheck) -> Judgement:
+    """FAIL: the BOM requires something only an absent tool can show."""
+    tool = TOOL_NAMES.get(str(check.tool), str(check.tool))
+    return Judgement(
+        Verdict.FAIL,
+        f"{tool} not installed on host: cannot verify {expectation_text(check)}",
+        check.criterion,
+    )
+
+
+def invalid(check: PlannedCheck, reason: str) -> Judgement:
+    """INVALID: the value could not be measured or cannot be trusted."""
+    return Judgement(Verdict.INVALID, f"{check.criterion.metric}: {reason}", check.criterion)
+
+
+def errors_text(col: Collected, *names: str) -> str | None:
+    """The recorded errors of the named sub-probes (all of them when none is named)."""
+    picked = [f"{k}: {v}" for k, v in col.errors.items() if not names or k in names]
+    return "; ".join(picked) or None
+
+
+def evidence(check: PlannedCheck, col: Collected) -> tuple[str, ...]:
+    """Run-directory paths of the raw outputs backing a measurement."""
+    return tuple(f"artifacts/{check.host}/{artifact_name(check.family, name)}" for name in col.artifacts)
+
+
+def measure(check: PlannedCheck, col: Collected, value: Any, *, metric: str | None = None) -> Judgement:
+    """judge() one measured value; `metric` relabels it, e.g. 'nvme0n1.media_errors'."""
+    criterion = dataclasses.replace(check.criterion, metric=metric) if metric else check.criterion
+    unit = criterion.unit
+    return judge(criterion, Measurement(criterion.metric, value, unit, evidence(check, col)))
+
+
+def combine(check: PlannedCheck, parts: Sequence[Judgement], none_found: str) -> Judgement:
+    """Several per-device judgements as one: the worst verdict, every condition listed."""
+    if not parts:
+        return invalid(check, none_found)
+    verdict = worst([p.verdict for p in parts])
+    return Judgement(
+        verdict,
+        "; ".join(p.condition for p in parts),
+        check.criterion,
+        extra={"parts": [{"verdict": str(p.verdict), "condition": p.condition} for p in parts]},
+    )
+
+
+def with_note(j: Judgement, note: str | None) -> Judgement:
+    """Append detail to a judgement's condition without changing its verdict."""
+    return dataclasses.replace(j, condition=f"{j.condition} — {note}") if note else j
+
+
+def fact_value(key: str, scale: float | None, check: PlannedCheck, col: Collected) -> Judgement:
+    """Evaluator for a single fact (optionally scaled, e.g. bytes -> GiB)."""
+    value = col.facts.get(key)
+    if value is None:
+        return invalid(check, errors_text(col) or f"{key} was not reported")
+    return measure(check, col, round(value * scale, 3) if scale else value)
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """One host's expectations plus where each of them was written in the inventory."""
+
+    inventory: Inventory
+    host: str
+
+    @cached_property
+    def expect(self) -> Expectations:
+        """The host's merged BOM (its groups', then its own)."""
+        return self.inventory.expectations(self.host)
+
+    def source(self, *path: str | int) -> str:
+        """'inventory: groups.gpu-nodes.cpu.cores' or '... hosts.gpu-2.expect.memory.total_gib'."""
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+        origin = self._origin(str(path[0]))
+        if origin is None:
+            return f"inventory: {dotted} (default)"
+        base, model = origin
+        default = "" if _explicit(model, path) else " (default)"
+        return f"inventory: {base}.{dotted}{default}"
+
+    def _origin(self, top: str) -> tuple[str, Expectations] | None:
+        host = self.inventory.hosts[self.host]
+        if top in host.expect.model_fields_set:
+            return f"hosts.{self.host}.expect", host.expect
+        for group in reversed(host.groups):
+            if top in self.inventory.groups[group].model_fields_set:
+                return f"groups.{group}", self.inventory.groups[group]
+        return None
+
+
+def _explicit(model: Any, path: tuple[str | int, ...]) -> bool:
+    """True when every step of `path` was written in the inventory (not a default)."""
+    node = model
+    for step in path:
+        if isinstance(step, int) or isinstance(node, dict):
+            node = node[step]
+            continue
+        if step not in getattr(node, "model_fields_set", {step}):
+            return False
+        node = getattr(node, step)
+    return True
+
+
+def planned(
+    pc: PlanContext,
+    check: str,
+    family: str,
+    criterion: Criterion,
+    evaluator: Evaluator | None,
+    *,
+    tool: str | None = None,
+    skip: str | None = None,
+) -> PlannedCheck:
+    """A PlannedCheck for `pc.host` whose rule id is the criterion's."""
+    return PlannedCheck(pc.host, check, criterion.rule, criterion, family, tool, skip, evaluator)
+
+
+def part_invalid(check: PlannedCheck, label: str, reason: str) -> Judgement:
+    """An INVALID per-device part of a combined check."""
+    return Judgement(Verdict.INVALID, f"{label}: {reason}", check.criterion)

@@ -1,0 +1,87 @@
+"""G1 checks on accelerators and on the PCIe links of NVMe drives, NICs and GPUs."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from kvgate.facts import Collected
+from kvgate.facts.checks import (
+    PlanContext,
+    PlannedCheck,
+    combine,
+    errors_text,
+    invalid,
+    measure,
+    planned,
+    with_note,
+)
+from kvgate.facts.gpus import VENDORS
+from kvgate.inventory.schema import parse_constraint
+from kvgate.judge import Criterion, Judgement
+
+
+def _gpus(col: Collected, vendor: str) -> list[dict[str, Any]]:
+    return [d for d in col.facts.get("devices", []) if d.get("vendor") == vendor]
+
+
+def _gpu_count(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
+    if err := errors_text(col, VENDORS[vendor][0]):
+        return invalid(check, err)
+    return measure(check, col, len(_gpus(col, vendor)))
+
+
+def _gpu_model(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
+    if err := errors_text(col, VENDORS[vendor][0]):
+        return invalid(check, err)
+    parts = [measure(check, col, d["model"], metric=f"gpu{d['index']}.model") for d in _gpus(col, vendor)]
+    return combine(check, parts, f"no {vendor} GPU found")
+
+
+def _gpu_driver(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
+    version = col.facts.get("driver_version", {}).get(vendor)
+    if version is None:
+        return invalid(check, errors_text(col, VENDORS[vendor][0]) or "driver version not reported")
+    return measure(check, col, version)
+
+
+def gpu_checks(pc: PlanContext) -> list[PlannedCheck]:
+    """GPU count, model and driver version for the BOM's vendor."""
+    e = pc.expect.gpus
+    if e is None:
+        return []
+    count = Criterion("G1-GPU-1", "gpu_count", "==", e.count, source=pc.source("gpus", "count"))
+    if e.count == 0 or e.vendor is None:
+        return [planned(pc, "gpu.count", "gpus", count, None, skip="inventory declares gpus.count: 0")]
+    tool = VENDORS[e.vendor][0]
+    out = [planned(pc, "gpu.count", "gpus", count, partial(_gpu_count, e.vendor), tool=tool)]
+    if e.model is not None:
+        crit = Criterion("G1-GPU-2", "model", "matches", e.model, source=pc.source("gpus", "model"))
+        out.append(planned(pc, "gpu.model", "gpus", crit, partial(_gpu_model, e.vendor), tool=tool))
+    if e.driver is not None:
+        tc = parse_constraint(e.driver)
+        crit = Criterion(
+            "G1-GPU-3", "driver_version", tc.comparator, tc.version, source=pc.source("gpus", "driver")
+        )
+        out.append(planned(pc, "gpu.driver", "gpus", crit, partial(_gpu_driver, e.vendor), tool=tool))
+    return out
+
+
+def _links(check: PlannedCheck, col: Collected) -> Judgement:
+    if err := errors_text(col):
+        return invalid(check, err)
+    if not col.facts.get("measured"):
+        return invalid(check, "no NVMe, NIC or GPU exposes PCIe link attributes (a virtual machine?)")
+    bad = [lk for lk in col.facts["links"] if lk["downgrade"]]
+    notes = [f"{lk['kind']} {lk['name']} ({lk['address']}): {lk['downgrade']}" for lk in bad]
+    notes = notes or [f"{col.facts['measured']} links at capable speed and width"]
+    notes += [f"{lk['name']}: {lk['note']}" for lk in col.facts["links"] if lk.get("note")]
+    return with_note(measure(check, col, len(bad)), "; ".join(notes))
+
+
+def pcie_checks(pc: PlanContext) -> list[PlannedCheck]:
+    """One check per host: no NVMe/NIC/GPU link trained below its capability."""
+    if not pc.expect.pcie_full_link:
+        return []
+    crit = Criterion("G1-PCIE-1", "downgraded_links", "==", 0, source=pc.source("pcie_full_link"))
+    return [planned(pc, "pcie.links", "pcie", crit, _links)]
