@@ -1,0 +1,166 @@
+"""Engine profiles: how to launch, probe, reset and scrape one serving engine, as data.
+
+A profile is a YAML file under ``workloads/engines/``; a site adds its own engine
+without code. Templates may use these placeholders, filled in at launch:
+
+    {python} {model} {port} {host} {cache_dir} {run_dir}
+
+>>> p = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
+>>> p.kind.value, p.serves_concurrently
+('llama-cpp', False)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kvgate.config_file import load_model
+from kvgate.errors import ConfigError
+
+PLACEHOLDERS = frozenset({"python", "model", "port", "host", "cache_dir", "run_dir"})
+# `{name}` with a bare identifier; JSON/YAML braces (`{"a": 1}`, `{use_odirect: true}`) never match
+_HOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "workloads" / "engines"
+
+
+def holes(template: str) -> set[str]:
+    """The placeholder names used in a template."""
+    return set(_HOLE.findall(template))
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """Replace ``{name}`` placeholders; anything else (JSON braces) is left alone."""
+    return _HOLE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+def _check_template(text: str) -> str:
+    unknown = holes(text) - PLACEHOLDERS
+    if unknown:
+        names = ", ".join(sorted(f"{{{u}}}" for u in unknown))
+        raise ValueError(f"unknown placeholder {names}; known: {', '.join(sorted(PLACEHOLDERS))}")
+    return text
+
+
+class EngineKind(StrEnum):
+    """The engine families kvgate knows how to drive."""
+
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    LLAMA_CPP = "llama-cpp"
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Endpoint(Frozen):
+    """One HTTP call on the engine host, e.g. ``POST /reset_prefix_cache``."""
+
+    method: str = Field(default="GET", pattern="^(GET|POST|PUT|DELETE)$")
+    path: str = Field(pattern="^/")
+    body: str = ""
+    timeout_s: float = Field(default=10.0, gt=0)
+
+
+class CacheTier(Frozen):
+    """Where the engine's external KV tier lives and how it behaves."""
+
+    kv_dir: str = Field(description="template of the directory the KV files land in (under {cache_dir})")
+    capacity_bytes: int | None = Field(default=None, ge=0)
+    description: str
+
+    @field_validator("kv_dir")
+    @classmethod
+    def _known_holes(cls, v: str) -> str:
+        return _check_template(v)
+
+
+class EngineProfile(Frozen):
+    """A serving engine as data: argv template, env, endpoints, tier, caveats."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    kind: EngineKind
+    description: str
+    launch: list[str] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+    workdir: str = "{run_dir}"
+    files: dict[str, str] = Field(default_factory=dict, description="name -> template, put in run_dir")
+    version_cmd: list[str] = Field(default_factory=list)
+    ready: Endpoint
+    metrics: Endpoint | None = None
+    reset: list[Endpoint] = Field(default_factory=list)
+    cache: CacheTier | None = None
+    serves_concurrently: bool
+    ready_timeout_s: float = Field(default=600.0, gt=0)
+    stop_timeout_s: float = Field(default=30.0, gt=0)
+    notes: str = ""
+
+    @field_validator("launch", "version_cmd")
+    @classmethod
+    def _argv_holes(cls, v: list[str]) -> list[str]:
+        return [_check_template(a) for a in v]
+
+    @field_validator("env", "files")
+    @classmethod
+    def _map_holes(cls, v: dict[str, str]) -> dict[str, str]:
+        return {k: _check_template(t) for k, t in v.items()}
+
+    @field_validator("workdir")
+    @classmethod
+    def _workdir_holes(cls, v: str) -> str:
+        return _check_template(v)
+
+    def render(self, values: Mapping[str, str]) -> Launch:
+        """Fill every template with the placement's values."""
+        return Launch(
+            argv=tuple(fill(a, values) for a in self.launch),
+            env={k: fill(t, values) for k, t in self.env.items()},
+            workdir=fill(self.workdir, values),
+            files={name: fill(t, values) for name, t in self.files.items()},
+            version_argv=tuple(fill(a, values) for a in self.version_cmd),
+        )
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A profile rendered for one placement: exactly what runs on the host."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    workdir: str
+    files: dict[str, str]
+    version_argv: tuple[str, ...]
+
+
+def load_profile(path: Path) -> EngineProfile:
+    """Load and validate one profile; errors name the file and the field."""
+    profile = load_model(path, EngineProfile)
+    if profile.name != path.stem:
+        raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}, got {profile.name!r}")
+    return profile
+
+
+def load_profiles(directory: Path = PROFILE_DIR) -> dict[str, EngineProfile]:
+    """Every ``*.yaml`` profile in a directory, by name."""
+    return {p.stem: load_profile(p) for p in sorted(directory.glob("*.yaml"))}
+
+
+__all__ = [
+    "PLACEHOLDERS",
+    "PROFILE_DIR",
+    "CacheTier",
+    "Endpoint",
+    "EngineKind",
+    "EngineProfile",
+    "Launch",
+    "fill",
+    "holes",
+    "load_profile",
+    "load_profiles",
+]

@@ -1,0 +1,268 @@
+"""EngineService: one serving engine on one host, as a context-managed service.
+
+Launch runs the profile's argv under ``setsid nohup`` in its own process group,
+with a log and a pid file in the run dir on the host. The ready-wait polls the
+ready endpoint *from the host* and notices a crash (pid gone → EngineCrashed
+with the log tail); it never hangs past the ready timeout. Stop sends SIGTERM
+to the group, waits, SIGKILLs, and verifies that nothing in the group is left.
+
+>>> from kvgate.transport.local import LocalExecutor
+>>> with EngineService(LocalExecutor(), profile, placement) as engine:  # doctest: +SKIP
+...     engine.request("POST", "/v1/completions", body='{"prompt": "hi", "max_tokens": 1}')
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from kvgate.engines import hostcall
+from kvgate.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
+from kvgate.engines.hostcall import HttpResult
+from kvgate.engines.profile import EngineProfile, Launch, fill
+from kvgate.transport.base import Executor, quote
+
+LOG_TAIL_LINES = 40
+POLL_S = 0.5
+KILL_WAIT_S = 10.0
+DEAD_STATES = ("gone", "Z", "X")  # /proc state letters of a process that will not answer again
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where and how one engine instance runs on its host."""
+
+    run_dir: str
+    model: str
+    cache_dir: str
+    port: int = 8000
+    host: str = "127.0.0.1"
+    python: str = "python3"
+
+    def values(self) -> dict[str, str]:
+        """The placeholder values for the profile templates."""
+        return {k: str(v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    """What was launched, for the run document: version, command line, config, pid, timings."""
+
+    profile: str
+    kind: str
+    host: str
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    workdir: str
+    files: dict[str, str]
+    version: str
+    pid: int
+    log_path: str
+    started_at: str
+    ready_s: float
+    serves_concurrently: bool
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+
+class EngineService:
+    """Start, probe, reset and stop one engine; ``with`` guarantees the stop."""
+
+    def __init__(self, ex: Executor, profile: EngineProfile, placement: Placement) -> None:
+        self.ex, self.profile, self.placement = ex, profile, placement
+        self.launch: Launch = profile.render(placement.values())
+        self.pid: int | None = None
+        self.record: EngineRecord | None = None
+        self.launches = 0
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> EngineService:
+        self.start()
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def start(self, *, ready_timeout_s: float | None = None) -> EngineRecord:
+        """Launch and wait until ready; the record carries restart-to-ready seconds."""
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        t0 = time.monotonic()
+        pid = self._launch()
+        try:
+            self._wait_ready(t0, ready_timeout_s or self.profile.ready_timeout_s)
+        except BaseException:
+            self.stop()  # a failed start leaves nothing behind either
+            raise
+        self.record = self._make_record(pid, started_at, time.monotonic() - t0)
+        return self.record
+
+    def restart(self) -> float:
+        """Stop, start again, and return the restart-to-ready seconds."""
+        self.stop()
+        return self.start().ready_s
+
+    def stop(self) -> None:
+        """SIGTERM the process group, wait, SIGKILL, and verify that nothing is left."""
+        if self.pid is None:
+            return
+        pgid, python = self.pid, self.placement.python
+        left = hostcall.group_members(self.ex, python, pgid, "SIGTERM")
+        left = self._wait_group_empty(pgid, left, self.profile.stop_timeout_s)
+        if left:
+            hostcall.group_members(self.ex, python, pgid, "SIGKILL")
+            left = self._wait_group_empty(pgid, [pgid], KILL_WAIT_S)
+        self.pid = None
+        if left:
+            raise EngineLeftover(self.ex.host, self.profile.name, f"left processes {left} after SIGKILL")
+
+    # -- calls on the host -----------------------------------------------------------------
+    def url(self, path: str) -> str:
+        """The engine URL as seen from its own host."""
+        return f"http://{self.placement.host}:{self.placement.port}{path}"
+
+    def request(
+        self, method: str, path: str, *, body: str = "", timeout_s: float = 600.0, stream: bool = False
+    ) -> HttpResult:
+        """One HTTP call to the engine, made on the engine host; a dead engine raises EngineCrashed."""
+        res = hostcall.http(
+            self.ex, self.placement.python, method, self.url(path),
+            body=body, timeout_s=timeout_s, stream=stream, scratch_dir=self.placement.run_dir,
+        )  # fmt: skip
+        if res.status == 0:
+            self.ensure_alive()
+        return res
+
+    def ensure_alive(self) -> None:
+        """Raise EngineCrashed (with the log tail) when the engine process is gone."""
+        if self.pid is None:
+            raise EngineCrashed(self.ex.host, self.profile.name, "is not running")
+        state, _ = hostcall.probe(self.ex, self.placement.python, self.pid, self.url(self.profile.ready.path))
+        if state in DEAD_STATES:
+            raise EngineCrashed(self.ex.host, self.profile.name, f"died (pid {self.pid})", self.log_tail())
+
+    def reset(self) -> list[HttpResult]:
+        """Call every reset endpoint of the profile; a failed reset raises EngineCallFailed."""
+        results = []
+        for ep in self.profile.reset:
+            res = self.request(ep.method, ep.path, body=ep.body, timeout_s=ep.timeout_s)
+            if not res.ok:
+                raise EngineCallFailed(
+                    self.ex.host, self.profile.name, f"reset {ep.method} {ep.path}: {res.status} {res.error}"
+                )
+            results.append(res)
+        return results
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """The last lines of the current launch's log."""
+        return self.ex.run("tail -n %s %s", lines, self.log_path, timeout_s=30).stdout.rstrip()
+
+    def read_log(self) -> str:
+        """The whole log of the current launch."""
+        return self.ex.run("cat %s", self.log_path, timeout_s=60).stdout
+
+    def kv_dir_bytes(self) -> int:
+        """Bytes under the profile's KV directory on the host (0 when it does not exist yet)."""
+        if self.profile.cache is None:
+            raise EngineCallFailed(self.ex.host, self.profile.name, "has no external KV tier (cache: null)")
+        kv_dir = fill(self.profile.cache.kv_dir, self.placement.values())
+        out = self.ex.run("du -sb %s 2>/dev/null || echo 0", kv_dir, timeout_s=120).stdout.split()
+        return int(out[0]) if out else 0
+
+    @property
+    def log_path(self) -> str:
+        return f"{self.placement.run_dir}/engine-{self.launches}.log"
+
+    # -- internals -------------------------------------------------------------------------
+    def _launch(self) -> int:
+        """Write config files, start the engine detached, and return its pid (= its pgid)."""
+        run_dir, pid_file = self.placement.run_dir, f"{self.placement.run_dir}/engine.pid"
+        self.ex.run(
+            "mkdir -p %s %s %s && rm -f %s",
+            run_dir,
+            self.placement.cache_dir,
+            self.launch.workdir,
+            pid_file,
+            check=True,
+        )
+        self._put_files()
+        self.launches += 1
+        env_args = [f"{k}={v}" for k, v in self.launch.env.items()]
+        inner = quote(
+            "echo $$ > %s; exec nohup env" + " %s" * (len(env_args) + len(self.launch.argv)),
+            pid_file,
+            *env_args,
+            *self.launch.argv,
+        )
+        out = self.ex.run(
+            "cd %s && (setsid sh -c %s > %s 2>&1 < /dev/null &) && "
+            "for i in $(seq 100); do [ -s %s ] && break; sleep 0.05; done; cat %s",
+            self.launch.workdir, inner, self.log_path, pid_file, pid_file, timeout_s=30, check=True,
+        )  # fmt: skip
+        self.pid = int(out.stdout.split()[0])
+        return self.pid
+
+    def _put_files(self) -> None:
+        for name, text in self.launch.files.items():
+            with tempfile.NamedTemporaryFile("w", delete=False) as fh:
+                fh.write(text)
+            try:
+                self.ex.put(Path(fh.name), f"{self.placement.run_dir}/{name}")
+            finally:
+                Path(fh.name).unlink()
+
+    def _wait_ready(self, t0: float, timeout_s: float) -> None:
+        """Poll the ready endpoint until 200; raise on a crash or at the deadline."""
+        assert self.pid is not None
+        url = self.url(self.profile.ready.path)
+        while True:
+            state, status = hostcall.probe(self.ex, self.placement.python, self.pid, url)
+            if state in DEAD_STATES:
+                raise EngineCrashed(
+                    self.ex.host,
+                    self.profile.name,
+                    f"exited during start-up (pid {self.pid})",
+                    self.log_tail(),
+                )
+            if status == 200:
+                return
+            if time.monotonic() - t0 > timeout_s:
+                msg = f"not ready after {timeout_s:g} s ({url} last answered {status or 'nothing'})"
+                raise EngineNotReady(self.ex.host, self.profile.name, msg, self.log_tail())
+            time.sleep(POLL_S)
+
+    def _wait_group_empty(self, pgid: int, left: list[int], timeout_s: float) -> list[int]:
+        deadline = time.monotonic() + timeout_s
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = hostcall.group_members(self.ex, self.placement.python, pgid)
+        return left
+
+    def _make_record(self, pid: int, started_at: str, ready_s: float) -> EngineRecord:
+        p, launch = self.profile, self.launch
+        return EngineRecord(
+            profile=p.name, kind=p.kind.value, host=self.ex.host, argv=launch.argv, env=launch.env,
+            workdir=launch.workdir, files=launch.files, version=self._version(), pid=pid,
+            log_path=self.log_path, started_at=started_at, ready_s=ready_s,
+            serves_concurrently=p.serves_concurrently, notes=p.notes,
+        )  # fmt: skip
+
+    def _version(self) -> str:
+        argv = self.launch.version_argv
+        if not argv:
+            return "unknown (profile has no version_cmd)"
+        res = self.ex.run(" ".join(["%s"] * len(argv)), *argv, timeout_s=120, env=self.launch.env or None)
+        return res.stdout.strip() if res.ok else f"unknown (exit {res.exit_status}: {res.tail(1)})"
+
+
+__all__ = ["EngineRecord", "EngineService", "Placement"]

@@ -1,0 +1,170 @@
+"""Engine profiles load and render; the Prometheus parser reads real vLLM /metrics text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvgate.engines.metrics import MetricsError, diff, parse
+from kvgate.engines.profile import PROFILE_DIR, EngineKind, load_profile, load_profiles
+from kvgate.engines.tinymodel import build_vocab
+from kvgate.errors import ConfigError
+
+RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
+VALUES = {"python": "/v/bin/python", "model": "/m/tiny.gguf", "port": "8123", "host": "127.0.0.1",
+          "cache_dir": "/mnt/candidate/kv", "run_dir": "/var/tmp/run"}  # fmt: skip
+LAB_PROFILES = {"vllm-lmcache", "vllm-native-tiering", "sglang-hicache"}
+
+
+@pytest.mark.parametrize("path", sorted(PROFILE_DIR.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_profile_loads_and_renders_without_holes(path: Path) -> None:
+    profile = load_profile(path)
+    launch = profile.render(VALUES)
+    rendered = " ".join([*launch.argv, *launch.env.values(), launch.workdir, *launch.files.values()])
+    assert "{python}" not in rendered
+    assert "{cache_dir}" not in rendered
+    assert launch.argv[0] == "/v/bin/python"
+
+
+def test_the_expected_profiles_exist() -> None:
+    names = set(load_profiles())
+    assert {
+        "llama-cpp-disk",
+        "llama-cpp-recompute",
+        "vllm-cpu-recompute",
+        "vllm-cpu-prefix",
+    } | LAB_PROFILES <= names
+
+
+def test_llama_cpp_profiles_say_they_serve_one_request_at_a_time() -> None:
+    for profile in load_profiles().values():
+        if profile.kind is EngineKind.LLAMA_CPP:
+            assert profile.serves_concurrently is False, profile.name
+
+
+def test_llama_cpp_disk_cache_lands_on_the_candidate_volume() -> None:
+    profile = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
+    launch = profile.render(VALUES)
+    assert launch.workdir == "/mnt/candidate/kv"  # .cache/llama_cache is relative to the working dir
+    assert profile.cache is not None
+    assert (
+        profile.cache.kv_dir.replace("{cache_dir}", VALUES["cache_dir"])
+        == "/mnt/candidate/kv/.cache/llama_cache"
+    )
+    assert launch.argv[launch.argv.index("--cache_type") + 1] == "disk"
+
+
+def test_lmcache_config_puts_the_disk_tier_on_the_candidate_and_keeps_json_braces() -> None:
+    launch = load_profile(PROFILE_DIR / "vllm-lmcache.yaml").render(VALUES)
+    config = yaml.safe_load(launch.files["lmcache.yaml"])
+    assert config["local_disk"] == "file:///mnt/candidate/kv/lmcache/"
+    assert config["extra_config"] == {"use_odirect": True, "disk_io_threads": 8}
+    assert launch.env["LMCACHE_CONFIG_FILE"] == "/var/tmp/run/lmcache.yaml"
+    kv = json.loads(launch.argv[launch.argv.index("--kv-transfer-config") + 1])
+    assert kv["kv_connector"] == "LMCacheConnectorV1"
+
+
+def test_native_tiering_fs_root_is_rendered_inside_the_json() -> None:
+    launch = load_profile(PROFILE_DIR / "vllm-native-tiering.yaml").render(VALUES)
+    kv = json.loads(launch.argv[launch.argv.index("--kv-transfer-config") + 1])
+    tier = kv["kv_connector_extra_config"]["secondary_tiers"][0]
+    assert (kv["kv_connector_extra_config"]["spec_name"], tier["type"]) == ("TieringOffloadingSpec", "fs")
+    assert tier["root_dir"] == "/mnt/candidate/kv/vllm-fs"
+
+
+def _write(tmp_path: Path, stem: str, **changes: object) -> Path:
+    data = yaml.safe_load((PROFILE_DIR / "llama-cpp-disk.yaml").read_text())
+    data["name"] = stem
+    data.update(changes)
+    path = tmp_path / f"{stem}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_wrong_type_names_the_file_and_the_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, "site-engine", serves_concurrently="sometimes")
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    assert err.value.path == str(path)
+    assert err.value.field == "serves_concurrently"
+
+
+def test_an_unknown_placeholder_names_the_field(tmp_path: Path) -> None:
+    path = _write(tmp_path, "site-engine", launch=["{python}", "--gpus", "{gpu_count}"])
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    assert err.value.field == "launch"
+    assert "{gpu_count}" in str(err.value)
+
+
+def test_a_misspelled_field_is_rejected(tmp_path: Path) -> None:
+    path = _write(tmp_path, "site-engine", serve_concurrently=True)
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    assert (err.value.field, "unknown field") == ("serve_concurrently", err.value.expected[:13])
+
+
+def test_the_name_must_match_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "site-engine", name="other-engine")
+    with pytest.raises(ConfigError, match="must match the file name"):
+        load_profile(path)
+
+
+def test_parser_reads_recorded_vllm_v1_counters_and_created_gauges() -> None:
+    snap = parse((RECORDED / "vllm_v1_head.txt").read_text())
+    assert snap.kind("vllm:prefix_cache_hits_total") == "counter"
+    assert snap.kind("vllm:prefix_cache_hits_created") == "gauge"
+    assert snap.value("vllm:prefix_cache_queries_total", engine="0") == 0.0
+    assert snap.value("vllm:prompt_tokens_created") == pytest.approx(1.7769301736864982e09)
+
+
+def test_parser_reads_a_recorded_vllm_cpu_histogram() -> None:
+    snap = parse((RECORDED / "vllm_v0_cpu_metrics.txt").read_text())
+    ttft = snap.histogram("vllm:time_to_first_token_seconds", model_name="Qwen/Qwen3-0.6B")
+    assert ttft.count == 69.0
+    assert ttft.buckets[-1] == (float("inf"), 69.0)
+    assert ttft.mean == pytest.approx(4941.843970537186 / 69)
+    info = next(lab for (name, lab) in snap.samples if name == "vllm:cache_config_info")
+    assert dict(info)["cpu_kvcache_space_bytes"] == "4294967296"
+    assert snap.value("vllm:request_success_total", finished_reason="length") == 38.0
+
+
+def test_diff_brackets_a_window_and_keeps_gauges() -> None:
+    text = (RECORDED / "vllm_v0_cpu_metrics.txt").read_text()
+    before = parse(text)
+    line = 'vllm:prompt_tokens_total{model_name="Qwen/Qwen3-0.6B"}'
+    after = parse(text.replace(f"{line} 43952.0", f"{line} 45952.0"))
+    delta = diff(before, after)
+    assert delta.value("vllm:prompt_tokens_total") == 2000.0
+    assert delta.value("vllm:generation_tokens_total") == 0.0
+    assert delta.histogram("vllm:time_to_first_token_seconds").count == 0.0
+    assert delta.value("vllm:lora_requests_info") == pytest.approx(1.755178079975038e09)
+
+
+def test_a_counter_that_went_back_is_an_error_not_a_negative_delta() -> None:
+    before = parse('vllm:prefix_cache_hits_total{engine="0"} 500\n')
+    after = parse('vllm:prefix_cache_hits_total{engine="0"} 20\n')
+    with pytest.raises(MetricsError, match="went back"):
+        diff(before, after)
+
+
+def test_a_missing_series_raises_instead_of_reading_zero() -> None:
+    snap = parse((RECORDED / "vllm_v1_head.txt").read_text())
+    with pytest.raises(MetricsError, match="external_prefix_cache_hits_total"):
+        snap.value("vllm:external_prefix_cache_hits_total")
+
+
+def test_garbage_is_rejected_with_its_line_number() -> None:
+    with pytest.raises(MetricsError, match="line 2"):
+        parse("ok_total 1\nthis is not { prometheus\n")
+
+
+def test_the_tiny_model_vocabulary_is_a_valid_spm_vocabulary() -> None:
+    tokens, scores, types = build_vocab()
+    assert len(tokens) == len(set(tokens)) == len(scores) == len(types)
+    assert tokens[:3] == ["<unk>", "<s>", "</s>"]
+    assert types.count(6) == 256  # byte fallback: any text tokenizes
+    assert {"<0x0A>", "\u2581the", "\u2581cache"} <= set(tokens)
