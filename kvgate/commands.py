@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from kvgate.gates import gate_dir
+from kvgate.gates import gate_dir, require_previous
 from kvgate.inventory import load
 from kvgate.live import LiveView, summary_table
 from kvgate.store import RunStore, outcome
@@ -33,6 +33,8 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
 def run_gate(args: argparse.Namespace, console: Console) -> int:
     """Validate the inventory, run the gate suite with a live view, render, summarize."""
     loaded = load(args.inventory)  # a bad inventory stops here with its clear error
+    if not (args.resume or args.force_gate_order):
+        require_previous(Path(args.results), site=loaded.site, gate=args.gate, inventory_sha256=loaded.sha256)
     console.print(f"kvgate {args.gate} on site [bold]{loaded.site}[/] ({len(loaded.inventory.hosts)} hosts)")
     live = LiveView(console)
     code = pytest.main(pytest_args(args), plugins=[live])

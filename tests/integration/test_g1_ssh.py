@@ -93,7 +93,7 @@ def test_g1_over_ssh_passes_and_renders_every_check(
     assert "PASS" in pdf_text
     flat = " ".join(pdf_text.split())
     for check_id in recs:
-        host, _, check = check_id.partition("/")
+        check = check_id.partition("/")[2]
         assert check.split("[")[0] in flat, check_id
     suite = ET.parse(run / "junit.xml").getroot()
     assert len(suite.findall(".//testcase")) == len(recs)

@@ -1,0 +1,119 @@
+"""The kvgate CLI on this machine (local transport): exit codes, waivers, gate order, re-render."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(180)
+
+
+def kvgate(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "kvgate.cli", *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=150, check=False)
+
+
+def inventory(tmp_path: Path, expect: dict[str, Any], site: str = "cli") -> Path:
+    (tmp_path / "scratch").mkdir(exist_ok=True)
+    data = {
+        "site": site,
+        "hosts": {
+            "here": {
+                "transport": "local",
+                "roles": ["storage-client"],
+                "expect": {"pcie_full_link": False, **expect},
+            }
+        },
+        "volumes": {"scratch": {"path": str(tmp_path / "scratch"), "kind": "candidate", "scratch": True}},
+    }
+    path = tmp_path / f"{site}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def only_run(results: Path, site: str = "cli") -> Path:
+    (run,) = (results / site).glob("g1-*")
+    return run
+
+
+def test_out_of_spec_bom_fails_and_a_waiver_accepts_it(tmp_path: Path) -> None:
+    inv = inventory(tmp_path, {"memory": {"total_gib": 100000, "tolerance": 0.0}})
+    failed = kvgate("run", "g1", "--inventory", str(inv), "--results", str(tmp_path / "r1"), "--no-pdf")
+    assert failed.returncode == 1, failed.stderr
+    rec = json.loads((only_run(tmp_path / "r1") / "checks.jsonl").read_text().splitlines()[0])
+    assert rec["verdict"] == "FAIL"
+    assert "≥ 1e+05 GiB" in rec["condition"]
+
+    waivers = tmp_path / "waivers.yaml"
+    waivers.write_text(
+        yaml.safe_dump(
+            {
+                "waivers": [
+                    {
+                        "rule": rec["rule"],
+                        "reason": "lab machine has less memory than the BOM",
+                        "approver": "QA lead",
+                    }
+                ]
+            }
+        )
+    )
+    waived = kvgate(
+        "run", "g1", "--inventory", str(inv), "--results", str(tmp_path / "r2"), "--waivers", str(waivers)
+    )
+    assert waived.returncode == 0, waived.stderr
+    run = only_run(tmp_path / "r2")
+    assert "WAIVED" in (run / "report.html").read_text()
+    assert "QA lead" in (run / "report.html").read_text()
+
+
+def test_bad_inventory_is_a_clear_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("site: x\nhosts:\n  h:\n    transport: telnet\n")
+    proc = kvgate("run", "g1", "--inventory", str(bad), "--results", str(tmp_path / "r"))
+    assert proc.returncode == 4
+    assert f"{bad}: hosts.h.transport" in " ".join(proc.stderr.split())
+    assert "Traceback" not in proc.stderr
+    check = kvgate("inventory", "check", str(bad))
+    assert check.returncode == 4
+
+
+def test_later_gate_refuses_without_a_passed_earlier_gate(tmp_path: Path) -> None:
+    inv = inventory(tmp_path, {})
+    proc = kvgate("run", "g2", "--inventory", str(inv), "--results", str(tmp_path / "r"))
+    assert proc.returncode == 4
+    assert "needs a passed g1 run" in " ".join(proc.stderr.split())
+
+
+def test_capture_writes_expectations_this_host_passes(tmp_path: Path) -> None:
+    inv = inventory(tmp_path, {})
+    captured = kvgate("inventory", "capture", "here", "--inventory", str(inv))
+    assert captured.returncode == 0, captured.stderr
+    expect = yaml.safe_load(captured.stdout)["hosts"]["here"]["expect"]
+    assert expect["cpu"]["threads"] >= 1
+    golden = inventory(tmp_path, expect, site="golden")
+    proc = kvgate("run", "g1", "--inventory", str(golden), "--results", str(tmp_path / "r"), "--no-pdf")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    checks = (only_run(tmp_path / "r", "golden") / "checks.jsonl").read_text()
+    assert checks.count('"verdict": "PASS"') >= 8
+
+
+def test_report_rerenders_offline_from_the_stored_run(tmp_path: Path) -> None:
+    inv = inventory(tmp_path, {"cpu": {"threads": 1}})
+    assert (
+        kvgate("run", "g1", "--inventory", str(inv), "--results", str(tmp_path / "r"), "--no-pdf").returncode
+        == 0
+    )
+    run = only_run(tmp_path / "r")
+    (run / "report.html").unlink()
+    proc = kvgate("report", str(run))
+    assert proc.returncode == 0, proc.stderr
+    assert (run / "report.html").is_file()
+    assert (run / "report.pdf").read_bytes().startswith(b"%PDF")
