@@ -55,9 +55,9 @@ def save_facts(store: RunStore, host: str, facts: HostFacts) -> None:
     for name, text in facts.artifacts().items():
         store.artifact(host, name, text)
     store.save_facts(host, facts.to_json())
-    meta_manifest: dict[str, Any] = store.meta().get("manifest", {})
-    meta_manifest[host] = manifest(facts)
-    store.update_meta(manifest=meta_manifest)
+    tools = facts.family("tools").facts.get("tools", {})
+    versions = {n: t.get("version") for n, t in tools.items()}
+    store.merge_meta(manifest={host: manifest(facts)}, tool_versions={host: versions})
 
 
 @pytest.fixture

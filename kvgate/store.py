@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import subprocess
+import threading
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -108,6 +109,7 @@ class RunStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.RLock()  # hosts are collected concurrently, in threads
 
     @classmethod
     def create(cls, root: Path, *, site: str, gate: str, meta: dict[str, Any]) -> RunStore:
@@ -159,16 +161,25 @@ class RunStore:
         os.replace(tmp, self.path / "run.json")
 
     def update_meta(self, **changes: Any) -> None:
-        meta = self.meta()
-        meta.update(changes)
-        self._write_meta(meta)
+        with self._lock:
+            meta = self.meta()
+            meta.update(changes)
+            self._write_meta(meta)
+
+    def merge_meta(self, **changes: dict[str, Any]) -> None:
+        """Merge mappings into run.json keys atomically, e.g. manifest={host: {...}}."""
+        with self._lock:
+            meta = self.meta()
+            for key, value in changes.items():
+                meta[key] = meta.get(key, {}) | value
+            self._write_meta(meta)
 
     def finish(self, status: str, **changes: Any) -> None:
         self.update_meta(status=status, ended_at=utc_now(), **changes)
 
     # -- checks ---------------------------------------------------------------------
     def record(self, rec: CheckRecord) -> None:
-        with open(self.path / "checks.jsonl", "a") as f:
+        with self._lock, open(self.path / "checks.jsonl", "a") as f:
             f.write(rec.to_json() + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -214,7 +225,7 @@ class RunStore:
             "at": utc_now(),
             **info,
         }
-        with open(self.path / "artifacts" / "index.jsonl", "a") as f:
+        with self._lock, open(self.path / "artifacts" / "index.jsonl", "a") as f:
             f.write(json.dumps(entry, default=str) + "\n")
         return str(rel)
 
