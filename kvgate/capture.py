@@ -75,7 +75,11 @@ def _memory(f: dict[str, Any]) -> dict[str, Any] | None:
 def _os(f: dict[str, Any]) -> dict[str, Any] | None:
     if not f.get("id"):
         return None
-    return {"id": f["id"], "version": exact(str(f.get("version_id", ""))), "kernel": exact(f.get("kernel", ""))}
+    return {
+        "id": f["id"],
+        "version": exact(str(f.get("version_id", ""))),
+        "kernel": exact(f.get("kernel", "")),
+    }
 
 
 def _common(devices: list[dict[str, Any]], key: str) -> str | None:
