@@ -7,13 +7,14 @@ RESULTS   ?= results
 KVGATE    := $(BIN)/kvgate
 GATE_ARGS ?=
 
-.PHONY: help setup demo test check bench g1 g2 g3 g4 lock clean
+.PHONY: help setup engine demo test check bench g1 g2 g3 g4 lock clean
 
 help:
 	@echo "make demo     install, run the gates on this machine (inventory/local.yaml), show the report"
 	@echo "make test     install, run kvgate's own test suite"
 	@echo "make check    ruff (format + lint) and mypy --strict"
 	@echo "make g1 INVENTORY=inventory/site.yaml   run one gate (g1 g2 g3 g4) on a lab"
+	@echo "make engine   install the CPU serving engine (llama.cpp; builds ~7 min once)"
 	@echo "make bench    performance benchmarks (pytest-benchmark)"
 
 $(VENV)/.installed: pyproject.toml requirements.lock scripts/system-packages.sh
@@ -23,13 +24,18 @@ $(VENV)/.installed: pyproject.toml requirements.lock scripts/system-packages.sh
 	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
 	touch $@
 
+$(VENV)/.engine: $(VENV)/.installed
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q -c requirements.lock -e '.[dev,engine]'
+	touch $@
+
 setup: $(VENV)/.installed
+engine: $(VENV)/.engine
 
 demo: setup
 	mkdir -p /var/tmp/kvgate-scratch
 	$(KVGATE) run g1 --inventory inventory/local.yaml --results $(RESULTS)
 
-test: setup
+test: setup engine
 	$(BIN)/pytest
 
 check: setup
@@ -44,7 +50,7 @@ g1 g2 g3 g4: setup
 	$(KVGATE) run $@ --inventory $(INVENTORY) --results $(RESULTS) $(GATE_ARGS)
 
 # Re-pin after changing dependencies in pyproject.toml.
-lock: setup
+lock: setup engine
 	$(BIN)/pip freeze --exclude-editable | grep -v '^kvgate' > requirements.lock
 
 clean:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Install the Debian packages kvgate needs on the control node (and this demo machine):
 # fio (G2), openssh-server (real sshd in tests), poppler-utils (pdftotext in tests),
-# nvme-cli and pciutils (G1 facts), pango (WeasyPrint PDFs). Only missing ones are installed.
+# nvme-cli and pciutils (G1 facts), pango (WeasyPrint PDFs), cmake and g++ (the CPU engine build). Only missing ones are installed.
 set -euo pipefail
 want=(fio openssh-server openssh-client poppler-utils nvme-cli pciutils iproute2 util-linux
-      libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core python3-venv)
+      libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core python3-venv cmake g++)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -108,7 +108,7 @@ def _pieces() -> list[str]:
 
 def write_gguf(path: Path, spec: TinyLlamaSpec | None = None) -> Path:
     """Write the tiny model to ``path`` (atomically) and return it."""
-    import gguf  # type: ignore[import-not-found,unused-ignore]  # optional: scripts/install-engine.sh
+    import gguf  # type: ignore[import-not-found,unused-ignore]  # optional: `make engine`
 
     spec = spec or TinyLlamaSpec()
     tmp = path.with_suffix(".tmp")

@@ -33,7 +33,7 @@ pytestmark = [
     pytest.mark.engine,
     pytest.mark.skipif(
         importlib.util.find_spec("llama_cpp") is None,
-        reason="engine not installed: run scripts/install-engine.sh",
+        reason="engine not installed: run `make engine`",
     ),
 ]
 MODEL_CACHE = Path(os.environ.get("KVGATE_MODEL_CACHE", "/var/tmp/kvgate-models"))
