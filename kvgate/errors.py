@@ -8,7 +8,9 @@
     │   │   └── HostKeyError         host key unknown or changed: refused
     │   ├── CommandFailed            a command exited non-zero when it had to succeed
     │   ├── CommandTimeout           a command overran its timeout and was killed
-    │   └── ToolMissing              a required tool is not installed on the host
+    │   ├── ToolMissing              a required tool is not installed on the host
+    │   └── EngineError              the serving engine crashed, never became ready, left
+    │                                processes behind or refused a call (kvgate.engines.errors)
     └── StoreError                   a run directory is missing or unreadable
 
 Third-party exceptions (paramiko, yaml, pydantic, OSError) are mapped to these at
