@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Mapping
@@ -50,8 +52,10 @@ class LocalExecutor:
         try:
             out, err = proc.communicate(timeout=None if timeout_s is None else timeout_s + 10)
         except subprocess.TimeoutExpired as exc:
-            proc.kill()
-            proc.communicate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # its own session: the whole group goes
+            with contextlib.suppress(subprocess.TimeoutExpired):  # a D-state child may hold the pipes
+                proc.communicate(timeout=5)
             raise CommandTimeout(self.host, cmd, timeout_s or 0.0) from exc
         result = CommandResult(
             host=self.host,

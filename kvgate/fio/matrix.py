@@ -1,0 +1,180 @@
+"""The G2 baseline matrix: a workload profile (YAML) → fio jobs, and the statistics over them.
+
+A profile names the fixed jobs (sequential read and write at 1 MiB, random read at
+4 KiB), an optional numjobs × iodepth sweep, the repeat count (default 3) and the
+bounds the gate judges (coefficient of variation, knee gain). Repeats give the
+coefficient of variation; the sweep gives the saturation knee:
+
+    parallelism P = numjobs × iodepth (I/Os in flight). For each P the best
+    bandwidth over its cells counts. The knee is the smallest P from which no
+    larger P reaches ``bw(P) × (1 + knee_gain)``. When that is the largest P
+    measured, the sweep never saturated (``saturated`` is False).
+
+>>> knee = saturation_knee([SweepPoint(1, 1, 100.0), SweepPoint(1, 4, 180.0), SweepPoint(4, 4, 185.0)])
+>>> knee.parallelism, knee.saturated
+(4, True)
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kvgate.errors import ConfigError
+from kvgate.fio.job import FioJob, Rw
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class JobDefaults(_Frozen):
+    """Settings every job of the profile shares unless it overrides them."""
+
+    size: str = "16g"
+    runtime_s: int = Field(default=60, ge=1)
+    ramp_s: int = Field(default=10, ge=0)
+    direct: bool = True
+    ioengine: str = "libaio"
+
+
+class JobSpec(_Frozen):
+    rw: Rw
+    bs: str
+    iodepth: int = Field(default=1, ge=1)
+    numjobs: int = Field(default=1, ge=1)
+    size: str | None = None
+    runtime_s: int | None = Field(default=None, ge=1)
+    ramp_s: int | None = Field(default=None, ge=0)
+    direct: bool | None = None
+    verify: str | None = None
+
+
+class SweepSpec(_Frozen):
+    name: str = "sweep"
+    rw: Rw = "read"
+    bs: str = "1m"
+    numjobs: tuple[int, ...] = Field(min_length=1)
+    iodepth: tuple[int, ...] = Field(min_length=1)
+    knee_gain: float = Field(default=0.05, gt=0, lt=1)
+
+
+class MatrixProfile(_Frozen):
+    """One workload profile file (workloads/fio/*.yaml)."""
+
+    name: str
+    description: str = ""
+    kind: Literal["fio-matrix"] = "fio-matrix"
+    repeats: int = Field(default=3, ge=1)
+    max_cv: float = Field(default=0.05, gt=0)  # judged: bandwidth variation over repeats
+    defaults: JobDefaults = Field(default_factory=JobDefaults)
+    jobs: dict[str, JobSpec] = Field(default_factory=dict)
+    sweep: SweepSpec | None = None
+
+    def fio_jobs(self, directory: str, *, tag: str = "") -> dict[str, FioJob]:
+        """Every cell as a FioJob doing I/O under ``directory``; ``tag`` (host/device) prefixes names."""
+        specs = dict(self.jobs)
+        if self.sweep:
+            specs |= dict(_sweep_specs(self.sweep))
+        return {cell: self._job(cell, spec, directory, tag) for cell, spec in specs.items()}
+
+    def _job(self, cell: str, spec: JobSpec, directory: str, tag: str) -> FioJob:
+        d = self.defaults
+        return FioJob(
+            name=f"{tag}.{cell}" if tag else cell,
+            rw=spec.rw,
+            bs=spec.bs,
+            iodepth=spec.iodepth,
+            numjobs=spec.numjobs,
+            size=spec.size or d.size,
+            runtime_s=spec.runtime_s or d.runtime_s,
+            ramp_s=d.ramp_s if spec.ramp_s is None else spec.ramp_s,
+            direct=d.direct if spec.direct is None else spec.direct,
+            ioengine=d.ioengine,
+            verify=spec.verify,
+            directory=directory,
+        )
+
+
+def _sweep_specs(sweep: SweepSpec) -> list[tuple[str, JobSpec]]:
+    return [
+        (sweep_cell(sweep.name, nj, qd), JobSpec(rw=sweep.rw, bs=sweep.bs, numjobs=nj, iodepth=qd))
+        for nj in sweep.numjobs
+        for qd in sweep.iodepth
+    ]
+
+
+def sweep_cell(name: str, numjobs: int, iodepth: int) -> str:
+    """The cell name of one sweep point: ``sweep-j4-qd16``."""
+    return f"{name}-j{numjobs}-qd{iodepth}"
+
+
+def load_profile(path: Path) -> MatrixProfile:
+    """Load and validate a profile; errors name the file and the field path."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), "", f"cannot read a YAML profile: {exc}") from exc
+    try:
+        profile = MatrixProfile.model_validate(data)
+        profile.fio_jobs("/validate")  # building every FioJob checks ramp < runtime, sizes, names
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(str(path), ".".join(str(p) for p in err["loc"]), err["msg"]) from exc
+    except ValueError as exc:
+        raise ConfigError(str(path), "jobs", str(exc)) from exc
+    return profile
+
+
+def cv(values: Sequence[float]) -> float | None:
+    """Coefficient of variation (sample stdev / mean); None with fewer than 2 values or mean 0."""
+    if len(values) < 2 or statistics.fmean(values) == 0:
+        return None
+    return statistics.stdev(values) / statistics.fmean(values)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    numjobs: int
+    iodepth: int
+    bw_bytes_per_s: float
+
+    @property
+    def parallelism(self) -> int:
+        """I/Os in flight: numjobs × iodepth."""
+        return self.numjobs * self.iodepth
+
+
+@dataclass(frozen=True)
+class Knee:
+    """Where bandwidth stops growing with parallelism (see the module docstring)."""
+
+    parallelism: int
+    numjobs: int
+    iodepth: int
+    bw_bytes_per_s: float
+    saturated: bool  # False: bandwidth still grew at the largest parallelism measured
+    gain: float
+
+
+def saturation_knee(points: Sequence[SweepPoint], gain: float = 0.05) -> Knee:
+    """The smallest parallelism after which bandwidth gains stay below ``gain``."""
+    if not points:
+        raise ValueError("a sweep without points has no knee")
+    best: dict[int, SweepPoint] = {}
+    for p in points:
+        if p.parallelism not in best or p.bw_bytes_per_s > best[p.parallelism].bw_bytes_per_s:
+            best[p.parallelism] = p
+    levels = [best[k] for k in sorted(best)]
+    for i, p in enumerate(levels):
+        later = max((q.bw_bytes_per_s for q in levels[i + 1 :]), default=0.0)
+        if later < p.bw_bytes_per_s * (1 + gain):
+            saturated = i < len(levels) - 1
+            return Knee(p.parallelism, p.numjobs, p.iodepth, p.bw_bytes_per_s, saturated, gain)
+    raise AssertionError("unreachable: the last level always qualifies")

@@ -1,0 +1,185 @@
+"""Decision functions of data safety, cold proof and the watchdog, on recorded real outputs.
+
+The device inputs were recorded from a real partitioned, mounted loop device and
+this VM's /proc (tests/data/recorded/fio/PROVENANCE.md); the integration tests
+exercise the same rules against real devices and real fio.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvgate.fio.cold import BlockDevice, CacheDrop, ColdProof, DiskCounters, parse_diskstats, parse_meminfo
+from kvgate.fio.safety import DeviceFacts, device_refusals, file_refusals, parse_lsblk
+from kvgate.fio.watchdog import ProcState, WatchdogReport
+from kvgate.inventory.schema import Volume
+
+RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
+SCRATCH = Volume(path="/mnt/scratch", kind="candidate", scratch=True, device="/dev/loop0")
+KEEP = Volume(path="/mnt/data", kind="baseline", scratch=False, device="/dev/loop0")
+
+
+def recorded_facts() -> DeviceFacts:
+    nodes, mounts = parse_lsblk((RECORDED / "lsblk-partition-mounted.json").read_text())
+    sigs = tuple(
+        (line.split(":", 1)[0], line.split(":", 1)[1].strip())
+        for name in ("blkid-disk.txt", "blkid-partition.txt")
+        for line in (RECORDED / name).read_text().splitlines()
+    )
+    return DeviceFacts("/dev/loop0", nodes, mounts, sigs)
+
+
+def blank(device: str = "/dev/loop0") -> DeviceFacts:
+    return DeviceFacts(device, (device,), (), ())
+
+
+def test_recorded_lsblk_tree_has_the_mounted_partition() -> None:
+    facts = recorded_facts()
+    assert facts.nodes == ("/dev/loop0", "/dev/loop0p1")
+    assert len(facts.mounts) == 1
+    assert facts.mounts[0][0] == "/dev/loop0p1"
+
+
+def test_mounted_partition_and_signatures_are_each_refused() -> None:
+    reasons = device_refusals(recorded_facts(), volume=SCRATCH, writes=True, allow_destructive=True)
+    assert any(r.startswith("/dev/loop0p1 is mounted on /tmp/kvgate-block-record") for r in reasons)
+    assert '/dev/loop0 carries a signature (PTTYPE="dos")' in reasons
+    assert any(r.startswith("/dev/loop0p1 carries a signature") and 'TYPE="ext4"' in r for r in reasons)
+
+
+def test_a_blank_scratch_device_with_the_flag_is_allowed() -> None:
+    assert device_refusals(blank(), volume=SCRATCH, writes=True, allow_destructive=True) == []
+
+
+@pytest.mark.parametrize(
+    ("facts", "volume", "allow", "reason"),
+    [
+        (blank(), KEEP, True, "volume /mnt/data (/dev/loop0) is not marked scratch"),
+        (
+            blank(),
+            SCRATCH,
+            False,
+            "a destructive write to a raw device needs the explicit allow-destructive option",
+        ),
+        (blank(), None, True, "/dev/loop0 is not the declared device of the volume"),
+        (
+            DeviceFacts(
+                "/dev/loop0",
+                ("/dev/loop0",),
+                (),
+                (),
+                ("blkid -p /dev/loop0 exited 2: Operation not permitted",),
+            ),
+            SCRATCH,
+            True,
+            "cannot prove /dev/loop0 blank: blkid -p /dev/loop0 exited 2: Operation not permitted",
+        ),
+    ],
+)
+def test_each_device_rule_alone_refuses(
+    facts: DeviceFacts, volume: Volume | None, allow: bool, reason: str
+) -> None:
+    assert device_refusals(facts, volume=volume, writes=True, allow_destructive=allow) == [reason]
+
+
+def test_reading_the_declared_device_needs_no_scratch() -> None:
+    assert device_refusals(recorded_facts(), volume=KEEP, writes=False, allow_destructive=False) == []
+    assert device_refusals(blank("/dev/sdb"), volume=None, writes=False, allow_destructive=False)
+
+
+@pytest.mark.parametrize(
+    ("volume", "target", "resolved", "reason"),
+    [
+        (SCRATCH, "/mnt/scratch/../data", "/mnt/data", "contains '..': path traversal is refused"),
+        (SCRATCH, "/mnt/scratchy/f", "/mnt/scratchy/f", "outside the volume directory /mnt/scratch"),
+        (SCRATCH, "/etc/passwd", "/etc/passwd", "outside the volume directory"),
+        (SCRATCH, "/mnt/scratch/link/f", "/home/f", "resolves to /home/f, outside /mnt/scratch (symlink)"),
+        (SCRATCH, "scratch/f", "/root/scratch/f", "is not an absolute path"),
+        (KEEP, "/mnt/data/kvgate", "/mnt/data/kvgate", "is not marked scratch"),
+    ],
+)
+def test_file_target_refusals(volume: Volume, target: str, resolved: str, reason: str) -> None:
+    reasons = file_refusals(volume, target, resolved=resolved, volume_resolved=volume.path)
+    assert len(reasons) == 1
+    assert reason in reasons[0]
+
+
+def test_file_target_inside_a_scratch_volume_is_allowed() -> None:
+    assert (
+        file_refusals(
+            SCRATCH, "/mnt/scratch/kvgate/f", resolved="/mnt/scratch/kvgate/f", volume_resolved="/mnt/scratch"
+        )
+        == []
+    )
+
+
+def test_recorded_diskstats_and_meminfo_parse_to_bytes() -> None:
+    stats = parse_diskstats((RECORDED / "proc-diskstats.txt").read_text())
+    name, counters = stats[(254, 0)]
+    assert name == "vda"
+    line = next(ln for ln in (RECORDED / "proc-diskstats.txt").read_text().splitlines() if " vda " in ln)
+    assert counters.read_bytes == int(line.split()[5]) * 512
+    mem = parse_meminfo((RECORDED / "proc-meminfo.txt").read_text())
+    assert mem["MemTotal"] > 20 << 30
+
+
+def proof(**kw: object) -> ColdProof:
+    base: dict[str, object] = {
+        "device": BlockDevice(254, 0, "vda"),
+        "before": DiskCounters(1000, 0),
+        "after": DiskCounters(1000 + (95 << 20), 0),
+        "fio_read_bytes": 100 << 20,
+        "drop": CacheDrop(True, "root", 5 << 30, 1 << 28),
+        "direct": True,
+        "working_set_bytes": 64 << 20,
+        "ram_bytes": 24 << 30,
+    }
+    return ColdProof(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_cold_read_served_by_the_device_is_trusted() -> None:
+    assert proof().invalid_reason is None
+
+
+def test_cold_read_not_served_by_the_device_is_invalid_with_both_numbers() -> None:
+    reason = proof(after=DiskCounters(1000 + (10 << 20), 0)).invalid_reason
+    assert reason == "not cold: vda read 10485760 bytes while fio read 104857600 bytes (10% < 90%)"
+
+
+def test_buffered_working_set_under_twice_ram_is_invalid() -> None:
+    reason = proof(direct=False).invalid_reason or ""
+    assert reason.startswith("buffered job with a working set of 67108864 bytes < 2 × host RAM")
+    assert proof(direct=False, working_set_bytes=50 << 30).invalid_reason is None
+
+
+def test_no_block_device_cannot_prove_cold() -> None:
+    reason = proof(device=None, before=None, after=None).invalid_reason or ""
+    assert "cannot prove the read cold" in reason
+
+
+def test_proc_stat_line_with_odd_comm_parses() -> None:
+    state = ProcState.parse("deadline 3012 4242 (fio (job) 1) D 4241 4242 4242 0 -1 4194560 12")
+    assert (state.pid, state.comm, state.state, state.elapsed_ms) == (4242, "fio (job) 1", "D", 3012)
+
+
+def test_watchdog_reason_names_d_state_and_survivors() -> None:
+    text = "\n".join(
+        [
+            "deadline 8010 100 (fio) S 99 100 100 0",
+            "deadline 8010 101 (fio) D 100 101 101 0",
+            "deadline 8010 end",
+            "after-term 10020 101 (fio) D 100 101 101 0",
+            "after-term 10020 end",
+            "after-kill 12030 101 (fio) D 1 101 101 0",
+            "after-kill 12030 end",
+        ]
+    )
+    report = WatchdogReport.parse(text, 8.0)
+    reason = report.reason()
+    assert "fio overran its 8 s deadline" in reason
+    assert "fired after 8.0 s" in reason
+    assert "100 fio state S, 101 fio state D" in reason
+    assert "D-state (uninterruptible I/O): 101 (deadline), 101 (after-term), 101 (after-kill)" in reason
+    assert reason.endswith("alive after KILL: 101 state D")
