@@ -37,7 +37,7 @@ def test_two_fio_servers_give_per_host_and_all_clients_results(tmp_path: Path) -
     ex = LocalExecutor()
     (tmp_path / "vol").mkdir()
     vol = Volume(path=str(tmp_path / "vol"), kind="candidate", scratch=True)
-    opts = RunOptions(workdir=str(tmp_path / "wd"), grace_s=5)
+    opts = RunOptions(workdir=str(tmp_path / "wd"), grace_s=30)
     job = FioJob(
         name="cs", rw="randread", bs="4k", iodepth=4, size="8m", runtime_s=2, ramp_s=0, directory=vol.path
     )
@@ -65,7 +65,7 @@ def test_a_server_that_is_not_there_makes_the_run_invalid(tmp_path: Path) -> Non
     ex = LocalExecutor()
     (tmp_path / "vol").mkdir()
     vol = Volume(path=str(tmp_path / "vol"), kind="candidate", scratch=True)
-    opts = RunOptions(workdir=str(tmp_path / "wd"), grace_s=3)
+    opts = RunOptions(workdir=str(tmp_path / "wd"), grace_s=30)
     job = FioJob(name="cs", rw="read", bs="1m", size="4m", runtime_s=1, ramp_s=0, directory=vol.path)
     with fio_servers([(ex, "127.0.0.1", free_ports(1)[0])], workdir=opts.workdir) as servers:
         ghost = FioServer(ex, "127.0.0.1", free_ports(1)[0], 0)  # nobody listens there
@@ -94,7 +94,7 @@ def test_matrix_runs_every_cell_and_repeat_and_finds_a_knee(tmp_path: Path) -> N
         profile,
         vol,
         directory=vol.path,
-        opts=RunOptions(workdir=str(tmp_path / "wd"), grace_s=5),
+        opts=RunOptions(workdir=str(tmp_path / "wd"), grace_s=30),
         on_run=lambda cell, repeat, _run: seen.append((cell, repeat)),
     )
     assert seen == [("sw-j1-qd1", 1), ("sw-j1-qd1", 2), ("sw-j1-qd4", 1), ("sw-j1-qd4", 2)]

@@ -32,7 +32,7 @@ def ex() -> LocalExecutor:
 
 @pytest.fixture
 def opts(tmp_path: Path) -> RunOptions:
-    return RunOptions(workdir=str(tmp_path / "wd"), grace_s=2)
+    return RunOptions(workdir=str(tmp_path / "wd"), grace_s=30)
 
 
 @pytest.fixture
