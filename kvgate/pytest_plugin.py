@@ -19,7 +19,7 @@ from kvgate.judge import Judgement, Verdict
 from kvgate.session import GateSession
 from kvgate.store import CheckRecord, RunStore
 
-pytest_plugins = ["kvgate.gatefixtures"]
+pytest_plugins = ["kvgate.gatefixtures", "kvgate.g2.fixtures"]
 
 SESSION = pytest.StashKey[GateSession]()
 

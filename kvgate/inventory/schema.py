@@ -31,6 +31,21 @@ class VolumeKind(StrEnum):
     BASELINE = "baseline"  # NFS or local disk to compare against
 
 
+class VolumeExpect(Frozen):
+    """G2 criteria for a volume; unset ones are recorded as the site baseline without a threshold."""
+
+    min_seq_read_gb_per_s: float | None = Field(default=None, gt=0)
+    min_seq_write_gb_per_s: float | None = Field(default=None, gt=0)
+    min_rand_read_kiops: float | None = Field(default=None, gt=0)
+    max_rand_read_p99_ms: float | None = Field(default=None, gt=0)
+    # minimum sequential read as a fraction of the host's RDMA NIC line rate (BOM nics)
+    line_rate_fraction: float | None = Field(default=None, gt=0, le=1)
+    max_cv: float | None = Field(default=None, gt=0)  # default: the workload profile's
+    min_kv_restore_gb_per_s: float | None = Field(default=None, gt=0)
+    min_model_load_gb_per_s: float | None = Field(default=None, gt=0)
+    min_checkpoint_write_gb_per_s: float | None = Field(default=None, gt=0)
+
+
 class Volume(Frozen):
     """A mount under test; writes go only under `path` and only if `scratch` is true."""
 
@@ -42,6 +57,7 @@ class Volume(Frozen):
     mount_options: tuple[str, ...] = ()  # options that must be present, e.g. noatime
     min_free_gib: float | None = Field(default=None, ge=0)
     hosts: tuple[str, ...] = ()  # empty: every host with the storage-client role
+    expect: VolumeExpect = Field(default_factory=VolumeExpect)
 
 
 class ToolConstraint(Frozen):
@@ -173,6 +189,7 @@ class Inventory(Frozen):
     """A whole lab: validated once on load (see `kvgate.inventory.load`)."""
 
     site: Name
+    scale: Literal["full", "smoke"] = "full"  # workload sizes: the lab's, or seconds-long smoke runs
     hosts: dict[Name, Host] = Field(min_length=1)
     groups: dict[Name, Expectations] = Field(default_factory=dict)
     volumes: dict[Name, Volume] = Field(default_factory=dict)

@@ -1,0 +1,82 @@
+"""G2 fixtures: measure every host's scratch volumes concurrently, then hand checks their numbers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from kvgate.errors import LabError
+from kvgate.g2.measure import VolumeResult, measure_volume
+from kvgate.g2.plan import G2Check, fio_profile
+from kvgate.g2.sections import row, sections
+from kvgate.inventory import LoadedInventory
+from kvgate.judge import Measurement
+from kvgate.session import GateSession
+from kvgate.store import RunStore
+from kvgate.transport import Executor
+from kvgate.transport.fanout import fan_out
+
+HostResults = dict[str, VolumeResult]
+
+
+@pytest.fixture(scope="session")
+def g2_measured(
+    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
+) -> dict[str, HostResults | LabError]:
+    """Every pending host measured at once (the same jobs on every storage client together)."""
+    inv = inventory.inventory
+    profile = fio_profile(inv)
+
+    def measure_host(name: str) -> HostResults:
+        out: HostResults = {}
+        for vname, vol in inv.volumes_of(name).items():
+            if vol.scratch:
+                out[vname] = measure_volume(
+                    executors[name],
+                    inv.hosts[name],
+                    name=vname,
+                    vol=vol,
+                    profile=profile,
+                    store=run_store,
+                    notify=lambda e: gate_session.notify(name, e),
+                    scale=inv.scale,
+                )
+                save(run_store, out[vname])
+        return out
+
+    results = fan_out({h: h for h in sorted(gate_session.hosts_pending)}, measure_host)
+    for host, r in results.items():
+        gate_session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
+    run_store.update_meta(sections=sections(run_store.meta().get("g2_rows", {})))
+    return results
+
+
+def save(store: RunStore, r: VolumeResult) -> None:
+    """The volume's measurements as an artifact and its table row in run.json, as soon as it is done."""
+    data = {k: _json(m) for k, m in r.measurements.items()}
+    store.artifact(r.host, f"g2/{r.volume}/measurements.json", json.dumps(data, indent=1, default=str))
+    store.merge_meta(g2_rows={f"{r.host}/{r.volume}": row(r)})
+
+
+def _json(m: Measurement) -> dict[str, Any]:
+    return {
+        "value": m.value,
+        "unit": m.unit,
+        "invalid_reason": m.invalid_reason,
+        "evidence": list(m.evidence),
+    }
+
+
+@pytest.fixture
+def volume_measurements(
+    check: G2Check, g2_measured: dict[str, HostResults | LabError]
+) -> dict[str, Measurement]:
+    """The measurements of the check's volume; a host that failed makes its checks ERROR."""
+    if check.skip_reason:
+        return {}
+    result = g2_measured[check.host]
+    if isinstance(result, LabError):
+        raise LabError(f"{check.host}: G2 measurements not taken: {result}") from result
+    return result[check.volume].measurements

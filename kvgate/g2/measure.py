@@ -1,0 +1,128 @@
+"""Measure one volume of one host for G2: the fio matrix, then the agent workloads.
+
+Every raw output is stored as it arrives (a crash keeps what ran); the result is a
+map metric → Measurement that the G2 checks judge, plus the sweep for the chart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from kvgate.fio.baseline import run_matrix
+from kvgate.fio.cold import MeasuredRun
+from kvgate.fio.matrix import Knee, MatrixProfile, sweep_cell
+from kvgate.fio.run import RunOptions
+from kvgate.g2.workloads import run_workloads
+from kvgate.inventory.schema import Host, Volume
+from kvgate.judge import Measurement
+from kvgate.store import RunStore
+from kvgate.transport.base import Executor
+
+Notify = Callable[[str], None]
+
+
+@dataclass
+class VolumeResult:
+    """What G2 measured on one volume of one host."""
+
+    host: str
+    volume: str
+    measurements: dict[str, Measurement] = field(default_factory=dict)
+    knee: Knee | None = None
+    sweep: list[tuple[int, float]] = field(default_factory=list)  # (parallelism, bytes/s)
+
+    def add(self, found: list[Measurement]) -> None:
+        self.measurements |= {m.metric: m for m in found}
+
+
+def work_dir(vol: Volume, host: str) -> str:
+    """Where G2 writes on a volume: its own subdirectory, removed afterwards."""
+    return f"{vol.path.rstrip('/')}/kvgate-g2/{host}"
+
+
+def proof_json(mr: MeasuredRun) -> str:
+    """The cold proof of one fio run as stored evidence."""
+    p = mr.proof
+    data = {
+        "device": p.device.name if p.device else None,
+        "device_read_bytes": p.device_read_bytes,
+        "fio_read_bytes": p.fio_read_bytes,
+        "direct": p.direct,
+        "caches_dropped": p.drop is not None,
+        "invalid_reason": mr.invalid_reason,
+    }
+    return json.dumps(data, indent=2, default=str)
+
+
+def measure_volume(
+    ex: Executor,
+    host: Host,
+    *,
+    name: str,
+    vol: Volume,
+    profile: MatrixProfile,
+    store: RunStore,
+    notify: Notify,
+    scale: str,
+) -> VolumeResult:
+    """Run the fio matrix and the workloads on one scratch volume; clean up our files after."""
+    result, directory = VolumeResult(ex.host, name), work_dir(vol, ex.host)
+    ex.run("mkdir -p %s", directory, check=True, timeout_s=30)
+    try:
+        _fio(ex, host, result, vol=vol, profile=profile, directory=directory, store=store, notify=notify)
+        found = run_workloads(
+            ex, host, directory=directory, store=store, notify=notify, prefix=name, scale=scale
+        )
+        result.add(found)
+    finally:
+        ex.run("rm -rf %s", directory, timeout_s=300)
+    return result
+
+
+def _fio(
+    ex: Executor,
+    host: Host,
+    result: VolumeResult,
+    *,
+    vol: Volume,
+    profile: MatrixProfile,
+    directory: str,
+    store: RunStore,
+    notify: Notify,
+) -> None:
+    evidence: dict[str, list[str]] = {}
+
+    def on_run(cell: str, repeat: int, mr: MeasuredRun) -> None:
+        notify(f"fio {cell} #{repeat}")
+        base = f"g2/{result.volume}/fio/{cell}/{repeat}"
+        paths = [store.artifact(ex.host, f"{base}/{n}", t) for n, t in mr.run.artifacts().items()]
+        paths.append(store.artifact(ex.host, f"{base}/cold-proof.json", proof_json(mr)))
+        evidence.setdefault(cell, []).extend(paths)
+
+    opts = RunOptions(sudo=host.sudo)
+    base = run_matrix(ex, profile, vol, directory=directory, opts=opts, on_run=on_run)
+    for m in base.measurements:
+        cell = m.metric.split(".")[0]
+        result.add([dataclasses.replace(m, evidence=tuple(evidence.get(cell, ())))])
+    result.knee = base.knee
+    result.sweep = _sweep_points(base.runs, profile)
+
+
+def _sweep_points(
+    runs: Mapping[str, tuple[MeasuredRun, ...]], profile: MatrixProfile
+) -> list[tuple[int, float]]:
+    """Mean bandwidth of each valid sweep cell, by parallelism (numjobs × iodepth)."""
+    if profile.sweep is None:
+        return []
+    points = []
+    for nj in profile.sweep.numjobs:
+        for qd in profile.sweep.iodepth:
+            cell = sweep_cell(profile.sweep.name, nj, qd)
+            valid = [r.run.summary() for r in runs.get(cell, ()) if not r.invalid_reason]
+            if valid:
+                bw = sum(s.read.bw_bytes_per_s for s in valid) / len(valid)
+                points.append((nj * qd, bw))
+    return sorted(points)

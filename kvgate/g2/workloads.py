@@ -1,0 +1,141 @@
+"""The storage-level workloads of G2 through the agent: KV restore, model load, checkpoint.
+
+Each runs detached on the host (`kvgate.agentctl`); its result JSON is stored as
+an artifact and turned into Measurements. A read whose device counters do not
+account for the bytes it returned, or whose O_DIRECT silently fell back, is
+INVALID with the numbers (LMCache #1522, dlio_benchmark #277).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kvgate import agentctl
+from kvgate.gates import repo_root
+from kvgate.inventory.schema import Host
+from kvgate.judge import Measurement
+from kvgate.store import RunStore
+from kvgate.transport.base import Executor
+from kvgate.workload_profiles import ModelProfile, agent_spec, load_profile
+
+MIN_COLD_RATIO = 0.9
+WORKLOAD_TIMEOUT_S = 6 * 3600
+
+# scale → model profile per workload (workloads/models/*.yaml)
+PROFILES = {
+    "smoke": {"kv-restore": "smoke", "model-load": "smoke", "checkpoint": "smoke"},
+    "full": {
+        "kv-restore": "qwen2.5-32b",
+        "model-load": "deepseek-r1-distill-qwen-32b",
+        "checkpoint": "qwen2.5-32b",
+    },
+}
+
+
+def model_profile(name: str) -> ModelProfile:
+    return load_profile(repo_root() / "workloads" / "models" / f"{name}.yaml")
+
+
+def cold_reason(cold: dict[str, Any] | None, direct: dict[str, Any]) -> str | None:
+    """Why a read cannot count as cold, from the agent's cold record; None when it is proven."""
+    if not cold:
+        return "no cold record"
+    if not cold.get("drop_caches", {}).get("done"):
+        return f"page cache not dropped: {cold.get('drop_caches', {}).get('error')}"
+    ratio, dev = cold.get("device_read_ratio"), (cold.get("device") or {}).get("name")
+    if ratio is None:
+        return "no local block device backs the target: device reads cannot prove the read cold"
+    if ratio < MIN_COLD_RATIO:
+        got, want = cold.get("device_read_bytes"), cold.get("expected_read_bytes")
+        return (
+            f"not cold: {dev} read {got} bytes for {want} bytes returned ({ratio:.0%} < {MIN_COLD_RATIO:.0%})"
+        )
+    if direct.get("direct_requested") and not direct.get("direct_engaged"):
+        return f"O_DIRECT requested but not engaged: {direct.get('direct_fallback_reason')}"
+    return None
+
+
+def m(metric: str, value: Any, unit: str, evidence: str, reason: str | None = None) -> Measurement:
+    return Measurement(metric, value, unit, (evidence,), reason)
+
+
+def kv_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
+    restores = sorted(res.get("restores", []), key=lambda r: r["readers_per_request"])
+    out = [m("kv_restore.corrupt_chunks", sum(r["checksums_failed"] for r in restores), "chunks", ev)]
+    for label, r in (("serial", restores[0]), ("parallel", restores[-1])) if restores else ():
+        why = cold_reason(r.get("cold"), r)
+        out += [
+            m(f"kv_restore.{label}.read_bw_bytes_per_s", r["restore_bytes_per_s"], "B/s", ev, why),
+            m(f"kv_restore.{label}.latency_p50_s", r["restore_latency_p50_s"], "s", ev, why),
+            m(f"kv_restore.{label}.latency_p99_s", r["restore_latency_p99_s"], "s", ev, why),
+            m(f"kv_restore.{label}.readers_per_request", r["readers_per_request"], "", ev),
+        ]
+    return out
+
+
+def model_load_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
+    loads = [x for x in res.get("loads", []) if x.get("status") == "ok"]
+    out = [m("model_load.corrupt_tensors", sum(x["checksums_failed"] for x in loads), "tensors", ev)]
+    for x in loads:
+        why = cold_reason(x.get("cold"), x)
+        out.append(m(f"model_load.{x['loader']}.read_bw_bytes_per_s", x["read_bytes_per_s"], "B/s", ev, why))
+        out.append(m(f"model_load.{x['loader']}.elapsed_s", x["elapsed_s"], "s", ev, why))
+    return out
+
+
+def checkpoint_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
+    write, back = res["write"], res["readback"]
+    return [
+        m("checkpoint.write_bw_bytes_per_s", write["write_bytes_per_s"], "B/s", ev),
+        m("checkpoint.write_s", write["elapsed_s"], "s", ev),
+        m(
+            "checkpoint.readback_bw_bytes_per_s",
+            back["read_bytes_per_s"],
+            "B/s",
+            ev,
+            cold_reason(back.get("cold"), back),
+        ),
+        m("checkpoint.corrupt_shards", back["checksums_failed"], "shards", ev),
+    ]
+
+
+TO_MEASUREMENTS: dict[str, Callable[[dict[str, Any], str], list[Measurement]]] = {
+    "kv-restore": kv_measurements,
+    "model-load": model_load_measurements,
+    "checkpoint": checkpoint_measurements,
+}
+
+
+def run_workloads(
+    ex: Executor,
+    host: Host,
+    *,
+    directory: str,
+    store: RunStore,
+    notify: Callable[[str], None],
+    prefix: str,
+    scale: str,
+) -> list[Measurement]:
+    """Run the three workloads one after the other on a volume directory; store every result."""
+    found: list[Measurement] = []
+    for workload, profile in PROFILES[scale].items():
+        notify(f"agent {workload}")
+        spec = agent_spec(model_profile(profile), workload, target_dir=directory)
+        job = agentctl.start(ex, workload, spec, sudo=host.sudo)
+        on_event = functools.partial(_progress, notify, workload)
+        res = agentctl.wait(ex, job, on_event, timeout_s=WORKLOAD_TIMEOUT_S)
+        ev = store.artifact(ex.host, f"g2/{prefix}/agent/{workload}.json", json.dumps(res, indent=1))
+        if res.get("status") != "ok":
+            reason = f"agent {workload} failed: {res.get('error') or res.get('status')}"
+            found.append(Measurement(f"{workload.replace('-', '_')}.status", None, "", (ev,), reason))
+            continue
+        found += TO_MEASUREMENTS[workload](res, ev)
+    return found
+
+
+def _progress(notify: Callable[[str], None], workload: str, event: dict[str, Any]) -> None:
+    if event.get("event") == "progress" and event.get("total_bytes"):
+        notify(f"{workload} {event.get('phase')} {event['done_bytes'] / event['total_bytes']:.0%}")
