@@ -34,6 +34,7 @@ engine: $(VENV)/.engine
 demo: setup
 	mkdir -p /var/tmp/kvgate-scratch
 	$(KVGATE) run g1 --inventory inventory/local.yaml --results $(RESULTS)
+	$(KVGATE) run g2 --inventory inventory/local.yaml --results $(RESULTS)
 
 test: setup engine
 	$(BIN)/pytest

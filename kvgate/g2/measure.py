@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -78,7 +79,13 @@ def measure_volume(
         )
         result.add(found)
     finally:
-        ex.run("rm -rf %s", directory, timeout_s=300)
+        # our own directory only; the shared parent goes when no other host still uses it
+        ex.run(
+            "rm -rf %s; rmdir --ignore-fail-on-non-empty %s",
+            directory,
+            posixpath.dirname(directory),
+            timeout_s=300,
+        )
     return result
 
 

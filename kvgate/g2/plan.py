@@ -165,7 +165,7 @@ def workload_criteria(e: VolumeExpect, src: str) -> list[tuple[str, Criterion]]:
         ),
         (
             "model_load.checksums",
-            Criterion("G2-ML-2", "model_load.corrupt_tensors", "==", 0, source="must be 0"),
+            Criterion("G2-ML-2", "model_load.corrupt_cells", "==", 0, source="must be 0"),
         ),
         (
             "checkpoint.write.bw",

@@ -78,7 +78,7 @@ def kv_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
 
 def model_load_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
     loads = [x for x in res.get("loads", []) if x.get("status") == "ok"]
-    out = [m("model_load.corrupt_tensors", sum(x["checksums_failed"] for x in loads), "tensors", ev)]
+    out = [m("model_load.corrupt_cells", sum(x["checksums_failed"] for x in loads), "cells", ev)]
     for x in loads:
         why = cold_reason(x.get("cold"), x)
         out.append(m(f"model_load.{x['loader']}.read_bw_bytes_per_s", x["read_bytes_per_s"], "B/s", ev, why))

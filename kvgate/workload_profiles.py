@@ -1,0 +1,135 @@
+"""Model profiles for the storage-level workloads (``workloads/models/*.yaml``), validated once.
+
+A profile names a model's KV geometry (kv-restore), its weight size and shard
+count (model-load) and a checkpoint size and rank count, with where each number
+comes from. ``agent_spec`` turns a profile into the JSON spec the agent runs:
+
+>>> p = load_profile(PROFILES_DIR / "qwen2.5-32b.yaml")
+>>> p.kv.kv_bytes_per_token
+262144
+>>> agent_spec(p, "kv-restore", target_dir="/scratch")["tokens_per_chunk"]
+256
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kvgate.config_file import load_model
+from kvgate.errors import ConfigError
+
+PROFILES_DIR = Path(__file__).resolve().parents[1] / "workloads" / "models"
+WORKLOADS = ("kv-restore", "model-load", "checkpoint")
+MiB = 1 << 20
+
+
+class Frozen(BaseModel):
+    """Base: immutable, unknown fields refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class KVGeometry(Frozen):
+    """Per-token KV size: 2 (K and V) × layers × kv_heads × head_dim × dtype_bytes."""
+
+    layers: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    dtype_bytes: int = Field(gt=0, le=8)
+    source: str = ""
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """Bytes of K and V for one token across all layers."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
+
+
+class KVRestoreProfile(Frozen):
+    """C requests × prefix tokens in chunk files of N tokens, restored with P readers per request."""
+
+    tokens_per_chunk: int = Field(256, gt=0)
+    prefix_tokens: int = Field(gt=0)
+    requests: int = Field(gt=0)
+    readers_per_request: tuple[int, ...] = Field((1, 8), min_length=1)
+    io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
+    source: str = ""
+
+
+class ModelLoadProfile(Frozen):
+    """A safetensors model of ``model_bytes`` in ``shards`` files, decoder-shaped tensors."""
+
+    model_bytes: int = Field(gt=MiB)
+    shards: int = Field(gt=0)
+    hidden_size: int = Field(gt=0)
+    intermediate_size: int = Field(gt=0)
+    kv_dim: int = Field(gt=0)
+    tensor_dtype: Literal["F16", "BF16", "F32", "U8"] = "F16"
+    threads: int = Field(8, gt=0)
+    io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
+    approximate: bool = False
+    source: str = ""
+
+
+class CheckpointProfile(Frozen):
+    """One snapshot of ``snapshot_bytes`` written by ``ranks`` processes."""
+
+    snapshot_bytes: int = Field(gt=0)
+    ranks: int = Field(gt=0)
+    readback_threads: int = Field(8, gt=0)
+    io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
+    source: str = ""
+
+
+class ModelProfile(Frozen):
+    """One file of ``workloads/models``: a model and the workloads it parameterises."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    scale: Literal["real", "smoke"]
+    kv: KVGeometry | None = None
+    kv_restore: KVRestoreProfile | None = None
+    model_load: ModelLoadProfile | None = None
+    checkpoint: CheckpointProfile | None = None
+
+
+def load_profile(path: Path) -> ModelProfile:
+    """Validate one profile; errors name the file and the field."""
+    profile = load_model(path, ModelProfile)
+    if profile.kv_restore is not None and profile.kv is None:
+        raise ConfigError(str(path), "kv", "required when kv_restore is given (the KV bytes per token)")
+    return profile
+
+
+def load_profiles(directory: Path = PROFILES_DIR) -> dict[str, ModelProfile]:
+    """Every ``*.yaml`` profile of a directory, by name (names must be unique)."""
+    out: dict[str, ModelProfile] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        profile = load_profile(path)
+        if profile.name in out:
+            raise ConfigError(str(path), "name", f"{profile.name!r} is already used by another profile")
+        out[profile.name] = profile
+    return out
+
+
+def agent_spec(profile: ModelProfile, workload: str, *, target_dir: str, **overrides: Any) -> dict[str, Any]:
+    """The agent's JSON spec for ``workload`` from a profile; ``overrides`` win (e.g. seed, direct)."""
+    base: dict[str, Any] = {
+        "target_dir": target_dir,
+        "labels": {"profile": profile.name, "scale": profile.scale},
+    }
+    if workload == "kv-restore" and profile.kv_restore is not None and profile.kv is not None:
+        base.update(
+            profile.kv_restore.model_dump(exclude={"source"}),
+            kv_bytes_per_token=profile.kv.kv_bytes_per_token,
+        )
+        base["readers_per_request"] = list(profile.kv_restore.readers_per_request)
+    elif workload == "model-load" and profile.model_load is not None:
+        base.update(profile.model_load.model_dump(exclude={"source", "approximate"}))
+    elif workload == "checkpoint" and profile.checkpoint is not None:
+        base.update(profile.checkpoint.model_dump(exclude={"source"}))
+    else:
+        raise ConfigError(profile.name, workload.replace("-", "_"), f"profile has no {workload} section")
+    return {**base, **overrides}
