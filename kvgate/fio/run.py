@@ -164,8 +164,9 @@ def _command(run_dir: str, deadline: float, grace: float, clients: Sequence[str]
     """The wrapper command template and its arguments (quoted by the executor)."""
     job = f"{run_dir}/job.fio"
     targets = [a for c in clients for a in (f"--client={c}", job)] or [job]
-    template = "sh %s %s %s %s fio --output-format=json+ --output=%s" + " %s" * len(targets)
-    return template, [f"{run_dir}/watchdog.sh", int(deadline + 0.999), int(grace + 0.999), run_dir,
+    # from the run directory: fio writes side files (exec_prerun output …) to its cwd
+    template = "cd %s && sh %s %s %s %s fio --output-format=json+ --output=%s" + " %s" * len(targets)
+    return template, [run_dir, f"{run_dir}/watchdog.sh", int(deadline + 0.999), int(grace + 0.999), run_dir,
                       f"{run_dir}/out.json", *targets]  # fmt: skip
 
 

@@ -45,7 +45,9 @@ def vol(tmp_path: Path) -> Volume:
 
 @pytest.fixture
 def opts(tmp_path: Path) -> RunOptions:
-    return RunOptions(workdir=str(tmp_path / "wd"), grace_s=30)  # generous: CI shares 2 cores; watchdog tests set their own
+    return RunOptions(
+        workdir=str(tmp_path / "wd"), grace_s=30
+    )  # generous: CI shares 2 cores; watchdog tests set their own
 
 
 @pytest.fixture
