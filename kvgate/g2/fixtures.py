@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from kvgate.errors import LabError
+from kvgate.g2.cluster import Member, measure_cluster
 from kvgate.g2.measure import VolumeResult, measure_volume
-from kvgate.g2.plan import G2Check, fio_profile
+from kvgate.g2.plan import CLUSTER, G2Check, fio_profile, shared_volumes
 from kvgate.g2.sections import row, sections
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Measurement
@@ -46,11 +47,37 @@ def g2_measured(
                 save(run_store, out[vname])
         return out
 
-    results = fan_out({h: h for h in sorted(gate_session.hosts_pending)}, measure_host)
+    hosts = sorted(gate_session.hosts_pending - {CLUSTER})
+    results: dict[str, HostResults | LabError] = dict(fan_out({h: h for h in hosts}, measure_host))
     for host, r in results.items():
         gate_session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
+    if CLUSTER in gate_session.hosts_pending:  # after the per-host runs, so they do not disturb each other
+        results[CLUSTER] = _cluster(inventory, executors, run_store, results)
     run_store.update_meta(sections=sections(run_store.meta().get("g2_rows", {})))
     return results
+
+
+def _cluster(
+    inventory: LoadedInventory,
+    executors: dict[str, Executor],
+    store: RunStore,
+    per_host: dict[str, HostResults | LabError],
+) -> HostResults | LabError:
+    """The client/server aggregate of every shared scratch volume; a failed member fails it."""
+    inv, out = inventory.inventory, {}
+    for vname, hosts in shared_volumes(inv).items():
+        if not inv.volumes[vname].scratch:
+            continue
+        if failed := [h for h in hosts if isinstance(per_host.get(h), LabError)]:
+            return LabError(f"cluster aggregate of {vname} not run: {', '.join(failed)} failed")
+        members = [Member(h, executors[h], inv.hosts[h]) for h in hosts]
+        try:
+            out[vname] = measure_cluster(
+                members, volume=vname, vol=inv.volumes[vname], profile=fio_profile(inv), store=store
+            )
+        except LabError as exc:
+            return exc
+    return out
 
 
 def save(store: RunStore, r: VolumeResult) -> None:

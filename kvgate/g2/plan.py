@@ -22,6 +22,7 @@ from kvgate.inventory.schema import Inventory, Volume, VolumeExpect
 from kvgate.judge import Criterion, Judgement, Measurement, judge, skipped
 
 GB = 1e9
+CLUSTER = "cluster"  # the host name of checks on the whole set of storage clients
 MEASURED = "no site threshold: measured as the site baseline"
 
 
@@ -182,12 +183,31 @@ def workload_criteria(e: VolumeExpect, src: str) -> list[tuple[str, Criterion]]:
     ]
 
 
+def shared_volumes(inventory: Inventory) -> dict[str, list[str]]:
+    """Volumes mounted by two or more hosts, with those hosts: they get a cluster aggregate."""
+    users: dict[str, list[str]] = {}
+    for host in inventory.hosts:
+        for name in inventory.volumes_of(host):
+            users.setdefault(name, []).append(host)
+    return {v: hosts for v, hosts in users.items() if len(hosts) > 1}
+
+
+def cluster_check(name: str, vol: Volume, profile: MatrixProfile) -> G2Check:
+    """Every client's sequential read at once through fio client/server mode: the aggregate."""
+    cell = next(c for c, s in profile.jobs.items() if s.rw == "read")
+    crit = Criterion("G2-FIO-7", f"cluster.{cell}.read_bw_bytes_per_s", ">", 0, "B/s", source=MEASURED)
+    skip = None if vol.scratch else "volume is not marked scratch: kvgate writes only to scratch volumes"
+    return G2Check(CLUSTER, name, f"volume[{name}].fio.cluster.{cell}.bw", crit, skip)
+
+
 def plan(inventory: Inventory) -> list[G2Check]:
-    """G2 checks for every host and every volume it mounts."""
+    """G2 checks for every host and every volume it mounts, then the cluster aggregates."""
     profile = fio_profile(inventory)
-    return [
+    per_host = [
         check
         for host in inventory.hosts
         for name, vol in inventory.volumes_of(host).items()
         for check in volume_checks(inventory, host, name, vol, profile)
     ]
+    shared = shared_volumes(inventory)
+    return per_host + [cluster_check(v, inventory.volumes[v], profile) for v in shared]

@@ -1,0 +1,121 @@
+"""The cluster aggregate of G2: one sequential-read job on every storage client at once,
+through fio's own client/server mode (`fio --server` on each host, `--client` from one).
+
+Per-host figures and the aggregate are parsed from the one client-mode output;
+caches are dropped on every host first and device read bytes counted around the
+job on every distinct (host address, device), so the aggregate is proven cold
+like any other G2 read.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+
+from kvgate.errors import LabError
+from kvgate.fio.client import DEFAULT_PORT, fio_servers, run_clients
+from kvgate.fio.cold import backing_device, drop_caches, read_counters
+from kvgate.fio.matrix import MatrixProfile
+from kvgate.fio.run import RunOptions, lay_out
+from kvgate.g2.measure import VolumeResult, work_dir
+from kvgate.g2.plan import CLUSTER
+from kvgate.inventory.schema import Host, Volume
+from kvgate.judge import Measurement
+from kvgate.store import RunStore
+from kvgate.transport.base import Executor
+
+MIN_COLD_RATIO = 0.9
+
+
+@dataclass(frozen=True)
+class Member:
+    """One storage client taking part in the cluster job."""
+
+    name: str
+    ex: Executor
+    host: Host
+
+
+def _device_bytes(members: list[Member], directory: str) -> dict[tuple[str, str], int]:
+    """Read bytes so far of each distinct backing device (hosts sharing a disk count it once)."""
+    out: dict[tuple[str, str], int] = {}
+    for m in members:
+        dev = backing_device(m.ex, directory)
+        if dev is not None:
+            out[(m.host.address, dev.name)] = read_counters(m.ex, dev).read_bytes
+    return out
+
+
+def measure_cluster(
+    members: list[Member], *, volume: str, vol: Volume, profile: MatrixProfile, store: RunStore
+) -> VolumeResult:
+    """Run the profile's first sequential-read job on all members together; aggregate and per host."""
+    directory = work_dir(vol, CLUSTER)
+    spec_cell = next(c for c, s in profile.jobs.items() if s.rw == "read")
+    job = profile.fio_jobs(directory, tag=CLUSTER)[spec_cell]
+    specs = [(m.ex, m.host.address, DEFAULT_PORT + i) for i, m in enumerate(members)]
+    driver, result = members[0], VolumeResult(CLUSTER, volume)
+    try:
+        for m in members:  # laid out one host at a time: on a shared volume the files are laid out once
+            m.ex.run("mkdir -p %s", directory, check=True, timeout_s=30)
+            layout = lay_out(m.ex, job, vol, RunOptions(sudo=m.host.sudo))
+            if layout.invalid_reason:
+                raise LabError(
+                    f"{m.name}: laying out the cluster job's files failed: {layout.invalid_reason}"
+                )
+        with fio_servers(specs) as servers:
+            for m in members:
+                drop_caches(m.ex, sudo=m.host.sudo)
+            before = _device_bytes(members, directory)
+            run = run_clients(driver.ex, job, vol, servers, RunOptions(sudo=driver.host.sudo))
+            after = _device_bytes(members, directory)
+    finally:
+        for m in members:
+            m.ex.run(
+                "rm -rf %s; rmdir --ignore-fail-on-non-empty %s",
+                directory,
+                posixpath.dirname(directory),
+                timeout_s=300,
+            )
+    device = sum(after[k] - before.get(k, after[k]) for k in after)
+    evidence = [
+        store.artifact(CLUSTER, f"g2/{volume}/fio-clients/{n}", t) for n, t in run.run.artifacts().items()
+    ]
+    reason = run.invalid_reason or _cold_reason(
+        run.all_clients.read.io_bytes if run.all_clients else 0, device
+    )
+    ev = (
+        *evidence,
+        store.artifact(
+            CLUSTER,
+            f"g2/{volume}/fio-clients/device-bytes.json",
+            json.dumps({"device_read_bytes": device, "devices": sorted(map(str, after))}),
+        ),
+    )
+    metric = f"{CLUSTER}.{spec_cell}.read_bw_bytes_per_s"
+    bw = run.all_clients.read.bw_bytes_per_s if run.all_clients else None
+    result.add([Measurement(metric, bw, "B/s", ev, reason)])
+    names = {s.key: m.name for s, m in zip(servers, members, strict=True)}
+    result.add(
+        [
+            Measurement(
+                f"{CLUSTER}.{spec_cell}.{names.get(k, k)}.read_bw_bytes_per_s",
+                s.read.bw_bytes_per_s,
+                "B/s",
+                ev,
+                reason,
+            )
+            for k, s in run.per_host.items()
+        ]
+    )
+    return result
+
+
+def _cold_reason(fio_read_bytes: int, device_read_bytes: int) -> str | None:
+    if fio_read_bytes and device_read_bytes < MIN_COLD_RATIO * fio_read_bytes:
+        return (
+            f"not cold: the devices read {device_read_bytes} bytes while fio read {fio_read_bytes} bytes "
+            f"({device_read_bytes / fio_read_bytes:.0%} < {MIN_COLD_RATIO:.0%})"
+        )
+    return None
