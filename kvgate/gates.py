@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kvgate.errors import UsageError
 from kvgate.judge import Verdict
-from kvgate.store import latest_run, outcome
+from kvgate.store import RunStore, latest_run, outcome
 
 GATE_DIRS = {"g1": "g1_arrival", "g2": "g2_baseline", "g3": "g3_main", "g4": "g4_soak"}
 GATES = tuple(GATE_DIRS)
@@ -27,11 +27,11 @@ def previous_gate(gate: str) -> str | None:
     return GATES[i - 1] if i else None
 
 
-def require_previous(results: Path, *, site: str, gate: str, inventory_sha256: str) -> None:
-    """Refuse to start a gate unless the previous gate passed for the same inventory."""
+def require_previous(results: Path, *, site: str, gate: str, inventory_sha256: str) -> RunStore | None:
+    """The passed previous-gate run for the same inventory; refuses to start the gate without one."""
     prev = previous_gate(gate)
     if prev is None:
-        return
+        return None
     run = latest_run(results, site, prev, inventory_sha256=inventory_sha256)
     hint = f"run `make {prev}` first, or pass --force-gate-order REASON (recorded as a waiver)"
     if run is None:
@@ -39,3 +39,4 @@ def require_previous(results: Path, *, site: str, gate: str, inventory_sha256: s
     verdict, missing = outcome(run)
     if not verdict.gate_ok or missing or verdict is Verdict.ERROR:
         raise UsageError(f"{gate} needs a passed {prev} run; the latest, {run.path}, is {verdict}; {hint}")
+    return run

@@ -64,12 +64,12 @@ class GateSession:
 
     def _create(self, loaded: LoadedInventory, planned: list[str]) -> RunStore:
         assert self.gate is not None
-        forced = []
+        forced, previous = [], None
         reason = self.option("force_gate_order")
         if reason:
             forced.append({"gate": self.gate, "reason": reason, "by": getpass.getuser(), "at": utc_now()})
         else:
-            require_previous(
+            previous = require_previous(
                 Path(self.option("run_dir")), site=loaded.site, gate=self.gate, inventory_sha256=loaded.sha256
             )
         inv = loaded.inventory
@@ -84,6 +84,13 @@ class GateSession:
             "planned": planned,
             "forced": forced,
         }
+        if previous is not None:  # provenance, and the environment G1 recorded for this inventory
+            prev = previous.meta()
+            meta |= {
+                "previous_run": str(previous.path),
+                "manifest": prev.get("manifest", {}),
+                "tool_versions": prev.get("tool_versions", {}),
+            }
         return RunStore.create(Path(self.option("run_dir")), site=loaded.site, gate=self.gate, meta=meta)
 
     def _resume(self) -> RunStore:
