@@ -57,7 +57,7 @@ def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool
     for label, path in (("HTML", paths.html), ("PDF", paths.pdf), ("JUnit", paths.junit)):
         if path is not None:
             console.print(f"{label:6} {path}")
-    if missing and not interrupted:
+    if missing:
         console.print(f"resume with: kvgate run {store.meta()['gate']} --resume {store.path}")
     return EXIT_INTERRUPTED if interrupted else EXIT[verdict]
 

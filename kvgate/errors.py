@@ -9,6 +9,7 @@
     │   ├── CommandFailed            a command exited non-zero when it had to succeed
     │   ├── CommandTimeout           a command overran its timeout and was killed
     │   ├── ToolMissing              a required tool is not installed on the host
+    │   ├── Interrupted              the run was cancelled (Ctrl-C) before or while a command ran
     │   └── EngineError              the serving engine crashed, never became ready, left
     │                                processes behind or refused a call (kvgate.engines.errors)
     └── StoreError                   a run directory is missing or unreadable
@@ -77,6 +78,13 @@ class ToolMissing(LabError):
     def __init__(self, host: str, tool: str) -> None:
         self.host, self.tool = host, tool
         super().__init__(f"{host}: `{tool}` is not installed (not found in PATH)")
+
+
+class Interrupted(LabError):
+    """The run was cancelled (Ctrl-C): no new command starts and running ones are ended."""
+
+    def __init__(self, host: str, command: str) -> None:
+        super().__init__(f"{host}: `{command}` interrupted: the run was cancelled")
 
 
 class StoreError(KvgateError):

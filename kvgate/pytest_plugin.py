@@ -18,8 +18,9 @@ from kvgate.inventory import LoadedInventory
 from kvgate.judge import Judgement, Verdict
 from kvgate.session import GateSession
 from kvgate.store import CheckRecord, RunStore
+from kvgate.transport.base import CANCEL
 
-pytest_plugins = ["kvgate.gatefixtures", "kvgate.g2.fixtures"]
+pytest_plugins = ["kvgate.gatefixtures", "kvgate.g2.fixtures", "kvgate.g3.fixtures"]
 
 SESSION = pytest.StashKey[GateSession]()
 
@@ -42,6 +43,12 @@ def pytest_configure(config: pytest.Config) -> None:
     ):
         config.addinivalue_line("markers", line)
     config.stash[SESSION] = GateSession(config)
+    CANCEL.reset()
+
+
+def pytest_keyboard_interrupt() -> None:
+    """Ctrl-C: end the commands worker threads are running and start no new one."""
+    CANCEL.cancel()
 
 
 def _session(config: pytest.Config) -> GateSession:

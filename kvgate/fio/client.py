@@ -32,7 +32,7 @@ from kvgate.fio.parse import Summary, merge
 from kvgate.fio.run import FioRun, RunOptions, execute, fio_messages, resolve_ioengine
 from kvgate.fio.safety import check_job
 from kvgate.inventory.schema import Volume
-from kvgate.transport.base import Executor
+from kvgate.transport.base import CANCEL, Executor
 
 DEFAULT_PORT = 8765  # fio's own default
 
@@ -86,7 +86,12 @@ def start_server(
 
 
 def stop_servers(servers: Sequence[FioServer], *, wait_s: float = 5) -> None:
-    """TERM every server at once, then KILL any that lingers past ``wait_s``."""
+    """TERM every server at once, then KILL any that lingers past ``wait_s`` (also after Ctrl-C)."""
+    with CANCEL.cleanup():
+        _stop(servers, wait_s)
+
+
+def _stop(servers: Sequence[FioServer], wait_s: float) -> None:
     for s in servers:
         s.ex.run("kill %s", s.pid)
     deadline = time.monotonic() + wait_s

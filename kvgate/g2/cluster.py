@@ -10,7 +10,6 @@ like any other G2 read.
 from __future__ import annotations
 
 import json
-import posixpath
 from dataclasses import dataclass
 
 from kvgate.errors import LabError
@@ -18,7 +17,7 @@ from kvgate.fio.client import DEFAULT_PORT, fio_servers, run_clients
 from kvgate.fio.cold import backing_device, drop_caches, read_counters
 from kvgate.fio.matrix import MatrixProfile
 from kvgate.fio.run import RunOptions, lay_out
-from kvgate.g2.measure import VolumeResult, work_dir
+from kvgate.g2.measure import VolumeResult, remove_work_dir, work_dir
 from kvgate.g2.plan import CLUSTER
 from kvgate.inventory.schema import Host, Volume
 from kvgate.judge import Measurement
@@ -51,7 +50,7 @@ def measure_cluster(
     members: list[Member], *, volume: str, vol: Volume, profile: MatrixProfile, store: RunStore
 ) -> VolumeResult:
     """Run the profile's first sequential-read job on all members together; aggregate and per host."""
-    directory = work_dir(vol, CLUSTER)
+    directory = work_dir(vol, CLUSTER, store)
     spec_cell = next(c for c, s in profile.jobs.items() if s.rw == "read")
     job = profile.fio_jobs(directory, tag=CLUSTER)[spec_cell]
     specs = [(m.ex, m.host.address, DEFAULT_PORT + i) for i, m in enumerate(members)]
@@ -72,12 +71,7 @@ def measure_cluster(
             after = _device_bytes(members, directory)
     finally:
         for m in members:
-            m.ex.run(
-                "rm -rf %s; rmdir --ignore-fail-on-non-empty %s",
-                directory,
-                posixpath.dirname(directory),
-                timeout_s=300,
-            )
+            remove_work_dir(m.ex, directory)
     device = sum(after[k] - before.get(k, after[k]) for k in after)
     evidence = [
         store.artifact(CLUSTER, f"g2/{volume}/fio-clients/{n}", t) for n, t in run.run.artifacts().items()

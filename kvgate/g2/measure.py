@@ -20,7 +20,7 @@ from kvgate.g2.workloads import run_workloads
 from kvgate.inventory.schema import Host, Volume
 from kvgate.judge import Measurement
 from kvgate.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.transport.base import CANCEL, Executor
 
 Notify = Callable[[str], None]
 
@@ -39,9 +39,16 @@ class VolumeResult:
         self.measurements |= {m.metric: m for m in found}
 
 
-def work_dir(vol: Volume, host: str) -> str:
-    """Where G2 writes on a volume: its own subdirectory, removed afterwards."""
-    return f"{vol.path.rstrip('/')}/kvgate-g2/{host}"
+def work_dir(vol: Volume, host: str, store: RunStore) -> str:
+    """Where G2 writes on a volume: a subdirectory per host and run, removed afterwards."""
+    return f"{vol.path.rstrip('/')}/kvgate-g2/{host}-{store.path.name}"
+
+
+def remove_work_dir(ex: Executor, directory: str) -> None:
+    """Our own directory only (also after Ctrl-C); the shared parent goes when no run still uses it."""
+    with CANCEL.cleanup():
+        parent = posixpath.dirname(directory)
+        ex.run("rm -rf %s; rmdir --ignore-fail-on-non-empty %s", directory, parent, timeout_s=300)
 
 
 def proof_json(mr: MeasuredRun) -> str:
@@ -70,7 +77,7 @@ def measure_volume(
     scale: str,
 ) -> VolumeResult:
     """Run the fio matrix and the workloads on one scratch volume; clean up our files after."""
-    result, directory = VolumeResult(ex.host, name), work_dir(vol, ex.host)
+    result, directory = VolumeResult(ex.host, name), work_dir(vol, ex.host, store)
     ex.run("mkdir -p %s", directory, check=True, timeout_s=30)
     try:
         _fio(ex, host, result, vol=vol, profile=profile, directory=directory, store=store, notify=notify)
@@ -79,13 +86,7 @@ def measure_volume(
         )
         result.add(found)
     finally:
-        # our own directory only; the shared parent goes when no other host still uses it
-        ex.run(
-            "rm -rf %s; rmdir --ignore-fail-on-non-empty %s",
-            directory,
-            posixpath.dirname(directory),
-            timeout_s=300,
-        )
+        remove_work_dir(ex, directory)
     return result
 
 

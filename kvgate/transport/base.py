@@ -10,12 +10,14 @@ nowhere else (testinfra ``BaseBackend.quote``):
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from kvgate.errors import CommandFailed
+from kvgate.errors import CommandFailed, Interrupted
 
 DEFAULT_TIMEOUT_S = 120.0
 # remote side is bounded too: `timeout` sends TERM, then KILL after this grace
@@ -43,6 +45,65 @@ def wrap(command: str, *, timeout_s: float | None, sudo: bool, env: Mapping[str,
 def timed_out(exit_status: int, duration_s: float, timeout_s: float | None) -> bool:
     """True when the remote `timeout` wrapper killed the command (124 TERM, 137 KILL)."""
     return timeout_s is not None and exit_status in (124, 137) and duration_s >= timeout_s - 0.5
+
+
+class Cancellation:
+    """Ctrl-C of a gate run: no command starts afterwards and running ones are ended.
+
+    Executors wrap each command in ``running(host, command, stop)``; ``cancel()``
+    calls every registered ``stop`` (kill the local process group, close the SSH
+    channel), so worker threads of a fan-out end promptly (teuthology #2031).
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._cleaning = threading.local()  # this thread is removing what it made: let it
+        self._lock = threading.Lock()
+        self._stops: dict[int, Callable[[], None]] = {}
+
+    def cancel(self) -> None:
+        self._event.set()
+        with self._lock:
+            stops = list(self._stops.values())
+        for stop in stops:
+            stop()
+
+    def reset(self) -> None:
+        self._event.clear()
+
+    def check(self, host: str, command: str) -> None:
+        if self._event.is_set() and not getattr(self._cleaning, "on", False):
+            raise Interrupted(host, command)
+
+    @contextmanager
+    def cleanup(self) -> Iterator[None]:
+        """Commands of this thread run even after cancel(): removing scratch files, stopping servers."""
+        self._cleaning.on = True
+        try:
+            yield
+        finally:
+            self._cleaning.on = False
+
+    @contextmanager
+    def running(self, host: str, command: str, stop: Callable[[], None]) -> Iterator[None]:
+        """Register ``stop`` while a command runs; raise Interrupted if cancelled before or during."""
+        self.check(host, command)
+        key = id(stop)
+        with self._lock:
+            self._stops[key] = stop
+        try:
+            yield
+        except Exception as exc:  # a command torn down by cancel() fails in its own way: report why
+            if self._event.is_set() and not getattr(self._cleaning, "on", False):
+                raise Interrupted(host, command) from exc
+            raise
+        finally:
+            with self._lock:
+                self._stops.pop(key, None)
+        self.check(host, command)
+
+
+CANCEL = Cancellation()
 
 
 @dataclass(frozen=True)

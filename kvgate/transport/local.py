@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kvgate.errors import CommandTimeout
 from kvgate.inventory.schema import Host
-from kvgate.transport.base import DEFAULT_TIMEOUT_S, CommandResult, quote, timed_out, wrap
+from kvgate.transport.base import CANCEL, DEFAULT_TIMEOUT_S, CommandResult, quote, timed_out, wrap
 
 
 class LocalExecutor:
@@ -39,6 +39,7 @@ class LocalExecutor:
     ) -> CommandResult:
         cmd = quote(command, *args)
         full = wrap(cmd, timeout_s=timeout_s, sudo=sudo and self.sudo_allowed, env=env)
+        CANCEL.check(self.host, cmd)
         start = time.monotonic()
         # communicate() drains both pipes concurrently; the outer timeout is a backstop
         # for the remote-side `timeout` wrapper above.
@@ -50,12 +51,10 @@ class LocalExecutor:
             start_new_session=True,
         )
         try:
-            out, err = proc.communicate(timeout=None if timeout_s is None else timeout_s + 10)
+            with CANCEL.running(self.host, cmd, lambda: _kill_group(proc)):
+                out, err = proc.communicate(timeout=None if timeout_s is None else timeout_s + 10)
         except subprocess.TimeoutExpired as exc:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # its own session: the whole group goes
-            with contextlib.suppress(subprocess.TimeoutExpired):  # a D-state child may hold the pipes
-                proc.communicate(timeout=5)
+            _kill(proc)
             raise CommandTimeout(self.host, cmd, timeout_s or 0.0) from exc
         result = CommandResult(
             host=self.host,
@@ -79,3 +78,16 @@ class LocalExecutor:
 
     def close(self) -> None:
         pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the command's whole process group (it runs in its own session); safe from any thread."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the group and reap it (only from the thread that owns ``proc``)."""
+    _kill_group(proc)
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a D-state child may hold the pipes
+        proc.communicate(timeout=5)

@@ -24,7 +24,15 @@ import paramiko
 
 from kvgate.errors import CommandTimeout, TransportError
 from kvgate.inventory.schema import Host
-from kvgate.transport.base import DEFAULT_TIMEOUT_S, KILL_GRACE_S, CommandResult, quote, timed_out, wrap
+from kvgate.transport.base import (
+    CANCEL,
+    DEFAULT_TIMEOUT_S,
+    KILL_GRACE_S,
+    CommandResult,
+    quote,
+    timed_out,
+    wrap,
+)
 from kvgate.transport.sshroute import (
     CONNECTION_ERRORS,
     SSH_CONFIG,
@@ -81,8 +89,9 @@ class SSHExecutor:
         full = wrap(cmd, timeout_s=timeout_s, sudo=sudo and self.sudo_allowed, env=env)
         start = time.monotonic()
         deadline = None if timeout_s is None else start + timeout_s + CLIENT_GRACE_S
+        CANCEL.check(self.host, cmd)
         channel = self._start(full, cmd)
-        with channel:
+        with channel, CANCEL.running(self.host, cmd, channel.close):
             out, err = self._collect(channel, deadline, cmd, timeout_s or 0.0)
             status = self._exit_status(channel, cmd)
         result = CommandResult(self.host, cmd, status, out, err, time.monotonic() - start)
