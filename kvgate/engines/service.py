@@ -25,7 +25,7 @@ from kvgate.engines import hostcall
 from kvgate.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
 from kvgate.engines.hostcall import HttpResult
 from kvgate.engines.profile import EngineProfile, Launch, fill
-from kvgate.transport.base import Executor, quote
+from kvgate.transport.base import CANCEL, Executor, quote
 
 LOG_TAIL_LINES = 40
 POLL_S = 0.5
@@ -113,9 +113,14 @@ class EngineService:
         return self.start().ready_s
 
     def stop(self) -> None:
-        """SIGTERM the process group, wait, SIGKILL, and verify that nothing is left."""
+        """SIGTERM the process group, wait, SIGKILL, and verify that nothing is left (also after Ctrl-C)."""
         if self.pid is None:
             return
+        with CANCEL.cleanup():
+            self._stop_group()
+
+    def _stop_group(self) -> None:
+        assert self.pid is not None
         pgid, python = self.pid, self.placement.python
         left = hostcall.group_members(self.ex, python, pgid, "SIGTERM")
         left = self._wait_group_empty(pgid, left, self.profile.stop_timeout_s)
