@@ -31,10 +31,11 @@ $(VENV)/.engine: $(VENV)/.installed
 setup: $(VENV)/.installed
 engine: $(VENV)/.engine
 
-demo: setup
+demo: setup engine
 	mkdir -p /var/tmp/kvgate-scratch
 	$(KVGATE) run g1 --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g2 --inventory inventory/local.yaml --results $(RESULTS)
+	$(KVGATE) run g3 --inventory inventory/local.yaml --results $(RESULTS)
 
 test: setup engine
 	$(BIN)/pytest

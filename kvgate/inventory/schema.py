@@ -185,6 +185,29 @@ class Host(Frozen):
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 
 
+class EngineDeployment(Frozen):
+    """G3: one serving engine per engine host, its external KV tier on a candidate volume.
+
+    Two engine profiles (``workloads/engines/<name>.yaml``) form the arms: the tier
+    profile (ssd-restore, warm) and the recompute profile (same engine, no external tier).
+    """
+
+    hosts: tuple[str, ...] = ()  # empty: every host with the engine role
+    tier_profile: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    recompute_profile: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    volume: str  # a scratch candidate volume: the KV tier lives under <path>/kvgate-g3/<host>/
+    model: str = Field(default="tiny", pattern=r"^(tiny|/.+)$")  # "tiny": generated locally, or a host path
+    state_bytes_per_token: int | None = Field(default=None, gt=0)  # bytes the tier stores per prompt token
+    python: str | None = None  # the engine's interpreter; None: the controller's own (local), python3 (ssh)
+    port: int = Field(default=18000, ge=1024, le=65534)  # the recompute engine listens on port + 1
+
+    @model_validator(mode="after")
+    def _model_size(self) -> EngineDeployment:
+        if self.model != "tiny" and self.state_bytes_per_token is None:
+            raise ValueError("state_bytes_per_token is required for a model other than 'tiny'")
+        return self
+
+
 class Inventory(Frozen):
     """A whole lab: validated once on load (see `kvgate.inventory.load`)."""
 
@@ -193,6 +216,7 @@ class Inventory(Frozen):
     hosts: dict[Name, Host] = Field(min_length=1)
     groups: dict[Name, Expectations] = Field(default_factory=dict)
     volumes: dict[Name, Volume] = Field(default_factory=dict)
+    engines: dict[Name, EngineDeployment] = Field(default_factory=dict)  # G3 engine deployments
 
     @model_validator(mode="after")
     def _references(self) -> Inventory:
@@ -204,7 +228,28 @@ class Inventory(Frozen):
             for h in vol.hosts:
                 if h not in self.hosts:
                     raise ValueError(f"volumes.{vname}.hosts: host {h!r} is not defined under hosts")
+        for ename, dep in self.engines.items():
+            self._check_engine(ename, dep)
         return self
+
+    def _check_engine(self, name: str, dep: EngineDeployment) -> None:
+        vol = self.volumes.get(dep.volume)
+        if vol is None:
+            raise ValueError(f"engines.{name}.volume: volume {dep.volume!r} is not defined under volumes")
+        if vol.kind is not VolumeKind.CANDIDATE:
+            raise ValueError(f"engines.{name}.volume: {dep.volume!r} is a {vol.kind} volume, not a candidate")
+        if not vol.scratch:
+            raise ValueError(
+                f"engines.{name}.volume: {dep.volume!r} is not scratch; the KV tier writes there"
+            )
+        for h in dep.hosts:
+            if h not in self.hosts:
+                raise ValueError(f"engines.{name}.hosts: host {h!r} is not defined under hosts")
+
+    def engine_hosts(self, name: str) -> tuple[str, ...]:
+        """The hosts an engine deployment runs on: its own list, or every host with the engine role."""
+        dep = self.engines[name]
+        return dep.hosts or tuple(h for h, host in self.hosts.items() if Role.ENGINE in host.roles)
 
     def expectations(self, host: str) -> Expectations:
         """The host's BOM: its groups' expectations in order, then its own."""
@@ -219,4 +264,13 @@ class Inventory(Frozen):
         return {n: v for n, v in self.volumes.items() if host in v.hosts or (not v.hosts and is_client)}
 
 
-__all__ = ["COMPARATORS", "Expectations", "Host", "Inventory", "Role", "Volume", "VolumeKind"]
+__all__ = [
+    "COMPARATORS",
+    "EngineDeployment",
+    "Expectations",
+    "Host",
+    "Inventory",
+    "Role",
+    "Volume",
+    "VolumeKind",
+]

@@ -1,0 +1,117 @@
+"""Pure decisions on G3 evidence: was the restore cold, did the tier write through, is the output right.
+
+Each function returns ``None`` when the evidence holds, or the reason — with the
+numbers — that turns the trial INVALID (cold proof, write-through, workload
+shape) or the correctness check FAIL. Nothing here touches a host.
+
+Why each exists (FIELD-NOTES): a "cold" restore is trusted only when the device
+and the engine process read what the restore needs (LMCache #1522, #1755) and the
+engine says it restored the prompt (LMCache #1741, #2765: benchmarks of a tier
+that was never read); write-through is checked before restoring (sglang PR
+#33712); restored greedy outputs must equal recompute (LMCache #4385, #4991).
+
+>>> from kvgate.g3.profile import ColdBounds
+>>> cold_reason(ColdBounds(), predicted_bytes=1000, prompt_tokens=10, device_read_bytes=50,
+...             engine_read_bytes=1200, hit_tokens=10, caches_dropped=True)
+'not cold: device vda read 50 B of 1000 B predicted (5% < 90%)'
+"""
+
+from __future__ import annotations
+
+from kvgate.g3.profile import ColdBounds, WriteThrough
+
+
+def _ratio(got: float, want: float) -> str:
+    return f"{got / want:.0%}" if want else "n/a"
+
+
+def cold_reason(
+    bounds: ColdBounds,
+    *,
+    predicted_bytes: int,
+    prompt_tokens: int,
+    device_read_bytes: int | None,
+    engine_read_bytes: int | None,
+    hit_tokens: int | None,
+    caches_dropped: bool,
+    device: str = "vda",
+) -> str | None:
+    """Why a restore cannot count as served cold from the SSD tier; None when every counter agrees."""
+    reasons = []
+    if not caches_dropped:
+        reasons.append("page cache not dropped before the restore")
+    need = bounds.min_read_ratio * predicted_bytes
+    if device_read_bytes is None:
+        reasons.append("no local block device backs the tier: device reads cannot prove the restore")
+    elif device_read_bytes < need:
+        reasons.append(
+            f"not cold: device {device} read {device_read_bytes} B of {predicted_bytes} B predicted "
+            f"({_ratio(device_read_bytes, predicted_bytes)} < {bounds.min_read_ratio:.0%})"
+        )
+    if engine_read_bytes is None:
+        reasons.append("the engine's /proc/<pid>/io could not be read")
+    elif engine_read_bytes < need:
+        reasons.append(
+            f"the engine read {engine_read_bytes} B from storage of {predicted_bytes} B predicted "
+            f"({_ratio(engine_read_bytes, predicted_bytes)} < {bounds.min_read_ratio:.0%})"
+        )
+    if hit_tokens is not None and hit_tokens < bounds.min_hit_ratio * prompt_tokens:
+        reasons.append(
+            f"the engine restored {hit_tokens} of {prompt_tokens} prompt tokens from its tier "
+            f"({_ratio(hit_tokens, prompt_tokens)} < {bounds.min_hit_ratio:.0%}): the rest was recomputed"
+        )
+    return "; ".join(reasons) or None
+
+
+def write_through_reason(bounds: WriteThrough, *, growth_bytes: int, predicted_bytes: int) -> str | None:
+    """Why the populate did not write the predicted state to the tier directory; None when it did.
+
+    >>> write_through_reason(WriteThrough(), growth_bytes=0, predicted_bytes=1000)
+    'no write-through: the tier directory grew 0 B for 1000 B predicted (0% < 90%)'
+    """
+    low, high = bounds.min_ratio * predicted_bytes, bounds.max_ratio * predicted_bytes
+    if growth_bytes < low:
+        return (
+            f"no write-through: the tier directory grew {growth_bytes} B for {predicted_bytes} B predicted "
+            f"({_ratio(growth_bytes, predicted_bytes)} < {bounds.min_ratio:.0%})"
+        )
+    if growth_bytes > high:
+        return (
+            f"the tier directory grew {growth_bytes} B for {predicted_bytes} B predicted "
+            f"({_ratio(growth_bytes, predicted_bytes)} > {bounds.max_ratio:.0%}): something else wrote there"
+        )
+    return None
+
+
+def shape_reason(
+    *, prompt_tokens: int | None, target: int, tolerance: float, finish_reason: str | None
+) -> str | None:
+    """Why the request was not the workload it was meant to be (length off target, early stop).
+
+    >>> shape_reason(prompt_tokens=700, target=1024, tolerance=0.05, finish_reason="stop")
+    'prompt has 700 tokens, target 1024 ±5%; completion ended by stop before max_tokens'
+    """
+    reasons = []
+    if prompt_tokens is None:
+        reasons.append("prompt tokens not counted")
+    elif abs(prompt_tokens - target) > tolerance * target:
+        reasons.append(f"prompt has {prompt_tokens} tokens, target {target} ±{tolerance:.0%}")
+    if finish_reason != "length":
+        reasons.append(f"completion ended by {finish_reason} before max_tokens")
+    return "; ".join(reasons) or None
+
+
+def mismatches(expected: dict[str, str], got: dict[str, str]) -> list[str]:
+    """Salts whose output differs from the expected (recompute) output, each with both texts.
+
+    >>> mismatches({"a": "x y", "b": "z"}, {"a": "x y", "b": "q"})
+    ["b: expected 'z', got 'q'"]
+    """
+    out = []
+    for salt, text in sorted(got.items()):
+        want = expected.get(salt)
+        if want is None:
+            out.append(f"{salt}: no recompute output to compare with")
+        elif want != text:
+            out.append(f"{salt}: expected {want!r}, got {text!r}")
+    return out

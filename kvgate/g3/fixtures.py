@@ -1,0 +1,108 @@
+"""G3 fixtures: measure every engine host concurrently, then hand each check its deployment's numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kvgate.errors import LabError
+from kvgate.g3.measure import DeploymentResult, measure_deployment
+from kvgate.g3.plan import CLUSTER, G3Check, plan
+from kvgate.g3.profile import load_g3_profile
+from kvgate.g3.sections import rows, sections, storage_rows
+from kvgate.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
+from kvgate.inventory import LoadedInventory
+from kvgate.judge import Measurement
+from kvgate.references import check_consistency, load_references
+from kvgate.session import GateSession
+from kvgate.store import RunStore
+from kvgate.transport import Executor
+from kvgate.transport.fanout import fan_out
+
+HostResults = dict[str, DeploymentResult]
+StorageResults = dict[str, StorageResult]  # by candidate volume
+
+
+@pytest.fixture(scope="session")
+def g3_measured(
+    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
+) -> dict[str, HostResults | LabError]:
+    """Every pending engine host measured at once; its deployments one after the other."""
+    inv = inventory.inventory
+    profile = load_g3_profile(inv.scale)
+    notes = [str(d) for d in check_consistency(load_references())]
+    run_store.update_meta(reference_notes=notes, g3_profile=profile.model_dump(mode="json"))
+    checks = plan(inv)
+
+    def measure_host(host: str) -> HostResults:
+        out: HostResults = {}
+        for name in inv.engines:
+            if host not in inv.engine_hosts(name):
+                continue
+            notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
+            r = measure_deployment(
+                executors[host], inv, host=host, name=name, profile=profile, store=run_store, notify=notify
+            )
+            mine = [c for c in checks if c.host == host and c.deployment == name]
+            run_store.merge_meta(g3_rows={f"{host}/{name}": rows(r, mine)})
+            out[name] = r
+        return out
+
+    hosts = sorted(h for h in gate_session.hosts_pending if h != CLUSTER)
+    results = fan_out({h: h for h in hosts}, measure_host)
+    for host, r in results.items():
+        gate_session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
+    run_store.update_meta(sections=sections(run_store.meta().get("g3_rows", {})))
+    return results
+
+
+@pytest.fixture
+def g3_evidence(check: G3Check, request: pytest.FixtureRequest) -> tuple[dict[str, Measurement], str]:
+    """The check's deployment measurements and detail; a host that failed makes its checks ERROR."""
+    if check.unmeasurable is not None:
+        return {}, ""
+    measured: dict[str, Any] = request.getfixturevalue("g3_measured")
+    result = measured[check.host]
+    if isinstance(result, LabError):
+        raise LabError(f"{check.host}: G3 measurements not taken: {result}") from result
+    r: DeploymentResult = result[check.deployment]
+    return r.measurements, r.detail(check.key)
+
+
+@pytest.fixture(scope="session")
+def g3_storage(
+    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
+) -> dict[str, StorageResults | LabError]:
+    """Model-load and checkpoint on every pending host's candidate and baseline volumes, hosts at once."""
+    inv = inventory.inventory
+    profile = load_g3_profile(inv.scale)
+    checks = [c for c in storage_plan(inv) if c.baseline is not None]
+
+    def measure_host(host: str) -> StorageResults:
+        out: StorageResults = {}
+        for first in {c.candidate: c for c in checks if c.host == host}.values():
+            notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
+            r = measure_storage(executors[host], inv, first, profile=profile, store=run_store, notify=notify)
+            mine = [c for c in checks if c.host == host and c.candidate == first.candidate]
+            run_store.merge_meta(g3_rows={f"{host}/storage[{first.candidate}]": storage_rows(r, mine)})
+            out[first.candidate] = r
+        return out
+
+    hosts = sorted({c.host for c in checks} & gate_session.hosts_pending)
+    results = fan_out({h: h for h in hosts}, measure_host)
+    run_store.update_meta(sections=sections(run_store.meta().get("g3_rows", {})))
+    return results
+
+
+@pytest.fixture
+def g3_storage_result(check: StorageCheck, request: pytest.FixtureRequest) -> StorageResult | None:
+    """The check's host and candidate volume measured; None when there is no baseline to compare."""
+    if check.baseline is None:
+        return None
+    measured: dict[str, Any] = request.getfixturevalue("g3_storage")
+    result = measured[check.host]
+    if isinstance(result, LabError):
+        raise LabError(f"{check.host}: G3 model-load/checkpoint not measured: {result}") from result
+    found: StorageResult = result[check.candidate]
+    return found

@@ -1,0 +1,188 @@
+"""Measure one engine deployment on one host: stage the model, run the arms, keep every number.
+
+Artifacts land in the run directory as they are produced (``g3/<deployment>/...``);
+the engines' versions, command lines and configuration go into run.json under
+``engines``. The deployment's work directory on the candidate volume is removed
+afterwards, whatever happened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import secrets
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kvgate import agentctl
+from kvgate.engines import EngineRecord
+from kvgate.engines.profile import PROFILE_DIR, EngineKind, EngineProfile, load_profile
+from kvgate.errors import LabError
+from kvgate.g3.arms import ArmSummary, summarize
+from kvgate.g3.profile import G3Profile
+from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup
+from kvgate.g3.verdicts import (
+    cold_proof_measurement,
+    correctness_measurement,
+    reference_measurement,
+    write_through_measurement,
+)
+from kvgate.inventory.schema import EngineDeployment, Host, Inventory
+from kvgate.judge import Measurement
+from kvgate.references import load_references
+from kvgate.store import RunStore
+from kvgate.transport.base import CANCEL, Executor
+
+MODEL_CACHE = Path(os.environ.get("KVGATE_MODEL_CACHE", "/var/tmp/kvgate-models"))
+
+
+@dataclass
+class DeploymentResult:
+    """What G3 measured for one deployment on one host."""
+
+    host: str
+    deployment: str
+    tier: EngineProfile
+    arms: dict[str, ArmSummary] = field(default_factory=dict)
+    measurements: dict[str, Measurement] = field(default_factory=dict)
+    mismatches: list[str] = field(default_factory=list)
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    device: str | None = None
+
+    def detail(self, key: str) -> str:
+        """Extra text for a verdict that is not PASS (the first output mismatch)."""
+        return f"first mismatch: {self.mismatches[0]}" if key == "correctness" and self.mismatches else ""
+
+
+class StoreSink:
+    """The protocol's sink: artifacts into the run store, progress to the live view, engine records."""
+
+    def __init__(self, store: RunStore, result: DeploymentResult, notify: Any) -> None:
+        self.store, self.result, self._notify = store, result, notify
+
+    def save(self, name: str, text: str) -> str:
+        return self.store.artifact(self.result.host, f"g3/{self.result.deployment}/{name}", text)
+
+    def notify(self, event: str) -> None:
+        self._notify(f"g3 {self.result.deployment}: {event}")
+
+    def engine(self, arm: str, record: EngineRecord) -> None:
+        self.result.engines[arm] = record.to_dict()
+        key = f"{self.result.host}/{self.result.deployment}"
+        self.store.merge_meta(engines={key: self.result.engines})
+
+
+def work_root(volume_path: str, host: str, store: RunStore) -> str:
+    """Where G3 writes on a volume: a directory per host and run, so concurrent runs never collide."""
+    return f"{volume_path.rstrip('/')}/kvgate-g3/{host}-{store.path.name}"
+
+
+def remove_work_dir(ex: Executor, directory: str) -> None:
+    """Our own directory (also after Ctrl-C); its parents go when no other deployment or run uses them."""
+    parent = posixpath.dirname(directory)
+    with CANCEL.cleanup():
+        ex.run(
+            "rm -rf %s; rmdir --ignore-fail-on-non-empty %s %s",
+            directory, parent, posixpath.dirname(parent), timeout_s=300,
+        )  # fmt: skip
+
+
+def engine_python(host: Host, dep: EngineDeployment) -> str:
+    """The deployment's interpreter, else this controller's own (local) or python3 (ssh)."""
+    return dep.python or (sys.executable if host.transport == "local" else "python3")
+
+
+def stage_model(ex: Executor, host: Host, dep: EngineDeployment, kind: EngineKind) -> tuple[str, int]:
+    """The model path on the host and the state bytes per token its tier stores."""
+    if dep.model != "tiny":
+        assert dep.state_bytes_per_token is not None  # the inventory schema requires it
+        return dep.model, dep.state_bytes_per_token
+    if kind is not EngineKind.LLAMA_CPP:
+        raise LabError(f"{ex.host}: the tiny GGUF model serves only llama-cpp engines, not {kind}")
+    try:
+        from kvgate.engines.tinymodel import TinyLlamaSpec, ensure_tiny_gguf
+
+        local = ensure_tiny_gguf(MODEL_CACHE)
+    except ImportError as exc:
+        raise LabError(
+            f"the tiny model needs the engine extra on the controller (`make engine`): {exc}"
+        ) from exc
+    bpt = TinyLlamaSpec().llama_cpp_state_bytes_per_token
+    if host.transport == "local":
+        return str(local), bpt
+    return _put_model(ex, local), bpt
+
+
+def _put_model(ex: Executor, local: Path) -> str:
+    digest = hashlib.sha256(local.read_bytes()).hexdigest()
+    remote = f"{agentctl.remote_home(ex)}/.cache/kvgate/models/{local.name}"
+    if agentctl.remote_sha256(ex, remote) != digest:
+        ex.run("mkdir -p %s", remote.rsplit("/", 1)[0], timeout_s=30, check=True)
+        ex.put(local, remote)
+    return remote
+
+
+def check_engine_installed(ex: Executor, python: str, kind: EngineKind) -> None:
+    """The engine's Python package must import on the host (a clear ERROR instead of a crash log)."""
+    module = {EngineKind.LLAMA_CPP: "llama_cpp", EngineKind.VLLM: "vllm", EngineKind.SGLANG: "sglang"}[kind]
+    res = ex.run("%s -c %s", python, f"import {module}", timeout_s=120)
+    if not res.ok:
+        raise LabError(
+            f"{ex.host}: {python} cannot import {module} (install the engine: `make engine`)\n{res}"
+        )
+
+
+def measure_deployment(
+    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
+) -> DeploymentResult:
+    """Run every arm of one deployment on one host and judge-ready measurements from them."""
+    dep, h = inv.engines[name], inv.hosts[host]
+    tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+    result = DeploymentResult(host, name, tier)
+    python = engine_python(h, dep)
+    check_engine_installed(ex, python, tier.kind)
+    model, bpt = stage_model(ex, h, dep, tier.kind)
+    work = f"{work_root(inv.volumes[dep.volume].path, host, store)}/{name}"
+    setup = Setup(
+        deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
+        python=python, model=model, work_dir=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
+        salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}",
+    )  # fmt: skip
+    sink = StoreSink(store, result, notify)
+    try:
+        arms = ColdRestore(ex, setup, profile, sink).run()
+    finally:
+        remove_work_dir(ex, work)
+    _conclude(result, arms, profile, sink)
+    return result
+
+
+def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, sink: StoreSink) -> None:
+    """Summaries, measurements and their artifacts."""
+    result.device, result.mismatches = arms.device, arms.mismatches
+    result.arms = {a: summarize(a, ts, output_tokens=profile.max_tokens) for a, ts in arms.trials.items()}
+    doc = {
+        "tokens_per_word": arms.tokens_per_word,
+        "device": arms.device,
+        "arms": {a: s.to_dict() for a, s in result.arms.items()},
+        "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
+        "mismatches": arms.mismatches,
+    }
+    ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
+    restores = arms.trials.get("ssd-restore", [])
+    compared = sum(t.outcome.ok for a in ("ssd-restore", "warm") for t in arms.trials.get(a, []))
+    refs = load_references()
+    result.measurements = {
+        "write-through": write_through_measurement(restores, profile.write_through),
+        "cold-proof": cold_proof_measurement(restores, profile.cold),
+        "correctness": correctness_measurement(arms.mismatches, compared, ev),
+    }
+    for b in profile.verdicts:
+        m = reference_measurement(refs.get(b.reference), b, result.arms, max_cv=profile.max_cv)
+        result.measurements[b.check] = Measurement(m.metric, m.value, m.unit, ev, m.invalid_reason)
+    data = {k: asdict(m) for k, m in result.measurements.items()}
+    sink.save("measurements.json", json.dumps(data, indent=1, default=str))

@@ -1,0 +1,142 @@
+"""The G3 plan: per engine deployment and engine host, the evidence checks and the reference verdicts.
+
+Evidence checks (the site's own rules): the tier wrote the prompt state through
+(G3-KV-1), the restore was served cold from the SSD (G3-KV-2, INVALID when not),
+restored greedy outputs equal recompute (G3-KV-3). Reference verdicts come from
+the gate profile's bindings; one this engine cannot measure (a concurrency it does
+not serve, arms it does not have) is SKIP with the profile's declared reason on a
+one-request-at-a-time engine, else INVALID — never PASS.
+
+>>> from kvgate.inventory.schema import Inventory
+>>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
+...     "hosts": {"h": {"roles": ["engine", "storage-client"]}},
+...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
+...     "engines": {"tiny": {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
+...                          "volume": "v"}}})
+>>> [c.check for c in plan(inv)][:2]
+['engine[tiny].ssd-restore.write-through', 'engine[tiny].ssd-restore.cold-proof']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
+from kvgate.g3.profile import ARMS, G3Profile, Unmeasurable, VerdictBinding, load_g3_profile
+from kvgate.inventory.schema import Inventory
+from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
+from kvgate.references import References, criterion_for, judge_reference, load_references
+
+CLUSTER = "cluster"
+
+
+@dataclass(frozen=True)
+class G3Check:
+    """One G3 criterion for one deployment on one host (or a cluster-wide precondition)."""
+
+    host: str
+    deployment: str
+    check: str
+    key: str  # which measurement judges it: write-through, cold-proof, correctness or a binding's check
+    criterion: Criterion
+    binding: VerdictBinding | None = None
+    unmeasurable: tuple[Verdict, str] | None = None  # decided from the profiles, before measuring
+    concurrency_note: str = ""
+
+    def evaluate(self, measured: dict[str, Measurement], detail: str = "") -> Judgement:
+        """Judge this check's measurement; SKIP/INVALID when it cannot be measured on this engine.
+
+        `detail` (e.g. the first output mismatch) is added to a verdict that is not PASS.
+        """
+        if self.unmeasurable is not None:
+            return self._not_evaluable(*self.unmeasurable)
+        j = self._judge(measured.get(self.key))
+        shown = detail if j.verdict is not Verdict.PASS else ""
+        extra = "; ".join(x for x in (self.concurrency_note, shown) if x)
+        return replace(j, condition=f"{j.condition} — {extra}") if extra else j
+
+    def _judge(self, m: Measurement | None) -> Judgement:
+        if self.binding is None:
+            return judge(self.criterion, m)
+        ref = load_references().get(self.binding.reference)
+        b = self.binding
+        return judge_reference(ref, m, threshold_fraction=b.threshold_fraction, tolerance=b.tolerance)
+
+    def _not_evaluable(self, verdict: Verdict, reason: str) -> Judgement:
+        if verdict is Verdict.SKIP:
+            return skipped(self.criterion, reason)
+        return Judgement(
+            Verdict.INVALID, f"{self.criterion.metric}: not evaluable — {reason}", self.criterion
+        )
+
+
+def evidence_checks(host: str, name: str, profile: G3Profile) -> list[G3Check]:
+    """The site's own rules on the ssd-restore arm: write-through, cold proof, correctness."""
+    src = f"workloads/g3/{profile.name}.yaml"
+    grew, read = profile.write_through.min_ratio, profile.cold.min_read_ratio
+    crits = [
+        ("write-through", Criterion("G3-KV-1", "cache_growth_ratio", ">=", grew, "x",
+                                    source=f"{src} write_through.min_ratio × prompt tokens × state B/token")),
+        ("cold-proof", Criterion("G3-KV-2", "restore_read_ratio", ">=", read, "x",
+                                 source=f"{src} cold.min_read_ratio (device and engine bytes / predicted)")),
+        ("correctness", Criterion("G3-KV-3", "output_mismatches", "==", 0, "requests",
+                                  source="greedy outputs of restored requests must equal recompute's")),
+    ]  # fmt: skip
+    return [G3Check(host, name, f"engine[{name}].ssd-restore.{key}", key, c) for key, c in crits]
+
+
+def unmeasurable(binding: VerdictBinding, tier: EngineProfile) -> tuple[Verdict, str] | None:
+    """Whether this engine can measure a binding; if not, the verdict and the reason shown."""
+    arms_ok = binding.baseline_arm in ARMS and binding.candidate_arm in ARMS
+    if arms_ok and binding.concurrency == "engine":
+        return None
+    if tier.serves_concurrently:
+        what = f"arms {binding.baseline_arm}/{binding.candidate_arm} at concurrency {binding.concurrency}"
+        return Verdict.INVALID, f"kvgate does not measure {what} on engine {tier.name} yet"
+    verdict = Verdict.SKIP if binding.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
+    return verdict, f"{tier.name}: {binding.reason or 'not measurable on this engine'}"
+
+
+def reference_checks(
+    host: str, name: str, tier: EngineProfile, profile: G3Profile, refs: References
+) -> list[G3Check]:
+    """One check per verdict binding of the gate profile."""
+    note = (
+        ""
+        if tier.serves_concurrently
+        else f"measured at concurrency 1: {tier.name} serves one request at a time"
+    )
+    out = []
+    for b in profile.verdicts:
+        crit = criterion_for(
+            refs.get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
+        )
+        why = unmeasurable(b, tier)
+        shown_note = "" if why else note
+        out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, shown_note))
+    return out
+
+
+def plan(inventory: Inventory) -> list[G3Check]:
+    """G3 checks for every engine deployment on every one of its hosts."""
+    if not inventory.engines:
+        why = "the inventory declares no engine deployment (engines:): G3 has nothing to run"
+        return [_cluster_invalid("engines", why)]
+    profile, refs = load_g3_profile(inventory.scale), load_references()
+    checks = []
+    for name, dep in inventory.engines.items():
+        tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+        load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml")  # a typo fails before anything runs
+        hosts = inventory.engine_hosts(name)
+        if not hosts:
+            why = f"engines.{name} runs on no host (none listed, none with the engine role)"
+            checks.append(_cluster_invalid(f"engines[{name}].hosts", why))
+        for host in hosts:
+            checks += evidence_checks(host, name, profile) + reference_checks(host, name, tier, profile, refs)
+    return checks
+
+
+def _cluster_invalid(check: str, reason: str) -> G3Check:
+    """A cluster-wide check that makes the gate INVALID when there is nothing to run."""
+    crit = Criterion("G3-ENG-1", "engine_hosts", ">", 0, source="inventory: engines")
+    return G3Check(CLUSTER, "", check, check, crit, unmeasurable=(Verdict.INVALID, reason))

@@ -1,0 +1,153 @@
+"""The G3 gate profile (``workloads/g3/<scale>.yaml``): trial sizes, evidence bounds, verdict bindings.
+
+A profile says how big each trial is, how strict the cold proof and the
+write-through check are, and which reference judges which arm comparison with
+what threshold. Thresholds default to the reference's lower bound
+(``threshold_fraction: 1.0``, ``tolerance: 0``); a site may lower them, and the
+report shows the site threshold next to the reference.
+
+>>> p = load_g3_profile("smoke")
+>>> p.trials >= 3, p.verdict("ttft-p50-reduction").reference
+(True, 'R2-ttft-p50-tp8')
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kvgate.config_file import load_model
+from kvgate.errors import ConfigError
+from kvgate.gates import repo_root
+
+ARMS = ("recompute", "ssd-restore", "warm")
+STATISTICS = ("ttft_p50_s", "output_throughput_tok_per_s")
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Unmeasurable(StrEnum):
+    """What a verdict becomes when this engine cannot measure it (never PASS)."""
+
+    SKIP = "skip"
+    INVALID = "invalid"
+
+
+class ColdBounds(Frozen):
+    """How much of the predicted restore the counters must show for the arm to count as cold."""
+
+    min_read_ratio: float = Field(default=0.9, gt=0, le=1)  # engine and device bytes / predicted
+    min_hit_ratio: float = Field(default=0.9, gt=0, le=1)  # restored tokens / prompt tokens
+
+
+class WriteThrough(Frozen):
+    """Cache-directory growth after populate, as a ratio of the predicted state bytes."""
+
+    min_ratio: float = Field(default=0.9, gt=0)
+    max_ratio: float = Field(default=2.0, gt=0)
+
+
+class Tokenize(Frozen):
+    """How to count a prompt's tokens with the engine's own tokenizer."""
+
+    path: str = Field(pattern="^/")
+    field: str = "input"
+
+
+class VerdictBinding(Frozen):
+    """One G3 verdict: a reference judging a statistic of two arms at a concurrency."""
+
+    check: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    reference: str
+    statistic: Literal["ttft_p50_s", "output_throughput_tok_per_s"]
+    baseline_arm: str
+    candidate_arm: str
+    concurrency: int | Literal["engine"] = "engine"  # "engine": the engine's real concurrency
+    threshold_fraction: float = Field(default=1.0, gt=0)
+    tolerance: float = Field(default=0.0, ge=0, lt=1)
+    when_unmeasurable: Unmeasurable = Unmeasurable.INVALID
+    reason: str = ""  # why it may be unmeasurable: shown in the report with the SKIP/INVALID
+
+    @model_validator(mode="after")
+    def _explained(self) -> VerdictBinding:
+        if self.when_unmeasurable is Unmeasurable.SKIP and not self.reason:
+            raise ValueError("a verdict that may be skipped needs its declared reason")
+        return self
+
+
+class StorageBinding(Frozen):
+    """A reference judging candidate vs baseline volume on one of the agent's storage workloads."""
+
+    check: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    reference: str
+    statistic: Literal["model_load_s", "checkpoint_write_s", "checkpoint_write_bw_bytes_per_s"]
+    threshold_fraction: float = Field(default=1.0, gt=0)
+    tolerance: float = Field(default=0.0, ge=0, lt=1)
+
+
+class StorageProfile(Frozen):
+    """Model loading (R9) and checkpoint (R1): the agent's workloads on the candidate and a baseline."""
+
+    model_load: str  # workloads/models/<name>.yaml: its model_load section
+    checkpoint: str  # workloads/models/<name>.yaml: its checkpoint section
+    when_unmeasurable: Unmeasurable = Unmeasurable.INVALID  # no baseline volume, or the same device
+    reason: str = ""
+    verdicts: tuple[StorageBinding, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _explained(self) -> StorageProfile:
+        if self.when_unmeasurable is Unmeasurable.SKIP and not self.reason:
+            raise ValueError("storage verdicts that may be skipped need their declared reason")
+        return self
+
+
+class G3Profile(Frozen):
+    """Trial sizes, evidence bounds and verdict bindings of one G3 scale."""
+
+    name: str
+    description: str
+    trials: int = Field(ge=3)
+    prompt_tokens: int = Field(gt=0)
+    max_tokens: int = Field(gt=0)
+    prompt_tolerance: float = Field(default=0.05, gt=0, lt=1)
+    warm: bool = True
+    max_cv: float | None = Field(gt=0)  # None: CV reported, not enforced
+    request_timeout_s: float = Field(default=600, gt=0)
+    cold: ColdBounds = Field(default_factory=ColdBounds)
+    write_through: WriteThrough = Field(default_factory=WriteThrough)
+    tokenize: dict[str, Tokenize] = Field(min_length=1)  # engine kind → endpoint
+    verdicts: tuple[VerdictBinding, ...] = Field(min_length=1)
+    storage: StorageProfile | None = None  # None: G3 does not run model loading and checkpoint
+
+    @model_validator(mode="after")
+    def _unique(self) -> G3Profile:
+        names = [v.check for v in self.verdicts]
+        if len(names) != len(set(names)):
+            raise ValueError(f"verdict checks must be unique, got {names}")
+        return self
+
+    def verdict(self, check: str) -> VerdictBinding:
+        """The binding of one verdict check."""
+        for v in self.verdicts:
+            if v.check == check:
+                return v
+        raise KeyError(check)
+
+
+def profile_path(scale: str) -> Path:
+    """``workloads/g3/<scale>.yaml``."""
+    return repo_root() / "workloads" / "g3" / f"{scale}.yaml"
+
+
+def load_g3_profile(scale: str) -> G3Profile:
+    """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
+    path = profile_path(scale)
+    profile = load_model(path, G3Profile)
+    if profile.name != path.stem:
+        raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}")
+    return profile

@@ -1,0 +1,245 @@
+"""The cold-restore protocol on one engine host: recompute, ssd-restore and warm arms, trial by trial.
+
+Per trial (one prompt, its own salt, so no trial can hit another's cache):
+
+1. **recompute**: the recompute engine (no external tier) answers the prompt.
+2. **ssd-restore**: a tier engine on a fresh tier directory on the candidate volume
+   answers it once (populate); the directory must grow by what the model's state
+   bytes per token predict (write-through); then the engine restarts and the page
+   cache is dropped (cold); the prompt is sent again with device, engine-process and
+   engine-hit counters bracketing exactly that request.
+3. **warm** (optional): the same prompt once more, without restart (resident state).
+
+Arms alternate within each trial, so a drifting background load hits all arms
+alike. A fresh tier directory per trial is needed on llama-cpp-python 0.3.36: its
+disk cache pops the best prefix match on every lookup, even a one-token (BOS)
+match, so populating a second prompt deletes the first one's entry.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from kvgate.engines import EngineRecord, EngineService, Placement
+from kvgate.engines.profile import EngineProfile
+from kvgate.fio.cold import BlockDevice, backing_device, drop_caches
+from kvgate.g3 import client, hostio
+from kvgate.g3.arms import Outcome, Trial, Window
+from kvgate.g3.evidence import cold_reason, mismatches, shape_reason, write_through_reason
+from kvgate.g3.profile import G3Profile
+from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
+from kvgate.transport.base import Executor
+
+CLIENT_CACHE = Path("/tmp/kvgate-g3-client")
+CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One engine deployment on one host, resolved: profiles, interpreter, model, where, salt."""
+
+    deployment: str
+    tier: EngineProfile
+    recompute: EngineProfile
+    python: str
+    model: str
+    work_dir: str  # on the candidate volume; the tier directories live below it
+    port: int
+    state_bytes_per_token: int
+    sudo: bool
+    salt: str  # unique to the run, host and deployment
+
+
+class Sink(Protocol):
+    """Where the protocol stores evidence as it goes and reports progress."""
+
+    def save(self, name: str, text: str) -> str: ...
+    def notify(self, event: str) -> None: ...
+    def engine(self, arm: str, record: EngineRecord) -> None: ...
+
+
+@dataclass
+class ArmsResult:
+    """Every trial of every arm on one host, plus what the comparison needs."""
+
+    trials: dict[str, list[Trial]] = field(default_factory=dict)
+    tokens_per_word: float = 1.0
+    device: str | None = None
+    mismatches: list[str] = field(default_factory=list)
+
+    def arm(self, name: str) -> list[Trial]:
+        return self.trials.setdefault(name, [])
+
+
+class ColdRestore:
+    """Run the arms of one deployment on one host (see the module docstring)."""
+
+    def __init__(self, ex: Executor, setup: Setup, profile: G3Profile, sink: Sink) -> None:
+        self.ex, self.setup, self.profile, self.sink = ex, setup, profile, sink
+        self.result = ArmsResult()
+        self.client = ""
+        self.model_id = ""
+        self.dev: BlockDevice | None = None
+
+    def run(self) -> ArmsResult:
+        """All trials; the recompute engine stays up, a tier engine lives for one trial."""
+        self.client = client.ensure_client(self.ex, CLIENT_CACHE)
+        # a fresh work directory: a tier left by an interrupted run would fake (or hide) write-through
+        self.ex.run(
+            "rm -rf %s && mkdir -p %s", self.setup.work_dir, self.setup.work_dir, timeout_s=300, check=True
+        )
+        self.dev = backing_device(self.ex, self.setup.work_dir)
+        self.result.device = self.dev.name if self.dev else None
+        with EngineService(self.ex, self.setup.recompute, self._placement("recompute", 1)) as rc:
+            assert rc.record is not None
+            self.sink.engine("recompute", rc.record)
+            self.model_id = rc.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
+            self.result.tokens_per_word = self._calibrate(rc)
+            for t in range(self.profile.trials):
+                salt = f"{self.setup.salt}/trial-{t}"
+                self.result.arm("recompute").append(self._recompute(rc, t, salt))
+                self._tier_trial(t, salt)
+        self.result.mismatches = self._compare()
+        return self.result
+
+    # -- arms ---------------------------------------------------------------------------------
+    def _recompute(self, rc: EngineService, t: int, salt: str) -> Trial:
+        self.sink.notify(f"trial {t}: recompute")
+        tokens = self._count(rc, salt)
+        out, ev = self._send(rc, salt, f"trial-{t}/recompute")
+        return Trial("recompute", t, salt, out, tokens, invalid_reason=self._shape(tokens, out), evidence=ev)
+
+    def _tier_trial(self, t: int, salt: str) -> None:
+        """Populate on a fresh tier directory, prove write-through, make cold, restore, then warm."""
+        with EngineService(self.ex, self.setup.tier, self._placement(f"tier-{t}", 0)) as eng:
+            assert eng.record is not None
+            if t == 0:
+                self.sink.engine("ssd-restore", eng.record)
+            tokens = self._count(eng, salt)
+            predicted = (tokens or 0) * self.setup.state_bytes_per_token
+            growth, ev = self._populate(eng, t, salt)
+            wrote = write_through_reason(
+                self.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
+            )
+            self.sink.notify(f"trial {t}: restart + drop caches")
+            restart_s = eng.restart()
+            restored = self._restore(eng, t, salt, tokens, predicted)
+            self.result.arm("ssd-restore").append(replace(
+                restored, cache_growth_bytes=growth, restart_to_ready_s=restart_s,
+                invalid_reason=_join(wrote, restored.invalid_reason), evidence=ev + restored.evidence,
+            ))  # fmt: skip
+            if self.profile.warm:
+                out, wev = self._send(eng, salt, f"trial-{t}/warm")
+                warm = Trial(
+                    "warm", t, salt, out, tokens, invalid_reason=self._shape(tokens, out), evidence=wev
+                )
+                self.result.arm("warm").append(warm)
+
+    def _populate(self, eng: EngineService, t: int, salt: str) -> tuple[int, tuple[str, ...]]:
+        """Send the prompt once (a miss that the tier saves); returns the tier directory's growth."""
+        self.sink.notify(f"trial {t}: populate")
+        empty = eng.kv_dir_bytes()
+        _, ev = self._send(eng, salt, f"trial-{t}/populate")
+        return eng.kv_dir_bytes() - empty, ev
+
+    def _restore(self, eng: EngineService, t: int, salt: str, tokens: int | None, predicted: int) -> Trial:
+        """Drop the page cache, then send the prompt with counters bracketing exactly that request."""
+        assert eng.pid is not None
+        drop = drop_caches(self.ex, sudo=self.setup.sudo)
+        client.warm_up(self.ex, self.setup.python, self.client)
+        self.sink.notify(f"trial {t}: cold restore")
+        before = hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
+        out, ev = self._send(eng, salt, f"trial-{t}/ssd-restore")
+        after = hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
+        log = hostio.log_since(self.ex, eng.log_path, before.log_lines)
+        window = Window(
+            device=self.result.device,
+            device_read_bytes=hostio.delta(before.device_read_bytes, after.device_read_bytes),
+            engine_read_bytes=hostio.delta(before.engine_read_bytes, after.engine_read_bytes),
+            hit_tokens=hostio.hit_tokens(self.setup.tier.kind.value, log),
+            caches_dropped=drop.dropped,
+        )
+        ev += (self.sink.save(f"trial-{t}/ssd-restore.engine-log.txt", log),)
+        ev += (
+            self.sink.save(f"trial-{t}/ssd-restore.window.json", _window_json(window, predicted, drop.how)),
+        )
+        cold = cold_reason(
+            self.profile.cold, predicted_bytes=predicted, prompt_tokens=tokens or 0,
+            device_read_bytes=window.device_read_bytes, engine_read_bytes=window.engine_read_bytes,
+            hit_tokens=window.hit_tokens, caches_dropped=window.caches_dropped, device=window.device or "?",
+        )  # fmt: skip
+        reason = _join(cold, self._shape(tokens, out))
+        return Trial(
+            "ssd-restore", t, salt, out, tokens, window, predicted, invalid_reason=reason, evidence=ev
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _placement(self, name: str, port_offset: int) -> Placement:
+        base = f"{self.setup.work_dir}/{name}"
+        return Placement(
+            run_dir=f"{base}/run", model=self.setup.model, cache_dir=f"{base}/cache",
+            port=self.setup.port + port_offset, python=self.setup.python,
+        )  # fmt: skip
+
+    def _spec(self, salt: str) -> PromptSpec:
+        tpw = self.result.tokens_per_word
+        return PromptSpec(salt=salt, prompt_tokens=self.profile.prompt_tokens, tokens_per_word=tpw)
+
+    def _calibrate(self, eng: EngineService) -> float:
+        """Tokens per prompt word for this engine's tokenizer, from a prompt CALIBRATION_X times as long."""
+        words = CALIBRATION_X * self.profile.prompt_tokens
+        spec = PromptSpec(salt=f"{self.setup.salt}/calibrate", prompt_tokens=words)
+        n = self._tokens(eng, spec.prompt(0))
+        return fit_tokens_per_word(spec, n) if n else 1.0
+
+    def _count(self, eng: EngineService, salt: str) -> int | None:
+        return self._tokens(eng, self._spec(salt).prompt(0))
+
+    def _tokens(self, eng: EngineService, prompt: str) -> int | None:
+        """The prompt's length in the engine's own tokens; None when the profile has no tokenizer for it."""
+        tok = self.profile.tokenize.get(eng.profile.kind.value)
+        if tok is None:
+            return None
+        res = eng.request("POST", tok.path, body=json.dumps({tok.field: prompt}), timeout_s=60)
+        return len(res.json()["tokens"]) if res.ok else None
+
+    def _send(self, eng: EngineService, salt: str, name: str) -> tuple[Outcome, tuple[str, ...]]:
+        spec, p = self._spec(salt), self.profile
+        req = client.Request(
+            url=eng.url(""), model=self.model_id, salt=salt, prompt_tokens=spec.prompt_tokens,
+            tokens_per_word=spec.tokens_per_word, max_tokens=p.max_tokens, timeout_s=p.request_timeout_s,
+        )  # fmt: skip
+        out, raw = client.send(
+            self.ex, self.setup.python, self.client, req, f"{eng.placement.run_dir}/req.json"
+        )
+        if not out.ok:
+            eng.ensure_alive()  # a crashed engine is an ERROR with its log tail, not a failed request
+        return out, (self.sink.save(f"{name}.loadgen.json", raw),)
+
+    def _shape(self, tokens: int | None, out: Outcome) -> str | None:
+        p = self.profile
+        return shape_reason(
+            prompt_tokens=tokens, target=p.prompt_tokens, tolerance=p.prompt_tolerance,
+            finish_reason=out.finish_reason,
+        )  # fmt: skip
+
+    def _compare(self) -> list[str]:
+        """Greedy outputs of the restored and warm requests against recompute, by salt."""
+        expected = {t.salt: t.outcome.text for t in self.result.arm("recompute") if t.outcome.ok}
+        found = []
+        for arm in ("ssd-restore", "warm"):
+            got = {t.salt: t.outcome.text for t in self.result.arm(arm) if t.outcome.ok}
+            found += [f"{arm} {m}" for m in mismatches(expected, got)]
+        return found
+
+
+def _join(*reasons: str | None) -> str | None:
+    return "; ".join(r for r in reasons if r) or None
+
+
+def _window_json(w: Window, predicted: int, drop_how: str) -> str:
+    data = {**w.__dict__, "predicted_bytes": predicted, "drop_caches": drop_how}
+    return json.dumps(data, indent=1)

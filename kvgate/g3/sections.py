@@ -1,0 +1,223 @@
+"""G3 report sections: the arms table, the verdicts against the references, the engines and their limits.
+
+Rows are kept per host/deployment in run.json (``g3_rows``), so a resumed run adds
+to the earlier rows; the sections are rebuilt from all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgate.g3.arms import ArmSummary
+from kvgate.g3.measure import DeploymentResult
+from kvgate.g3.plan import G3Check
+from kvgate.g3.storage import StorageCheck, StorageResult
+from kvgate.judge import Measurement, fmt
+from kvgate.references import load_references, show_bound
+
+MiB = float(1 << 20)
+ARM_COLUMNS = [
+    "host/engine", "arm", "trials ok/run", "prompt tokens p50", "TTFT p50 s", "TTFT p90 s", "TTFT p99 s",
+    "TTFT CV", "E2E p50 s", "output tok/s",
+]  # fmt: skip
+EVIDENCE_COLUMNS = [
+    "host/engine", "arm", "device MiB read", "engine MiB read", "tokens restored",
+    "tier growth MiB (predicted)", "restart-to-ready s", "trusted",
+]  # fmt: skip
+VERDICT_COLUMNS = ["host/engine", "check", "measured", "reference", "site threshold", "source", "verdict"]
+ENGINE_COLUMNS = ["host/engine", "arm", "profile", "version", "command line", "ready s", "concurrency"]
+
+
+def _num(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
+    return "—" if value is None else f"{value / scale:.{digits}g}" if digits else f"{value / scale:.0f}"
+
+
+def arm_row(where: str, s: ArmSummary) -> list[str]:
+    """One arm's latency numbers as table cells."""
+    return [
+        where, s.arm, f"{s.completed}/{s.trials}", _num(s.prompt_tokens_p50, digits=0),
+        _num(s.ttft_p50_s), _num(s.ttft_p90_s), _num(s.ttft_p99_s), _num(s.ttft_cv, digits=2),
+        _num(s.e2e_p50_s), _num(s.output_throughput_tok_per_s),
+    ]  # fmt: skip
+
+
+def evidence_row(where: str, s: ArmSummary) -> list[str]:
+    """One arm's storage evidence (medians over trials) and whether its numbers can be trusted."""
+    growth = "—"
+    if s.cache_growth_bytes_p50 is not None:
+        growth = f"{s.cache_growth_bytes_p50 / MiB:.1f} ({_num(s.predicted_bytes_p50, MiB)})"
+    trusted = "no: " + "; ".join(s.invalid_reasons) if s.invalid_reasons else "yes"
+    return [
+        where, s.arm, _num(s.device_read_bytes_p50, MiB), _num(s.engine_read_bytes_p50, MiB),
+        _num(s.hit_tokens_p50, digits=0), growth, _num(s.restart_to_ready_p50_s), trusted,
+    ]  # fmt: skip
+
+
+def verdict_row(check: G3Check, r: DeploymentResult) -> list[str]:
+    """Measured, reference, site threshold and source of one check (verdict before waivers)."""
+    j = check.evaluate(r.measurements, r.detail(check.key))
+    m, c = j.measurement, check.criterion
+    measured = "—" if m is None or m.value is None else f"{fmt(m.value)} {m.unit}".strip()
+    if check.binding is not None:
+        ref = load_references().get(check.binding.reference)
+        reference = f"{ref.id}: {ref.improvement.stated}"
+        threshold = f"{c.comparator} {show_bound(ref.improvement.kind, c.expected)}"
+    else:
+        reference, threshold = "site rule", f"{c.comparator} {fmt(c.expected)} {c.unit}".strip()
+    return [
+        f"{r.host}/{r.deployment}",
+        check.check,
+        measured,
+        reference,
+        threshold,
+        c.source,
+        j.verdict.value,
+    ]
+
+
+def engine_rows(r: DeploymentResult) -> list[list[str]]:
+    """Version, full command line and restart-to-ready of each engine the arms ran on."""
+    rows = []
+    for arm, rec in sorted(r.engines.items()):
+        conc = "concurrent" if rec["serves_concurrently"] else "1 request at a time"
+        argv = " ".join(rec["argv"])
+        where = f"{r.host}/{r.deployment}"
+        rows.append([where, arm, rec["profile"], rec["version"], argv, f"{rec['ready_s']:.2f}", conc])
+    return rows
+
+
+def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
+    """Everything the G3 sections show for one deployment on one host (stored in run.json)."""
+    order = [a for a in ("recompute", "ssd-restore", "warm") if a in r.arms]
+    where = f"{r.host}/{r.deployment}"
+    return {
+        "arms": [arm_row(where, r.arms[a]) for a in order],
+        "evidence": [evidence_row(where, r.arms[a]) for a in order],
+        "verdicts": [verdict_row(c, r) for c in checks],
+        "engines": engine_rows(r),
+        "limits": limits_note(r),
+    }
+
+
+# What kvgate found about an engine kind's tier, and how the protocol copes (said in the report).
+KIND_LIMITS = {
+    "llama-cpp": (
+        "Its disk cache (llama-cpp-python 0.3.36 LlamaDiskCache) pops the best prefix match on every "
+        "lookup, even a one-token (BOS) match, so populating a second prompt deletes the first one's "
+        "entry: each trial runs on a fresh tier directory, and the engine's own restored-token count "
+        "(its log) is part of the cold proof."
+    ),
+}
+
+
+def limits_note(r: DeploymentResult) -> str:
+    """What this engine cannot show, said plainly in the report."""
+    t = r.tier
+    conc = (
+        f"{t.name} serves one request at a time: every arm ran at concurrency 1, and the R2/R3 "
+        "concurrency gains (conc 8/16) are not evaluable on it."
+        if not t.serves_concurrently
+        else f"{t.name} serves requests concurrently; this kvgate version measures all arms at concurrency 1."
+    )
+    return f"{r.host}/{r.deployment}: {conc} {t.notes.strip()} {KIND_LIMITS.get(t.kind.value, '')}".strip()
+
+
+EVIDENCE_NOTE = (
+    "Counters bracketing exactly the measured request. Device bytes count every reader of the device "
+    "during the window (another tenant's I/O can only raise them); the engine's own /proc/<pid>/io bytes "
+    "are exact. Tokens restored: the engine's own count (its log). Tier growth: the tier directory after "
+    "populate, against prompt tokens × the model's state bytes per token."
+)
+NOTE = (
+    "One prompt per trial, each with its own salt. ssd-restore: populate on a fresh tier directory on the "
+    "candidate volume, check write-through, restart the engine and drop the page cache, then send the prompt "
+    "again with device (/proc/diskstats), engine process (/proc/<pid>/io) and engine-hit counters bracketing "
+    "exactly that request. warm: the same prompt once more without restart. TTFT percentiles over the trials "
+    "(numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: llama-cpp-python "
+    "sends no usage when streaming, so every request must end by length (max_tokens); prompt tokens are "
+    "counted with the engine's tokenizer."
+)
+
+
+def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The G3 sections of the report, from every stored host/deployment."""
+    ordered = [stored[k] for k in sorted(stored)]
+    limits = " ".join(r["limits"] for r in ordered)
+    return [
+        _table("G3 arms: recompute vs SSD restore vs warm", ARM_COLUMNS, "arms", ordered, f"{NOTE} {limits}"),
+        _table(
+            "G3 restore evidence (medians over trials)", EVIDENCE_COLUMNS, "evidence", ordered, EVIDENCE_NOTE
+        ),
+        _table(
+            "G3 verdicts against the references",
+            VERDICT_COLUMNS,
+            "verdicts",
+            ordered,
+            "Site threshold = the reference's lower bound × the gate profile's threshold_fraction "
+            "(workloads/g3/<scale>.yaml). Verdicts before waivers; the checks table shows waivers.",
+        ),
+        _table("G3 engines", ENGINE_COLUMNS, "engines", ordered, limits),
+        _table(
+            "G3 model loading and checkpoint: candidate vs baseline",
+            STORAGE_COLUMNS,
+            "storage",
+            ordered,
+            STORAGE_NOTE,
+        ),
+    ]
+
+
+def _table(
+    title: str, columns: list[str], key: str, ordered: list[dict[str, Any]], note: str
+) -> dict[str, Any]:
+    body = [row for r in ordered for row in r.get(key, [])]
+    return {
+        "title": title,
+        "template": "table.html",
+        "data": {"columns": columns, "rows": body, "note": note},
+    }
+
+
+def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]:
+    """One host's model-load and checkpoint numbers per volume, and its R9/R1 verdict rows."""
+    where = f"{r.host}/storage"
+    numbers = []
+    for volume, role in ((r.candidate, "candidate"), (r.baseline, "baseline")):
+        ms = r.measured.get(volume, {})
+        load = r.statistic(volume, "model_load_s")
+        loader = load.metric.split(".")[1] if load is not None and load.metric.count(".") == 2 else "—"
+        numbers.append([
+            r.host, volume, role, str(r.devices.get(volume) or "—"), _measured(load), loader,
+            _measured(ms.get("checkpoint.write_s")),
+            _measured(ms.get("checkpoint.write_bw_bytes_per_s"), 1e9),
+            "no: " + "; ".join(_reasons(ms)) if _reasons(ms) else "yes",
+        ])  # fmt: skip
+    verdicts = []
+    for c in checks:
+        j = c.evaluate(r)
+        ref = load_references().get(c.binding.reference)
+        threshold = f"{c.criterion.comparator} {show_bound(ref.improvement.kind, c.criterion.expected)}"
+        verdicts.append([where, c.check, _measured(j.measurement), f"{ref.id}: {ref.improvement.stated}",
+                         threshold, c.criterion.source, j.verdict.value])  # fmt: skip
+    return {"arms": [], "evidence": [], "engines": [], "limits": "", "storage": numbers, "verdicts": verdicts}
+
+
+def _measured(m: Measurement | None, scale: float = 1.0) -> str:
+    if m is None or not isinstance(m.value, (int, float)):
+        return "—"
+    return f"{fmt(m.value / scale)} {m.unit if scale == 1.0 else ''}".strip()
+
+
+def _reasons(ms: dict[str, Measurement]) -> list[str]:
+    return sorted({m.invalid_reason for m in ms.values() if m.invalid_reason})
+
+
+STORAGE_COLUMNS = [
+    "host", "volume", "role", "device", "model load s", "fastest loader", "checkpoint write s",
+    "checkpoint write GB/s", "trusted",
+]  # fmt: skip
+STORAGE_NOTE = (
+    "The agent's model-load (every loader, cold: page cache dropped, device reads counted) and checkpoint "
+    "(write, then cold read-back with checksums) workloads on each volume; R9 compares the fastest trusted "
+    "loader's time, R1 the snapshot write."
+)

@@ -1,0 +1,103 @@
+"""G3 measurements from the arms: write-through, cold proof, correctness and the reference comparisons.
+
+Each function turns what the protocol measured into one `Measurement` for one
+check. A number that cannot be trusted carries its reason (``invalid_reason``),
+so the judge makes it INVALID — never PASS — and the report shows the numbers.
+
+>>> from kvgate.g3.arms import Outcome, Trial, Window
+>>> from kvgate.g3.profile import ColdBounds
+>>> w = Window("vda", device_read_bytes=10, engine_read_bytes=1000, hit_tokens=10, caches_dropped=True)
+>>> t = Trial("ssd-restore", 0, "s", Outcome(0.1, 0.2, "x"), 10, w, predicted_bytes=1000)
+>>> m = cold_proof_measurement([t], ColdBounds())
+>>> m.value, m.invalid_reason
+(0.01, 'trial 0: not cold: device vda read 10 B of 1000 B predicted (1% < 90%)')
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvgate.g3.arms import ArmSummary, Trial
+from kvgate.g3.evidence import cold_reason
+from kvgate.g3.profile import ColdBounds, VerdictBinding, WriteThrough
+from kvgate.judge import Measurement
+from kvgate.references import Reference, improvement_measurement
+
+
+def _join(reasons: list[str]) -> str | None:
+    return "; ".join(reasons) or None
+
+
+def _evidence(trials: list[Trial]) -> tuple[str, ...]:
+    return tuple(e for t in trials for e in t.evidence)
+
+
+def write_through_measurement(trials: list[Trial], bounds: WriteThrough) -> Measurement:
+    """The smallest tier-directory growth / predicted state bytes over the populated trials."""
+    ratios, reasons = [], []
+    for t in trials:
+        if t.cache_growth_bytes is None or not t.predicted_bytes:
+            reasons.append(f"trial {t.index}: growth or prediction missing (prompt tokens not counted?)")
+            continue
+        ratio = t.cache_growth_bytes / t.predicted_bytes
+        ratios.append(ratio)
+        if ratio > bounds.max_ratio:
+            reasons.append(f"trial {t.index}: grew {ratio:.2f}× the prediction: something else wrote there")
+    value = min(ratios) if ratios else None
+    return Measurement("cache_growth_ratio", value, "x", _evidence(trials), _join(reasons))
+
+
+def cold_proof_measurement(trials: list[Trial], bounds: ColdBounds) -> Measurement:
+    """The smallest min(device, engine) read bytes / predicted over the restores, with every reason."""
+    ratios, reasons = [], []
+    for t in trials:
+        w = t.window
+        if w is None or not t.predicted_bytes:
+            reasons.append(f"trial {t.index}: no counters around the restore")
+            continue
+        seen = [b for b in (w.device_read_bytes, w.engine_read_bytes) if b is not None]
+        ratios.append(min(seen) / t.predicted_bytes if seen else 0.0)
+        why = cold_reason(
+            bounds, predicted_bytes=t.predicted_bytes, prompt_tokens=t.prompt_tokens or 0,
+            device_read_bytes=w.device_read_bytes, engine_read_bytes=w.engine_read_bytes,
+            hit_tokens=w.hit_tokens, caches_dropped=w.caches_dropped, device=w.device or "?",
+        )  # fmt: skip
+        if why:
+            reasons.append(f"trial {t.index}: {why}")
+    value = min(ratios) if ratios else None
+    return Measurement("restore_read_ratio", value, "x", _evidence(trials), _join(reasons))
+
+
+def correctness_measurement(
+    mismatches: list[str], compared: int, evidence: tuple[str, ...] = ()
+) -> Measurement:
+    """How many restored/warm greedy outputs differ from recompute's (must be 0)."""
+    if compared == 0:
+        return Measurement("output_mismatches", None, "requests", evidence, "no restored output to compare")
+    return Measurement("output_mismatches", len(mismatches), "requests", evidence)
+
+
+def arm_reasons(arm: ArmSummary | None, name: str, max_cv: float | None) -> list[str]:
+    """Why an arm's headline numbers cannot be trusted: failed/invalid trials, too few, CV too high."""
+    if arm is None or arm.completed == 0:
+        return [f"arm {name}: no successful request"]
+    out = [f"{name} {r}" for r in arm.invalid_reasons]
+    if max_cv is not None and arm.ttft_cv is not None and arm.ttft_cv > max_cv:
+        out.append(f"{name} TTFT CV {arm.ttft_cv:.2f} > {max_cv:g} over {arm.completed} trials")
+    return out
+
+
+def reference_measurement(
+    ref: Reference, binding: VerdictBinding, arms: dict[str, ArmSummary], *, max_cv: float | None
+) -> Measurement:
+    """The improvement of the candidate arm over the baseline arm, computed the way `ref` states it."""
+    base, cand = arms.get(binding.baseline_arm), arms.get(binding.candidate_arm)
+    reasons = arm_reasons(base, binding.baseline_arm, max_cv) + arm_reasons(
+        cand, binding.candidate_arm, max_cv
+    )
+    b = getattr(base, binding.statistic) if base else None
+    c = getattr(cand, binding.statistic) if cand else None
+    if not b or not c:
+        return Measurement(ref.improvement_metric, None, "", (), _join(reasons) or "arm statistic missing")
+    m = improvement_measurement(ref, baseline=b, candidate=c)
+    return replace(m, invalid_reason=_join(reasons))

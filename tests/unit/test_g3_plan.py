@@ -1,0 +1,202 @@
+"""G3 plan and verdicts: evidence checks, reference judging, what is not evaluable, inventory rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from kvgate.g3.arms import ArmSummary, Outcome, Trial, Window
+from kvgate.g3.plan import G3Check, plan
+from kvgate.g3.profile import ColdBounds, VerdictBinding, WriteThrough, load_g3_profile
+from kvgate.g3.verdicts import (
+    cold_proof_measurement,
+    correctness_measurement,
+    reference_measurement,
+    write_through_measurement,
+)
+from kvgate.inventory.schema import Inventory
+from kvgate.judge import Measurement, Verdict
+from kvgate.references import criterion_for, load_references
+
+MB = 1_000_000
+
+
+def inventory(scale: str = "smoke", **engine: Any) -> Inventory:
+    dep = {
+        "tier_profile": "llama-cpp-disk",
+        "recompute_profile": "llama-cpp-recompute",
+        "volume": "v",
+    } | engine
+    return Inventory.model_validate(
+        {
+            "site": "s",
+            "scale": scale,
+            "hosts": {"h": {"roles": ["engine", "storage-client"]}, "c": {"roles": ["control"]}},
+            "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
+            "engines": {"tiny": dep},
+        }
+    )
+
+
+def checks(inv: Inventory) -> dict[str, G3Check]:
+    return {c.check: c for c in plan(inv)}
+
+
+def arm(name: str, ttft: float | None, *, cv: float = 0.05, reasons: tuple[str, ...] = ()) -> ArmSummary:
+    return ArmSummary(name, 3, 3 if ttft else 0, ttft, ttft, ttft, cv, ttft, 10.0, 1000, None, None, None,
+                      None, None, None, reasons)  # fmt: skip
+
+
+def test_every_engine_host_gets_evidence_checks_and_one_check_per_profile_verdict() -> None:
+    found = checks(inventory())
+    assert {c.host for c in found.values()} == {"h"}  # only the engine-role host
+    assert list(found)[:3] == [
+        "engine[tiny].ssd-restore.write-through",
+        "engine[tiny].ssd-restore.cold-proof",
+        "engine[tiny].ssd-restore.correctness",
+    ]
+    assert len(found) == 3 + len(load_g3_profile("smoke").verdicts)
+    assert found["engine[tiny].ttft-p50-reduction"].criterion.rule == "R2-ttft-p50-tp8"
+
+
+def test_the_r2_ttft_reduction_is_judged_at_the_references_lower_bound_with_the_engines_concurrency() -> None:
+    check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
+    ref = load_references().get("R2-ttft-p50-tp8")
+    binding = check.binding
+    assert binding is not None
+    fast = {"recompute": arm("recompute", 2.0), "ssd-restore": arm("ssd-restore", 0.2)}
+    good = reference_measurement(ref, binding, fast, max_cv=0.5)
+    j = check.evaluate({"ttft-p50-reduction": good})
+    assert j.verdict is Verdict.PASS
+    assert j.condition.startswith("ttft_p50_reduction_pct=90 ≥ 26 (R2: ↓26–32%)")
+    assert "measured at concurrency 1: llama-cpp-disk serves one request at a time" in j.condition
+    close = {"recompute": arm("recompute", 2.0), "ssd-restore": arm("ssd-restore", 1.8)}
+    slow = reference_measurement(ref, binding, close, max_cv=0.5)
+    assert check.evaluate({"ttft-p50-reduction": slow}).verdict is Verdict.FAIL
+
+
+def test_a_site_threshold_fraction_scales_the_lower_bound_and_shows_in_the_condition() -> None:
+    ref = load_references().get("R2-recompute-ttft-p50-conc16")
+    b = VerdictBinding(check="x", reference=ref.id, statistic="ttft_p50_s", baseline_arm="recompute",
+                       candidate_arm="ssd-restore", threshold_fraction=0.5)  # fmt: skip
+    check = G3Check("h", "tiny", "engine[tiny].x", "x", criterion_for(ref, threshold_fraction=0.5), b)
+    arms = {"recompute": arm("recompute", 5.0), "ssd-restore": arm("ssd-restore", 1.0)}
+    j = check.evaluate({"x": reference_measurement(ref, b, arms, max_cv=0.5)})
+    assert j.verdict is Verdict.PASS
+    assert j.condition == "ttft_p50_speedup_x=5 ≥ 4.3 (0.5 × R2: 8.6–20×)"
+
+
+def test_an_untrusted_arm_makes_the_reference_verdict_invalid_never_pass() -> None:
+    check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
+    assert check.binding is not None
+    ref = load_references().get(check.binding.reference)
+    arms = {
+        "recompute": arm("recompute", 2.0),
+        "ssd-restore": arm("ssd-restore", 0.2, reasons=("trial 0: not cold",)),
+    }
+    j = check.evaluate({"ttft-p50-reduction": reference_measurement(ref, check.binding, arms, max_cv=0.5)})
+    assert j.verdict is Verdict.INVALID
+    assert "ssd-restore trial 0: not cold" in j.condition
+    noisy = {"recompute": arm("recompute", 2.0, cv=0.9), "ssd-restore": arm("ssd-restore", 0.2)}
+    j = check.evaluate({"ttft-p50-reduction": reference_measurement(ref, check.binding, noisy, max_cv=0.5)})
+    assert j.verdict is Verdict.INVALID
+    assert "recompute TTFT CV 0.90 > 0.5" in j.condition
+    missing = {"recompute": arm("recompute", 2.0), "ssd-restore": arm("ssd-restore", None)}
+    j = check.evaluate({"ttft-p50-reduction": reference_measurement(ref, check.binding, missing, max_cv=0.5)})
+    assert j.verdict is Verdict.INVALID
+    assert "no successful request" in j.condition
+    assert check.evaluate({}).verdict is Verdict.INVALID  # not measured at all
+
+
+def test_concurrency_gains_on_a_one_request_engine_are_skipped_with_the_declared_reason() -> None:
+    found = checks(inventory())
+    j = found["engine[tiny].throughput-gain-conc16"].evaluate({})
+    assert j.verdict is Verdict.SKIP
+    assert "llama-cpp-disk: the engine serves one request at a time" in j.condition
+    assert found["engine[tiny].cold-read-serial-vs-parallel"].evaluate({}).verdict is Verdict.SKIP
+
+
+def test_the_full_profile_makes_unevaluable_reference_checks_invalid() -> None:
+    j = checks(inventory("full"))["engine[tiny].throughput-gain-conc8"].evaluate({})
+    assert j.verdict is Verdict.INVALID
+    assert "not evaluable" in j.condition
+
+
+def test_a_concurrent_engine_is_never_skipped_with_a_one_request_reason() -> None:
+    found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-cpu-recompute",
+                             model="/models/m.safetensors", state_bytes_per_token=262144))  # fmt: skip
+    j = found["engine[tiny].throughput-gain-conc16"].evaluate({})
+    assert j.verdict is Verdict.INVALID
+    assert "kvgate does not measure arms recompute/ssd-restore at concurrency 16" in j.condition
+    assert found["engine[tiny].ttft-p50-reduction"].concurrency_note == ""
+
+
+def test_no_engine_deployment_is_an_invalid_gate_not_an_empty_pass() -> None:
+    inv = inventory().model_copy(update={"engines": {}})
+    (only,) = plan(inv)
+    j = only.evaluate({})
+    assert (only.host, j.verdict) == ("cluster", Verdict.INVALID)
+    assert "declares no engine deployment" in j.condition
+
+
+def test_evidence_measurements_turn_counters_into_verdicts_with_numbers() -> None:
+    found = checks(inventory())
+    w = Window(
+        "vda", device_read_bytes=60 * MB, engine_read_bytes=55 * MB, hit_tokens=999, caches_dropped=True
+    )
+    good = Trial("ssd-restore", 0, "s", Outcome(0.1, 0.2, "t"), 1000, w, 50 * MB, 51 * MB, 1.2)
+    bad = Trial("ssd-restore", 1, "s1", Outcome(0.1, 0.2, "t"), 1000,
+                Window("vda", 2 * MB, 55 * MB, 999, True), 50 * MB, 1 * MB, 1.2)  # fmt: skip
+    cold = found["engine[tiny].ssd-restore.cold-proof"]
+    assert cold.evaluate({"cold-proof": cold_proof_measurement([good], ColdBounds())}).verdict is Verdict.PASS
+    j = cold.evaluate({"cold-proof": cold_proof_measurement([good, bad], ColdBounds())})
+    assert j.verdict is Verdict.INVALID
+    assert "trial 1: not cold: device vda read 2000000 B of 50000000 B predicted" in j.condition
+    wrote = found["engine[tiny].ssd-restore.write-through"]
+    j = wrote.evaluate({"write-through": write_through_measurement([good, bad], WriteThrough())})
+    assert j.verdict is Verdict.FAIL
+    assert j.condition.startswith("cache_growth_ratio=0.02 x ≥ 0.9 x")
+
+
+def test_an_output_mismatch_fails_correctness_and_shows_the_texts() -> None:
+    check = checks(inventory())["engine[tiny].ssd-restore.correctness"]
+    m = correctness_measurement(["ssd-restore s0: expected 'a', got 'b'"], compared=6)
+    j = check.evaluate({"correctness": m}, "first mismatch: ssd-restore s0: expected 'a', got 'b'")
+    assert j.verdict is Verdict.FAIL
+    assert "got 'b'" in j.condition
+    assert check.evaluate({"correctness": correctness_measurement([], 6)}).verdict is Verdict.PASS
+    nothing = check.evaluate({"correctness": correctness_measurement([], 0)})
+    assert nothing.verdict is Verdict.INVALID
+
+
+@pytest.mark.parametrize(
+    ("engine", "message"),
+    [
+        ({"volume": "nope"}, "volume 'nope' is not defined"),
+        ({"model": "/models/x.gguf"}, "state_bytes_per_token is required"),
+        ({"hosts": ["ghost"]}, "host 'ghost' is not defined"),
+    ],
+)
+def test_the_inventory_refuses_an_engine_deployment_it_cannot_run(
+    engine: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValidationError, match=message):
+        inventory(**engine)
+
+
+def test_the_tier_must_live_on_a_scratch_candidate_volume() -> None:
+    data = inventory().model_dump()
+    data["volumes"]["v"]["scratch"] = False
+    with pytest.raises(ValidationError, match="not scratch"):
+        Inventory.model_validate(data)
+    data["volumes"]["v"] |= {"scratch": True, "kind": "baseline"}
+    with pytest.raises(ValidationError, match="not a candidate"):
+        Inventory.model_validate(data)
+
+
+def test_measurement_metric_must_match_the_reference() -> None:
+    check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
+    with pytest.raises(ValueError, match="judges 'ttft_p50_reduction_pct'"):
+        check.evaluate({"ttft-p50-reduction": Measurement("other", 1.0)})

@@ -1,0 +1,75 @@
+"""G3 report sections: arms, restore evidence, verdicts with reference and threshold, engine limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgate.engines.profile import PROFILE_DIR, load_profile
+from kvgate.g3.arms import Outcome, Trial, Window, summarize
+from kvgate.g3.measure import DeploymentResult
+from kvgate.g3.plan import plan
+from kvgate.g3.profile import load_g3_profile
+from kvgate.g3.sections import rows, sections
+from kvgate.g3.verdicts import cold_proof_measurement, reference_measurement
+from kvgate.inventory.schema import Inventory
+from kvgate.references import load_references
+
+MiB = 1 << 20
+
+
+def result() -> DeploymentResult:
+    tier = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
+    w = Window("vda", 100 * MiB, 96 * MiB, 2047, caches_dropped=True)
+    restore = [
+        Trial("ssd-restore", i, f"s{i}", Outcome(0.3 + i / 10, 0.5, "t"), 2048, w, 91 * MiB, 92 * MiB, 1.5)
+        for i in range(3)
+    ]
+    recompute = [Trial("recompute", i, f"s{i}", Outcome(7.0 + i, 8.0, "t"), 2048) for i in range(3)]
+    r = DeploymentResult("h", "tiny", tier, device="vda")
+    r.arms = {
+        a: summarize(a, ts, output_tokens=12)
+        for a, ts in (("recompute", recompute), ("ssd-restore", restore))
+    }
+    profile, refs = load_g3_profile("smoke"), load_references()
+    r.measurements = {"cold-proof": cold_proof_measurement(restore, profile.cold)}
+    b = profile.verdict("ttft-p50-reduction")
+    r.measurements[b.check] = reference_measurement(refs.get(b.reference), b, r.arms, max_cv=None)
+    record = {"serves_concurrently": False, "argv": ["python", "-m", "llama_cpp.server"],
+              "profile": tier.name, "version": "llama-cpp-python 0.3.36", "ready_s": 1.5}  # fmt: skip
+    r.engines = {"ssd-restore": record}
+    return r
+
+
+def inventory() -> Inventory:
+    dep = {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute", "volume": "v"}
+    return Inventory.model_validate({
+        "site": "s", "scale": "smoke", "hosts": {"h": {"roles": ["engine"]}},
+        "volumes": {"v": {"path": "/v", "kind": "candidate", "scratch": True}}, "engines": {"tiny": dep},
+    })  # fmt: skip
+
+
+def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {s["title"]: s["data"] for s in found}
+
+
+def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do() -> None:
+    stored = {"h/tiny": rows(result(), plan(inventory()))}
+    found = by_title(sections(stored))
+    arms = found["G3 arms: recompute vs SSD restore vs warm"]
+    assert [r[1] for r in arms["rows"]] == ["recompute", "ssd-restore"]
+    assert arms["rows"][1][4] == "0.4"  # TTFT p50 s: the median of 0.3, 0.4, 0.5; recompute's is 8
+    assert "serves one request at a time" in arms["note"]
+    assert "pops the best prefix match" in arms["note"]
+    evidence = found["G3 restore evidence (medians over trials)"]["rows"][1]
+    assert evidence[2:7] == ["100", "96", "2047", "92.0 (91)", "1.5"]
+    assert evidence[7] == "yes"
+    verdicts = {r[1]: r for r in found["G3 verdicts against the references"]["rows"]}
+    reduction = verdicts["engine[tiny].ttft-p50-reduction"]
+    assert reduction[2:5] == ["95 %", "R2-ttft-p50-tp8: ↓26–32%", ">= ↓26%"]
+    assert reduction[6] == "PASS"
+    assert verdicts["engine[tiny].throughput-gain-conc16"][6] == "SKIP"
+    assert verdicts["engine[tiny].ssd-restore.write-through"][6] == "INVALID"  # not measured here
+    engines = found["G3 engines"]["rows"]
+    assert engines == [["h/tiny", "ssd-restore", "llama-cpp-disk", "llama-cpp-python 0.3.36",
+                        "python -m llama_cpp.server", "1.50", "1 request at a time"]]  # fmt: skip
+    assert all(len(r) == len(found[t]["columns"]) for t in found for r in found[t]["rows"])
