@@ -31,7 +31,6 @@ from kvgate.transport.base import Executor
 AGENT_DIR = Path(__file__).parent / "agent"
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 BOOT = b"import sys\nfrom kvgate.agent.__main__ import main\nsys.exit(main())\n"
-STUB = b'"""kvgate, as shipped inside the agent zipapp: only kvgate.agent is here."""\n'
 SHORT_S = 30.0  # bound of every quick remote command
 PUT_S = 120.0
 START_WAIT_S = 15  # how long the launcher waits for the agent's pid file
@@ -73,11 +72,12 @@ class RemoteJob:
     sudo: bool = False
 
 
-def zipapp_bytes() -> bytes:
-    """The agent zipapp: shebang + stored (uncompressed) entries with fixed dates, sorted."""
-    entries = {"__main__.py": BOOT, "kvgate/__init__.py": STUB}
-    for path in sorted(AGENT_DIR.glob("*.py")):
-        entries[f"kvgate/agent/{path.name}"] = path.read_bytes()
+def pack(package: str, boot: bytes) -> bytes:
+    """A stdlib package of kvgate as a deterministic zipapp (shebang, stored entries, fixed dates, sorted)."""
+    stub = f'"""kvgate, as shipped in a zipapp: only kvgate.{package} is here."""\n'.encode()
+    entries = {"__main__.py": boot, "kvgate/__init__.py": stub}
+    for path in sorted((AGENT_DIR.parent / package).glob("*.py")):
+        entries[f"kvgate/{package}/{path.name}"] = path.read_bytes()
     buf = io.BytesIO()
     buf.write(b"#!/usr/bin/env python3\n")
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
@@ -86,6 +86,11 @@ def zipapp_bytes() -> bytes:
             info.external_attr = 0o644 << 16
             zf.writestr(info, entries[name])
     return buf.getvalue()
+
+
+def zipapp_bytes() -> bytes:
+    """The agent zipapp."""
+    return pack("agent", BOOT)
 
 
 def build_zipapp(dest_dir: Path | None = None) -> Path:
@@ -117,9 +122,13 @@ def remote_sha256(ex: Executor, path: str) -> str | None:
 
 def ensure_uploaded(ex: Executor) -> str:
     """Upload the agent to ``~/.cache/kvgate/agent-<sha256[:16]>.pyz`` unless it is there; return its path."""
-    local = build_zipapp()
+    return upload(ex, "agent", build_zipapp())
+
+
+def upload(ex: Executor, name: str, local: Path) -> str:
+    """Put a zipapp at ``~/.cache/kvgate/<name>-<sha256[:16]>.pyz`` on the host unless it is there."""
     digest = hashlib.sha256(local.read_bytes()).hexdigest()
-    remote = f"{remote_home(ex)}/.cache/kvgate/agent-{digest[:16]}.pyz"
+    remote = f"{remote_home(ex)}/.cache/kvgate/{name}-{digest[:16]}.pyz"
     if remote_sha256(ex, remote) == digest:
         return remote
     ex.run("mkdir -p %s", remote.rsplit("/", 1)[0], timeout_s=SHORT_S, check=True)
@@ -127,7 +136,7 @@ def ensure_uploaded(ex: Executor) -> str:
     ex.put(local, partial)
     if remote_sha256(ex, partial) != digest:
         ex.run("rm -f %s", partial, timeout_s=SHORT_S)
-        raise TransportError(f"{ex.host}: the uploaded agent does not match its sha256 {digest[:16]}")
+        raise TransportError(f"{ex.host}: the uploaded {name} does not match its sha256 {digest[:16]}")
     ex.run("mv -f %s %s", partial, remote, timeout_s=SHORT_S, check=True)
     return remote
 

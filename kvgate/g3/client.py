@@ -17,9 +17,7 @@ True
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,41 +28,22 @@ from kvgate.g3.arms import Outcome
 from kvgate.loadgen.record import RequestRecord
 from kvgate.transport.base import Executor
 
-LOADGEN_DIR = Path(__file__).resolve().parent.parent / "loadgen"
 BOOT = b"import sys\nfrom kvgate.loadgen.__main__ import main\nsys.exit(main())\n"
-STUB = b'"""kvgate, as shipped inside the load-generator zipapp: only kvgate.loadgen is here."""\n'
 
 
 def zipapp_bytes() -> bytes:
-    """The load generator as a deterministic zipapp (sorted, stored, fixed dates)."""
-    entries = {"__main__.py": BOOT, "kvgate/__init__.py": STUB}
-    for path in sorted(LOADGEN_DIR.glob("*.py")):
-        entries[f"kvgate/loadgen/{path.name}"] = path.read_bytes()
-    buf = io.BytesIO()
-    buf.write(b"#!/usr/bin/env python3\n")
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
-        for name in sorted(entries):
-            info = zipfile.ZipInfo(name, agentctl.ZIP_EPOCH)
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, entries[name])
-    return buf.getvalue()
+    """The load generator as a deterministic zipapp (the agent's packer)."""
+    return agentctl.pack("loadgen", BOOT)
 
 
 def ensure_client(ex: Executor, local_dir: Path) -> str:
     """Put the zipapp at ``~/.cache/kvgate/loadgen-<sha16>.pyz`` on the host unless it is there."""
     data = zipapp_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    local = local_dir / f"loadgen-{digest[:16]}.pyz"
+    local = local_dir / f"loadgen-{hashlib.sha256(data).hexdigest()[:16]}.pyz"
     if not local.exists():
         local_dir.mkdir(parents=True, exist_ok=True)
         local.write_bytes(data)
-    remote = f"{agentctl.remote_home(ex)}/.cache/kvgate/{local.name}"
-    if agentctl.remote_sha256(ex, remote) != digest:
-        ex.run("mkdir -p %s", remote.rsplit("/", 1)[0], timeout_s=30, check=True)
-        ex.put(local, remote)
-        if agentctl.remote_sha256(ex, remote) != digest:
-            raise LabError(f"{ex.host}: the uploaded load generator does not match its sha256 {digest[:16]}")
-    return remote
+    return agentctl.upload(ex, "loadgen", local)
 
 
 @dataclass(frozen=True)
