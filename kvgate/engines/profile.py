@@ -94,6 +94,12 @@ class EngineProfile(Frozen):
     version_cmd: list[str] = Field(default_factory=list)
     ready: Endpoint
     metrics: Endpoint | None = None
+    # Prometheus counter of prompt tokens served from cache instead of computed: the external
+    # tier's hits on a tier profile, the DRAM prefix cache's on a warm-only one. None: unknown.
+    hit_counter: str | None = None
+    # regex on the engine log whose group 1 is the weight-load time in seconds (model loading
+    # separated from the rest of start-up); None: the engine does not log it
+    weights_log: str | None = None
     reset: list[Endpoint] = Field(default_factory=list)
     cache: CacheTier | None = None
     serves_concurrently: bool

@@ -13,6 +13,7 @@ to the group, waits, SIGKILLs, and verifies that nothing in the group is left.
 
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -66,6 +67,7 @@ class EngineRecord:
     started_at: str
     ready_s: float
     serves_concurrently: bool
+    weights_load_s: float | None = None  # from the engine log (profile weights_log), None: not logged
     notes: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -259,8 +261,16 @@ class EngineService:
             profile=p.name, kind=p.kind.value, host=self.ex.host, argv=launch.argv, env=launch.env,
             workdir=launch.workdir, files=launch.files, version=self._version(), pid=pid,
             log_path=self.log_path, started_at=started_at, ready_s=ready_s,
-            serves_concurrently=p.serves_concurrently, notes=p.notes,
+            serves_concurrently=p.serves_concurrently, notes=p.notes, weights_load_s=self._weights_load_s(),
         )  # fmt: skip
+
+    def _weights_load_s(self) -> float | None:
+        """The weight-load time the engine logged during this start (the last match in its log)."""
+        if not self.profile.weights_log:
+            return None
+        log = self.ex.run("tail -c 4000000 %s", self.log_path, timeout_s=30).stdout
+        found = re.findall(self.profile.weights_log, log)
+        return float(found[-1]) if found else None
 
     def _version(self) -> str:
         argv = self.launch.version_argv

@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from kvgate import agentctl
-from kvgate.engines import EngineRecord
+from kvgate.engines import EngineRecord, tinyhf
 from kvgate.engines.profile import PROFILE_DIR, EngineKind, EngineProfile, load_profile
 from kvgate.errors import LabError
 from kvgate.g3.arms import ArmSummary, summarize
+from kvgate.g3.load_arms import summaries as load_summaries
 from kvgate.g3.profile import G3Profile
 from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup
 from kvgate.g3.verdicts import (
+    cache_hits_measurement,
     cold_proof_measurement,
     correctness_measurement,
     reference_measurement,
@@ -33,6 +35,7 @@ from kvgate.g3.verdicts import (
 )
 from kvgate.inventory.schema import EngineDeployment, Host, Inventory
 from kvgate.judge import Measurement
+from kvgate.loadgen.prompts import WORDS
 from kvgate.references import load_references
 from kvgate.store import RunStore
 from kvgate.transport.base import CANCEL, Executor
@@ -96,13 +99,17 @@ def engine_python(host: Host, dep: EngineDeployment) -> str:
     return dep.python or (sys.executable if host.transport == "local" else "python3")
 
 
-def stage_model(ex: Executor, host: Host, dep: EngineDeployment, kind: EngineKind) -> tuple[str, int]:
+def stage_model(
+    ex: Executor, host: Host, dep: EngineDeployment, kind: EngineKind, python: str
+) -> tuple[str, int]:
     """The model path on the host and the state bytes per token its tier stores."""
     if dep.model != "tiny":
         assert dep.state_bytes_per_token is not None  # the inventory schema requires it
         return dep.model, dep.state_bytes_per_token
+    if kind is EngineKind.VLLM:
+        return _tiny_hf(ex, host, python), tinyhf.kv_bytes_per_token()
     if kind is not EngineKind.LLAMA_CPP:
-        raise LabError(f"{ex.host}: the tiny GGUF model serves only llama-cpp engines, not {kind}")
+        raise LabError(f"{ex.host}: no tiny model for {kind} engines: give the model's path on the host")
     try:
         from kvgate.engines.tinymodel import TinyLlamaSpec, ensure_tiny_gguf
 
@@ -115,6 +122,25 @@ def stage_model(ex: Executor, host: Host, dep: EngineDeployment, kind: EngineKin
     if host.transport == "local":
         return str(local), bpt
     return _put_model(ex, local), bpt
+
+
+def _tiny_hf(ex: Executor, host: Host, python: str) -> str:
+    """Generate the tiny HF-format Llama on the host with the engine's interpreter (cached by digest)."""
+    script = Path(tinyhf.__file__)
+    digest = hashlib.sha256(script.read_bytes()).hexdigest()[:12]
+    if host.transport == "local":
+        where, run = str(MODEL_CACHE), str(script)
+    else:
+        where = f"{agentctl.remote_home(ex)}/.cache/kvgate/models"
+        run = f"{where}/tinyhf-{digest}.py"
+        ex.run("mkdir -p %s", where, timeout_s=30, check=True)
+        ex.put(script, run)
+    out = f"{where}/tiny-llama-hf-{digest}"
+    argv = [python, run, out, *WORDS]
+    res = ex.run(" ".join(["%s"] * len(argv)), *argv, timeout_s=600)
+    if not res.ok:
+        raise LabError(f"{ex.host}: generating the tiny HF model with {python} failed\n{res}")
+    return out
 
 
 def _put_model(ex: Executor, local: Path) -> str:
@@ -145,7 +171,7 @@ def measure_deployment(
     result = DeploymentResult(host, name, tier)
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier.kind)
-    model, bpt = stage_model(ex, h, dep, tier.kind)
+    model, bpt = stage_model(ex, h, dep, tier.kind, python)
     work = f"{work_root(inv.volumes[dep.volume].path, host, store)}/{name}"
     setup = Setup(
         deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
@@ -165,11 +191,13 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
     """Summaries, measurements and their artifacts."""
     result.device, result.mismatches = arms.device, arms.mismatches
     result.arms = {a: summarize(a, ts, output_tokens=profile.max_tokens) for a, ts in arms.trials.items()}
+    result.arms |= load_summaries(arms.load_trials)
     doc = {
         "tokens_per_word": arms.tokens_per_word,
         "device": arms.device,
         "arms": {a: s.to_dict() for a, s in result.arms.items()},
         "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
+        "load_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.load_trials.items()},
         "mismatches": arms.mismatches,
     }
     ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
@@ -180,6 +208,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "write-through": write_through_measurement(restores, profile.write_through),
         "cold-proof": cold_proof_measurement(restores, profile.cold),
         "correctness": correctness_measurement(arms.mismatches, compared, ev),
+        "cache-hits": cache_hits_measurement(arms.load_trials),
     }
     for b in profile.verdicts:
         m = reference_measurement(refs.get(b.reference), b, result.arms, max_cv=profile.max_cv)

@@ -2,7 +2,8 @@
 
 Evidence checks (the site's own rules): the tier wrote the prompt state through
 (G3-KV-1), the restore was served cold from the SSD (G3-KV-2, INVALID when not),
-restored greedy outputs equal recompute (G3-KV-3). Reference verdicts come from
+restored greedy outputs equal recompute (G3-KV-3), and under load the engine's hit
+counter shows the cache served the prompts (G3-KV-4). Reference verdicts come from
 the gate profile's bindings; one this engine cannot measure (a concurrency it does
 not serve, arms it does not have) is SKIP with the profile's declared reason on a
 one-request-at-a-time engine, else INVALID — never PASS.
@@ -70,8 +71,8 @@ class G3Check:
         )
 
 
-def evidence_checks(host: str, name: str, profile: G3Profile) -> list[G3Check]:
-    """The site's own rules on the ssd-restore arm: write-through, cold proof, correctness."""
+def evidence_checks(host: str, name: str, profile: G3Profile, tier: EngineProfile) -> list[G3Check]:
+    """The site's own rules on the cache-served arms: write-through, cold proof, correctness, hits."""
     src = f"workloads/g3/{profile.name}.yaml"
     grew, read = profile.write_through.min_ratio, profile.cold.min_read_ratio
     crits = [
@@ -82,17 +83,44 @@ def evidence_checks(host: str, name: str, profile: G3Profile) -> list[G3Check]:
         ("correctness", Criterion("G3-KV-3", "output_mismatches", "==", 0, "requests",
                                   source="greedy outputs of restored requests must equal recompute's")),
     ]  # fmt: skip
-    return [G3Check(host, name, f"engine[{name}].ssd-restore.{key}", key, c) for key, c in crits]
+    if measures_levels(tier, profile):
+        crits.append(("cache-hits", Criterion(
+            "G3-KV-4", "cache_hit_ratio", ">=", profile.cold.min_hit_ratio, "x",
+            source=f"{src} cold.min_hit_ratio: the engine's hit counter / prompt tokens under load",
+        )))  # fmt: skip
+    no_tier = None
+    if tier.cache is None:
+        verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
+        no_tier = (verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}")
+    arm = "ssd-restore" if tier.cache is not None else "warm"
+    return [
+        G3Check(host, name, f"engine[{name}].{arm}.{key}", key, c,
+                unmeasurable=no_tier if key in ("write-through", "cold-proof") else None)
+        for key, c in crits
+    ]  # fmt: skip
 
 
-def unmeasurable(binding: VerdictBinding, tier: EngineProfile) -> tuple[Verdict, str] | None:
+def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:
+    """Whether G3 runs the concurrency levels on this engine (it batches, the profile asks for levels)."""
+    return tier.serves_concurrently and bool(profile.concurrency)
+
+
+def unmeasurable(
+    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile
+) -> tuple[Verdict, str] | None:
     """Whether this engine can measure a binding; if not, the verdict and the reason shown."""
-    arms_ok = binding.baseline_arm in ARMS and binding.candidate_arm in ARMS
+    arms = (binding.baseline_arm, binding.candidate_arm)
+    if tier.cache is None and any(a not in ("recompute", "warm") for a in arms):
+        verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
+        return verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}"
+    arms_ok = all(a in ARMS for a in arms)
     if arms_ok and binding.concurrency == "engine":
+        return None
+    if arms_ok and measures_levels(tier, profile) and binding.concurrency in profile.concurrency:
         return None
     if tier.serves_concurrently:
         what = f"arms {binding.baseline_arm}/{binding.candidate_arm} at concurrency {binding.concurrency}"
-        return Verdict.INVALID, f"kvgate does not measure {what} on engine {tier.name} yet"
+        return Verdict.INVALID, f"the gate profile {profile.name} does not measure {what}"
     verdict = Verdict.SKIP if binding.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
     return verdict, f"{tier.name}: {binding.reason or 'not measurable on this engine'}"
 
@@ -111,7 +139,7 @@ def reference_checks(
         crit = criterion_for(
             refs.get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
         )
-        why = unmeasurable(b, tier)
+        why = unmeasurable(b, tier, profile)
         shown_note = "" if why else note
         out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, shown_note))
     return out
@@ -132,7 +160,8 @@ def plan(inventory: Inventory) -> list[G3Check]:
             why = f"engines.{name} runs on no host (none listed, none with the engine role)"
             checks.append(_cluster_invalid(f"engines[{name}].hosts", why))
         for host in hosts:
-            checks += evidence_checks(host, name, profile) + reference_checks(host, name, tier, profile, refs)
+            checks += evidence_checks(host, name, profile, tier)
+            checks += reference_checks(host, name, tier, profile, refs)
     return checks
 
 

@@ -118,6 +118,16 @@ class G3Profile(Frozen):
     warm: bool = True
     max_cv: float | None = Field(gt=0)  # None: CV reported, not enforced
     request_timeout_s: float = Field(default=600, gt=0)
+    # load levels, run where the engine batches requests (kvgate.g3.load_arms): C × waves prompts
+    # at concurrency C per trial; none: the conc 8/16 bindings are not measurable
+    concurrency: tuple[int, ...] = ()
+    waves: int = Field(default=1, ge=1)
+    load_trials: int = Field(default=3, ge=3)
+    load_prompt_tokens: int | None = Field(default=None, gt=0)  # None: prompt_tokens
+    # a deployment whose tier profile has no external KV tier (cache: null) measures recompute
+    # and warm only: what its ssd-restore checks become, and why
+    when_no_tier: Unmeasurable = Unmeasurable.INVALID
+    no_tier_reason: str = ""
     cold: ColdBounds = Field(default_factory=ColdBounds)
     write_through: WriteThrough = Field(default_factory=WriteThrough)
     tokenize: dict[str, Tokenize] = Field(min_length=1)  # engine kind → endpoint

@@ -10,6 +10,11 @@ Per trial (one prompt, its own salt, so no trial can hit another's cache):
    engine-hit counters bracketing exactly that request.
 3. **warm** (optional): the same prompt once more, without restart (resident state).
 
+A tier profile without an external tier (``cache: null``, e.g. vLLM's CPU build, whose
+disk connectors need CUDA) has no ssd-restore arm: one engine answers each prompt
+once (populate) and again (warm). Engines that batch requests then run the
+concurrency levels (:mod:`kvgate.g3.load_arms`).
+
 Arms alternate within each trial, so a drifting background load hits all arms
 alike. A fresh tier directory per trial is needed on llama-cpp-python 0.3.36: its
 disk cache pops the best prefix match on every lookup, even a one-token (BOS)
@@ -29,6 +34,8 @@ from kvgate.fio.cold import BlockDevice, backing_device, drop_caches
 from kvgate.g3 import client, hostio
 from kvgate.g3.arms import Outcome, Trial, Window
 from kvgate.g3.evidence import cold_reason, mismatches, shape_reason, write_through_reason
+from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
+from kvgate.g3.plan import measures_levels
 from kvgate.g3.profile import G3Profile
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 from kvgate.transport.base import Executor
@@ -69,6 +76,7 @@ class ArmsResult:
     tokens_per_word: float = 1.0
     device: str | None = None
     mismatches: list[str] = field(default_factory=list)
+    load_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # arm → trials, every level
 
     def arm(self, name: str) -> list[Trial]:
         return self.trials.setdefault(name, [])
@@ -98,12 +106,47 @@ class ColdRestore:
             self.sink.engine("recompute", rc.record)
             self.model_id = rc.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
             self.result.tokens_per_word = self._calibrate(rc)
+            if self.setup.tier.cache is None:
+                self._warm_only(rc)
+            else:
+                for t in range(self.profile.trials):
+                    salt = f"{self.setup.salt}/trial-{t}"
+                    self.result.arm("recompute").append(self._recompute(rc, t, salt))
+                    self._tier_trial(t, salt)
+                if measures_levels(self.setup.tier, self.profile):
+                    with EngineService(self.ex, self.setup.tier, self._placement("load", 0)) as eng:
+                        self._levels(rc, eng)
+        self.result.mismatches = self._compare() + output_mismatches(self.result.load_trials)
+        return self.result
+
+    def _warm_only(self, rc: EngineService) -> None:
+        """A tier profile without an external tier: one engine; each prompt populated, then sent warm."""
+        with EngineService(self.ex, self.setup.tier, self._placement("tier", 0)) as eng:
+            assert eng.record is not None
+            self.sink.engine("warm", eng.record)
             for t in range(self.profile.trials):
                 salt = f"{self.setup.salt}/trial-{t}"
                 self.result.arm("recompute").append(self._recompute(rc, t, salt))
-                self._tier_trial(t, salt)
-        self.result.mismatches = self._compare()
-        return self.result
+                tokens = self._count(eng, salt)
+                _, ev = self._send(eng, salt, f"trial-{t}/populate")
+                out, wev = self._send(eng, salt, f"trial-{t}/warm")
+                shape = self._shape(tokens, out)
+                self.result.arm("warm").append(Trial("warm", t, salt, out, tokens, invalid_reason=shape,
+                                                     evidence=ev + wev))  # fmt: skip
+            if measures_levels(self.setup.tier, self.profile):
+                self._levels(rc, eng)
+
+    def _levels(self, rc: EngineService, eng: EngineService) -> None:
+        """Concurrency 8/16 (the profile's levels): recompute, ssd-restore and warm under load."""
+        p = self.profile
+        loader = Loader(
+            self.ex, self.setup.python, self.client, self.model_id, p.load_prompt_tokens or p.prompt_tokens,
+            self.result.tokens_per_word, p.max_tokens, p.waves, p.request_timeout_s,
+        )  # fmt: skip
+        self.result.load_trials = run_levels(
+            self.ex, loader, p, rc=rc, tier=eng, dev=self.dev, salt=f"{self.setup.salt}/load",
+            sudo=self.setup.sudo, save=self.sink.save, notify=self.sink.notify,
+        )  # fmt: skip
 
     # -- arms ---------------------------------------------------------------------------------
     def _recompute(self, rc: EngineService, t: int, salt: str) -> Trial:
@@ -231,7 +274,7 @@ class ColdRestore:
         expected = {t.salt: t.outcome.text for t in self.result.arm("recompute") if t.outcome.ok}
         found = []
         for arm in ("ssd-restore", "warm"):
-            got = {t.salt: t.outcome.text for t in self.result.arm(arm) if t.outcome.ok}
+            got = {t.salt: t.outcome.text for t in self.result.trials.get(arm, []) if t.outcome.ok}
             found += [f"{arm} {m}" for m in mismatches(expected, got)]
         return found
 

@@ -25,7 +25,9 @@ EVIDENCE_COLUMNS = [
     "tier growth MiB (predicted)", "restart-to-ready s", "trusted",
 ]  # fmt: skip
 VERDICT_COLUMNS = ["host/engine", "check", "measured", "reference", "site threshold", "source", "verdict"]
-ENGINE_COLUMNS = ["host/engine", "arm", "profile", "version", "command line", "ready s", "concurrency"]
+ENGINE_COLUMNS = [
+    "host/engine", "arm", "profile", "version", "command line", "ready s", "weights load s", "concurrency",
+]  # fmt: skip
 
 
 def _num(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
@@ -82,13 +84,20 @@ def engine_rows(r: DeploymentResult) -> list[list[str]]:
         conc = "concurrent" if rec["serves_concurrently"] else "1 request at a time"
         argv = " ".join(rec["argv"])
         where = f"{r.host}/{r.deployment}"
-        rows.append([where, arm, rec["profile"], rec["version"], argv, f"{rec['ready_s']:.2f}", conc])
+        weights = "not logged" if rec.get("weights_load_s") is None else f"{rec['weights_load_s']:.2f}"
+        rows.append(
+            [where, arm, rec["profile"], rec["version"], argv, f"{rec['ready_s']:.2f}", weights, conc]
+        )
     return rows
 
 
 def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
     """Everything the G3 sections show for one deployment on one host (stored in run.json)."""
-    order = [a for a in ("recompute", "ssd-restore", "warm") if a in r.arms]
+    levels = sorted({int(k.split("@c")[1]) for k in r.arms if "@c" in k})
+    names = ("recompute", "ssd-restore", "warm")
+    order = [a for a in names if a in r.arms] + [
+        f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in r.arms
+    ]
     where = f"{r.host}/{r.deployment}"
     return {
         "arms": [arm_row(where, r.arms[a]) for a in order],
@@ -117,8 +126,15 @@ def limits_note(r: DeploymentResult) -> str:
         f"{t.name} serves one request at a time: every arm ran at concurrency 1, and the R2/R3 "
         "concurrency gains (conc 8/16) are not evaluable on it."
         if not t.serves_concurrently
-        else f"{t.name} serves requests concurrently; this kvgate version measures all arms at concurrency 1."
+        else f"{t.name} serves requests concurrently: the arms ran one prompt per trial, then at each "
+        "concurrency level (rows <arm>@c<C>: medians over trials of each load's TTFT p50 and output "
+        "throughput)."
     )
+    if t.cache is None:
+        conc += (
+            f" {t.name} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "
+            "so every SSD-restore verdict is not evaluable on it."
+        )
     return f"{r.host}/{r.deployment}: {conc} {t.notes.strip()} {KIND_LIMITS.get(t.kind.value, '')}".strip()
 
 

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from kvgate.g3.arms import ArmSummary, Trial
 from kvgate.g3.evidence import cold_reason
+from kvgate.g3.load_arms import LoadTrial, level_key
 from kvgate.g3.profile import ColdBounds, VerdictBinding, WriteThrough
 from kvgate.judge import Measurement
 from kvgate.references import Reference, improvement_measurement
@@ -91,13 +92,38 @@ def reference_measurement(
     ref: Reference, binding: VerdictBinding, arms: dict[str, ArmSummary], *, max_cv: float | None
 ) -> Measurement:
     """The improvement of the candidate arm over the baseline arm, computed the way `ref` states it."""
-    base, cand = arms.get(binding.baseline_arm), arms.get(binding.candidate_arm)
-    reasons = arm_reasons(base, binding.baseline_arm, max_cv) + arm_reasons(
-        cand, binding.candidate_arm, max_cv
+    c = binding.concurrency
+    bname, cname = (
+        (a if c == "engine" else level_key(a, c)) for a in (binding.baseline_arm, binding.candidate_arm)
     )
-    b = getattr(base, binding.statistic) if base else None
-    c = getattr(cand, binding.statistic) if cand else None
-    if not b or not c:
+    base, cand = arms.get(bname), arms.get(cname)
+    reasons = arm_reasons(base, bname, max_cv) + arm_reasons(cand, cname, max_cv)
+    b_value = getattr(base, binding.statistic) if base else None
+    c_value = getattr(cand, binding.statistic) if cand else None
+    if not b_value or not c_value:
         return Measurement(ref.improvement_metric, None, "", (), _join(reasons) or "arm statistic missing")
-    m = improvement_measurement(ref, baseline=b, candidate=c)
+    m = improvement_measurement(ref, baseline=b_value, candidate=c_value)
     return replace(m, invalid_reason=_join(reasons))
+
+
+def cache_hits_measurement(trials: dict[str, list[LoadTrial]]) -> Measurement:
+    """The smallest hit-counter / prompt-token ratio over the cache-served loads, with every reason.
+
+    Unknown hits are a reason (the claim is unproven); so is a recompute load with hits.
+    """
+    ratios, reasons = [], []
+    for arm, ts in sorted(trials.items()):
+        for t in ts:
+            where = f"{arm}@c{t.concurrency} trial {t.index}"
+            tokens = t.summary.get("total_input_tokens")
+            if arm == "recompute":
+                if t.hit_tokens:
+                    reasons.append(f"{where}: {t.hit_tokens} prompt tokens served from cache")
+                continue
+            if t.hit_tokens is None or not tokens:
+                reasons.append(f"{where}: hit counter or prompt tokens unknown")
+                continue
+            ratios.append(t.hit_tokens / tokens)
+    ev = tuple(e for ts in trials.values() for t in ts for e in t.evidence)
+    value = min(ratios) if ratios else None
+    return Measurement("cache_hit_ratio", value, "x", ev, _join(reasons))

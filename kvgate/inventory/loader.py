@@ -26,6 +26,17 @@ class LoadedInventory:
 def load(path: str | Path) -> LoadedInventory:
     """Load and validate an inventory; raises ConfigError naming file, field and expectation."""
     p = Path(path)
-    inv = load_model(p, Inventory)
+    inv = _resolve_engine_pythons(load_model(p, Inventory), p.parent)
     digest = hashlib.sha256(p.read_bytes()).hexdigest()
     return LoadedInventory(path=p, sha256=digest, inventory=inv)
+
+
+def _resolve_engine_pythons(inv: Inventory, base: Path) -> Inventory:
+    """A relative ``engines.<name>.python`` names a file next to the inventory (``../.venv-vllm/...``)."""
+    engines = {
+        name: dep.model_copy(update={"python": str((base / dep.python).resolve())})
+        if dep.python and not dep.python.startswith("/") and "/" in dep.python
+        else dep
+        for name, dep in inv.engines.items()
+    }
+    return inv.model_copy(update={"engines": engines})

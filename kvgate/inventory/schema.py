@@ -198,7 +198,9 @@ class EngineDeployment(Frozen):
     volume: str  # a scratch candidate volume: the KV tier lives under <path>/kvgate-g3/<host>/
     model: str = Field(default="tiny", pattern=r"^(tiny|/.+)$")  # "tiny": generated locally, or a host path
     state_bytes_per_token: int | None = Field(default=None, gt=0)  # bytes the tier stores per prompt token
-    python: str | None = None  # the engine's interpreter; None: the controller's own (local), python3 (ssh)
+    # the engine's interpreter; None: the controller's own (local), python3 (ssh). A relative path
+    # with a "/" is relative to the inventory file (for a venv beside it on a local host)
+    python: str | None = None
     port: int = Field(default=18000, ge=1024, le=65534)  # the recompute engine listens on port + 1
 
     @model_validator(mode="after")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -124,13 +125,38 @@ def test_the_full_profile_makes_unevaluable_reference_checks_invalid() -> None:
     assert "not evaluable" in j.condition
 
 
-def test_a_concurrent_engine_is_never_skipped_with_a_one_request_reason() -> None:
+def test_a_concurrent_engine_measures_the_concurrency_levels_and_judges_them() -> None:
     found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-cpu-recompute",
                              model="/models/m.safetensors", state_bytes_per_token=262144))  # fmt: skip
-    j = found["engine[tiny].throughput-gain-conc16"].evaluate({})
-    assert j.verdict is Verdict.INVALID
-    assert "kvgate does not measure arms recompute/ssd-restore at concurrency 16" in j.condition
+    conc16 = found["engine[tiny].throughput-gain-conc16"]
+    assert conc16.unmeasurable is None
+    assert "engine[tiny].ssd-restore.cache-hits" in found  # the hit counter is judged under load
+    assert conc16.evaluate({}).verdict is Verdict.INVALID  # planned but not measured: never PASS
+    arms = {"recompute@c16": arm("recompute@c16", 2.0), "ssd-restore@c16": arm("ssd-restore@c16", 1.0)}
+    tput = {"recompute@c16": 100.0, "ssd-restore@c16": 150.0}
+    arms = {k: replace(a, output_throughput_tok_per_s=tput[k]) for k, a in arms.items()}
+    ref = load_references().get("R2R3-cold-restore-throughput-conc16")
+    m = reference_measurement(
+        ref, load_g3_profile("smoke").verdict("throughput-gain-conc16"), arms, max_cv=None
+    )
+    assert m.value == pytest.approx(50.0)
+    assert conc16.evaluate({"throughput-gain-conc16": m}).verdict is Verdict.PASS  # +50 % ≥ +40 %
     assert found["engine[tiny].ttft-p50-reduction"].concurrency_note == ""
+    # serial vs parallel read arms are not measured by this profile: INVALID with the reason, not SKIP
+    j = found["engine[tiny].cold-read-serial-vs-parallel"].evaluate({})
+    assert j.verdict is Verdict.INVALID
+    assert "does not measure arms serial-read/parallel-read at concurrency 16" in j.condition
+
+
+def test_a_deployment_without_an_external_tier_measures_warm_only() -> None:
+    found = checks(inventory(tier_profile="vllm-cpu-prefix", recompute_profile="vllm-cpu-recompute"))
+    assert {"engine[tiny].warm.correctness", "engine[tiny].warm.cache-hits"} <= set(found)
+    for name in ("warm.write-through", "warm.cold-proof", "ttft-p50-reduction", "throughput-gain-conc8"):
+        j = found[f"engine[tiny].{name}"].evaluate({})
+        assert j.verdict is Verdict.SKIP, name  # smoke declares why
+        assert "has no external KV tier" in j.condition
+    full = checks(inventory("full", tier_profile="vllm-cpu-prefix", recompute_profile="vllm-cpu-recompute"))
+    assert full["engine[tiny].throughput-gain-conc8"].evaluate({}).verdict is Verdict.INVALID
 
 
 def test_no_engine_deployment_is_an_invalid_gate_not_an_empty_pass() -> None:

@@ -71,5 +71,6 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
     assert verdicts["engine[tiny].ssd-restore.write-through"][6] == "INVALID"  # not measured here
     engines = found["G3 engines"]["rows"]
     assert engines == [["h/tiny", "ssd-restore", "llama-cpp-disk", "llama-cpp-python 0.3.36",
-                        "python -m llama_cpp.server", "1.50", "1 request at a time"]]  # fmt: skip
+                        "python -m llama_cpp.server", "1.50", "not logged",
+                        "1 request at a time"]]  # fmt: skip
     assert all(len(r) == len(found[t]["columns"]) for t in found for r in found[t]["rows"])

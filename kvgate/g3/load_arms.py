@@ -1,0 +1,287 @@
+"""G3 at concurrency 8 and 16: every arm under load, on an engine that batches requests.
+
+For each concurrency level C and trial k (its own salt, so nothing is shared with
+another level, trial or run), the load generator sends ``C × waves`` distinct
+prompts with at most C in flight, as ``vllm bench serve --max-concurrency C``:
+
+- **recompute**: to the recompute engine (no external tier, no prefix cache);
+- the tier engine gets the same prompts once (populate), then
+  - **ssd-restore** (profiles with an external tier): restart + drop the page cache,
+    then the same prompts again;
+  - **warm**: the same prompts again without restart (resident state).
+
+The tier engine's hit counter (``hit_counter`` in its profile, from /metrics) and
+the candidate device's read bytes bracket each measured load. A measured load
+whose hits fall short of ``cold.min_hit_ratio`` of its prompt tokens did not come
+from the cache: INVALID, with the numbers. The recompute arm must show no hits.
+
+>>> level_key("warm", 8)
+'warm@c8'
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from kvgate.engines.metrics import MetricsError, diff, scrape
+from kvgate.errors import LabError
+from kvgate.fio.cold import BlockDevice, drop_caches, read_counters
+from kvgate.g3.arms import ArmSummary, cv
+from kvgate.loadgen.metrics import median
+
+if TYPE_CHECKING:
+    from kvgate.engines import EngineService
+    from kvgate.g3.profile import G3Profile
+    from kvgate.transport.base import Executor
+
+
+def level_key(arm: str, concurrency: int) -> str:
+    """The arm summary key of one arm at one concurrency level."""
+    return f"{arm}@c{concurrency}"
+
+
+@dataclass(frozen=True)
+class LoadTrial:
+    """One measured load: C × waves prompts at concurrency C on one arm, with its evidence."""
+
+    arm: str
+    concurrency: int
+    index: int
+    salt: str
+    summary: dict[str, Any]  # the load generator's pooled summary (vllm bench serve keys, units in names)
+    hit_tokens: int | None  # the engine's hit counter over exactly this load
+    device_read_bytes: int | None
+    texts: tuple[str, ...]  # outputs in prompt order ("" for a failed request)
+    invalid_reason: str | None = None
+    evidence: tuple[str, ...] = ()
+
+    @property
+    def ttft_p50_s(self) -> float | None:
+        v = self.summary.get("p50_ttft_ms")
+        return None if v is None else float(v) / 1000
+
+    @property
+    def throughput(self) -> float | None:
+        v = self.summary.get("output_throughput_tok_per_s")
+        return float(v) if v is not None and self.summary.get("completed") else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Loader:
+    """How to run the load generator on the engine host (the zipapp, the interpreter, the request shape)."""
+
+    ex: Executor
+    python: str
+    client: str
+    model: str
+    prompt_tokens: int
+    tokens_per_word: float
+    max_tokens: int
+    waves: int
+    timeout_s: float
+
+    def run(self, eng: EngineService, salt: str, concurrency: int) -> dict[str, Any]:
+        """One load against ``eng``; the result document (also when requests failed)."""
+        out = f"{eng.placement.run_dir}/load.json"
+        n = concurrency * self.waves
+        argv = [
+            self.python, self.client, "--url", eng.url(""), "--model", self.model,
+            "--concurrency", str(concurrency), "--requests", str(n),
+            "--prompt-tokens", str(self.prompt_tokens), "--tokens-per-word", repr(self.tokens_per_word),
+            "--max-tokens", str(self.max_tokens), "--salt", salt, "--temperature", "0",
+            "--timeout", repr(self.timeout_s), "--out", out,
+        ]  # fmt: skip
+        res = self.ex.run(
+            " ".join(["%s"] * len(argv)) + " && cat %s", *argv, out, timeout_s=self.timeout_s * n + 120
+        )
+        if not res.ok:
+            eng.ensure_alive()  # a crashed engine is an ERROR with its log tail
+            raise LabError(f"{self.ex.host}: the load generator failed\n{res}")
+        doc: dict[str, Any] = json.loads(res.stdout)
+        return doc
+
+
+class Bracket:
+    """Hit counter and device read bytes around one measured load."""
+
+    def __init__(self, ex: Executor, eng: EngineService, dev: BlockDevice | None) -> None:
+        self.ex, self.eng, self.dev = ex, eng, dev
+        self.counter = eng.profile.hit_counter if eng.profile.metrics else None
+
+    def _scrape(self) -> Any:
+        if self.counter is None or self.eng.profile.metrics is None:
+            return None
+        try:
+            return scrape(self.ex, self.eng.placement.python, self.eng.url(self.eng.profile.metrics.path))
+        except MetricsError:
+            return None
+
+    def __enter__(self) -> Bracket:
+        self._m0, self._d0 = self._scrape(), read_counters(self.ex, self.dev) if self.dev else None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        m1, d1 = self._scrape(), read_counters(self.ex, self.dev) if self.dev else None
+        self.hit_tokens: int | None = None
+        if self._m0 is not None and m1 is not None and self.counter:
+            try:
+                self.hit_tokens = int(diff(self._m0, m1).value(self.counter))
+            except (MetricsError, KeyError):
+                self.hit_tokens = None
+        self.device_read_bytes = d1.read_bytes - self._d0.read_bytes if d1 and self._d0 else None
+
+
+def hit_reason(arm: str, hits: int | None, prompt_tokens: int | None, min_ratio: float) -> str | None:
+    """Why a load's hit counter contradicts its arm (None when it agrees or is unknown).
+
+    >>> hit_reason("warm", 100, 1000, 0.9)
+    'warm: the engine served 100 of 1000 prompt tokens from cache (10% < 90%): not a cache hit'
+    >>> hit_reason("recompute", 512, 1000, 0.9)
+    'recompute: the engine served 512 prompt tokens from cache: not a recompute'
+    """
+    if hits is None or not prompt_tokens:
+        return None
+    if arm == "recompute":
+        return (
+            f"recompute: the engine served {hits} prompt tokens from cache: not a recompute" if hits else None
+        )
+    if hits < min_ratio * prompt_tokens:
+        return (
+            f"{arm}: the engine served {hits} of {prompt_tokens} prompt tokens from cache "
+            f"({hits / prompt_tokens:.0%} < {min_ratio:.0%}): not a cache hit"
+        )
+    return None
+
+
+def load_trial(
+    arm: str,
+    concurrency: int,
+    index: int,
+    salt: str,
+    *,
+    doc: dict[str, Any],
+    bracket: Bracket,
+    min_hit: float,
+) -> LoadTrial:
+    """A measured load from the load generator's document and the bracket's counters."""
+    summary = doc.get("summary") or {}
+    records = sorted(doc.get("records") or [], key=lambda r: int(r.get("index", 0)))
+    prompt_tokens = summary.get("total_input_tokens")
+    reasons = [
+        r
+        for r in (
+            doc.get("workload_invalid_reason"),
+            f"{summary.get('failed')} of {len(records)} requests failed" if summary.get("failed") else None,
+            hit_reason(arm, bracket.hit_tokens, prompt_tokens, min_hit),
+        )
+        if r
+    ]
+    return LoadTrial(
+        arm, concurrency, index, salt, summary, bracket.hit_tokens, bracket.device_read_bytes,
+        tuple(r.get("text", "") if r.get("success") else "" for r in records),
+        "; ".join(reasons) or None,
+    )  # fmt: skip
+
+
+def summarize_level(arm: str, trials: list[LoadTrial]) -> ArmSummary:
+    """Medians over trials of each trial's TTFT p50 and output throughput (the headline numbers)."""
+    ttft = [t.ttft_p50_s for t in trials if t.ttft_p50_s is not None]
+    tput = [t.throughput for t in trials if t.throughput is not None]
+    hits = [float(t.hit_tokens) for t in trials if t.hit_tokens is not None]
+    dev = [float(t.device_read_bytes) for t in trials if t.device_read_bytes is not None]
+    inputs = [  # per request, as the single-prompt arms show it
+        t.summary["total_input_tokens"] / t.summary["completed"]
+        for t in trials
+        if t.summary.get("total_input_tokens") and t.summary.get("completed")
+    ]
+    p90 = [float(t.summary["p90_ttft_ms"]) / 1000 for t in trials if t.summary.get("p90_ttft_ms")]
+    p99 = [float(t.summary["p99_ttft_ms"]) / 1000 for t in trials if t.summary.get("p99_ttft_ms")]
+    e2e = [float(t.summary["p50_e2el_ms"]) / 1000 for t in trials if t.summary.get("p50_e2el_ms")]
+    return ArmSummary(
+        arm=level_key(arm, trials[0].concurrency) if trials else arm,
+        trials=len(trials),
+        completed=sum(1 for t in trials if t.summary.get("completed") and not t.summary.get("failed")),
+        ttft_p50_s=median(ttft) if ttft else None,
+        ttft_p90_s=median(p90) if p90 else None,
+        ttft_p99_s=median(p99) if p99 else None,
+        ttft_cv=cv(ttft) if ttft else None,
+        e2e_p50_s=median(e2e) if e2e else None,
+        output_throughput_tok_per_s=median(tput) if tput else None,
+        prompt_tokens_p50=median(inputs) if inputs else None,
+        device_read_bytes_p50=median(dev) if dev else None,
+        engine_read_bytes_p50=None,
+        hit_tokens_p50=median(hits) if hits else None,
+        cache_growth_bytes_p50=None,
+        predicted_bytes_p50=None,
+        restart_to_ready_p50_s=None,
+        invalid_reasons=tuple(f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason),
+    )
+
+
+def output_mismatches(trials: dict[str, list[LoadTrial]]) -> list[str]:
+    """Cache-served outputs that differ from recompute's for the same prompt (same level and trial)."""
+    expected = {(t.concurrency, t.index): t.texts for t in trials.get("recompute", [])}
+    found = []
+    for arm in ("ssd-restore", "warm"):
+        for t in trials.get(arm, []):
+            want = expected.get((t.concurrency, t.index), ())
+            for i, (a, b) in enumerate(zip(want, t.texts, strict=False)):
+                if a and b and a != b:
+                    found.append(
+                        f"{arm}@c{t.concurrency} trial {t.index} prompt {i}: {b!r} ≠ recompute {a!r}"
+                    )
+    return found
+
+
+def run_levels(
+    ex: Executor,
+    loader: Loader,
+    profile: G3Profile,
+    *,
+    rc: EngineService,
+    tier: EngineService,
+    dev: BlockDevice | None,
+    salt: str,
+    sudo: bool,
+    save: Any,
+    notify: Any,
+) -> dict[str, list[LoadTrial]]:
+    """Every level × trial × arm (see the module docstring); artifacts through ``save(name, text)``."""
+    out: dict[str, list[LoadTrial]] = {}
+    min_hit = profile.cold.min_hit_ratio
+    has_tier = tier.profile.cache is not None
+
+    def measure(arm: str, eng: EngineService, c: int, t: int, s: str) -> None:
+        notify(f"c{c} trial {t}: {arm}")
+        with Bracket(ex, eng, dev) as b:
+            doc = loader.run(eng, s, c)
+        ev = save(f"load-c{c}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
+        trial = load_trial(arm, c, t, s, doc=doc, bracket=b, min_hit=min_hit)
+        out.setdefault(arm, []).append(replace(trial, evidence=(ev,)))
+
+    for c in profile.concurrency:
+        for t in range(profile.load_trials):
+            s = f"{salt}/c{c}/trial-{t}"
+            measure("recompute", rc, c, t, s)
+            notify(f"c{c} trial {t}: populate")
+            loader.run(tier, s, c)
+            if has_tier:
+                tier.restart()
+                drop_caches(ex, sudo=sudo)
+                measure("ssd-restore", tier, c, t, s)
+            if profile.warm or not has_tier:
+                measure("warm", tier, c, t, s)
+    return out
+
+
+def summaries(trials: dict[str, list[LoadTrial]]) -> dict[str, ArmSummary]:
+    """Arm summaries keyed ``<arm>@c<C>``."""
+    levels = sorted({(a, t.concurrency) for a, ts in trials.items() for t in ts})
+    return {
+        level_key(a, c): summarize_level(a, [t for t in trials[a] if t.concurrency == c]) for a, c in levels
+    }
