@@ -53,6 +53,8 @@ class DeploymentResult:
     arms: dict[str, ArmSummary] = field(default_factory=dict)
     measurements: dict[str, Measurement] = field(default_factory=dict)
     mismatches: list[str] = field(default_factory=list)
+    load_mismatches: list[str] = field(default_factory=list)
+    load_outputs_compared: int = 0
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     device: str | None = None
 
@@ -190,6 +192,9 @@ def measure_deployment(
 def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, sink: StoreSink) -> None:
     """Summaries, measurements and their artifacts."""
     result.device, result.mismatches = arms.device, arms.mismatches
+    result.load_mismatches = arms.load_mismatches
+    cached = [t for a in ("ssd-restore", "warm") for t in arms.load_trials.get(a, [])]
+    result.load_outputs_compared = sum(len(t.texts) for t in cached)
     result.arms = {a: summarize(a, ts, output_tokens=profile.max_tokens) for a, ts in arms.trials.items()}
     result.arms |= load_summaries(arms.load_trials)
     doc = {
@@ -199,6 +204,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
         "load_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.load_trials.items()},
         "mismatches": arms.mismatches,
+        "load_mismatches": arms.load_mismatches,
     }
     ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
     restores = arms.trials.get("ssd-restore", [])

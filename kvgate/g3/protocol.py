@@ -77,6 +77,7 @@ class ArmsResult:
     device: str | None = None
     mismatches: list[str] = field(default_factory=list)
     load_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # arm → trials, every level
+    load_mismatches: list[str] = field(default_factory=list)  # outputs under load ≠ recompute's
 
     def arm(self, name: str) -> list[Trial]:
         return self.trials.setdefault(name, [])
@@ -116,7 +117,10 @@ class ColdRestore:
                 if measures_levels(self.setup.tier, self.profile):
                     with EngineService(self.ex, self.setup.tier, self._placement("load", 0)) as eng:
                         self._levels(rc, eng)
-        self.result.mismatches = self._compare() + output_mismatches(self.result.load_trials)
+        self.result.mismatches = self._compare()
+        self.result.load_mismatches = output_mismatches(self.result.load_trials)
+        if self.setup.tier.batch_invariant:  # else batching may change greedy outputs: reported only
+            self.result.mismatches += self.result.load_mismatches
         return self.result
 
     def _warm_only(self, rc: EngineService) -> None:

