@@ -55,7 +55,7 @@ check: setup
 	$(BIN)/ruff check kvgate tests gates
 	$(BIN)/mypy
 
-bench: setup
+bench: setup engine
 	$(BIN)/pytest tests/bench --benchmark-only -p no:cacheprovider
 
 g1 g2 g3 g4: setup

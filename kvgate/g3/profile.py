@@ -85,7 +85,9 @@ class StorageBinding(Frozen):
 
     check: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     reference: str
-    statistic: Literal["model_load_s", "checkpoint_write_s", "checkpoint_write_bw_bytes_per_s"]
+    statistic: Literal[
+        "model_load_s", "engine_weights_load_s", "checkpoint_write_s", "checkpoint_write_bw_bytes_per_s"
+    ]
     threshold_fraction: float = Field(default=1.0, gt=0)
     tolerance: float = Field(default=0.0, ge=0, lt=1)
 

@@ -212,6 +212,7 @@ def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]
         loader = load.metric.split(".")[1] if load is not None and load.metric.count(".") == 2 else "—"
         numbers.append([
             r.host, volume, role, str(r.devices.get(volume) or "—"), _measured(load), loader,
+            _measured(ms.get("engine.weights_load_s")), _measured(ms.get("engine.ready_s")),
             _measured(ms.get("checkpoint.write_s")),
             _measured(ms.get("checkpoint.write_bw_bytes_per_s"), 1e9),
             "no: " + "; ".join(_reasons(ms)) if _reasons(ms) else "yes",
@@ -237,11 +238,12 @@ def _reasons(ms: dict[str, Measurement]) -> list[str]:
 
 
 STORAGE_COLUMNS = [
-    "host", "volume", "role", "device", "model load s", "fastest loader", "checkpoint write s",
-    "checkpoint write GB/s", "trusted",
+    "host", "volume", "role", "device", "model load s", "fastest loader", "engine weights load s",
+    "engine ready s", "checkpoint write s", "checkpoint write GB/s", "trusted",
 ]  # fmt: skip
 STORAGE_NOTE = (
     "The agent's model-load (every loader, cold: page cache dropped, device reads counted) and checkpoint "
     "(write, then cold read-back with checksums) workloads on each volume; R9 compares the fastest trusted "
-    "loader's time, R1 the snapshot write."
+    "loader's time, R1 the snapshot write. The engine (the deployment's recompute profile) also starts cold "
+    "from a model copy on each volume: its own weight-load time, from its log, judges R9 a second time."
 )

@@ -2,11 +2,13 @@
 
 Per engine host and candidate volume of its deployments, the agent's model-load
 and checkpoint workloads run cold on the candidate and on the host's first scratch
-baseline volume; the improvement is computed the way the reference states it
-(R9: load-time speedup; R1: save-time speedup and write-bandwidth gain). Without a
-baseline volume, or when both volumes sit on the same block device (a ratio of a
-disk with itself), the verdict follows the gate profile's declared policy — SKIP
-or INVALID, never PASS — with the measured numbers shown.
+baseline volume, and the engine itself starts cold from a model copy on each
+(:mod:`kvgate.g3.engine_load`: weight-load time from its log). The improvement is
+computed the way the reference states it (R9: load-time speedup; R1: save-time
+speedup and write-bandwidth gain). Without a baseline volume, or when both volumes
+sit on the same block device (a ratio of a disk with itself), the verdict follows
+the gate profile's declared policy — SKIP or INVALID, never PASS — with the
+measured numbers shown.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from kvgate import agentctl
 from kvgate.fio.cold import backing_device
 from kvgate.g2.workloads import TO_MEASUREMENTS, model_profile
+from kvgate.g3.engine_load import engine_load
 from kvgate.g3.measure import remove_work_dir, work_root
 from kvgate.g3.profile import G3Profile, StorageBinding, Unmeasurable, load_g3_profile
 from kvgate.inventory.schema import Inventory, VolumeKind
@@ -56,6 +59,8 @@ class StorageResult:
             if trusted:
                 return min(trusted, key=lambda m: float(m.value or 0))
             return loads[0] if loads else ms.get("model_load.status")
+        if name == "engine_weights_load_s":
+            return ms.get("engine.weights_load_s") or ms.get("engine.status")
         key = {"checkpoint_write_s": "checkpoint.write_s"}.get(name, "checkpoint.write_bw_bytes_per_s")
         return ms.get(key) or ms.get("checkpoint.status")
 
@@ -152,6 +157,10 @@ def measure_storage(
             dev = backing_device(ex, work)
             result.devices[volume] = dev.name if dev else None
             result.measured[volume] = run.workloads(volume, work)
+            notify(f"g3 storage {volume}: engine cold start")
+            result.measured[volume] |= engine_load(
+                ex, inv, host=check.host, candidate=check.candidate, volume=volume, work=work, store=store
+            )
         finally:
             remove_work_dir(ex, work)
     return result

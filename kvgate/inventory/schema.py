@@ -202,6 +202,9 @@ class EngineDeployment(Frozen):
     # with a "/" is relative to the inventory file (for a venv beside it on a local host)
     python: str | None = None
     port: int = Field(default=18000, ge=1024, le=65534)  # the recompute engine listens on port + 1
+    # G3 R9 by the engine: volume name → path of a copy of the model on that volume (a lab model;
+    # the tiny model is copied by kvgate). A volume without a copy: that engine load is INVALID
+    model_copies: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _model_size(self) -> EngineDeployment:

@@ -5,7 +5,8 @@ with usage → /metrics prefix-cache counters → stop leaves no process in the 
 a bad flag is an EngineCrashed with the log tail. Then G3 end to end on it:
 recompute vs the warm DRAM prefix cache, one prompt per trial and at concurrency 8
 and 16, the hit counter proving the warm loads came from the cache, SSD checks
-declared not evaluable (vLLM's disk connectors need CUDA).
+declared not evaluable (vLLM's disk connectors need CUDA); and R9 by the engine:
+cold starts from a model copy on the candidate and on a "baseline" directory.
 """
 
 from __future__ import annotations
@@ -115,13 +116,17 @@ def test_a_bad_flag_is_a_crash_with_the_log_tail(ex: LocalExecutor, tiny_hf: str
 
 
 def g3_inventory(tmp_path: Path) -> Path:
-    scratch = tmp_path / "scratch"
+    scratch, baseline = tmp_path / "scratch", tmp_path / "baseline"
     scratch.mkdir()
+    baseline.mkdir()
     data: dict[str, Any] = {
         "site": "g3vllm",
         "scale": "smoke",
         "hosts": {"here": {"transport": "local", "sudo": True, "roles": ["engine", "storage-client"]}},
-        "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
+        "volumes": {
+            "scratch": {"path": str(scratch), "kind": "candidate", "scratch": True},
+            "nfs": {"path": str(baseline), "kind": "baseline", "scratch": True},  # same disk: measured, SKIP
+        },
         "engines": {
             "tiny": {
                 "tier_profile": "vllm-cpu-prefix",
@@ -166,3 +171,13 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_concurrency_8_and_16(tmp_path:
     engines = {r[1]: r for r in rows["engines"]}
     assert engines["recompute"][6] != "not logged"  # weight-load time from the vLLM log
     assert MODEL_CACHE.name in engines["warm"][4]  # the generated model, in the recorded command line
+    # R9 by the engine: a cold start from a model copy on each volume, weight-load time from its log
+    storage = {
+        r[1]: r
+        for r in json.loads((run / "run.json").read_text())["g3_rows"]["here/storage[scratch]"]["storage"]
+    }
+    assert storage["scratch"][6] != "—"
+    assert storage["nfs"][6] != "—"
+    verdict, condition = verdicts["storage[scratch].engine-load-speedup"]
+    assert verdict == "SKIP"
+    assert "share block device" in condition  # one disk here: a ratio of a disk with itself

@@ -52,6 +52,7 @@ def test_each_engine_hosts_candidate_is_compared_with_its_scratch_baseline() -> 
     assert sorted(checks) == [
         "storage[cand].checkpoint-save-speedup",
         "storage[cand].checkpoint-write-bw-gain",
+        "storage[cand].engine-load-speedup",
         "storage[cand].model-load-speedup",
     ]
     assert {(c.host, c.candidate, c.baseline) for c in checks.values()} == {("h", "cand", "nfs")}
@@ -106,3 +107,17 @@ def test_a_failed_workload_keeps_its_reason() -> None:
     j = by_check(inventory())["storage[cand].model-load-speedup"].evaluate(r)
     assert j.verdict is Verdict.INVALID
     assert "agent model-load failed: boom" in j.condition
+
+
+def test_r9_by_the_engine_is_judged_on_its_logged_weight_load_time() -> None:
+    check = by_check(inventory())["storage[cand].engine-load-speedup"]
+    r = result(("nfs-server:/export", "nvme2n1"))
+    r.measured["nfs"]["engine.weights_load_s"] = Measurement("engine.weights_load_s", 700.0, "s")
+    r.measured["cand"]["engine.weights_load_s"] = Measurement("engine.weights_load_s", 100.0, "s")
+    j = check.evaluate(r)
+    assert j.verdict is Verdict.PASS  # 7× ≥ 6.2× (the seed's own 691 → 112 s is 6.17×: rounded up)
+    r.measured["cand"].pop("engine.weights_load_s")
+    r.measured["cand"]["engine.status"] = Measurement("status", None, "", (), "llama-cpp does not log it")
+    j = check.evaluate(r)
+    assert j.verdict is Verdict.INVALID
+    assert "cand: llama-cpp does not log it" in j.condition
