@@ -1,8 +1,10 @@
 """Read cells with T threads (aligned, O_DIRECT when asked) and verify every one of them.
 
-Each worker owns one pre-touched aligned buffer, so nothing is allocated or
-faulted in the measured window; the checksum (zlib.crc32 or hashlib) runs on
-the worker thread and releases the GIL for large buffers.
+Each reader owns a pair of pre-touched aligned buffers (huge pages where the
+kernel gives them: see odirect), so nothing is allocated or faulted in the
+measured window; the checksums (zlib.crc32 or hashlib, which release the GIL
+for large buffers) run on a verify pool while the reader reads on into its
+other buffer.
 """
 
 from __future__ import annotations
@@ -167,7 +169,7 @@ class CellReader:
         self.align, self.direct, self.tracker = align, direct, tracker
         self.pair = BufferPair(lambda: aligned_buffer(io_bytes + 2 * align))
         for buf in self.pair.bufs:
-            buf.write(bytes(len(buf)))  # fault every page in now, not in the measured window
+            buf[:] = bytes(len(buf))  # fault every page in now, not in the measured window
 
     def read(self, cell: Cell, pool: VerifyPool) -> None:
         """Read a cell into the next free buffer and hand it to ``pool`` for verification."""
@@ -195,7 +197,7 @@ class CellReader:
         """Release the buffers."""
         self.drain()
         for buf in self.pair.bufs:
-            buf.close()
+            buf.release()  # the last view of the mapping: unmapped now
 
 
 def make_readers(

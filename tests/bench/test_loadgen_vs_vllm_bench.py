@@ -102,6 +102,6 @@ def test_loadgen_ttft_p50_within_5_percent_of_vllm_bench_serve(
     print(
         f"\nTTFT p50 at conc {CONCURRENCY}, {REQUESTS} × ~{PROMPT_TOKENS}-token prompts: kvgate loadgen "
         f"{ours:.1f} ms vs vllm bench serve {theirs:.1f} ms ({deviation:+.1%}; target ±{TARGET:.0%})\n"
-        f"  runs (ms): {({tool: [round(v, 1) for v in vs] for tool, vs in runs.items()})}"
+        f"  runs (ms): { ({tool: [round(v, 1) for v in vs] for tool, vs in runs.items()}) }"
     )
     assert abs(deviation) <= TARGET
