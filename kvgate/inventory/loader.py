@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +35,8 @@ def load(path: str | Path) -> LoadedInventory:
 def _resolve_engine_pythons(inv: Inventory, base: Path) -> Inventory:
     """A relative ``engines.<name>.python`` names a file next to the inventory (``../.venv-vllm/...``)."""
     engines = {
-        name: dep.model_copy(update={"python": str((base / dep.python).resolve())})
+        # normpath, not resolve(): a venv's python is a symlink, and resolving it leaves the venv
+        name: dep.model_copy(update={"python": os.path.normpath(base.absolute() / dep.python)})
         if dep.python and not dep.python.startswith("/") and "/" in dep.python
         else dep
         for name, dep in inv.engines.items()

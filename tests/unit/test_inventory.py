@@ -1,5 +1,6 @@
 """Inventory validation: good files load; each malformed file gives a clear, located error."""
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,20 @@ def test_malformed_inventory_names_file_field_and_expectation(
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the file"):
         load(tmp_path / "nope.yaml")
+
+
+def test_a_relative_engine_python_is_relative_to_the_inventory_and_keeps_the_venv_symlink(
+    tmp_path: Path,
+) -> None:
+    venv_bin = tmp_path / ".venv-x" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)  # as `python -m venv` makes it
+    (tmp_path / "inv").mkdir()
+    inv = tmp_path / "inv" / "site.yaml"
+    inv.write_text(
+        "site: s\nhosts: {h: {transport: local, roles: [engine]}}\n"
+        "volumes: {v: {path: /tmp/v, kind: candidate, scratch: true}}\n"
+        "engines: {e: {tier_profile: vllm-cpu-prefix, recompute_profile: vllm-cpu-recompute, volume: v,"
+        " python: ../.venv-x/bin/python}}\n"
+    )
+    assert load(inv).inventory.engines["e"].python == str(venv_bin / "python")
