@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kvgate.errors import LabError
+from kvgate.errors import Interrupted, LabError
 from kvgate.g3.measure import DeploymentResult, measure_deployment
 from kvgate.g3.plan import CLUSTER, G3Check, plan
 from kvgate.g3.profile import load_g3_profile
@@ -20,7 +20,7 @@ from kvgate.store import RunStore
 from kvgate.transport import Executor
 from kvgate.transport.fanout import fan_out
 
-HostResults = dict[str, DeploymentResult]
+HostResults = dict[str, DeploymentResult | LabError]
 StorageResults = dict[str, StorageResult]  # by candidate volume
 
 
@@ -41,9 +41,22 @@ def g3_measured(
             if host not in inv.engine_hosts(name):
                 continue
             notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
-            r = measure_deployment(
-                executors[host], inv, host=host, name=name, profile=profile, store=run_store, notify=notify
-            )
+            try:
+                r = measure_deployment(
+                    executors[host],
+                    inv,
+                    host=host,
+                    name=name,
+                    profile=profile,
+                    store=run_store,
+                    notify=notify,
+                )
+            except Interrupted:
+                raise
+            except LabError as exc:  # this deployment's checks are ERROR; the host's others still run
+                out[name] = exc
+                gate_session.notify(host, f"{name}: ERROR: {str(exc).splitlines()[0]}")
+                continue
             mine = [c for c in checks if c.host == host and c.deployment == name]
             run_store.merge_meta(g3_rows={f"{host}/{name}": rows(r, mine)})
             out[name] = r
@@ -66,7 +79,9 @@ def g3_evidence(check: G3Check, request: pytest.FixtureRequest) -> tuple[dict[st
     result = measured[check.host]
     if isinstance(result, LabError):
         raise LabError(f"{check.host}: G3 measurements not taken: {result}") from result
-    r: DeploymentResult = result[check.deployment]
+    r: DeploymentResult | LabError = result[check.deployment]
+    if isinstance(r, LabError):
+        raise LabError(f"{check.host}/{check.deployment}: G3 measurements not taken: {r}") from r
     return r.measurements, r.detail(check.key)
 
 
