@@ -92,12 +92,17 @@ def evidence_checks(host: str, name: str, profile: G3Profile, tier: EngineProfil
     if tier.cache is None:
         verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
         no_tier = (verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}")
+    not_invariant = None
+    if not tier.batch_invariant:
+        verdict = Verdict.SKIP if profile.when_not_invariant is Unmeasurable.SKIP else Verdict.INVALID
+        why = profile.not_invariant_reason or "exact greedy equality is not a valid test on it"
+        not_invariant = (verdict, f"{tier.name} is not batch-invariant: {why}")
     arm = "ssd-restore" if tier.cache is not None else "warm"
+    policy = {"write-through": no_tier, "cold-proof": no_tier, "correctness": not_invariant}
     return [
-        G3Check(host, name, f"engine[{name}].{arm}.{key}", key, c,
-                unmeasurable=no_tier if key in ("write-through", "cold-proof") else None)
+        G3Check(host, name, f"engine[{name}].{arm}.{key}", key, c, unmeasurable=policy.get(key))
         for key, c in crits
-    ]  # fmt: skip
+    ]
 
 
 def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:

@@ -130,6 +130,10 @@ class G3Profile(Frozen):
     # and warm only: what its ssd-restore checks become, and why
     when_no_tier: Unmeasurable = Unmeasurable.INVALID
     no_tier_reason: str = ""
+    # an engine whose greedy outputs may change with batching or a cache hit (batch_invariant:
+    # false in its profile): what the correctness check becomes, and why
+    when_not_invariant: Unmeasurable = Unmeasurable.INVALID
+    not_invariant_reason: str = ""
     cold: ColdBounds = Field(default_factory=ColdBounds)
     write_through: WriteThrough = Field(default_factory=WriteThrough)
     tokenize: dict[str, Tokenize] = Field(min_length=1)  # engine kind → endpoint

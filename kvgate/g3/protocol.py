@@ -119,7 +119,7 @@ class ColdRestore:
                         self._levels(rc, eng)
         self.result.mismatches = self._compare()
         self.result.load_mismatches = output_mismatches(self.result.load_trials)
-        if self.setup.tier.batch_invariant:  # else batching may change greedy outputs: reported only
+        if self.setup.tier.batch_invariant:  # else not judged (plan): reported in the limits note
             self.result.mismatches += self.result.load_mismatches
         return self.result
 

@@ -135,13 +135,13 @@ def limits_note(r: DeploymentResult) -> str:
             f" {t.name} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "
             "so every SSD-restore verdict is not evaluable on it."
         )
-    if r.load_mismatches and not t.batch_invariant:
+    if not t.batch_invariant:
+        found = r.mismatches + r.load_mismatches
         conc += (
-            f" Under load, {len(r.load_mismatches)} of {r.load_outputs_compared} cache-served greedy "
-            f"outputs differed from recompute's (first: {r.load_mismatches[0]}). {t.name} is not "
-            "batch-invariant (vLLM guarantees that only with VLLM_BATCH_INVARIANT=1 on GPUs), so "
-            "batching changes the numerics: reported, not judged; correctness is judged on the "
-            "one-prompt trials."
+            f" {t.name} is not batch-invariant (vLLM guarantees identical greedy outputs only with "
+            "VLLM_BATCH_INVARIANT=1 on GPUs): a cache hit or another batch changes the numerics, so "
+            f"output mismatches are reported, not judged: {len(found)} here"
+            + (f" (first: {found[0]})." if found else ".")
         )
     return f"{r.host}/{r.deployment}: {conc} {t.notes.strip()} {KIND_LIMITS.get(t.kind.value, '')}".strip()
 
