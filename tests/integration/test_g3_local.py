@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from ports import free_port_pair
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -30,22 +30,6 @@ pytestmark = [
         importlib.util.find_spec("llama_cpp") is None, reason="engine not installed: make engine"
     ),
 ]
-
-
-def free_port_pair() -> int:
-    """A port p with p + 1 free too (the tier engine on p, the recompute engine on p + 1)."""
-    for _ in range(50):
-        with socket.socket() as a:
-            a.bind(("127.0.0.1", 0))
-            port = int(a.getsockname()[1])
-            with socket.socket() as b:
-                try:
-                    b.bind(("127.0.0.1", port + 1))
-                except OSError:
-                    continue
-        if port < 65534:
-            return port
-    raise RuntimeError("no two adjacent free ports")
 
 
 def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Path:
