@@ -9,6 +9,8 @@ comes from. ``agent_spec`` turns a profile into the JSON spec the agent runs:
 262144
 >>> agent_spec(p, "kv-restore", target_dir="/scratch")["tokens_per_chunk"]
 256
+>>> agent_spec(p, "kv-restore", target_dir="/scratch")["layout"]
+'lmcache-chunks'
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kvgate.config_file import load_model
 from kvgate.errors import ConfigError
@@ -48,14 +50,44 @@ class KVGeometry(Frozen):
 
 
 class KVRestoreProfile(Frozen):
-    """C requests × prefix tokens in chunk files of N tokens, restored with P readers per request."""
+    """C requests × prefix tokens in KV files of the chosen ``layout``, restored with P readers per request.
 
+    ``lmcache-chunks`` (default): one file per ``tokens_per_chunk`` tokens (LMCache's chunk_size).
+    ``vllm-blocks``: vLLM's native file tier, one hash-named file per ``blocks_per_file``
+    (kv_connector_extra_config ``blocks_per_chunk``) blocks of ``tokens_per_block`` (``--block-size``).
+    """
+
+    layout: Literal["lmcache-chunks", "vllm-blocks"] = "lmcache-chunks"
     tokens_per_chunk: int = Field(256, gt=0)
+    tokens_per_block: int = Field(16, gt=0)
+    blocks_per_file: int = Field(1, gt=0)
     prefix_tokens: int = Field(gt=0)
     requests: int = Field(gt=0)
     readers_per_request: tuple[int, ...] = Field((1, 8), min_length=1)
     io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
     source: str = ""
+
+    @model_validator(mode="after")
+    def _fields_fit_the_layout(self) -> KVRestoreProfile:
+        """A field of the other layout is refused (it would be ignored), as is a too short prefix."""
+        misplaced = sorted(self.model_fields_set & self.other_layout_fields())
+        if misplaced:
+            raise ValueError(f"{', '.join(misplaced)} does not apply to layout {self.layout}")
+        tokens_per_file = self.tokens_per_block * self.blocks_per_file
+        if self.layout == "vllm-blocks" and self.prefix_tokens < tokens_per_file:
+            raise ValueError(
+                f"prefix_tokens {self.prefix_tokens} is shorter than one vllm-blocks file "
+                f"({self.tokens_per_block} x {self.blocks_per_file} tokens): vLLM stores only full blocks"
+            )
+        return self
+
+    def other_layout_fields(self) -> set[str]:
+        """The fields that belong to the layout not chosen."""
+        return (
+            {"tokens_per_block", "blocks_per_file"}
+            if self.layout == "lmcache-chunks"
+            else {"tokens_per_chunk"}
+        )
 
 
 class ModelLoadProfile(Frozen):
@@ -121,11 +153,14 @@ def agent_spec(profile: ModelProfile, workload: str, *, target_dir: str, **overr
         "labels": {"profile": profile.name, "scale": profile.scale},
     }
     if workload == "kv-restore" and profile.kv_restore is not None and profile.kv is not None:
+        kv = profile.kv_restore
         base.update(
-            profile.kv_restore.model_dump(exclude={"source"}),
+            kv.model_dump(exclude={"source"} | kv.other_layout_fields()),
             kv_bytes_per_token=profile.kv.kv_bytes_per_token,
         )
-        base["readers_per_request"] = list(profile.kv_restore.readers_per_request)
+        base["readers_per_request"] = list(kv.readers_per_request)
+        if kv.layout == "vllm-blocks":
+            base["model_name"] = profile.name  # names the tier's directory, as the served model does
     elif workload == "model-load" and profile.model_load is not None:
         base.update(profile.model_load.model_dump(exclude={"source", "approximate"}))
     elif workload == "checkpoint" and profile.checkpoint is not None:

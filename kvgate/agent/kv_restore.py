@@ -1,8 +1,12 @@
-"""kv-restore: write C requests' KV prefixes as chunk files, make cold, restore them concurrently.
+"""kv-restore: write C requests' KV prefixes as tier files, make cold, restore them concurrently.
 
 Reproduces the R1 single-card conc-16 cold-read setup: every request restores
-its chunks with P readers (P=1 is the serial read path, P>1 the parallel one);
+its files with P readers (P=1 is the serial read path, P>1 the parallel one);
 each P in ``readers_per_request`` is one cold restore of the same files.
+``layout`` picks the files (kv_layout): ``lmcache-chunks`` (default; N-token
+chunk files) or ``vllm-blocks`` (vLLM's hash-named block files; vLLM itself
+reads a request's files one after the other, i.e. P=1, one read per file when
+``io_bytes`` >= the file size).
 Reported per restore: per-request latency p50/p90/p99, aggregate bytes/s, the
 cold proof (device read bytes vs bytes restored, Cached before/after), whether
 O_DIRECT engaged, and the verification of every chunk read back.
@@ -10,42 +14,72 @@ O_DIRECT engaged, and the verification of every chunk read back.
 
 from __future__ import annotations
 
+import mmap
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvgate.agent.cold import cold_window
 from kvgate.agent.content import Pattern
 from kvgate.agent.events import EventLog, Progress
-from kvgate.agent.kv_layout import KVLayout
+from kvgate.agent.kv_layout import LAYOUTS, LMCACHE_CHUNKS, KVLayout, VLLMBlockLayout
 from kvgate.agent.odirect import DirectTracker, alignment_for
 from kvgate.agent.readers import Verifier, VerifyPool, first_cause, make_readers, read_cells, run_threads
 from kvgate.agent.spec import RunDir, Spec, require_space
 from kvgate.agent.stats import latency_summary, rate
 from kvgate.agent.writers import CellWriter
 
+if TYPE_CHECKING:
+    from kvgate.agent.kv_layout import Layout
+
+LMCACHE_KEYS = ("tokens_per_chunk",)
+VLLM_KEYS = ("tokens_per_block", "blocks_per_file", "model_name")
 KEYS = (
+    "layout",
     "kv_bytes_per_token",
-    "tokens_per_chunk",
     "prefix_tokens",
     "requests",
     "readers_per_request",
     "writer_threads",
+    *LMCACHE_KEYS,
+    *VLLM_KEYS,
 )
 
 
-def parse(data: Any) -> tuple[dict[str, Any], KVLayout, list[int]]:
+def parse(data: Any) -> tuple[dict[str, Any], Layout, list[int]]:
     """Validate a kv-restore spec: (common settings, layout, readers per request to run)."""
     spec = Spec(data, "kv-restore", KEYS)
     common = spec.common()
     common["writer_threads"] = spec.integer("writer_threads", 4)
-    layout = KVLayout(
-        kv_bytes_per_token=spec.integer("kv_bytes_per_token"),
-        tokens_per_chunk=spec.integer("tokens_per_chunk", 256),
-        prefix_tokens=spec.integer("prefix_tokens"),
-        requests=spec.integer("requests"),
-    )
+    layout = parse_layout(spec, seed=common["seed"])
     return common, layout, spec.integers("readers_per_request", [1, 8])
+
+
+def parse_layout(spec: Spec, *, seed: int) -> Layout:
+    """The ``layout`` and its own keys; a key of the other layout is refused, not ignored."""
+    kind = spec.choice("layout", LAYOUTS, LMCACHE_CHUNKS)
+    spec.refuse(VLLM_KEYS if kind == LMCACHE_CHUNKS else LMCACHE_KEYS, f"layout {kind}")
+    kv_bytes, prefix = spec.integer("kv_bytes_per_token"), spec.integer("prefix_tokens")
+    requests = spec.integer("requests")
+    if kind == LMCACHE_CHUNKS:
+        tokens = spec.integer("tokens_per_chunk", 256)
+        return KVLayout(
+            kv_bytes_per_token=kv_bytes, tokens_per_chunk=tokens, prefix_tokens=prefix, requests=requests
+        )
+    layout = VLLMBlockLayout(
+        kv_bytes_per_token=kv_bytes,
+        tokens_per_block=spec.integer("tokens_per_block", 16),
+        blocks_per_file=spec.integer("blocks_per_file", 1),
+        prefix_tokens=prefix,
+        requests=requests,
+        seed=seed,
+        model_name=spec.name("model_name", "kvgate-emulated"),
+        page_bytes=mmap.PAGESIZE,
+    )
+    if layout.files_per_request < 1:
+        one_file = f"tokens_per_block x blocks_per_file = {layout.tokens_per_file}"
+        raise spec.fail("prefix_tokens", f"at least {one_file} tokens (vLLM stores only full blocks)")
+    return layout
 
 
 def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
@@ -72,7 +106,7 @@ def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
 
 
 def write_phase(
-    layout: KVLayout,
+    layout: Layout,
     run_dir: RunDir,
     pattern: Pattern,
     common: dict[str, Any],
@@ -80,7 +114,10 @@ def write_phase(
     log: EventLog,
     stop: threading.Event,
 ) -> dict[str, Any]:
-    """Write every chunk file (fsync each), with a few writer threads; not the measured part."""
+    """Write every KV file (fsync each), with a few writer threads; not the measured part."""
+    for name, text in layout.metadata_files().items():
+        with open(run_dir.file(name), "x") as f:
+            f.write(text)
     files = layout.files()
     paths = [run_dir.file(layout.name(r, c)) for r, c, _ in files]
     tracker = DirectTracker(common["direct"])
@@ -114,7 +151,7 @@ def write_phase(
 
 
 def restore_phase(
-    layout: KVLayout,
+    layout: Layout,
     run_dir: str,
     pattern: Pattern,
     common: dict[str, Any],

@@ -16,6 +16,7 @@ kvgate.agent.spec.SpecError: kv-restore spec: requests: expected an integer >= 1
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any
@@ -34,6 +35,7 @@ COMMON_KEYS = (
     "labels",
 )
 DEFAULT_IO_BYTES = 8 << 20
+NAME_PUNCTUATION = str.maketrans("", "", "-_./")
 
 
 class SpecError(ValueError):
@@ -88,6 +90,20 @@ class Spec:
             raise self.fail(key, f"one of {list(choices)}")
         return str(value)
 
+    def name(self, key: str, default: str) -> str:
+        """A name of 1-100 letters, digits, '-', '_', '.' or '/' (e.g. a Hugging Face model id)."""
+        value = self.data.get(key, default)
+        ok = isinstance(value, str) and 0 < len(value) <= 100
+        if not ok or not value.translate(NAME_PUNCTUATION).isalnum():
+            raise self.fail(key, "1-100 letters, digits, '-', '_', '.' or '/'")
+        return str(value)
+
+    def refuse(self, keys: tuple[str, ...], reason: str) -> None:
+        """Refuse any of ``keys`` that is given: it does not apply (``reason`` says why)."""
+        for key in keys:
+            if key in self.data:
+                raise SpecError(f"{self.workload} spec: {key}: does not apply to {reason}; remove it")
+
     def strings(self, key: str, choices: tuple[str, ...], default: list[str]) -> list[str]:
         """A non-empty list drawn from ``choices``."""
         value = self.data.get(key, default)
@@ -140,6 +156,8 @@ class RunDir:
     def __init__(self, path: str) -> None:
         self.path = path
         self.created: list[str] = []
+        self.created_dirs: list[str] = []
+        self._dirs = {path}
 
     @classmethod
     def create(cls, target: str, workload: str, run_id: Any) -> RunDir:
@@ -157,13 +175,23 @@ class RunDir:
         return cls(path)
 
     def file(self, name: str) -> str:
-        """The path of a new file in the run directory, remembered for cleanup."""
+        """The path of a new file in the run directory (its subdirectories made), remembered for cleanup."""
+        parts = name.split("/")
+        if any(part in ("", ".", "..") for part in parts):
+            raise ValueError(f"run directory file name must be a plain relative path, got {name!r}")
+        parent = self.path
+        for part in parts[:-1]:
+            parent = os.path.join(parent, part)
+            if parent not in self._dirs:
+                os.makedirs(parent, exist_ok=True)
+                self._dirs.add(parent)
+                self.created_dirs.append(parent)
         path = os.path.join(self.path, name)
         self.created.append(path)
         return path
 
     def cleanup(self) -> dict[str, Any]:
-        """Remove the files this run created, then the (then empty) run directory."""
+        """Remove the files this run created, then its subdirectories (deepest first), then the run dir."""
         removed = 0
         for path in self.created:
             try:
@@ -171,6 +199,9 @@ class RunDir:
                 removed += 1
             except FileNotFoundError:
                 pass
+        for path in reversed(self.created_dirs):  # a child is always made after its parent
+            with contextlib.suppress(OSError):  # not empty: a foreign file stays
+                os.rmdir(path)
         try:
             os.rmdir(self.path)
         except OSError as exc:
