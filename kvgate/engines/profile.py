@@ -107,6 +107,9 @@ class EngineProfile(Frozen):
     reset: list[Endpoint] = Field(default_factory=list)
     cache: CacheTier | None = None
     serves_concurrently: bool
+    # the streamed completion ends with a `usage` chunk (stream_options.include_usage); False
+    # (llama-cpp-python): G3 counts output tokens from the chunks and prompt tokens with the tokenizer
+    streams_usage: bool = True
     ready_timeout_s: float = Field(default=600.0, gt=0)
     stop_timeout_s: float = Field(default=30.0, gt=0)
     notes: str = ""

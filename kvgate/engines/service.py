@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -79,9 +80,18 @@ class EngineRecord:
 class EngineService:
     """Start, probe, reset and stop one engine; ``with`` guarantees the stop."""
 
-    def __init__(self, ex: Executor, profile: EngineProfile, placement: Placement) -> None:
+    def __init__(
+        self,
+        ex: Executor,
+        profile: EngineProfile,
+        placement: Placement,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """``env``: extra environment of this instance (e.g. its GPUs), over the profile's."""
         self.ex, self.profile, self.placement = ex, profile, placement
-        self.launch: Launch = profile.render(placement.values())
+        launch = profile.render(placement.values())
+        self.launch: Launch = replace(launch, env={**launch.env, **(env or {})})
         self.pid: int | None = None
         self.record: EngineRecord | None = None
         self.launches = 0

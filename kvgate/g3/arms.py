@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kvgate.loadgen.metrics import median, percentile
+from kvgate.loadgen.record import TokenLogprob
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Outcome:
     finish_reason: str | None = "length"
     output_chunks: int = 0
     error: str = ""
+    logprobs: tuple[TokenLogprob, ...] = ()  # per generated token, when the request asked for them
 
     @property
     def ok(self) -> bool:

@@ -57,14 +57,16 @@ class Request:
     tokens_per_word: float
     max_tokens: int
     timeout_s: float
+    logprobs: int | None = None  # top-k logprobs per generated token (for logprobs_close); None: off
 
     def argv(self, out: str) -> list[str]:
+        top_k = [] if self.logprobs is None else ["--logprobs", str(self.logprobs)]
         return [
             "--url", self.url, "--model", self.model, "--concurrency", "1", "--requests", "1",
             "--prompt-tokens", str(self.prompt_tokens), "--tokens-per-word", repr(self.tokens_per_word),
             "--max-tokens", str(self.max_tokens), "--salt", self.salt, "--no-ignore-eos",
             "--temperature", "0", "--output-tokens-from", "chunks", "--timeout", repr(self.timeout_s),
-            "--out", out,
+            "--out", out, *top_k,
         ]  # fmt: skip
 
 
@@ -83,11 +85,14 @@ def send(ex: Executor, python: str, client: str, req: Request, out: str) -> tupl
 
 
 def outcome(document: dict[str, Any]) -> Outcome:
-    """The single request of a loadgen result as an Outcome (seconds, text, finish reason)."""
+    """The single request of a loadgen result as an Outcome (seconds, text, finish reason, logprobs)."""
     records = document.get("records") or []
     if len(records) != 1:
         raise LabError(f"the load generator returned {len(records)} records for one request")
     r = RequestRecord.from_dict(records[0])
+    logprobs = tuple(r.logprobs)
     if not r.success:
-        return Outcome(None, None, r.text, r.finish_reason, len(r.chunk_ns), r.error or "failed")
-    return Outcome(r.ttft_ms / 1000, r.e2el_ms / 1000, r.text, r.finish_reason, len(r.chunk_ns))
+        return Outcome(None, None, r.text, r.finish_reason, len(r.chunk_ns), r.error or "failed", logprobs)
+    return Outcome(
+        r.ttft_ms / 1000, r.e2el_ms / 1000, r.text, r.finish_reason, len(r.chunk_ns), logprobs=logprobs
+    )

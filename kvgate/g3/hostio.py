@@ -79,10 +79,24 @@ def hit_tokens_llama_cpp(log: str) -> int:
     return int(found[-1]) if found else 0
 
 
+def resident_tokens_llama_cpp(log: str) -> int:
+    """Prompt tokens llama-cpp-python reused during one request, from a restored or resident state.
+
+    A warm request reuses the state still loaded in the model (no "cache hit" line); the
+    ``N prefix-match hit`` line counts what it reused either way.
+    """
+    found = _PREFIX.findall(log)
+    return int(found[-1]) if found else 0
+
+
 HIT_PARSERS = {"llama-cpp": hit_tokens_llama_cpp}
+RESIDENT_PARSERS = {"llama-cpp": resident_tokens_llama_cpp}
 
 
-def hit_tokens(kind: str, log: str) -> int | None:
-    """The engine's own restored-token count from its log, None when kvgate cannot read it for `kind`."""
-    parser = HIT_PARSERS.get(kind)
+def hit_tokens(kind: str, log: str, *, resident: bool = False) -> int | None:
+    """The engine's own restored-token count from its log, None when kvgate cannot read it for `kind`.
+
+    ``resident``: count tokens reused from the state the engine still holds (a warm request) too.
+    """
+    parser = (RESIDENT_PARSERS if resident else HIT_PARSERS).get(kind)
     return parser(log) if parser else None

@@ -15,15 +15,16 @@ the candidate device's read bytes bracket each measured load. A measured load
 whose hits fall short of ``cold.min_hit_ratio`` of its prompt tokens did not come
 from the cache: INVALID, with the numbers. The recompute arm must show no hits.
 
->>> level_key("warm", 8)
-'warm@c8'
+>>> level_key("warm", 8), level_key("warm", "whole-machine")
+('warm@c8', 'warm@whole')
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kvgate.engines.metrics import MetricsError, diff, scrape
 from kvgate.errors import LabError
@@ -37,9 +38,12 @@ if TYPE_CHECKING:
     from kvgate.transport.base import Executor
 
 
-def level_key(arm: str, concurrency: int) -> str:
-    """The arm summary key of one arm at one concurrency level."""
-    return f"{arm}@c{concurrency}"
+WHOLE_MACHINE = "whole-machine"
+
+
+def level_key(arm: str, concurrency: int | str) -> str:
+    """The arm summary key of one arm at one concurrency level (or the whole machine)."""
+    return f"{arm}@whole" if concurrency == WHOLE_MACHINE else f"{arm}@c{concurrency}"
 
 
 @dataclass(frozen=True)
@@ -84,23 +88,28 @@ class Loader:
     max_tokens: int
     waves: int
     timeout_s: float
+    usage: bool = True  # the engine streams usage; False: output tokens from chunks, no ignore_eos
 
-    def run(self, eng: EngineService, salt: str, concurrency: int) -> dict[str, Any]:
-        """One load against ``eng``; the result document (also when requests failed)."""
-        out = f"{eng.placement.run_dir}/load.json"
+    def run(self, engines: Sequence[EngineService], salt: str, concurrency: int) -> dict[str, Any]:
+        """One load against ``engines`` (request i to engine i mod n); the result document."""
+        out = f"{engines[0].placement.run_dir}/load.json"
         n = concurrency * self.waves
+        urls = [a for eng in engines for a in ("--url", eng.url(""))]
         argv = [
-            self.python, self.client, "--url", eng.url(""), "--model", self.model,
+            self.python, self.client, *urls, "--model", self.model,
             "--concurrency", str(concurrency), "--requests", str(n),
             "--prompt-tokens", str(self.prompt_tokens), "--tokens-per-word", repr(self.tokens_per_word),
             "--max-tokens", str(self.max_tokens), "--salt", salt, "--temperature", "0",
             "--timeout", repr(self.timeout_s), "--out", out,
         ]  # fmt: skip
+        if not self.usage:
+            argv += ["--output-tokens-from", "chunks", "--no-ignore-eos"]
         res = self.ex.run(
             " ".join(["%s"] * len(argv)) + " && cat %s", *argv, out, timeout_s=self.timeout_s * n + 120
         )
         if not res.ok:
-            eng.ensure_alive()  # a crashed engine is an ERROR with its log tail
+            for eng in engines:
+                eng.ensure_alive()  # a crashed engine is an ERROR with its log tail
             raise LabError(f"{self.ex.host}: the load generator failed\n{res}")
         doc: dict[str, Any] = json.loads(res.stdout)
         return doc
@@ -158,6 +167,13 @@ def hit_reason(arm: str, hits: int | None, prompt_tokens: int | None, min_ratio:
     return None
 
 
+class Counters(Protocol):
+    """What a measured load's bracket read: the engine's hit tokens and the device's read bytes."""
+
+    hit_tokens: int | None
+    device_read_bytes: int | None
+
+
 def load_trial(
     arm: str,
     concurrency: int,
@@ -165,7 +181,7 @@ def load_trial(
     salt: str,
     *,
     doc: dict[str, Any],
-    bracket: Bracket,
+    bracket: Counters,
     min_hit: float,
 ) -> LoadTrial:
     """A measured load from the load generator's document and the bracket's counters."""
@@ -188,8 +204,11 @@ def load_trial(
     )  # fmt: skip
 
 
-def summarize_level(arm: str, trials: list[LoadTrial]) -> ArmSummary:
-    """Medians over trials of each trial's TTFT p50 and output throughput (the headline numbers)."""
+def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -> ArmSummary:
+    """Medians over trials of each trial's TTFT p50 and output throughput (the headline numbers).
+
+    ``key``: the summary's name (default ``<arm>@c<C>``).
+    """
     ttft = [t.ttft_p50_s for t in trials if t.ttft_p50_s is not None]
     tput = [t.throughput for t in trials if t.throughput is not None]
     hits = [float(t.hit_tokens) for t in trials if t.hit_tokens is not None]
@@ -203,7 +222,7 @@ def summarize_level(arm: str, trials: list[LoadTrial]) -> ArmSummary:
     p99 = [float(t.summary["p99_ttft_ms"]) / 1000 for t in trials if t.summary.get("p99_ttft_ms")]
     e2e = [float(t.summary["p50_e2el_ms"]) / 1000 for t in trials if t.summary.get("p50_e2el_ms")]
     return ArmSummary(
-        arm=level_key(arm, trials[0].concurrency) if trials else arm,
+        arm=key or (level_key(arm, trials[0].concurrency) if trials else arm),
         trials=len(trials),
         completed=sum(1 for t in trials if t.summary.get("completed") and not t.summary.get("failed")),
         ttft_p50_s=median(ttft) if ttft else None,
@@ -259,7 +278,7 @@ def run_levels(
     def measure(arm: str, eng: EngineService, c: int, t: int, s: str) -> None:
         notify(f"c{c} trial {t}: {arm}")
         with Bracket(ex, eng, dev) as b:
-            doc = loader.run(eng, s, c)
+            doc = loader.run([eng], s, c)
         ev = save(f"load-c{c}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
         trial = load_trial(arm, c, t, s, doc=doc, bracket=b, min_hit=min_hit)
         out.setdefault(arm, []).append(replace(trial, evidence=(ev,)))
@@ -269,7 +288,7 @@ def run_levels(
             s = f"{salt}/c{c}/trial-{t}"
             measure("recompute", rc, c, t, s)
             notify(f"c{c} trial {t}: populate")
-            loader.run(tier, s, c)
+            loader.run([tier], s, c)
             if has_tier:
                 tier.restart()
                 drop_caches(ex, sudo=sudo)

@@ -23,6 +23,7 @@ from kvgate.engines import EngineRecord, tinyhf
 from kvgate.engines.profile import PROFILE_DIR, EngineKind, EngineProfile, load_profile
 from kvgate.errors import LabError
 from kvgate.g3.arms import ArmSummary, summarize
+from kvgate.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.g3.load_arms import summaries as load_summaries
 from kvgate.g3.profile import G3Profile
 from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup
@@ -178,7 +179,7 @@ def measure_deployment(
     setup = Setup(
         deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
         python=python, model=model, work_dir=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
-        salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}",
+        salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}", envs=dep.instance_envs,
     )  # fmt: skip
     sink = StoreSink(store, result, notify)
     try:
@@ -193,16 +194,26 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
     """Summaries, measurements and their artifacts."""
     result.device, result.mismatches = arms.device, arms.mismatches
     result.load_mismatches = arms.load_mismatches
-    cached = [t for a in ("ssd-restore", "warm") for t in arms.load_trials.get(a, [])]
+    cached = [
+        t
+        for ts in (arms.load_trials, arms.whole_trials)
+        for a in ("ssd-restore", "warm")
+        for t in ts.get(a, [])
+    ]
     result.load_outputs_compared = sum(len(t.texts) for t in cached)
     result.arms = {a: summarize(a, ts, output_tokens=profile.max_tokens) for a, ts in arms.trials.items()}
     result.arms |= load_summaries(arms.load_trials)
+    result.arms |= {
+        level_key(a, WHOLE_MACHINE): summarize_level(a, ts, level_key(a, WHOLE_MACHINE))
+        for a, ts in arms.whole_trials.items()
+    }
     doc = {
         "tokens_per_word": arms.tokens_per_word,
         "device": arms.device,
         "arms": {a: s.to_dict() for a, s in result.arms.items()},
         "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
         "load_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.load_trials.items()},
+        "whole_machine_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.whole_trials.items()},
         "mismatches": arms.mismatches,
         "load_mismatches": arms.load_mismatches,
     }

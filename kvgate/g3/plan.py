@@ -111,14 +111,16 @@ def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:
 
 
 def unmeasurable(
-    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile
+    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int = 1
 ) -> tuple[Verdict, str] | None:
-    """Whether this engine can measure a binding; if not, the verdict and the reason shown."""
+    """Whether this deployment can measure a binding; if not, the verdict and the reason shown."""
     arms = (binding.baseline_arm, binding.candidate_arm)
     if tier.cache is None and any(a not in ("recompute", "warm") for a in arms):
         verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
         return verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}"
     arms_ok = all(a in ARMS for a in arms)
+    if binding.concurrency == "whole-machine":
+        return _whole_machine_unmeasurable(binding, profile, instances, arms_ok)
     if arms_ok and binding.concurrency == "engine":
         return None
     if arms_ok and measures_levels(tier, profile) and binding.concurrency in profile.concurrency:
@@ -130,8 +132,21 @@ def unmeasurable(
     return verdict, f"{tier.name}: {binding.reason or 'not measurable on this engine'}"
 
 
+def _whole_machine_unmeasurable(
+    binding: VerdictBinding, profile: G3Profile, instances: int, arms_ok: bool
+) -> tuple[Verdict, str] | None:
+    if arms_ok and instances > 1 and profile.whole_machine is not None:
+        return None
+    if instances > 1 or not arms_ok:
+        what = f"arms {binding.baseline_arm}/{binding.candidate_arm} on the whole machine"
+        return Verdict.INVALID, f"the gate profile {profile.name} does not measure {what} (whole_machine:)"
+    verdict = Verdict.SKIP if binding.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
+    why = binding.reason or "the deployment runs one engine instance per host (engines.<name>.instances)"
+    return verdict, why
+
+
 def reference_checks(
-    host: str, name: str, tier: EngineProfile, profile: G3Profile, refs: References
+    host: str, name: str, tier: EngineProfile, profile: G3Profile, refs: References, *, instances: int = 1
 ) -> list[G3Check]:
     """One check per verdict binding of the gate profile."""
     note = (
@@ -144,8 +159,12 @@ def reference_checks(
         crit = criterion_for(
             refs.get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
         )
-        why = unmeasurable(b, tier, profile)
+        why = unmeasurable(b, tier, profile, instances)
         shown_note = "" if why else note
+        if not why and b.concurrency == "whole-machine":
+            shown_note = f"{instances} engine instances driven together" + (
+                "" if tier.serves_concurrently else f", one request at a time each ({tier.name})"
+            )
         out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, shown_note))
     return out
 
@@ -166,7 +185,7 @@ def plan(inventory: Inventory) -> list[G3Check]:
             checks.append(_cluster_invalid(f"engines[{name}].hosts", why))
         for host in hosts:
             checks += evidence_checks(host, name, profile, tier)
-            checks += reference_checks(host, name, tier, profile, refs)
+            checks += reference_checks(host, name, tier, profile, refs, instances=len(dep.instance_envs))
     return checks
 
 

@@ -67,7 +67,9 @@ class VerdictBinding(Frozen):
     statistic: Literal["ttft_p50_s", "output_throughput_tok_per_s"]
     baseline_arm: str
     candidate_arm: str
-    concurrency: int | Literal["engine"] = "engine"  # "engine": the engine's real concurrency
+    # "engine": the engine's real concurrency; C: the load level C; "whole-machine": every
+    # engine instance of the host driven together (R3's TP4×2 figure)
+    concurrency: int | Literal["engine", "whole-machine"] = "engine"
     threshold_fraction: float = Field(default=1.0, gt=0)
     tolerance: float = Field(default=0.0, ge=0, lt=1)
     when_unmeasurable: Unmeasurable = Unmeasurable.INVALID
@@ -108,6 +110,14 @@ class StorageProfile(Frozen):
         return self
 
 
+class WholeMachine(Frozen):
+    """Every engine instance of a host driven together (deployments with two or more ``instances``)."""
+
+    per_instance_concurrency: int = Field(ge=1)  # on engines that batch; 1 on those that do not
+    trials: int = Field(default=3, ge=3)
+    prompt_tokens: int | None = Field(default=None, gt=0)  # None: the profile's prompt_tokens
+
+
 class G3Profile(Frozen):
     """Trial sizes, evidence bounds and verdict bindings of one G3 scale."""
 
@@ -134,6 +144,7 @@ class G3Profile(Frozen):
     # false in its profile): what the correctness check becomes, and why
     when_not_invariant: Unmeasurable = Unmeasurable.INVALID
     not_invariant_reason: str = ""
+    whole_machine: WholeMachine | None = None  # None: the whole-machine bindings are not measurable
     cold: ColdBounds = Field(default_factory=ColdBounds)
     write_through: WriteThrough = Field(default_factory=WriteThrough)
     tokenize: dict[str, Tokenize] = Field(min_length=1)  # engine kind → endpoint

@@ -37,6 +37,7 @@ from kvgate.g3.evidence import cold_reason, mismatches, shape_reason, write_thro
 from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.g3.plan import measures_levels
 from kvgate.g3.profile import G3Profile
+from kvgate.g3.whole_machine import run_whole_machine
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 from kvgate.transport.base import Executor
 
@@ -58,6 +59,7 @@ class Setup:
     state_bytes_per_token: int
     sudo: bool
     salt: str  # unique to the run, host and deployment
+    envs: tuple[dict[str, str], ...] = ({},)  # per engine instance; the per-instance arms run on the first
 
 
 class Sink(Protocol):
@@ -78,6 +80,7 @@ class ArmsResult:
     mismatches: list[str] = field(default_factory=list)
     load_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # arm → trials, every level
     load_mismatches: list[str] = field(default_factory=list)  # outputs under load ≠ recompute's
+    whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # every instance together
 
     def arm(self, name: str) -> list[Trial]:
         return self.trials.setdefault(name, [])
@@ -102,7 +105,7 @@ class ColdRestore:
         )
         self.dev = backing_device(self.ex, self.setup.work_dir)
         self.result.device = self.dev.name if self.dev else None
-        with EngineService(self.ex, self.setup.recompute, self._placement("recompute", 1)) as rc:
+        with self._engine(self.setup.recompute, "recompute", 1) as rc:
             assert rc.record is not None
             self.sink.engine("recompute", rc.record)
             self.model_id = rc.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
@@ -115,17 +118,22 @@ class ColdRestore:
                     self.result.arm("recompute").append(self._recompute(rc, t, salt))
                     self._tier_trial(t, salt)
                 if measures_levels(self.setup.tier, self.profile):
-                    with EngineService(self.ex, self.setup.tier, self._placement("load", 0)) as eng:
+                    with self._engine(self.setup.tier, "load", 0) as eng:
                         self._levels(rc, eng)
+        if len(self.setup.envs) > 1 and self.profile.whole_machine is not None:
+            self.result.whole_trials = run_whole_machine(self, self.setup.envs)
         self.result.mismatches = self._compare()
         self.result.load_mismatches = output_mismatches(self.result.load_trials)
+        self.result.load_mismatches += [
+            f"whole machine: {m}" for m in output_mismatches(self.result.whole_trials)
+        ]
         if self.setup.tier.batch_invariant:  # else not judged (plan): reported in the limits note
             self.result.mismatches += self.result.load_mismatches
         return self.result
 
     def _warm_only(self, rc: EngineService) -> None:
         """A tier profile without an external tier: one engine; each prompt populated, then sent warm."""
-        with EngineService(self.ex, self.setup.tier, self._placement("tier", 0)) as eng:
+        with self._engine(self.setup.tier, "tier", 0) as eng:
             assert eng.record is not None
             self.sink.engine("warm", eng.record)
             for t in range(self.profile.trials):
@@ -161,7 +169,7 @@ class ColdRestore:
 
     def _tier_trial(self, t: int, salt: str) -> None:
         """Populate on a fresh tier directory, prove write-through, make cold, restore, then warm."""
-        with EngineService(self.ex, self.setup.tier, self._placement(f"tier-{t}", 0)) as eng:
+        with self._engine(self.setup.tier, f"tier-{t}", 0) as eng:
             assert eng.record is not None
             if t == 0:
                 self.sink.engine("ssd-restore", eng.record)
@@ -224,7 +232,12 @@ class ColdRestore:
         )
 
     # -- helpers ------------------------------------------------------------------------------
-    def _placement(self, name: str, port_offset: int) -> Placement:
+    def _engine(self, profile: EngineProfile, name: str, port_offset: int) -> EngineService:
+        """An engine of the first instance (its environment)."""
+        return EngineService(self.ex, profile, self.placement(name, port_offset), env=self.setup.envs[0])
+
+    def placement(self, name: str, port_offset: int) -> Placement:
+        """Where engine ``name`` runs: its own run and cache directories, ``port + port_offset``."""
         base = f"{self.setup.work_dir}/{name}"
         return Placement(
             run_dir=f"{base}/run", model=self.setup.model, cache_dir=f"{base}/cache",
@@ -239,13 +252,13 @@ class ColdRestore:
         """Tokens per prompt word for this engine's tokenizer, from a prompt CALIBRATION_X times as long."""
         words = CALIBRATION_X * self.profile.prompt_tokens
         spec = PromptSpec(salt=f"{self.setup.salt}/calibrate", prompt_tokens=words)
-        n = self._tokens(eng, spec.prompt(0))
+        n = self.tokens(eng, spec.prompt(0))
         return fit_tokens_per_word(spec, n) if n else 1.0
 
     def _count(self, eng: EngineService, salt: str) -> int | None:
-        return self._tokens(eng, self._spec(salt).prompt(0))
+        return self.tokens(eng, self._spec(salt).prompt(0))
 
-    def _tokens(self, eng: EngineService, prompt: str) -> int | None:
+    def tokens(self, eng: EngineService, prompt: str) -> int | None:
         """The prompt's length in the engine's own tokens; None when the profile has no tokenizer for it."""
         tok = self.profile.tokenize.get(eng.profile.kind.value)
         if tok is None:

@@ -74,6 +74,7 @@ def _load_config(args: argparse.Namespace, *, model: str) -> LoadConfig:
         temperature=args.temperature,
         connect_timeout_s=args.connect_timeout,
         request_timeout_s=args.timeout,
+        logprobs=args.logprobs,
     )
 
 
@@ -118,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false")
     p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument(
+        "--logprobs", type=int, metavar="K", help="record each token's top-K logprobs (default: off)"
+    )
     p.add_argument("--timeout", type=float, default=600.0, help="per request, seconds")
     p.add_argument("--connect-timeout", type=float, default=10.0)
     p.add_argument("--percentiles", default="50,90,99")

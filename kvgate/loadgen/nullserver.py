@@ -5,8 +5,10 @@ with one ``data:`` event per token, a usage-only event when
 ``stream_options.include_usage`` is set, then ``data: [DONE]``. It "generates"
 ``max_tokens`` tokens (fewer with ``stop_after_tokens``, like an EOS) after
 ``first_token_delay_s`` and ``token_delay_s`` between tokens, and counts one
-prompt token per whitespace-separated word. Faults on demand: an HTTP error
-status, or dropping the connection mid-stream.
+prompt token per whitespace-separated word. With ``logprobs: K`` each token
+chunk carries a completions ``logprobs`` object: the token " tok" first of K
+(" alt1"… after it), as vLLM sends greedy output. Faults on demand: an
+HTTP error status, or dropping the connection mid-stream.
 
 Run it alone: ``python -m kvgate.loadgen.nullserver --port 0`` prints its URL.
 
@@ -139,6 +141,7 @@ class NullServer:
         max_tokens = int(str(request.get("max_tokens", 16)))
         n = min(max_tokens, cfg.stop_after_tokens) if cfg.stop_after_tokens is not None else max_tokens
         model = json.dumps(request.get("model", "null-model"))
+        top_k = request.get("logprobs")
         writer.write(_OK_HEAD)
         await self._pause(cfg.first_token_delay_s)
         for i in range(n):
@@ -147,7 +150,10 @@ class NullServer:
             if cfg.close_after_chunks is not None and i == cfg.close_after_chunks:
                 raise _Dropped
             reason = "null" if i < n - 1 else ('"length"' if n == max_tokens else '"stop"')
-            writer.write(_event(_TOKEN % (model, reason)))
+            token = _TOKEN % (model, reason)
+            if isinstance(top_k, int):
+                token = token.replace('"logprobs":null', '"logprobs":' + _logprobs(i, top_k))
+            writer.write(_event(token))
             await writer.drain()
         options = request.get("stream_options")
         if isinstance(options, dict) and options.get("include_usage"):
@@ -183,6 +189,14 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] 
             length = int(value)
     method, target = request_line.decode("latin-1").split()[:2]
     return method, target, await reader.readexactly(length)
+
+
+def _logprobs(i: int, top_k: int) -> str:
+    """Token ``i``'s completions logprobs as greedy vLLM sends them: " tok" first of ``top_k``."""
+    top = {" tok": -0.1, **{f" alt{j}": -1.0 - j for j in range(1, top_k)}}
+    return json.dumps(
+        {"text_offset": [4 * i], "token_logprobs": [-0.1], "tokens": [" tok"], "top_logprobs": [top]}
+    )
 
 
 class _Dropped(Exception):

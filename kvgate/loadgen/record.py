@@ -14,6 +14,10 @@ The derivations are those of ``vllm bench serve``
 - ``usage.completion_tokens`` / ``usage.prompt_tokens`` come from the chunk that
   carries usage (kvgate keeps the last one seen).
 
+With ``logprobs: K`` in the request, each token chunk's ``choices[0].logprobs``
+(OpenAI completions: ``tokens``, ``token_logprobs``, ``top_logprobs``) adds one
+:class:`TokenLogprob` per token it lists; a chunk may list several.
+
 Times are integer nanoseconds of ``time.perf_counter_ns`` relative to the run's
 start, so a stored record can be re-analysed offline.
 
@@ -36,6 +40,20 @@ class MissingUsage(ValueError):
     """A successful request carried no ``usage`` although its token counts were needed."""
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token as the server reported it: its text, its logprob, the top alternatives.
+
+    ``top`` maps token text to logprob; vLLM and llama-cpp-python list the top K
+    and the sampled token (so K or K + 1 entries). Tokens are keyed by their
+    decoded text, so two ids that decode alike share one entry.
+    """
+
+    token: str
+    logprob: float | None
+    top: dict[str, float] = field(default_factory=dict)
+
+
 @dataclass
 class RequestRecord:
     """One request: when it was due, sent, and streamed; what came back; whether it failed."""
@@ -53,6 +71,7 @@ class RequestRecord:
     completion_tokens: int | None = None  # from usage
     finish_reason: str | None = None
     text: str = ""
+    logprobs: list[TokenLogprob] = field(default_factory=list)  # one per generated token, when asked
 
     @property
     def ttft_ms(self) -> float:
@@ -105,8 +124,10 @@ class RequestRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RequestRecord:
-        """The inverse of :meth:`to_dict` (unknown keys are an error)."""
-        return cls(**data)
+        """The inverse of :meth:`to_dict` (unknown keys are an error; no ``logprobs`` → none)."""
+        fields = dict(data)
+        fields["logprobs"] = [TokenLogprob(**t) for t in fields.get("logprobs") or []]
+        return cls(**fields)
 
     def _first_chunk_ns(self) -> int:
         return self.chunk_ns[0] if self.chunk_ns else self._no_chunk()

@@ -55,6 +55,7 @@ class LoadConfig:
     connect_timeout_s: float = 10.0
     request_timeout_s: float = 600.0
     path: str = "/v1/completions"
+    logprobs: int | None = None  # top-k logprobs per generated token (OpenAI ``logprobs``); None: not asked
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -64,6 +65,8 @@ class LoadConfig:
             raise ValueError("max_concurrency must be > 0")
         if self.request_rate <= 0 or self.burstiness <= 0 or self.max_tokens <= 0:
             raise ValueError("request_rate, burstiness and max_tokens must be > 0")
+        if self.logprobs is not None and self.logprobs < 0:
+            raise ValueError("logprobs (top-k) must be >= 0")
 
     def body(self, prompt: str) -> bytes:
         """The JSON body of one streaming completion request."""
@@ -77,6 +80,8 @@ class LoadConfig:
         }
         if self.ignore_eos:
             payload["ignore_eos"] = True
+        if self.logprobs is not None:
+            payload["logprobs"] = self.logprobs
         payload.update(self.extra_body)
         return json.dumps(payload).encode("utf-8")
 

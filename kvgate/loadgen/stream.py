@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .record import RequestRecord
+from .record import RequestRecord, TokenLogprob
 
 _decode_json = json.JSONDecoder().decode
 ERROR_TEXT_BYTES = 2048
@@ -153,13 +153,53 @@ class EventStream:
             raise StreamError(json.dumps(data.get("error", data))[:ERROR_TEXT_BYTES])
         choices = data.get("choices")
         if choices:
+            choice = choices[0]
             self._record.chunk_ns.append(t_ns)
-            self._texts.append(choices[0].get("text") or "")
-            self._record.finish_reason = choices[0].get("finish_reason") or self._record.finish_reason
+            self._texts.append(choice.get("text") or "")
+            self._record.finish_reason = choice.get("finish_reason") or self._record.finish_reason
+            self._record.logprobs.extend(token_logprobs(choice.get("logprobs")))
         usage = data.get("usage")
         if usage:
             self._record.prompt_tokens = _int_or_none(usage.get("prompt_tokens"))
             self._record.completion_tokens = _int_or_none(usage.get("completion_tokens"))
+
+
+def token_logprobs(logprobs: Any) -> list[TokenLogprob]:
+    """The tokens one completions ``choices[0].logprobs`` object lists (none when it is null).
+
+    >>> token_logprobs({"tokens": [" a"], "token_logprobs": [-0.5], "top_logprobs": [{" a": -0.5, " b": -1}]})
+    [TokenLogprob(token=' a', logprob=-0.5, top={' a': -0.5, ' b': -1.0})]
+    """
+    if logprobs is None:
+        return []
+    if not isinstance(logprobs, dict):
+        raise ProtocolError(f"logprobs is not a JSON object: {str(logprobs)[:80]}")
+    tokens = logprobs.get("tokens") or []
+    values = logprobs.get("token_logprobs") or [None] * len(tokens)
+    tops = logprobs.get("top_logprobs") or [None] * len(tokens)
+    if not len(tokens) == len(values) == len(tops):
+        raise ProtocolError(
+            f"logprobs lists differ in length: {len(tokens)} tokens, "
+            f"{len(values)} token_logprobs, {len(tops)} top_logprobs"
+        )
+    return [
+        TokenLogprob(str(t), None if v is None else _logprob(v), _top(top))
+        for t, v, top in zip(tokens, values, tops)  # noqa: B905 - no strict= on 3.8; lengths checked above
+    ]
+
+
+def _top(top: Any) -> dict[str, float]:
+    if top is None:
+        return {}
+    if not isinstance(top, dict):
+        raise ProtocolError(f"a top_logprobs entry is not a JSON object: {str(top)[:80]}")
+    return {str(token): _logprob(value) for token, value in top.items()}
+
+
+def _logprob(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise ProtocolError(f"a logprob is not a number: {value!r}")
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 
 
-def free_port_pair() -> int:
-    """A port p with p + 1 free too (the tier engine on p, the recompute engine on p + 1)."""
+def free_port_pair(pairs: int = 1) -> int:
+    """A port p with p + 1 … p + 2·pairs − 1 free too (instance i: tier p + 2i, recompute p + 2i + 1)."""
     for _ in range(50):
-        with socket.socket() as a, socket.socket() as b:
-            a.bind(("127.0.0.1", 0))
-            port = int(a.getsockname()[1])
+        with contextlib.ExitStack() as stack:
+            first = stack.enter_context(socket.socket())
+            first.bind(("127.0.0.1", 0))
+            port = int(first.getsockname()[1])
+            if port + 2 * pairs - 1 > 65535:
+                continue
             try:
-                b.bind(("127.0.0.1", port + 1))
+                for k in range(1, 2 * pairs):
+                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port + k))
             except OSError:
                 continue
-        if port < 65534:
             return port
-    raise RuntimeError("no two adjacent free ports")
+    raise RuntimeError(f"no {2 * pairs} adjacent free ports")

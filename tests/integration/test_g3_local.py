@@ -6,6 +6,8 @@ by the device and engine-process counters, outputs match recompute, the verdicts
 are judged against R2 and the report shows the arms table. Model loading and
 checkpoint run on the candidate and a "baseline" directory: both on this VM's one
 disk, so R9/R1 are measured but declared not evaluable (SKIP with the numbers).
+Two engine instances make the whole-machine phase (R3) run: both driven together,
+restored cold with the same evidence.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Pa
                 "tier_profile": "llama-cpp-disk",
                 "recompute_profile": "llama-cpp-recompute",
                 "volume": "scratch",
-                "port": free_port_pair(),
+                "port": free_port_pair(2),
+                "instances": 2,
             }
         },
     }
@@ -77,6 +80,7 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     assert verdicts["engine[tiny].ttft-p50-reduction"] == "PASS", shown
     assert verdicts["engine[tiny].throughput-gain-conc16"] == "SKIP"  # one request at a time: declared
     assert "PASS" not in {verdicts[k] for k in verdicts if "conc" in k or "serial-vs-parallel" in k}
+    assert verdicts["engine[tiny].throughput-gain-whole-machine"] == "PASS", shown
     expected_code = {"PASS": 0, "FAIL": 1}["FAIL" if "FAIL" in verdicts.values() else "PASS"]
     assert proc.returncode == expected_code, shown
 
@@ -90,6 +94,18 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     assert restore["ttft_p50_s"] < recompute["ttft_p50_s"]
     windows = [t["window"] for t in arms["trials"]["ssd-restore"]]
     assert all(w["caches_dropped"] for w in windows)
+
+    # the whole machine: both instances together, each restore load proven cold, nothing INVALID
+    whole = arms["whole_machine_trials"]
+    assert {len(whole[a]) for a in ("recompute", "ssd-restore", "warm")} == {3}
+    assert not [t["invalid_reason"] for ts in whole.values() for t in ts if t["invalid_reason"]], whole
+    both = arms["arms"]["ssd-restore@whole"]
+    assert both["completed"] == 3
+    assert both["hit_tokens_p50"] >= 0.9 * 2 * restore["prompt_tokens_p50"]  # both prompts restored
+    assert both["device_read_bytes_p50"] >= 0.9 * 2 * predicted
+    assert (
+        both["output_throughput_tok_per_s"] > arms["arms"]["recompute@whole"]["output_throughput_tok_per_s"]
+    )
 
     meta = json.loads((run / "run.json").read_text())
     assert set(meta["engines"]["here/tiny"]) == {"recompute", "ssd-restore"}

@@ -230,3 +230,41 @@ def test_measurement_metric_must_match_the_reference() -> None:
     check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
     with pytest.raises(ValueError, match="judges 'ttft_p50_reduction_pct'"):
         check.evaluate({"ttft-p50-reduction": Measurement("other", 1.0)})
+
+
+def test_the_whole_machine_binding_needs_two_instances_and_is_declared_otherwise() -> None:
+    one = checks(inventory())["engine[tiny].throughput-gain-whole-machine"].evaluate({})
+    assert one.verdict is Verdict.SKIP
+    assert "one engine instance per host" in one.condition
+    two = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"]
+    assert two.unmeasurable is None
+    assert "2 engine instances driven together" in two.concurrency_note
+    full = checks(inventory("full"))["engine[tiny].throughput-gain-whole-machine"].evaluate({})
+    assert full.verdict is Verdict.INVALID  # a lab gate must measure it
+
+
+def test_the_whole_machine_gain_is_judged_on_the_whole_rows() -> None:
+    check = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"]
+    profile = load_g3_profile("smoke")
+    binding = profile.verdict("throughput-gain-whole-machine")
+    ref = load_references().get(binding.reference)
+    rows = {
+        "recompute@whole": replace(arm("recompute@whole", 5.0), output_throughput_tok_per_s=10.0),
+        "ssd-restore@whole": replace(arm("ssd-restore@whole", 0.5), output_throughput_tok_per_s=14.0),
+    }
+    m = reference_measurement(ref, binding, rows, max_cv=None)
+    assert check.evaluate({"throughput-gain-whole-machine": m}).verdict is Verdict.PASS  # +40 % ≥ +35 %
+    rows["ssd-restore@whole"] = replace(rows["ssd-restore@whole"], output_throughput_tok_per_s=12.0)
+    m = reference_measurement(ref, binding, rows, max_cv=None)
+    assert check.evaluate({"throughput-gain-whole-machine": m}).verdict is Verdict.FAIL  # +20 %
+
+
+def test_instances_give_one_environment_each_and_bad_ones_are_refused() -> None:
+    envs = [{"CUDA_VISIBLE_DEVICES": "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES": "4,5,6,7"}]
+    assert inventory(instances=envs).engines["tiny"].instance_envs == tuple(envs)
+    assert inventory(instances=3).engines["tiny"].instance_envs == ({}, {}, {})
+    for bad in (0, [], 65):
+        with pytest.raises(ValidationError):
+            inventory(instances=bad)
+    with pytest.raises(ValidationError, match="past 65535"):
+        inventory(instances=2, port=65533)

@@ -1,11 +1,17 @@
-"""The chunk rules behind TTFT and ITL: HTTP chunked framing and SSE events, byte by byte."""
+"""The chunk rules behind TTFT and ITL: HTTP chunked framing and SSE events, byte by byte; logprobs."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from kvgate.loadgen.record import RequestRecord
+from kvgate.loadgen.record import RequestRecord, TokenLogprob
+from kvgate.loadgen.run import LoadConfig
 from kvgate.loadgen.stream import EventStream, ProtocolError, StreamError, body_decoder
+
+RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "loadgen"
 
 
 def chunked(*payloads: bytes) -> bytes:
@@ -91,3 +97,79 @@ def test_error_inside_the_stream_fails_the_request() -> None:
         stream(sse(TOKEN % ("x", "null")), sse('{"error":{"message":"out of blocks"}}'))
     with pytest.raises(ProtocolError):
         stream(sse("[1, 2]"))
+
+
+def test_vllm_logprobs_stream_gives_one_token_record_per_generated_token() -> None:
+    record = stream((RECORDED / "vllm_0.32_cpu_completions_stream_logprobs3.sse").read_bytes())
+    assert [t.token for t in record.logprobs] == ["inner"] + [" Different"] * 5
+    assert "".join(t.token for t in record.logprobs) == record.text
+    assert len(record.chunk_ns) == len(record.logprobs) == record.completion_tokens == 6
+    first = record.logprobs[0]
+    assert first.logprob == pytest.approx(-6.180370807647705)
+    assert first.top == {
+        "inner": first.logprob,
+        " Different": first.logprob,
+        " time": -6.188183307647705,
+    }  # a tie
+    assert record.logprobs[1].top[""] == pytest.approx(-6.304826736450195)  # a token that decodes to nothing
+
+
+def test_llama_cpp_logprobs_stream_ends_with_a_chunk_that_lists_no_token() -> None:
+    record = stream((RECORDED / "llama_cpp_python_0.3.36_completions_stream_logprobs3.sse").read_bytes())
+    assert len(record.chunk_ns) == 7  # the last chunk: text "", logprobs null, finish_reason
+    assert [t.token for t in record.logprobs] == [" Me", " east", " Move", " Move", "general", "sj"]
+    assert record.finish_reason == "length"
+    sj = record.logprobs[-1]
+    assert sj.token in sj.top
+    assert max(sj.top.values()) > sj.top["sj"]  # raw logprobs, before llama.cpp's repeat penalty
+
+
+LOGPROBS_2 = (
+    '{"choices":[{"index":0,"text":" a b","finish_reason":null,"logprobs":{"text_offset":[0,2],'
+    '"tokens":[" a"," b"],"token_logprobs":[-0.5,null],"top_logprobs":[{" a":-0.5,"x":-1},null]}}]}'
+)
+
+
+def test_a_chunk_listing_two_tokens_adds_two_records() -> None:
+    record = stream(sse(LOGPROBS_2))
+    assert record.chunk_ns == [0]
+    assert record.logprobs == [
+        TokenLogprob(" a", -0.5, {" a": -0.5, "x": -1.0}),
+        TokenLogprob(" b", None, {}),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("logprobs", "message"),
+    [
+        ('{"tokens":[" a"],"token_logprobs":[-1,-2],"top_logprobs":[null]}', "differ in length"),
+        ('{"tokens":[" a"],"token_logprobs":["-1"],"top_logprobs":[null]}', "not a number"),
+        ('{"tokens":[" a"],"token_logprobs":[-1],"top_logprobs":[[" a"]]}', "not a JSON object"),
+        ("[1]", "logprobs is not a JSON object"),
+    ],
+)
+def test_malformed_logprobs_break_the_protocol(logprobs: str, message: str) -> None:
+    event = '{"choices":[{"index":0,"text":" a","finish_reason":null,"logprobs":' + logprobs + "}]}"
+    with pytest.raises(ProtocolError, match=message):
+        stream(sse(event))
+
+
+def test_logprobs_round_trip_through_json_and_old_records_have_none() -> None:
+    record = stream(sse(LOGPROBS_2))
+    assert RequestRecord.from_dict(json.loads(json.dumps(record.to_dict()))) == record
+    old = record.to_dict()
+    del old["logprobs"]  # an artifact written before logprobs were recorded
+    assert RequestRecord.from_dict(old).logprobs == []
+
+
+def test_logprobs_are_asked_only_when_configured() -> None:
+    config = LoadConfig(urls=("http://e:1",), model="m", max_tokens=4)
+    assert "logprobs" not in json.loads(config.body("p"))
+    assert (
+        json.loads(LoadConfig(urls=("http://e:1",), model="m", max_tokens=4, logprobs=5).body("p"))[
+            "logprobs"
+        ]
+        == 5
+    )
+    with pytest.raises(ValueError, match="logprobs"):
+        LoadConfig(urls=("http://e:1",), model="m", max_tokens=4, logprobs=-1)

@@ -1,0 +1,207 @@
+"""G3 whole machine (R3's TP4×2 figure): every engine instance of the host, driven together.
+
+A deployment with two or more ``instances`` (engines with their own environment, e.g.
+their GPU group) gets this phase after the per-instance arms. Per trial (its own salt),
+the load generator sends N × c distinct prompts, request i to instance i mod N, at most
+N × c in flight (c = ``whole_machine.per_instance_concurrency`` on engines that batch,
+1 on engines that serve one request at a time):
+
+- **recompute**: to the N recompute engines (they stay up for all trials);
+- the same prompts to N tier engines on fresh tier directories (populate): together
+  their directories must grow by what the prompts' state bytes predict;
+- **ssd-restore**: restart every tier engine, drop the page cache, the same prompts again;
+- **warm**: again without restart.
+
+Each measured load is bracketed by the candidate device's read bytes and, per
+engine, its /proc/<pid>/io read bytes and its hit counter (/metrics, or its log where
+the engine has no counter). Summaries ``<arm>@whole`` feed the whole-machine bindings;
+a load whose evidence fails is INVALID with the numbers, never PASS.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from kvgate.engines import EngineService
+from kvgate.fio.cold import BlockDevice, drop_caches
+from kvgate.g3 import client, hostio
+from kvgate.g3.evidence import cold_reason, shape_reason, write_through_reason
+from kvgate.g3.load_arms import Bracket, Loader, LoadTrial, load_trial
+from kvgate.loadgen.prompts import PromptSpec
+
+if TYPE_CHECKING:
+    from kvgate.g3.protocol import ColdRestore
+    from kvgate.transport.base import Executor
+
+
+class Window:
+    """Around one load on N engines: device bytes, and per engine its read bytes and hit tokens."""
+
+    def __init__(
+        self, ex: Executor, engines: list[EngineService], dev: BlockDevice | None, *, resident: bool = False
+    ) -> None:
+        """``resident``: a warm load, whose hits come from state the engines still hold."""
+        self.ex, self.engines, self.dev, self.resident = ex, engines, dev, resident
+        self.hit_tokens: int | None = None
+        self.device_read_bytes: int | None = None
+        self.engine_read_bytes: int | None = None
+
+    def __enter__(self) -> Window:
+        self._counters = [Bracket(self.ex, e, None).__enter__() for e in self.engines]
+        self._before = [self._snap(e) for e in self.engines]
+        return self
+
+    def _snap(self, eng: EngineService) -> hostio.Snapshot:
+        assert eng.pid is not None
+        return hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
+
+    def __exit__(self, *exc: object) -> None:
+        after = [self._snap(e) for e in self.engines]
+        hits: list[int | None] = []
+        for eng, counter, b in zip(self.engines, self._counters, self._before, strict=True):
+            counter.__exit__(None, None, None)
+            if counter.counter:
+                hits.append(counter.hit_tokens)
+            else:
+                log = hostio.log_since(self.ex, eng.log_path, b.log_lines)
+                hits.append(hostio.hit_tokens(eng.profile.kind.value, log, resident=self.resident))
+        self.hit_tokens = None if None in hits else sum(h or 0 for h in hits)
+        self.device_read_bytes = hostio.delta(self._before[0].device_read_bytes, after[-1].device_read_bytes)
+        pairs = zip(self._before, after, strict=True)
+        reads = [hostio.delta(b.engine_read_bytes, a.engine_read_bytes) for b, a in pairs]
+        self.engine_read_bytes = None if None in reads else sum(r or 0 for r in reads)
+
+
+def run_whole_machine(proto: ColdRestore, envs: tuple[dict[str, str], ...]) -> dict[str, list[LoadTrial]]:
+    """Every trial of the whole-machine phase (see the module docstring); arm → trials."""
+    return WholeMachineRun(proto, envs).run()
+
+
+class WholeMachineRun:
+    """The whole-machine trials of one deployment on one host."""
+
+    def __init__(self, proto: ColdRestore, envs: tuple[dict[str, str], ...]) -> None:
+        wm = proto.profile.whole_machine
+        assert wm is not None
+        assert len(envs) > 1
+        self.proto, self.envs, self.ex, self.setup = proto, envs, proto.ex, proto.setup
+        self.trials_n = wm.trials
+        self.prompt_tokens = wm.prompt_tokens or proto.profile.prompt_tokens
+        per = wm.per_instance_concurrency if self.setup.tier.serves_concurrently else 1
+        self.concurrency = per * len(envs)
+        p = proto.profile
+        self.loader = Loader(
+            self.ex, self.setup.python, proto.client, proto.model_id, self.prompt_tokens,
+            proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, self.setup.tier.streams_usage,
+        )  # fmt: skip
+        self.out: dict[str, list[LoadTrial]] = {}
+
+    def run(self) -> dict[str, list[LoadTrial]]:
+        with ExitStack() as stack:
+            rcs = [
+                stack.enter_context(
+                    self._engine(self.setup.recompute, f"whole-recompute-{i}", 2 * i + 1, env)
+                )
+                for i, env in enumerate(self.envs)
+            ]
+            for t in range(self.trials_n):
+                self._trial(rcs, t)
+        return self.out
+
+    def _engine(self, profile: Any, name: str, port_offset: int, env: dict[str, str]) -> EngineService:
+        return EngineService(self.ex, profile, self.proto.placement(name, port_offset), env=env)
+
+    def _trial(self, rcs: list[EngineService], t: int) -> None:
+        salt = f"{self.setup.salt}/whole/trial-{t}"
+        tokens = self._count(rcs, salt)
+        self._measure("recompute", rcs, t, salt, tokens)
+        has_tier = self.setup.tier.cache is not None
+        with ExitStack() as stack:
+            tiers = [
+                stack.enter_context(self._engine(self.setup.tier, f"whole-{t}-tier-{i}", 2 * i, env))
+                for i, env in enumerate(self.envs)
+            ]
+            self.proto.sink.notify(f"whole machine trial {t}: populate {len(tiers)} engines")
+            empty = sum(e.kv_dir_bytes() for e in tiers) if has_tier else 0
+            self.loader.run(tiers, salt, self.concurrency)
+            wrote = None
+            if has_tier:
+                growth = sum(e.kv_dir_bytes() for e in tiers) - empty
+                known = [n for n in tokens if n is not None]
+                predicted = sum(known) * self.setup.state_bytes_per_token if len(known) == len(tokens) else 0
+                wrote = write_through_reason(
+                    self.proto.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
+                )
+                self.proto.sink.notify(f"whole machine trial {t}: restart + drop caches")
+                for e in tiers:
+                    e.restart()
+                drop = drop_caches(self.ex, sudo=self.setup.sudo)
+                client.warm_up(self.ex, self.setup.python, self.proto.client)
+                self._measure("ssd-restore", tiers, t, salt, tokens, dropped=drop.dropped, wrote=wrote)
+            if self.proto.profile.warm or not has_tier:
+                self._measure("warm", tiers, t, salt, tokens)
+
+    def _count(self, engines: list[EngineService], salt: str) -> list[int | None]:
+        """Each prompt's tokens, by the tokenizer of the engine it goes to."""
+        spec = PromptSpec(
+            salt=salt, prompt_tokens=self.prompt_tokens, tokens_per_word=self.loader.tokens_per_word
+        )
+        return [self.proto.tokens(engines[i % len(engines)], spec.prompt(i)) for i in range(self.concurrency)]
+
+    def _measure(
+        self,
+        arm: str,
+        engines: list[EngineService],
+        t: int,
+        salt: str,
+        tokens: list[int | None],
+        *,
+        dropped: bool = False,
+        wrote: str | None = None,
+    ) -> None:
+        self.proto.sink.notify(f"whole machine trial {t}: {arm} on {len(engines)} engines")
+        dev = self.proto.dev
+        with Window(self.ex, engines, dev, resident=arm == "warm") as w:
+            doc = self.loader.run(engines, salt, self.concurrency)
+        ev = self.proto.sink.save(f"whole-machine/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
+        min_hit = self.proto.profile.cold.min_hit_ratio
+        if not self.loader.usage:  # the loadgen's usage-based shape check cannot apply: _shape replaces it
+            doc = {**doc, "workload_invalid_reason": None}
+        trial = load_trial(arm, self.concurrency, t, salt, doc=doc, bracket=w, min_hit=min_hit)
+        reasons = [trial.invalid_reason, wrote, *self._shape(doc, tokens)]
+        known = None if None in tokens else sum(t or 0 for t in tokens)
+        if arm == "ssd-restore":
+            reasons.append(self._cold(w, known, dropped, dev))
+        elif arm == "warm" and known and w.hit_tokens is not None and w.hit_tokens < min_hit * known:
+            reasons.append(f"warm: the engines served {w.hit_tokens} of {known} prompt tokens from cache")
+        elif arm == "recompute" and w.hit_tokens:
+            reasons.append(f"recompute: the engines served {w.hit_tokens} prompt tokens from cache")
+        why = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
+        self.out.setdefault(arm, []).append(replace(trial, invalid_reason=why, evidence=(ev,)))
+
+    def _shape(self, doc: dict[str, Any], tokens: list[int | None]) -> list[str | None]:
+        """Each request's prompt length (the engine's tokenizer) and finish reason against the profile."""
+        p = self.proto.profile
+        records = sorted(doc.get("records") or [], key=lambda r: int(r.get("index", 0)))
+        target, tolerance = self.prompt_tokens, p.prompt_tolerance
+        return [
+            shape_reason(
+                prompt_tokens=n, target=target, tolerance=tolerance, finish_reason=r.get("finish_reason")
+            )
+            for r, n in zip(records, tokens, strict=False)
+            if r.get("success")
+        ]
+
+    def _cold(self, w: Window, tokens: int | None, dropped: bool, dev: BlockDevice | None) -> str | None:
+        """The restore load was served from the SSD: device, engine and hit counters agree."""
+        if tokens is None:
+            return "prompt tokens unknown (no tokenizer endpoint for this engine): cold not proven"
+        return cold_reason(
+            self.proto.profile.cold, predicted_bytes=tokens * self.setup.state_bytes_per_token,
+            prompt_tokens=tokens, device_read_bytes=w.device_read_bytes,
+            engine_read_bytes=w.engine_read_bytes, hit_tokens=w.hit_tokens, caches_dropped=dropped,
+            device=dev.name if dev else "?",
+        )  # fmt: skip
