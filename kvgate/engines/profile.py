@@ -100,10 +100,6 @@ class EngineProfile(Frozen):
     # regex on the engine log whose group 1 is the weight-load time in seconds (model loading
     # separated from the rest of start-up); None: the engine does not log it
     weights_log: str | None = None
-    # greedy outputs identical whatever the batch and whether the prompt came from cache or was
-    # recomputed (vLLM: only with VLLM_BATCH_INVARIANT=1, on GPUs). False: G3 reports output
-    # mismatches but cannot judge them (the gate profile's when_not_invariant)
-    batch_invariant: bool = False
     reset: list[Endpoint] = Field(default_factory=list)
     cache: CacheTier | None = None
     serves_concurrently: bool

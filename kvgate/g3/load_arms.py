@@ -30,7 +30,9 @@ from kvgate.engines.metrics import MetricsError, diff, scrape
 from kvgate.errors import LabError
 from kvgate.fio.cold import BlockDevice, drop_caches, read_counters
 from kvgate.g3.arms import ArmSummary, cv
+from kvgate.g3.evidence import Output, compare_outputs
 from kvgate.loadgen.metrics import median
+from kvgate.loadgen.record import TokenLogprob
 
 if TYPE_CHECKING:
     from kvgate.engines import EngineService
@@ -60,6 +62,7 @@ class LoadTrial:
     texts: tuple[str, ...]  # outputs in prompt order ("" for a failed request)
     invalid_reason: str | None = None
     evidence: tuple[str, ...] = ()
+    logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()  # per prompt, when the load asked for them
 
     @property
     def ttft_p50_s(self) -> float | None:
@@ -89,6 +92,7 @@ class Loader:
     waves: int
     timeout_s: float
     usage: bool = True  # the engine streams usage; False: output tokens from chunks, no ignore_eos
+    logprobs: int | None = None  # top-k logprobs per generated token (near-tie check); None: not asked
 
     def run(self, engines: Sequence[EngineService], salt: str, concurrency: int) -> dict[str, Any]:
         """One load against ``engines`` (request i to engine i mod n); the result document."""
@@ -104,6 +108,8 @@ class Loader:
         ]  # fmt: skip
         if not self.usage:
             argv += ["--output-tokens-from", "chunks", "--no-ignore-eos"]
+        if self.logprobs is not None:
+            argv += ["--logprobs", str(self.logprobs)]
         res = self.ex.run(
             " ".join(["%s"] * len(argv)) + " && cat %s", *argv, out, timeout_s=self.timeout_s * n + 120
         )
@@ -201,6 +207,7 @@ def load_trial(
         arm, concurrency, index, salt, summary, bracket.hit_tokens, bracket.device_read_bytes,
         tuple(r.get("text", "") if r.get("success") else "" for r in records),
         "; ".join(reasons) or None,
+        logprobs=tuple(tuple(TokenLogprob(**x) for x in r.get("logprobs") or []) for r in records),
     )  # fmt: skip
 
 
@@ -242,19 +249,31 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
     )
 
 
-def output_mismatches(trials: dict[str, list[LoadTrial]]) -> list[str]:
-    """Cache-served outputs that differ from recompute's for the same prompt (same level and trial)."""
-    expected = {(t.concurrency, t.index): t.texts for t in trials.get("recompute", [])}
-    found = []
+def output_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:
+    """Cached outputs against recompute's for the same prompt, level and trial: (mismatches, near-ties)."""
+    expected = {
+        f"@c{t.concurrency} trial {t.index} prompt {i}": Output(text, _at(t.logprobs, i))
+        for t in trials.get("recompute", [])
+        for i, text in enumerate(t.texts)
+        if text
+    }
+    bad, ties = [], []
     for arm in ("ssd-restore", "warm"):
-        for t in trials.get(arm, []):
-            want = expected.get((t.concurrency, t.index), ())
-            for i, (a, b) in enumerate(zip(want, t.texts, strict=False)):
-                if a and b and a != b:
-                    found.append(
-                        f"{arm}@c{t.concurrency} trial {t.index} prompt {i}: {b!r} ≠ recompute {a!r}"
-                    )
-    return found
+        got = {
+            f"@c{t.concurrency} trial {t.index} prompt {i}": Output(text, _at(t.logprobs, i))
+            for t in trials.get(arm, [])
+            for i, text in enumerate(t.texts)
+            if text
+        }
+        got = {k: v for k, v in got.items() if k in expected}  # a failed request is judged elsewhere
+        b, n = compare_outputs(expected, got, got_name=arm)
+        bad += [f"{arm}{m}" for m in b]
+        ties += [f"{arm}{m}" for m in n]
+    return bad, ties
+
+
+def _at(logprobs: tuple[tuple[TokenLogprob, ...], ...], i: int) -> tuple[TokenLogprob, ...]:
+    return logprobs[i] if i < len(logprobs) else ()
 
 
 def run_levels(

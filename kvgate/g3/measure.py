@@ -55,6 +55,7 @@ class DeploymentResult:
     measurements: dict[str, Measurement] = field(default_factory=dict)
     mismatches: list[str] = field(default_factory=list)
     load_mismatches: list[str] = field(default_factory=list)
+    near_ties: list[str] = field(default_factory=list)  # tolerated: differ only from a near-tie on
     load_outputs_compared: int = 0
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     device: str | None = None
@@ -193,7 +194,7 @@ def measure_deployment(
 def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, sink: StoreSink) -> None:
     """Summaries, measurements and their artifacts."""
     result.device, result.mismatches = arms.device, arms.mismatches
-    result.load_mismatches = arms.load_mismatches
+    result.load_mismatches, result.near_ties = arms.load_mismatches, arms.near_ties
     cached = [
         t
         for ts in (arms.load_trials, arms.whole_trials)
@@ -216,6 +217,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "whole_machine_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.whole_trials.items()},
         "mismatches": arms.mismatches,
         "load_mismatches": arms.load_mismatches,
+        "near_ties": arms.near_ties,
     }
     ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
     restores = arms.trials.get("ssd-restore", [])

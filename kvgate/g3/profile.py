@@ -140,10 +140,9 @@ class G3Profile(Frozen):
     # and warm only: what its ssd-restore checks become, and why
     when_no_tier: Unmeasurable = Unmeasurable.INVALID
     no_tier_reason: str = ""
-    # an engine whose greedy outputs may change with batching or a cache hit (batch_invariant:
-    # false in its profile): what the correctness check becomes, and why
-    when_not_invariant: Unmeasurable = Unmeasurable.INVALID
-    not_invariant_reason: str = ""
+    # top-k logprobs asked with every request: an output that differs from recompute's passes
+    # correctness only when it first diverges at a near-tie (vLLM's check_logprobs_close)
+    logprobs: int = Field(default=5, ge=1, le=20)
     whole_machine: WholeMachine | None = None  # None: the whole-machine bindings are not measurable
     cold: ColdBounds = Field(default_factory=ColdBounds)
     write_through: WriteThrough = Field(default_factory=WriteThrough)

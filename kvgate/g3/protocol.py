@@ -33,7 +33,7 @@ from kvgate.engines.profile import EngineProfile
 from kvgate.fio.cold import BlockDevice, backing_device, drop_caches
 from kvgate.g3 import client, hostio
 from kvgate.g3.arms import Outcome, Trial, Window
-from kvgate.g3.evidence import cold_reason, mismatches, shape_reason, write_through_reason
+from kvgate.g3.evidence import Output, cold_reason, compare_outputs, shape_reason, write_through_reason
 from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.g3.plan import measures_levels
 from kvgate.g3.profile import G3Profile
@@ -81,6 +81,7 @@ class ArmsResult:
     load_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # arm → trials, every level
     load_mismatches: list[str] = field(default_factory=list)  # outputs under load ≠ recompute's
     whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # every instance together
+    near_ties: list[str] = field(default_factory=list)  # outputs that differ only from a near-tie on
 
     def arm(self, name: str) -> list[Trial]:
         return self.trials.setdefault(name, [])
@@ -122,13 +123,12 @@ class ColdRestore:
                         self._levels(rc, eng)
         if len(self.setup.envs) > 1 and self.profile.whole_machine is not None:
             self.result.whole_trials = run_whole_machine(self, self.setup.envs)
-        self.result.mismatches = self._compare()
-        self.result.load_mismatches = output_mismatches(self.result.load_trials)
-        self.result.load_mismatches += [
-            f"whole machine: {m}" for m in output_mismatches(self.result.whole_trials)
-        ]
-        if self.setup.tier.batch_invariant:  # else not judged (plan): reported in the limits note
-            self.result.mismatches += self.result.load_mismatches
+        self.result.mismatches, self.result.near_ties = self._compare()
+        for trials in (self.result.load_trials, self.result.whole_trials):
+            bad, ties = output_mismatches(trials)
+            self.result.load_mismatches += bad
+            self.result.near_ties += ties
+        self.result.mismatches += self.result.load_mismatches
         return self.result
 
     def _warm_only(self, rc: EngineService) -> None:
@@ -154,6 +154,7 @@ class ColdRestore:
         loader = Loader(
             self.ex, self.setup.python, self.client, self.model_id, p.load_prompt_tokens or p.prompt_tokens,
             self.result.tokens_per_word, p.max_tokens, p.waves, p.request_timeout_s,
+            logprobs=p.logprobs,
         )  # fmt: skip
         self.result.load_trials = run_levels(
             self.ex, loader, p, rc=rc, tier=eng, dev=self.dev, salt=f"{self.setup.salt}/load",
@@ -271,6 +272,7 @@ class ColdRestore:
         req = client.Request(
             url=eng.url(""), model=self.model_id, salt=salt, prompt_tokens=spec.prompt_tokens,
             tokens_per_word=spec.tokens_per_word, max_tokens=p.max_tokens, timeout_s=p.request_timeout_s,
+            logprobs=p.logprobs,
         )  # fmt: skip
         out, raw = client.send(
             self.ex, self.setup.python, self.client, req, f"{eng.placement.run_dir}/req.json"
@@ -286,14 +288,20 @@ class ColdRestore:
             finish_reason=out.finish_reason,
         )  # fmt: skip
 
-    def _compare(self) -> list[str]:
-        """Greedy outputs of the restored and warm requests against recompute, by salt."""
-        expected = {t.salt: t.outcome.text for t in self.result.arm("recompute") if t.outcome.ok}
-        found = []
+    def _compare(self) -> tuple[list[str], list[str]]:
+        """Restored and warm outputs against recompute's, by salt: (mismatches, near-ties)."""
+        expected = {t.salt: _output(t.outcome) for t in self.result.arm("recompute") if t.outcome.ok}
+        bad, ties = [], []
         for arm in ("ssd-restore", "warm"):
-            got = {t.salt: t.outcome.text for t in self.result.trials.get(arm, []) if t.outcome.ok}
-            found += [f"{arm} {m}" for m in mismatches(expected, got)]
-        return found
+            got = {t.salt: _output(t.outcome) for t in self.result.trials.get(arm, []) if t.outcome.ok}
+            b, n = compare_outputs(expected, got, got_name=arm)
+            bad += [f"{arm} {m}" for m in b]
+            ties += [f"{arm} {m}" for m in n]
+        return bad, ties
+
+
+def _output(o: Outcome) -> Output:
+    return Output(o.text, o.logprobs)
 
 
 def _join(*reasons: str | None) -> str | None:

@@ -96,6 +96,7 @@ class WholeMachineRun:
         self.loader = Loader(
             self.ex, self.setup.python, proto.client, proto.model_id, self.prompt_tokens,
             proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, self.setup.tier.streams_usage,
+            p.logprobs,
         )  # fmt: skip
         self.out: dict[str, list[LoadTrial]] = {}
 

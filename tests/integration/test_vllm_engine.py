@@ -142,10 +142,11 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_concurrency_8_and_16(tmp_path:
         if d.get("verdict"):
             verdicts[d["check"]] = (d["verdict"], d.get("condition") or "")
     assert proc.returncode == 0, (proc.stdout[-3000:], proc.stderr[-3000:], verdicts)
-    assert "output mismatches are reported, not judged" in (run / "run.json").read_text()
-    # vLLM is not batch-invariant: greedy equality is reported, not judged (a near-tie may flip)
-    assert verdicts["engine[tiny].warm.correctness"][0] == "SKIP"
-    assert "not batch-invariant" in verdicts["engine[tiny].warm.correctness"][1]
+    # vLLM is not batch-invariant: an output may differ from recompute's, but only from a near-tie on
+    assert verdicts["engine[tiny].warm.correctness"][0] == "PASS", verdicts
+    arms_doc = json.loads((run / "artifacts/here/g3/tiny/arms.json").read_text())
+    assert all("near-tie at token" in t for t in arms_doc["near_ties"])
+    assert arms_doc["trials"]["warm"][0]["outcome"]["logprobs"], "top-k logprobs come with every request"
     assert verdicts["engine[tiny].warm.cache-hits"][0] == "PASS"
     for check in ("warm.cold-proof", "ttft-p50-reduction", "throughput-gain-conc16"):
         verdict, condition = verdicts[f"engine[tiny].{check}"]

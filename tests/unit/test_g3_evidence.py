@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kvgate.g3.arms import Outcome, Trial, Window, cv, summarize
-from kvgate.g3.evidence import cold_reason, mismatches, shape_reason, write_through_reason
+from kvgate.g3.evidence import Output, cold_reason, compare_outputs, shape_reason, write_through_reason
 from kvgate.g3.profile import ColdBounds, WriteThrough
+from kvgate.loadgen.record import TokenLogprob
 
 MB = 1_000_000
 
@@ -79,11 +80,32 @@ def test_shape_needs_the_target_prompt_length_and_a_completion_that_ran_to_max_t
 
 
 def test_restored_outputs_must_equal_recompute_for_the_same_salt() -> None:
-    assert mismatches({"a": "x", "b": "y"}, {"a": "x", "b": "y"}) == []
-    assert mismatches({"a": "x"}, {"a": "x!", "c": "z"}) == [
-        "a: expected 'x', got 'x!'",
+    same = {"a": Output("x"), "b": Output("y")}
+    assert compare_outputs(same, dict(same)) == ([], [])
+    bad, ties = compare_outputs({"a": Output("x")}, {"a": Output("x!"), "c": Output("z")})
+    assert bad == [
+        "a: expected 'x', got 'x!' — logprobs were not recorded (recompute: 0 tokens, cached: 0 "
+        "tokens): request them with logprobs=K",
         "c: no recompute output to compare with",
     ]
+    assert ties == []
+
+
+def test_a_flip_at_a_near_tie_is_tolerated_and_listed_but_a_flip_elsewhere_fails() -> None:
+    rc = Output(
+        " a b", (TokenLogprob(" a", -0.1, {" a": -0.1}), TokenLogprob(" b", -0.69, {" b": -0.69, " c": -0.7}))
+    )
+    tie = Output(
+        " a c", (TokenLogprob(" a", -0.1, {" a": -0.1}), TokenLogprob(" c", -0.69, {" c": -0.69, " b": -0.7}))
+    )
+    far = Output(
+        " a d", (TokenLogprob(" a", -0.1, {" a": -0.1}), TokenLogprob(" d", -0.5, {" d": -0.5, " e": -3}))
+    )
+    bad, ties = compare_outputs({"s": rc, "t": rc}, {"s": tie, "t": far}, got_name="ssd-restore")
+    assert len(ties) == 1
+    assert ties[0].startswith("s: expected ' a b', got ' a c' — near-tie at token 1: recompute ' b'")
+    assert len(bad) == 1
+    assert bad[0].startswith("t: expected ' a b', got ' a d' — not a near-tie: token 1")
 
 
 def trial(i: int, ttft: float | None, *, error: str = "", reason: str | None = None) -> Trial:
