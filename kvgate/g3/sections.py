@@ -98,6 +98,7 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
     order = [a for a in names if a in r.arms] + [
         f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in r.arms
     ]
+    order += [f"{a}@whole" for a in names if f"{a}@whole" in r.arms]
     where = f"{r.host}/{r.deployment}"
     return {
         "arms": [arm_row(where, r.arms[a]) for a in order],
@@ -130,6 +131,11 @@ def limits_note(r: DeploymentResult) -> str:
         "concurrency level (rows <arm>@c<C>: medians over trials of each load's TTFT p50 and output "
         "throughput)."
     )
+    if any(k.endswith("@whole") for k in r.arms):
+        conc += (
+            " Rows <arm>@whole: every engine instance of the host driven together (request i to "
+            "instance i mod N), medians over trials of each load's TTFT p50 and output throughput."
+        )
     if t.cache is None:
         conc += (
             f" {t.name} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "

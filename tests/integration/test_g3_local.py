@@ -115,6 +115,7 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     assert "G3 arms: recompute vs SSD restore vs warm" in html
     assert "G3 restore evidence" in html
     assert "serves one request at a time" in html
+    assert "ssd-restore@whole" in html  # the whole-machine rows
     assert "G3 model loading and checkpoint" in html
     assert list(scratch.iterdir()) == list(baseline.iterdir()) == []  # G3 removes its own directories
 
