@@ -208,17 +208,25 @@ class EngineDeployment(Frozen):
     # the engine instances on each host: a count, or one entry per instance with its extra
     # environment (e.g. {HIP_VISIBLE_DEVICES: "0,1,2,3"}); two or more: G3 also drives them all
     # together (whole machine, R3's TP4×2). Instance i: tier engine on port + 2i, recompute + 2i + 1
-    instances: Annotated[int, Field(ge=1, le=64)] | tuple[dict[str, str], ...] = 1
+    instances: tuple[dict[str, str], ...] = Field(default=({},), min_length=1, max_length=64)
+
+    @field_validator("instances", mode="before")
+    @classmethod
+    def _count_or_envs(cls, value: object) -> object:
+        """A count N stands for N instances without extra environment."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            return value
+        if not 1 <= value <= 64:
+            raise ValueError("a count of engine instances is 1..64")
+        return tuple({} for _ in range(value))
 
     @property
     def instance_envs(self) -> tuple[dict[str, str], ...]:
         """One extra environment per engine instance."""
-        return tuple({} for _ in range(self.instances)) if isinstance(self.instances, int) else self.instances
+        return self.instances
 
     @model_validator(mode="after")
     def _model_size(self) -> EngineDeployment:
-        if isinstance(self.instances, tuple) and not self.instances:
-            raise ValueError("instances: give a count >= 1 or at least one instance environment")
         if self.port + 2 * len(self.instance_envs) - 1 > 65535:
             raise ValueError(f"port {self.port}: the last instance's recompute engine would be past 65535")
         if self.model != "tiny" and self.state_bytes_per_token is None:

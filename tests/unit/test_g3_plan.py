@@ -262,8 +262,10 @@ def test_instances_give_one_environment_each_and_bad_ones_are_refused() -> None:
     envs = [{"CUDA_VISIBLE_DEVICES": "0,1,2,3"}, {"CUDA_VISIBLE_DEVICES": "4,5,6,7"}]
     assert inventory(instances=envs).engines["tiny"].instance_envs == tuple(envs)
     assert inventory(instances=3).engines["tiny"].instance_envs == ({}, {}, {})
-    for bad in (0, [], 65):
-        with pytest.raises(ValidationError):
+    for bad in (0, 65):
+        with pytest.raises(ValidationError, match=r"a count of engine instances is 1\.\.64"):
             inventory(instances=bad)
+    with pytest.raises(ValidationError, match="at least 1 item"):
+        inventory(instances=[])
     with pytest.raises(ValidationError, match="past 65535"):
         inventory(instances=2, port=65533)
