@@ -33,6 +33,7 @@ from kvgate.g3.load_arms import Bracket, Loader, LoadTrial, load_trial
 from kvgate.loadgen.prompts import PromptSpec
 
 if TYPE_CHECKING:
+    from kvgate.engines.profile import EngineProfile
     from kvgate.g3.protocol import ColdRestore
     from kvgate.transport.base import Executor
 
@@ -112,7 +113,9 @@ class WholeMachineRun:
                 self._trial(rcs, t)
         return self.out
 
-    def _engine(self, profile: Any, name: str, port_offset: int, env: dict[str, str]) -> EngineService:
+    def _engine(
+        self, profile: EngineProfile, name: str, port_offset: int, env: dict[str, str]
+    ) -> EngineService:
         return EngineService(self.ex, profile, self.proto.placement(name, port_offset), env=env)
 
     def _trial(self, rcs: list[EngineService], t: int) -> None:
@@ -128,7 +131,6 @@ class WholeMachineRun:
             self.proto.sink.notify(f"whole machine trial {t}: populate {len(tiers)} engines")
             empty = sum(e.kv_dir_bytes() for e in tiers) if has_tier else 0
             self.loader.run(tiers, salt, self.concurrency)
-            wrote = None
             if has_tier:
                 growth = sum(e.kv_dir_bytes() for e in tiers) - empty
                 known = [n for n in tokens if n is not None]
