@@ -140,9 +140,9 @@ def compare_outputs(
         if want.text == out.text:
             continue
         shown = f"{key}: expected {want.text!r}, got {out.text!r}"
-        split = first_divergence(want.logprobs, out.logprobs)
         why = logprobs_close(want.logprobs, out.logprobs, expected_name="recompute", got_name=got_name)
-        if why is None and split is not None:
+        split = first_divergence(want.logprobs, out.logprobs) if why is None else None
+        if split is not None:
             ties.append(f"{shown} — near-tie at {split.describe('recompute', got_name)}")
         else:
             bad.append(f"{shown} — {why or 'the texts differ where the tokens agree'}")

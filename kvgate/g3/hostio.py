@@ -75,8 +75,7 @@ def hit_tokens_llama_cpp(log: str) -> int:
     """
     if "Llama._create_completion: cache hit" not in log:
         return 0
-    found = _PREFIX.findall(log)
-    return int(found[-1]) if found else 0
+    return resident_tokens_llama_cpp(log)
 
 
 def resident_tokens_llama_cpp(log: str) -> int:

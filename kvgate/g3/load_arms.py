@@ -251,20 +251,10 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
 
 def output_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:
     """Cached outputs against recompute's for the same prompt, level and trial: (mismatches, near-ties)."""
-    expected = {
-        f"@c{t.concurrency} trial {t.index} prompt {i}": Output(text, _at(t.logprobs, i))
-        for t in trials.get("recompute", [])
-        for i, text in enumerate(t.texts)
-        if text
-    }
+    expected = _outputs(trials.get("recompute", []))
     bad, ties = [], []
     for arm in ("ssd-restore", "warm"):
-        got = {
-            f"@c{t.concurrency} trial {t.index} prompt {i}": Output(text, _at(t.logprobs, i))
-            for t in trials.get(arm, [])
-            for i, text in enumerate(t.texts)
-            if text
-        }
+        got = _outputs(trials.get(arm, []))
         got = {k: v for k, v in got.items() if k in expected}  # a failed request is judged elsewhere
         b, n = compare_outputs(expected, got, got_name=arm)
         bad += [f"{arm}{m}" for m in b]
@@ -272,8 +262,16 @@ def output_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], li
     return bad, ties
 
 
-def _at(logprobs: tuple[tuple[TokenLogprob, ...], ...], i: int) -> tuple[TokenLogprob, ...]:
-    return logprobs[i] if i < len(logprobs) else ()
+def _outputs(trials: list[LoadTrial]) -> dict[str, Output]:
+    """The successful outputs of some loads, keyed ``@c<C> trial <k> prompt <i>``."""
+    return {
+        f"@c{t.concurrency} trial {t.index} prompt {i}": Output(
+            text, t.logprobs[i] if i < len(t.logprobs) else ()
+        )
+        for t in trials
+        for i, text in enumerate(t.texts)
+        if text
+    }
 
 
 def run_levels(

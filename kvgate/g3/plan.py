@@ -97,11 +97,11 @@ def evidence_checks(host: str, name: str, profile: G3Profile, tier: EngineProfil
         verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
         no_tier = (verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}")
     arm = "ssd-restore" if tier.cache is not None else "warm"
-    policy = {"write-through": no_tier, "cold-proof": no_tier}
     return [
-        G3Check(host, name, f"engine[{name}].{arm}.{key}", key, c, unmeasurable=policy.get(key))
+        G3Check(host, name, f"engine[{name}].{arm}.{key}", key, c,
+                unmeasurable=no_tier if key in ("write-through", "cold-proof") else None)
         for key, c in crits
-    ]
+    ]  # fmt: skip
 
 
 def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:
