@@ -107,6 +107,8 @@ class ArmSummary:
     predicted_bytes_p50: float | None
     restart_to_ready_p50_s: float | None
     invalid_reasons: tuple[str, ...] = field(default=())
+    # device bytes / time from the load's start to its last first token (the restores), median
+    read_bw_gb_per_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

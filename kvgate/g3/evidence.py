@@ -115,9 +115,13 @@ class Output:
 
 
 def compare_outputs(
-    expected: dict[str, Output], got: dict[str, Output], *, got_name: str = "cached"
+    expected: dict[str, Output],
+    got: dict[str, Output],
+    *,
+    got_name: str = "cached",
+    expected_name: str = "recompute",
 ) -> tuple[list[str], list[str]]:
-    """(mismatches, near-ties) of ``got`` against the recompute outputs ``expected``, by key.
+    """(mismatches, near-ties) of ``got`` against the computed outputs ``expected``, by key.
 
     Equal texts agree. Different texts are a near-tie, tolerated and listed apart, when they
     first diverge at a token each side had in the other's top-k logprobs (vLLM's
@@ -135,15 +139,15 @@ def compare_outputs(
     for key, out in sorted(got.items()):
         want = expected.get(key)
         if want is None:
-            bad.append(f"{key}: no recompute output to compare with")
+            bad.append(f"{key}: no {expected_name} output to compare with")
             continue
         if want.text == out.text:
             continue
         shown = f"{key}: expected {want.text!r}, got {out.text!r}"
-        why = logprobs_close(want.logprobs, out.logprobs, expected_name="recompute", got_name=got_name)
+        why = logprobs_close(want.logprobs, out.logprobs, expected_name=expected_name, got_name=got_name)
         split = first_divergence(want.logprobs, out.logprobs) if why is None else None
         if split is not None:
-            ties.append(f"{shown} — near-tie at {split.describe('recompute', got_name)}")
+            ties.append(f"{shown} — near-tie at {split.describe(expected_name, got_name)}")
         else:
             bad.append(f"{shown} — {why or 'the texts differ where the tokens agree'}")
     return bad, ties

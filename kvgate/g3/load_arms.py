@@ -63,6 +63,20 @@ class LoadTrial:
     invalid_reason: str | None = None
     evidence: tuple[str, ...] = ()
     logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()  # per prompt, when the load asked for them
+    first_tokens_done_s: float | None = None  # from the load's start to its last first token
+    engine_read_bytes: int | None = None  # the engines' /proc/<pid>/io read bytes, where bracketed
+    counted_prompt_tokens: int | None = None  # by the engines' tokenizer, where the stream has no usage
+
+    @property
+    def read_bw_gb_per_s(self) -> float | None:
+        """Device read bytes over the span in which every request got its first token (its restore).
+
+        >>> LoadTrial("a", 1, 0, "s", {}, None, 2_000_000_000, (), first_tokens_done_s=0.5).read_bw_gb_per_s
+        4.0
+        """
+        if self.device_read_bytes is None or not self.first_tokens_done_s:
+            return None
+        return self.device_read_bytes / self.first_tokens_done_s / 1e9
 
     @property
     def ttft_p50_s(self) -> float | None:
@@ -208,7 +222,25 @@ def load_trial(
         tuple(r.get("text", "") if r.get("success") else "" for r in records),
         "; ".join(reasons) or None,
         logprobs=tuple(tuple(TokenLogprob(**x) for x in r.get("logprobs") or []) for r in records),
+        first_tokens_done_s=first_tokens_done_s(records),
     )  # fmt: skip
+
+
+def first_tokens_done_s(records: list[dict[str, Any]]) -> float | None:
+    """When the last successful request got its first token, from the load's start (records' ns clock).
+
+    >>> first_tokens_done_s([{"success": True, "chunk_ns": [2_000_000_000, 3]}, {"success": False}])
+    2.0
+    """
+    firsts = [int(r["chunk_ns"][0]) for r in records if r.get("success") and r.get("chunk_ns")]
+    return max(firsts) / 1e9 if firsts else None
+
+
+def _tokens_per_request(t: LoadTrial) -> float | None:
+    """A load's prompt tokens per completed request: from usage, else from the engine's tokenizer."""
+    total = t.summary.get("total_input_tokens") or t.counted_prompt_tokens
+    done = t.summary.get("completed")
+    return float(total) / done if total and done else None
 
 
 def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -> ArmSummary:
@@ -220,14 +252,12 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
     tput = [t.throughput for t in trials if t.throughput is not None]
     hits = [float(t.hit_tokens) for t in trials if t.hit_tokens is not None]
     dev = [float(t.device_read_bytes) for t in trials if t.device_read_bytes is not None]
-    inputs = [  # per request, as the single-prompt arms show it
-        t.summary["total_input_tokens"] / t.summary["completed"]
-        for t in trials
-        if t.summary.get("total_input_tokens") and t.summary.get("completed")
-    ]
+    eng = [float(t.engine_read_bytes) for t in trials if t.engine_read_bytes is not None]
+    inputs = [n for n in map(_tokens_per_request, trials) if n is not None]
     p90 = [float(t.summary["p90_ttft_ms"]) / 1000 for t in trials if t.summary.get("p90_ttft_ms")]
     p99 = [float(t.summary["p99_ttft_ms"]) / 1000 for t in trials if t.summary.get("p99_ttft_ms")]
     e2e = [float(t.summary["p50_e2el_ms"]) / 1000 for t in trials if t.summary.get("p50_e2el_ms")]
+    bw = [t.read_bw_gb_per_s for t in trials if t.read_bw_gb_per_s is not None]
     return ArmSummary(
         arm=key or (level_key(arm, trials[0].concurrency) if trials else arm),
         trials=len(trials),
@@ -240,23 +270,28 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
         output_throughput_tok_per_s=median(tput) if tput else None,
         prompt_tokens_p50=median(inputs) if inputs else None,
         device_read_bytes_p50=median(dev) if dev else None,
-        engine_read_bytes_p50=None,
+        engine_read_bytes_p50=median(eng) if eng else None,
         hit_tokens_p50=median(hits) if hits else None,
         cache_growth_bytes_p50=None,
         predicted_bytes_p50=None,
         restart_to_ready_p50_s=None,
         invalid_reasons=tuple(f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason),
+        read_bw_gb_per_s=median(bw) if bw else None,
     )
 
 
-def output_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:
-    """Cached outputs against recompute's for the same prompt, level and trial: (mismatches, near-ties)."""
-    expected = _outputs(trials.get("recompute", []))
+def output_mismatches(
+    trials: dict[str, list[LoadTrial]],
+    expected_arm: str = "recompute",
+    arms: tuple[str, ...] = ("ssd-restore", "warm"),
+) -> tuple[list[str], list[str]]:
+    """Cached outputs against the expected arm's, same prompt, level and trial: (mismatches, near-ties)."""
+    expected = _outputs(trials.get(expected_arm, []))
     bad, ties = [], []
-    for arm in ("ssd-restore", "warm"):
+    for arm in arms:
         got = _outputs(trials.get(arm, []))
         got = {k: v for k, v in got.items() if k in expected}  # a failed request is judged elsewhere
-        b, n = compare_outputs(expected, got, got_name=arm)
+        b, n = compare_outputs(expected, got, got_name=arm, expected_name=expected_arm)
         bad += [f"{arm}{m}" for m in b]
         ties += [f"{arm}{m}" for m in n]
     return bad, ties

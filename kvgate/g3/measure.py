@@ -23,9 +23,11 @@ from kvgate.engines import EngineRecord, tinyhf
 from kvgate.engines.profile import PROFILE_DIR, EngineKind, EngineProfile, load_profile
 from kvgate.errors import LabError
 from kvgate.g3.arms import ArmSummary, summarize
+from kvgate.g3.cold_read import measured_arms
 from kvgate.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.g3.load_arms import summaries as load_summaries
-from kvgate.g3.profile import G3Profile
+from kvgate.g3.plan import read_profiles
+from kvgate.g3.profile import READ_ARMS, G3Profile
 from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup
 from kvgate.g3.verdicts import (
     cache_hits_measurement,
@@ -181,6 +183,7 @@ def measure_deployment(
         deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
         python=python, model=model, work_dir=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
         salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}", envs=dep.instance_envs,
+        readers=read_profiles(dep),
     )  # fmt: skip
     sink = StoreSink(store, result, notify)
     try:
@@ -197,8 +200,8 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
     result.load_mismatches, result.near_ties = arms.load_mismatches, arms.near_ties
     cached = [
         t
-        for ts in (arms.load_trials, arms.whole_trials)
-        for a in ("ssd-restore", "warm")
+        for ts in (arms.load_trials, arms.whole_trials, arms.read_trials)
+        for a in ("ssd-restore", "warm", *READ_ARMS)
         for t in ts.get(a, [])
     ]
     result.load_outputs_compared = sum(len(t.texts) for t in cached)
@@ -208,6 +211,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         level_key(a, WHOLE_MACHINE): summarize_level(a, ts, level_key(a, WHOLE_MACHINE))
         for a, ts in arms.whole_trials.items()
     }
+    result.arms |= load_summaries(measured_arms(arms.read_trials))
     doc = {
         "tokens_per_word": arms.tokens_per_word,
         "device": arms.device,
@@ -215,6 +219,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
         "load_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.load_trials.items()},
         "whole_machine_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.whole_trials.items()},
+        "cold_read_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.read_trials.items()},
         "mismatches": arms.mismatches,
         "load_mismatches": arms.load_mismatches,
         "near_ties": arms.near_ties,

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
-from kvgate.g3.profile import ARMS, G3Profile, Unmeasurable, VerdictBinding, load_g3_profile
-from kvgate.inventory.schema import Inventory
+from kvgate.g3.profile import ARMS, READ_ARMS, G3Profile, Unmeasurable, VerdictBinding, load_g3_profile
+from kvgate.inventory.schema import EngineDeployment, Inventory
 from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
 from kvgate.references import References, criterion_for, judge_reference, load_references
 
@@ -110,9 +110,21 @@ def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:
 
 
 def unmeasurable(
-    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int = 1
+    binding: VerdictBinding,
+    tier: EngineProfile,
+    profile: G3Profile,
+    instances: int = 1,
+    readers: tuple[EngineProfile, ...] = (),
 ) -> tuple[Verdict, str] | None:
     """Whether this deployment can measure a binding; if not, the verdict and the reason shown."""
+    if binding.cold_read:
+        return _cold_read_unmeasurable(binding, profile, readers)
+    return _arms_unmeasurable(binding, tier, profile, instances)
+
+
+def _arms_unmeasurable(
+    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int
+) -> tuple[Verdict, str] | None:
     arms = (binding.baseline_arm, binding.candidate_arm)
     if tier.cache is None and any(a not in ("recompute", "warm") for a in arms):
         verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
@@ -131,6 +143,43 @@ def unmeasurable(
     return verdict, f"{tier.name}: {binding.reason or 'not measurable on this engine'}"
 
 
+def _cold_read_unmeasurable(
+    binding: VerdictBinding, profile: G3Profile, readers: tuple[EngineProfile, ...]
+) -> tuple[Verdict, str] | None:
+    if not readers:
+        verdict = Verdict.SKIP if binding.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
+        return (
+            verdict,
+            binding.reason or "the deployment names no serial and parallel tier reader (cold_read)",
+        )
+    why = cold_read_blocker(readers, profile)
+    return None if why is None else (Verdict.INVALID, why)
+
+
+def cold_read_blocker(readers: tuple[EngineProfile, ...], profile: G3Profile) -> str | None:
+    """Why named readers cannot be compared under this gate profile (None: the phase runs)."""
+    if profile.cold_read is None:
+        return f"the gate profile {profile.name} does not measure the cold-read arms (cold_read:)"
+    no_tier = [r.name for r in readers if r.cache is None]
+    if no_tier:
+        return f"cold_read profile(s) without an external KV tier: {', '.join(no_tier)}"
+    one = [r.name for r in readers if not r.serves_concurrently]
+    if one and profile.cold_read.concurrency > 1:
+        return (
+            f"{', '.join(one)} serve(s) one request at a time: the readers cannot be compared with "
+            f"{profile.cold_read.concurrency} prompts in flight"
+        )
+    return None
+
+
+def read_profiles(dep: EngineDeployment) -> dict[str, EngineProfile]:
+    """R1's two readers, serial-read and parallel-read, when the deployment names them."""
+    if dep.cold_read is None:
+        return {}
+    names = (dep.cold_read.serial, dep.cold_read.parallel)
+    return {arm: load_profile(PROFILE_DIR / f"{n}.yaml") for arm, n in zip(READ_ARMS, names, strict=True)}
+
+
 def _whole_machine_unmeasurable(
     binding: VerdictBinding, profile: G3Profile, instances: int, arms_ok: bool
 ) -> tuple[Verdict, str] | None:
@@ -145,7 +194,14 @@ def _whole_machine_unmeasurable(
 
 
 def reference_checks(
-    host: str, name: str, tier: EngineProfile, profile: G3Profile, refs: References, *, instances: int = 1
+    host: str,
+    name: str,
+    tier: EngineProfile,
+    profile: G3Profile,
+    refs: References,
+    *,
+    instances: int = 1,
+    readers: tuple[EngineProfile, ...] = (),
 ) -> list[G3Check]:
     """One check per verdict binding of the gate profile."""
     note = (
@@ -158,14 +214,25 @@ def reference_checks(
         crit = criterion_for(
             refs.get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
         )
-        why = unmeasurable(b, tier, profile, instances)
+        why = unmeasurable(b, tier, profile, instances, readers)
         shown_note = "" if why else note
+        if not why and b.cold_read:
+            shown_note = _cold_read_note(profile, readers)
         if not why and b.concurrency == "whole-machine":
             shown_note = f"{instances} engine instances driven together" + (
                 "" if tier.serves_concurrently else f", one request at a time each ({tier.name})"
             )
         out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, shown_note))
     return out
+
+
+def _cold_read_note(profile: G3Profile, readers: tuple[EngineProfile, ...]) -> str:
+    assert profile.cold_read is not None
+    serial, parallel = (r.name for r in readers)
+    queued = [r.name for r in readers if not r.serves_concurrently]
+    return f"{profile.cold_read.concurrency} prompts in flight, restored cold by {serial} vs {parallel}" + (
+        f"; {', '.join(queued)} serve(s) one request at a time, so requests queue" if queued else ""
+    )
 
 
 def plan(inventory: Inventory) -> list[G3Check]:
@@ -184,7 +251,10 @@ def plan(inventory: Inventory) -> list[G3Check]:
             checks.append(_cluster_invalid(f"engines[{name}].hosts", why))
         for host in hosts:
             checks += evidence_checks(host, name, profile, tier)
-            checks += reference_checks(host, name, tier, profile, refs, instances=len(dep.instance_envs))
+            checks += reference_checks(
+                host, name, tier, profile, refs,
+                instances=len(dep.instance_envs), readers=tuple(read_profiles(dep).values()),
+            )  # fmt: skip
     return checks
 
 

@@ -24,7 +24,8 @@ from kvgate.errors import ConfigError
 from kvgate.gates import repo_root
 
 ARMS = ("recompute", "ssd-restore", "warm")
-STATISTICS = ("ttft_p50_s", "output_throughput_tok_per_s")
+READ_ARMS = ("serial-read", "parallel-read")  # R1: the same tier, its reader serial vs parallel
+Statistic = Literal["ttft_p50_s", "output_throughput_tok_per_s", "read_bw_gb_per_s"]
 
 
 class Frozen(BaseModel):
@@ -64,7 +65,7 @@ class VerdictBinding(Frozen):
 
     check: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     reference: str
-    statistic: Literal["ttft_p50_s", "output_throughput_tok_per_s"]
+    statistic: Statistic
     baseline_arm: str
     candidate_arm: str
     # "engine": the engine's real concurrency; C: the load level C; "whole-machine": every
@@ -79,7 +80,19 @@ class VerdictBinding(Frozen):
     def _explained(self) -> VerdictBinding:
         if self.when_unmeasurable is Unmeasurable.SKIP and not self.reason:
             raise ValueError("a verdict that may be skipped needs its declared reason")
+        arms = (self.baseline_arm, self.candidate_arm)
+        if any(a in READ_ARMS for a in arms) and arms != READ_ARMS:
+            raise ValueError(
+                f"the cold-read arms compare baseline {READ_ARMS[0]} with candidate {READ_ARMS[1]}"
+            )
+        if self.statistic == "read_bw_gb_per_s" and arms != READ_ARMS:
+            raise ValueError("read_bw_gb_per_s is measured on the cold-read arms only")
         return self
+
+    @property
+    def cold_read(self) -> bool:
+        """Whether this binding compares the serial and parallel tier readers (R1)."""
+        return self.baseline_arm in READ_ARMS
 
 
 class StorageBinding(Frozen):
@@ -118,6 +131,14 @@ class WholeMachine(Frozen):
     prompt_tokens: int | None = Field(default=None, gt=0)  # None: the profile's prompt_tokens
 
 
+class ColdRead(Frozen):
+    """R1: the same cold restore with a serial and with a parallel tier reader (engines.<x>.cold_read)."""
+
+    concurrency: int = Field(default=16, ge=1)  # R1: concurrency 16
+    trials: int = Field(default=3, ge=3)
+    prompt_tokens: int | None = Field(default=None, gt=0)  # None: the profile's prompt_tokens
+
+
 class G3Profile(Frozen):
     """Trial sizes, evidence bounds and verdict bindings of one G3 scale."""
 
@@ -144,6 +165,7 @@ class G3Profile(Frozen):
     # correctness only when it first diverges at a near-tie (vLLM's check_logprobs_close)
     logprobs: int = Field(default=5, ge=1, le=20)
     whole_machine: WholeMachine | None = None  # None: the whole-machine bindings are not measurable
+    cold_read: ColdRead | None = None  # None: the serial vs parallel read bindings are not measurable
     cold: ColdBounds = Field(default_factory=ColdBounds)
     write_through: WriteThrough = Field(default_factory=WriteThrough)
     tokenize: dict[str, Tokenize] = Field(min_length=1)  # engine kind → endpoint
@@ -155,6 +177,12 @@ class G3Profile(Frozen):
         names = [v.check for v in self.verdicts]
         if len(names) != len(set(names)):
             raise ValueError(f"verdict checks must be unique, got {names}")
+        for v in self.verdicts:
+            if v.cold_read and self.cold_read and v.concurrency != self.cold_read.concurrency:
+                raise ValueError(
+                    f"verdict {v.check}: concurrency {v.concurrency} is not cold_read.concurrency "
+                    f"{self.cold_read.concurrency}"
+                )
         return self
 
     def verdict(self, check: str) -> VerdictBinding:

@@ -13,7 +13,9 @@ Per trial (one prompt, its own salt, so no trial can hit another's cache):
 A tier profile without an external tier (``cache: null``, e.g. vLLM's CPU build, whose
 disk connectors need CUDA) has no ssd-restore arm: one engine answers each prompt
 once (populate) and again (warm). Engines that batch requests then run the
-concurrency levels (:mod:`kvgate.g3.load_arms`).
+concurrency levels (:mod:`kvgate.g3.load_arms`); a deployment with several instances,
+the whole machine (:mod:`kvgate.g3.whole_machine`); one that names a serial and a
+parallel tier reader, R1's cold read (:mod:`kvgate.g3.cold_read`).
 
 Arms alternate within each trial, so a drifting background load hits all arms
 alike. A fresh tier directory per trial is needed on llama-cpp-python 0.3.36: its
@@ -33,9 +35,10 @@ from kvgate.engines.profile import EngineProfile
 from kvgate.fio.cold import BlockDevice, backing_device, drop_caches
 from kvgate.g3 import client, hostio
 from kvgate.g3.arms import Outcome, Trial, Window
+from kvgate.g3.cold_read import read_mismatches, run_cold_read
 from kvgate.g3.evidence import Output, cold_reason, compare_outputs, shape_reason, write_through_reason
 from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
-from kvgate.g3.plan import measures_levels
+from kvgate.g3.plan import cold_read_blocker, measures_levels
 from kvgate.g3.profile import G3Profile
 from kvgate.g3.whole_machine import run_whole_machine
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
@@ -60,6 +63,7 @@ class Setup:
     sudo: bool
     salt: str  # unique to the run, host and deployment
     envs: tuple[dict[str, str], ...] = ({},)  # per engine instance; the per-instance arms run on the first
+    readers: dict[str, EngineProfile] = field(default_factory=dict)  # R1: serial-read/parallel-read → profile
 
 
 class Sink(Protocol):
@@ -82,6 +86,7 @@ class ArmsResult:
     load_mismatches: list[str] = field(default_factory=list)  # outputs under load ≠ recompute's
     whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # every instance together
     near_ties: list[str] = field(default_factory=list)  # outputs that differ only from a near-tie on
+    read_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # serial vs parallel reader (R1)
 
     def arm(self, name: str) -> list[Trial]:
         return self.trials.setdefault(name, [])
@@ -123,9 +128,12 @@ class ColdRestore:
                         self._levels(rc, eng)
         if len(self.setup.envs) > 1 and self.profile.whole_machine is not None:
             self.result.whole_trials = run_whole_machine(self, self.setup.envs)
+        readers = tuple(self.setup.readers.values())
+        if readers and cold_read_blocker(readers, self.profile) is None:
+            self.result.read_trials = run_cold_read(self, self.setup.readers)
         self.result.mismatches, self.result.near_ties = self._compare()
-        for trials in (self.result.load_trials, self.result.whole_trials):
-            bad, ties = output_mismatches(trials)
+        compared = [output_mismatches(self.result.load_trials), output_mismatches(self.result.whole_trials)]
+        for bad, ties in [*compared, read_mismatches(self.result.read_trials)]:
             self.result.load_mismatches += bad
             self.result.near_ties += ties
         self.result.mismatches += self.result.load_mismatches

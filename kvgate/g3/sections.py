@@ -11,6 +11,7 @@ from typing import Any
 from kvgate.g3.arms import ArmSummary
 from kvgate.g3.measure import DeploymentResult
 from kvgate.g3.plan import G3Check
+from kvgate.g3.profile import READ_ARMS
 from kvgate.g3.storage import StorageCheck, StorageResult
 from kvgate.judge import Measurement, fmt
 from kvgate.references import load_references, show_bound
@@ -21,7 +22,7 @@ ARM_COLUMNS = [
     "TTFT CV", "E2E p50 s", "output tok/s",
 ]  # fmt: skip
 EVIDENCE_COLUMNS = [
-    "host/engine", "arm", "device MiB read", "engine MiB read", "tokens restored",
+    "host/engine", "arm", "device MiB read", "engine MiB read", "restore read GB/s", "tokens restored",
     "tier growth MiB (predicted)", "restart-to-ready s", "trusted",
 ]  # fmt: skip
 VERDICT_COLUMNS = ["host/engine", "check", "measured", "reference", "site threshold", "source", "verdict"]
@@ -51,7 +52,8 @@ def evidence_row(where: str, s: ArmSummary) -> list[str]:
     trusted = "no: " + "; ".join(s.invalid_reasons) if s.invalid_reasons else "yes"
     return [
         where, s.arm, _num(s.device_read_bytes_p50, MiB), _num(s.engine_read_bytes_p50, MiB),
-        _num(s.hit_tokens_p50, digits=0), growth, _num(s.restart_to_ready_p50_s), trusted,
+        _num(s.read_bw_gb_per_s), _num(s.hit_tokens_p50, digits=0), growth, _num(s.restart_to_ready_p50_s),
+        trusted,
     ]  # fmt: skip
 
 
@@ -93,12 +95,13 @@ def engine_rows(r: DeploymentResult) -> list[list[str]]:
 
 def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
     """Everything the G3 sections show for one deployment on one host (stored in run.json)."""
-    levels = sorted({int(k.split("@c")[1]) for k in r.arms if "@c" in k})
+    levels = sorted({int(k.split("@c")[1]) for k in r.arms if "@c" in k and k.split("@")[0] not in READ_ARMS})
     names = ("recompute", "ssd-restore", "warm")
     order = [a for a in names if a in r.arms] + [
         f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in r.arms
     ]
     order += [f"{a}@whole" for a in names if f"{a}@whole" in r.arms]
+    order += [k for k in r.arms if k.split("@")[0] in READ_ARMS]
     where = f"{r.host}/{r.deployment}"
     return {
         "arms": [arm_row(where, r.arms[a]) for a in order],
@@ -135,6 +138,12 @@ def limits_note(r: DeploymentResult) -> str:
         conc += (
             " Rows <arm>@whole: every engine instance of the host driven together (request i to "
             "instance i mod N), medians over trials of each load's TTFT p50 and output throughput."
+        )
+    if any(k.split("@")[0] in READ_ARMS for k in r.arms):
+        conc += (
+            " Rows serial-read@c<C> / parallel-read@c<C> (R1): the same C prompts restored cold by the "
+            "deployment's serial and parallel tier reader (engines.<name>.cold_read), each on a fresh tier; "
+            "restore read GB/s = device bytes / time from the load's start to its last first token."
         )
     if t.cache is None:
         conc += (

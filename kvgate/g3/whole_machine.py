@@ -78,26 +78,38 @@ class Window:
 
 def run_whole_machine(proto: ColdRestore, envs: tuple[dict[str, str], ...]) -> dict[str, list[LoadTrial]]:
     """Every trial of the whole-machine phase (see the module docstring); arm → trials."""
-    return WholeMachineRun(proto, envs).run()
+    wm = proto.profile.whole_machine
+    assert wm is not None
+    assert len(envs) > 1
+    per = wm.per_instance_concurrency if proto.setup.tier.serves_concurrently else 1
+    return WholeMachineRun(
+        proto, envs, concurrency=per * len(envs), trials=wm.trials,
+        prompt_tokens=wm.prompt_tokens or proto.profile.prompt_tokens, usage=proto.setup.tier.streams_usage,
+    ).run()  # fmt: skip
 
 
 class WholeMachineRun:
-    """The whole-machine trials of one deployment on one host."""
+    """The whole-machine trials of one deployment on one host; ``tier_cycle`` is shared with cold read."""
 
-    def __init__(self, proto: ColdRestore, envs: tuple[dict[str, str], ...]) -> None:
-        wm = proto.profile.whole_machine
-        assert wm is not None
-        assert len(envs) > 1
+    phase, artifacts, warm = "whole machine", "whole-machine", True
+
+    def __init__(
+        self,
+        proto: ColdRestore,
+        envs: tuple[dict[str, str], ...],
+        *,
+        concurrency: int,
+        trials: int,
+        prompt_tokens: int,
+        usage: bool,
+    ) -> None:
+        """``concurrency``: prompts per trial, all in flight; ``usage``: the engines stream usage."""
         self.proto, self.envs, self.ex, self.setup = proto, envs, proto.ex, proto.setup
-        self.trials_n = wm.trials
-        self.prompt_tokens = wm.prompt_tokens or proto.profile.prompt_tokens
-        per = wm.per_instance_concurrency if self.setup.tier.serves_concurrently else 1
-        self.concurrency = per * len(envs)
+        self.trials_n, self.prompt_tokens, self.concurrency = trials, prompt_tokens, concurrency
         p = proto.profile
         self.loader = Loader(
-            self.ex, self.setup.python, proto.client, proto.model_id, self.prompt_tokens,
-            proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, self.setup.tier.streams_usage,
-            p.logprobs,
+            self.ex, self.setup.python, proto.client, proto.model_id, prompt_tokens,
+            proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, usage, p.logprobs,
         )  # fmt: skip
         self.out: dict[str, list[LoadTrial]] = {}
 
@@ -122,15 +134,33 @@ class WholeMachineRun:
         salt = f"{self.setup.salt}/whole/trial-{t}"
         tokens = self._count(rcs, salt)
         self._measure("recompute", rcs, t, salt, tokens)
-        has_tier = self.setup.tier.cache is not None
+        self.tier_cycle(self.setup.tier, "ssd-restore", f"whole-{t}-tier", t, salt, tokens=tokens)
+
+    def tier_cycle(
+        self,
+        profile: EngineProfile,
+        arm: str,
+        name: str,
+        t: int,
+        salt: str,
+        *,
+        tokens: list[int | None] | None,
+    ) -> dict[str, Any]:
+        """Fresh tier engines: populate, prove write-through, restart + drop caches, measure ``arm``;
+        then warm when the gate profile asks for it. Tokens None: counted by these engines.
+        Returns the populate load's document (outputs computed with nothing cached)."""
+        has_tier = profile.cache is not None
         with ExitStack() as stack:
             tiers = [
-                stack.enter_context(self._engine(self.setup.tier, f"whole-{t}-tier-{i}", 2 * i, env))
+                stack.enter_context(self._engine(profile, f"{name}-{i}", 2 * i, env))
                 for i, env in enumerate(self.envs)
             ]
-            self.proto.sink.notify(f"whole machine trial {t}: populate {len(tiers)} engines")
+            tokens = self._count(tiers, salt) if tokens is None else tokens
+            self.proto.sink.notify(
+                f"{self.phase} trial {t}: populate {len(tiers)} engine(s) ({profile.name})"
+            )
             empty = sum(e.kv_dir_bytes() for e in tiers) if has_tier else 0
-            self.loader.run(tiers, salt, self.concurrency)
+            populated = self.loader.run(tiers, salt, self.concurrency)
             if has_tier:
                 growth = sum(e.kv_dir_bytes() for e in tiers) - empty
                 known = [n for n in tokens if n is not None]
@@ -138,14 +168,15 @@ class WholeMachineRun:
                 wrote = write_through_reason(
                     self.proto.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
                 )
-                self.proto.sink.notify(f"whole machine trial {t}: restart + drop caches")
+                self.proto.sink.notify(f"{self.phase} trial {t}: restart + drop caches")
                 for e in tiers:
                     e.restart()
                 drop = drop_caches(self.ex, sudo=self.setup.sudo)
                 client.warm_up(self.ex, self.setup.python, self.proto.client)
-                self._measure("ssd-restore", tiers, t, salt, tokens, dropped=drop.dropped, wrote=wrote)
-            if self.proto.profile.warm or not has_tier:
+                self._measure(arm, tiers, t, salt, tokens, dropped=drop.dropped, wrote=wrote)
+            if self.warm and (self.proto.profile.warm or not has_tier):
                 self._measure("warm", tiers, t, salt, tokens)
+        return populated
 
     def _count(self, engines: list[EngineService], salt: str) -> list[int | None]:
         """Each prompt's tokens, by the tokenizer of the engine it goes to."""
@@ -165,25 +196,29 @@ class WholeMachineRun:
         dropped: bool = False,
         wrote: str | None = None,
     ) -> None:
-        self.proto.sink.notify(f"whole machine trial {t}: {arm} on {len(engines)} engines")
+        self.proto.sink.notify(f"{self.phase} trial {t}: {arm} on {len(engines)} engine(s)")
         dev = self.proto.dev
         with Window(self.ex, engines, dev, resident=arm == "warm") as w:
             doc = self.loader.run(engines, salt, self.concurrency)
-        ev = self.proto.sink.save(f"whole-machine/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
+        ev = self.proto.sink.save(f"{self.artifacts}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
         min_hit = self.proto.profile.cold.min_hit_ratio
         if not self.loader.usage:  # the loadgen's usage-based shape check cannot apply: _shape replaces it
             doc = {**doc, "workload_invalid_reason": None}
         trial = load_trial(arm, self.concurrency, t, salt, doc=doc, bracket=w, min_hit=min_hit)
         reasons = [trial.invalid_reason, wrote, *self._shape(doc, tokens)]
         known = None if None in tokens else sum(t or 0 for t in tokens)
-        if arm == "ssd-restore":
+        if arm not in ("recompute", "warm"):  # a restore: served cold from the SSD
             reasons.append(self._cold(w, known, dropped, dev))
         elif arm == "warm" and known and w.hit_tokens is not None and w.hit_tokens < min_hit * known:
             reasons.append(f"warm: the engines served {w.hit_tokens} of {known} prompt tokens from cache")
         elif arm == "recompute" and w.hit_tokens:
             reasons.append(f"recompute: the engines served {w.hit_tokens} prompt tokens from cache")
         why = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
-        self.out.setdefault(arm, []).append(replace(trial, invalid_reason=why, evidence=(ev,)))
+        trial = replace(
+            trial, invalid_reason=why, evidence=(ev,), engine_read_bytes=w.engine_read_bytes,
+            counted_prompt_tokens=known,
+        )  # fmt: skip
+        self.out.setdefault(arm, []).append(trial)
 
     def _shape(self, doc: dict[str, Any], tokens: list[int | None]) -> list[str | None]:
         """Each request's prompt length (the engine's tokenizer) and finish reason against the profile."""

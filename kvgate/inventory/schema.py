@@ -185,6 +185,16 @@ class Host(Frozen):
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 
 
+ProfileName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+
+
+class ColdReadProfiles(Frozen):
+    """The serial and the parallel reader of one tier: engine profiles (workloads/engines/<name>.yaml)."""
+
+    serial: ProfileName
+    parallel: ProfileName
+
+
 class EngineDeployment(Frozen):
     """G3: one serving engine per engine host, its external KV tier on a candidate volume.
 
@@ -193,8 +203,8 @@ class EngineDeployment(Frozen):
     """
 
     hosts: tuple[str, ...] = ()  # empty: every host with the engine role
-    tier_profile: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    recompute_profile: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    tier_profile: ProfileName
+    recompute_profile: ProfileName
     volume: str  # a scratch candidate volume: the KV tier lives under <path>/kvgate-g3/<host>/
     model: str = Field(default="tiny", pattern=r"^(tiny|/.+)$")  # "tiny": generated locally, or a host path
     state_bytes_per_token: int | None = Field(default=None, gt=0)  # bytes the tier stores per prompt token
@@ -209,6 +219,9 @@ class EngineDeployment(Frozen):
     # environment (e.g. {HIP_VISIBLE_DEVICES: "0,1,2,3"}); two or more: G3 also drives them all
     # together (whole machine, R3's TP4×2). Instance i: tier engine on port + 2i, recompute + 2i + 1
     instances: tuple[dict[str, str], ...] = Field(default=({},), min_length=1, max_length=64)
+    # R1 (LMCache's parallel-read patch): two tier profiles of the same engine and tier, its reader
+    # serial in one and parallel in the other; G3 restores the same prompts cold with each
+    cold_read: ColdReadProfiles | None = None
 
     @field_validator("instances", mode="before")
     @classmethod

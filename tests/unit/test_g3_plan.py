@@ -116,7 +116,10 @@ def test_concurrency_gains_on_a_one_request_engine_are_skipped_with_the_declared
     j = found["engine[tiny].throughput-gain-conc16"].evaluate({})
     assert j.verdict is Verdict.SKIP
     assert "llama-cpp-disk: the engine serves one request at a time" in j.condition
-    assert found["engine[tiny].cold-read-serial-vs-parallel"].evaluate({}).verdict is Verdict.SKIP
+    for r1 in ("cold-read-ttft-speedup", "cold-read-bw-gain"):  # no readers named: declared SKIP
+        j = found[f"engine[tiny].{r1}"].evaluate({})
+        assert j.verdict is Verdict.SKIP
+        assert "names no serial and parallel reader" in j.condition
 
 
 def test_the_full_profile_makes_unevaluable_reference_checks_invalid() -> None:
@@ -142,10 +145,6 @@ def test_a_concurrent_engine_measures_the_concurrency_levels_and_judges_them() -
     assert m.value == pytest.approx(50.0)
     assert conc16.evaluate({"throughput-gain-conc16": m}).verdict is Verdict.PASS  # +50 % ≥ +40 %
     assert found["engine[tiny].ttft-p50-reduction"].concurrency_note == ""
-    # serial vs parallel read arms are not measured by this profile: INVALID with the reason, not SKIP
-    j = found["engine[tiny].cold-read-serial-vs-parallel"].evaluate({})
-    assert j.verdict is Verdict.INVALID
-    assert "does not measure arms serial-read/parallel-read at concurrency 16" in j.condition
 
 
 def test_a_deployment_without_an_external_tier_measures_warm_only() -> None:
@@ -269,3 +268,60 @@ def test_instances_give_one_environment_each_and_bad_ones_are_refused() -> None:
         inventory(instances=[])
     with pytest.raises(ValidationError, match="past 65535"):
         inventory(instances=2, port=65533)
+
+
+LAB = {"model": "/models/m.safetensors", "state_bytes_per_token": 262144}
+READERS = {"serial": "vllm-lmcache-serial-read", "parallel": "vllm-lmcache"}
+
+
+def test_named_readers_make_r1_measurable_and_judged_on_both_statistics() -> None:
+    found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute",
+                             cold_read=READERS, **LAB))  # fmt: skip
+    ttft, bw = found["engine[tiny].cold-read-ttft-speedup"], found["engine[tiny].cold-read-bw-gain"]
+    assert ttft.unmeasurable is bw.unmeasurable is None
+    assert "restored cold by vllm-lmcache-serial-read vs vllm-lmcache" in ttft.concurrency_note
+    assert ttft.evaluate({}).verdict is Verdict.INVALID  # planned but not measured: never PASS
+    serial = replace(arm("serial-read@c4", 38.0), read_bw_gb_per_s=0.98)
+    parallel = replace(arm("parallel-read@c4", 9.3), read_bw_gb_per_s=5.23)
+    arms = {"serial-read@c4": serial, "parallel-read@c4": parallel}
+    refs, smoke = load_references(), load_g3_profile("smoke")
+    m_ttft = reference_measurement(refs.get("R1-cold-read-ttft-conc16"), ttft.binding, arms, max_cv=None)
+    m_bw = reference_measurement(refs.get("R1-cold-read-bw-conc16"), bw.binding, arms, max_cv=None)
+    assert ttft.binding == smoke.verdict("cold-read-ttft-speedup")
+    assert m_ttft.value == pytest.approx(38.0 / 9.3)
+    assert m_bw.value == pytest.approx(5.23 / 0.98)
+    assert ttft.evaluate({"cold-read-ttft-speedup": m_ttft}).verdict is Verdict.FAIL  # 4.09× < 4.1×
+    assert bw.evaluate({"cold-read-bw-gain": m_bw}).verdict is Verdict.PASS  # 5.34× ≥ 5.3×
+    same = {k: replace(a, read_bw_gb_per_s=1.0) for k, a in arms.items()}
+    m_same = reference_measurement(refs.get("R1-cold-read-bw-conc16"), bw.binding, same, max_cv=None)
+    assert bw.evaluate({"cold-read-bw-gain": m_same}).verdict is Verdict.FAIL
+
+
+def test_r1_without_readers_is_invalid_at_full_scale_and_a_reader_without_a_tier_is_invalid() -> None:
+    full = checks(inventory("full", tier_profile="vllm-lmcache", recompute_profile="vllm-recompute", **LAB))
+    j = full["engine[tiny].cold-read-bw-gain"].evaluate({})
+    assert j.verdict is Verdict.INVALID
+    assert "engines.<x>.cold_read" in j.condition
+    no_tier = {"serial": "vllm-recompute", "parallel": "vllm-lmcache"}
+    found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute",
+                             cold_read=no_tier, **LAB))  # fmt: skip
+    j = found["engine[tiny].cold-read-ttft-speedup"].evaluate({})
+    assert j.verdict is Verdict.INVALID
+    assert "without an external KV tier: vllm-recompute" in j.condition
+    llama = {"serial": "llama-cpp-disk", "parallel": "llama-cpp-disk"}
+    j = checks(inventory(cold_read=llama))["engine[tiny].cold-read-bw-gain"].evaluate({})
+    assert j.verdict is Verdict.INVALID  # named but not comparable: never a quiet SKIP
+    assert "llama-cpp-disk serve(s) one request at a time" in j.condition
+
+
+def test_cold_read_bindings_are_validated_against_the_profile() -> None:
+    base = {"check": "x", "reference": "R1-cold-read-ttft-conc16", "statistic": "ttft_p50_s"}
+    with pytest.raises(ValidationError, match="baseline serial-read with candidate parallel-read"):
+        VerdictBinding.model_validate(base | {"baseline_arm": "recompute", "candidate_arm": "parallel-read"})
+    with pytest.raises(ValidationError, match="cold-read arms only"):
+        VerdictBinding.model_validate(base | {"statistic": "read_bw_gb_per_s", "baseline_arm": "recompute",
+                                              "candidate_arm": "ssd-restore"})  # fmt: skip
+    smoke = load_g3_profile("smoke").model_dump()
+    smoke["cold_read"]["concurrency"] = 16
+    with pytest.raises(ValidationError, match=r"concurrency 4 is not cold_read\.concurrency 16"):
+        type(load_g3_profile("smoke")).model_validate(smoke)

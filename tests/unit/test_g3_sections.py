@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kvgate.engines.profile import PROFILE_DIR, load_profile
@@ -61,8 +62,8 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
     assert "serves one request at a time" in arms["note"]
     assert "pops the best prefix match" in arms["note"]
     evidence = found["G3 restore evidence (medians over trials)"]["rows"][1]
-    assert evidence[2:7] == ["100", "96", "2047", "92.0 (91)", "1.5"]
-    assert evidence[7] == "yes"
+    assert evidence[2:8] == ["100", "96", "—", "2047", "92.0 (91)", "1.5"]  # no restore GB/s: one prompt
+    assert evidence[8] == "yes"
     verdicts = {r[1]: r for r in found["G3 verdicts against the references"]["rows"]}
     reduction = verdicts["engine[tiny].ttft-p50-reduction"]
     assert reduction[2:5] == ["95 %", "R2-ttft-p50-tp8: ↓26–32%", ">= ↓26%"]
@@ -74,3 +75,17 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
                         "python -m llama_cpp.server", "1.50", "not logged",
                         "1 request at a time"]]  # fmt: skip
     assert all(len(r) == len(found[t]["columns"]) for t in found for r in found[t]["rows"])
+
+
+def test_the_cold_read_rows_follow_the_other_arms_with_their_restore_bandwidth() -> None:
+    r = result()
+    r.arms |= {
+        f"{a}@c4": replace(r.arms["ssd-restore"], arm=f"{a}@c4", read_bw_gb_per_s=bw)
+        for a, bw in (("serial-read", 0.98), ("parallel-read", 5.23))
+    }
+    found = by_title(sections({"h/tiny": rows(r, plan(inventory()))}))
+    arms = found["G3 arms: recompute vs SSD restore vs warm"]
+    assert [x[1] for x in arms["rows"]] == ["recompute", "ssd-restore", "serial-read@c4", "parallel-read@c4"]
+    assert "Rows serial-read@c<C> / parallel-read@c<C> (R1)" in arms["note"]
+    evidence = found["G3 restore evidence (medians over trials)"]["rows"]
+    assert [x[4] for x in evidence[2:]] == ["0.98", "5.23"]
