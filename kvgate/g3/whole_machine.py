@@ -146,9 +146,11 @@ class WholeMachineRun:
         *,
         tokens: list[int | None] | None,
     ) -> dict[str, Any]:
-        """Fresh tier engines: populate, prove write-through, restart + drop caches, measure ``arm``;
-        then warm when the gate profile asks for it. Tokens None: counted by these engines.
-        Returns the populate load's document (outputs computed with nothing cached)."""
+        """Fresh engines of ``profile``: populate, prove write-through, restart + drop caches, ``arm``.
+
+        Then warm, when this phase and the gate profile ask for it. ``tokens`` None: counted
+        by these engines. Returns the populate load's document (computed: nothing was cached).
+        """
         has_tier = profile.cache is not None
         with ExitStack() as stack:
             tiers = [

@@ -79,8 +79,9 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
         assert verdicts[f"engine[tiny].ssd-restore.{evidence}"] == "PASS", shown
     assert verdicts["engine[tiny].ttft-p50-reduction"] == "PASS", shown
     assert verdicts["engine[tiny].throughput-gain-conc16"] == "SKIP"  # one request at a time: declared
-    assert "PASS" not in {verdicts[k] for k in verdicts if "conc" in k or "serial-vs-parallel" in k}
+    assert "PASS" not in {verdicts[k] for k in verdicts if "conc" in k or "cold-read" in k}
     assert verdicts["engine[tiny].throughput-gain-whole-machine"] == "PASS", shown
+    assert "names no serial and parallel reader" in checks["engine[tiny].cold-read-bw-gain"]["condition"]
     expected_code = {"PASS": 0, "FAIL": 1}["FAIL" if "FAIL" in verdicts.values() else "PASS"]
     assert proc.returncode == expected_code, shown
 
@@ -103,6 +104,8 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     assert both["completed"] == 3
     assert both["hit_tokens_p50"] >= 0.9 * 2 * restore["prompt_tokens_p50"]  # both prompts restored
     assert both["device_read_bytes_p50"] >= 0.9 * 2 * predicted
+    assert both["engine_read_bytes_p50"] >= 0.9 * 2 * predicted  # both engines read their state
+    assert both["prompt_tokens_p50"] == pytest.approx(restore["prompt_tokens_p50"], rel=0.05)  # tokenizer
     assert (
         both["output_throughput_tok_per_s"] > arms["arms"]["recompute@whole"]["output_throughput_tok_per_s"]
     )
