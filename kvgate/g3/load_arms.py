@@ -2,7 +2,8 @@
 
 For each concurrency level C and trial k (its own salt, so nothing is shared with
 another level, trial or run), the load generator sends ``C × waves`` distinct
-prompts with at most C in flight, as ``vllm bench serve --max-concurrency C``:
+prompts with at most C in flight, as ``vllm bench serve --max-concurrency C``
+(every level and trial on the recompute engine first, then on the tier engine):
 
 - **recompute**: to the recompute engine (no external tier, no prefix cache);
 - the tier engine gets the same prompts once (populate), then
@@ -314,18 +315,19 @@ def run_levels(
     loader: Loader,
     profile: G3Profile,
     *,
-    rc: EngineService,
-    tier: EngineService,
+    rc: EngineService | None,
+    tier: EngineService | None,
     dev: BlockDevice | None,
     salt: str,
     sudo: bool,
     save: Any,
     notify: Any,
 ) -> dict[str, list[LoadTrial]]:
-    """Every level × trial × arm (see the module docstring); artifacts through ``save(name, text)``."""
+    """Every level × trial of one engine's arms (see the module docstring): the recompute
+    engine's (``rc``) or the tier engine's (``tier``). Artifacts through ``save(name, text)``."""
     out: dict[str, list[LoadTrial]] = {}
     min_hit = profile.cold.min_hit_ratio
-    has_tier = tier.profile.cache is not None
+    has_tier = tier is not None and tier.profile.cache is not None
 
     def measure(arm: str, eng: EngineService, c: int, t: int, s: str) -> None:
         notify(f"c{c} trial {t}: {arm}")
@@ -338,7 +340,10 @@ def run_levels(
     for c in profile.concurrency:
         for t in range(profile.load_trials):
             s = f"{salt}/c{c}/trial-{t}"
-            measure("recompute", rc, c, t, s)
+            if rc is not None:
+                measure("recompute", rc, c, t, s)
+            if tier is None:
+                continue
             notify(f"c{c} trial {t}: populate")
             loader.run([tier], s, c)
             if has_tier:

@@ -17,8 +17,13 @@ concurrency levels (:mod:`kvgate.g3.load_arms`); a deployment with several insta
 the whole machine (:mod:`kvgate.g3.whole_machine`); one that names a serial and a
 parallel tier reader, R1's cold read (:mod:`kvgate.g3.cold_read`).
 
-Arms alternate within each trial, so a drifting background load hits all arms
-alike. A fresh tier directory per trial is needed on llama-cpp-python 0.3.36: its
+Arms run in blocks: first every recompute trial and load on the recompute engine,
+which then stops, then the tier engines'. No two engines of one instance run at
+once: a GPU engine holds most of its devices' memory (``--gpu-memory-utilization``),
+so a second one on the same GPUs would not start. The same holds for the whole
+machine; the cold-read phase runs one engine at a time anyway.
+
+A fresh tier directory per trial is needed on llama-cpp-python 0.3.36: its
 disk cache pops the best prefix match on every lookup, even a one-token (BOS)
 match, so populating a second prompt deletes the first one's entry.
 """
@@ -103,7 +108,7 @@ class ColdRestore:
         self.dev: BlockDevice | None = None
 
     def run(self) -> ArmsResult:
-        """All trials; the recompute engine stays up, a tier engine lives for one trial."""
+        """Every phase; within each, the recompute engine's block, then the tier engines' block."""
         self.client = client.ensure_client(self.ex, CLIENT_CACHE)
         # a fresh work directory: a tier left by an interrupted run would fake (or hide) write-through
         self.ex.run(
@@ -111,21 +116,24 @@ class ColdRestore:
         )
         self.dev = backing_device(self.ex, self.setup.work_dir)
         self.result.device = self.dev.name if self.dev else None
+        levels = measures_levels(self.setup.tier, self.profile)
         with self._engine(self.setup.recompute, "recompute", 1) as rc:
             assert rc.record is not None
             self.sink.engine("recompute", rc.record)
             self.model_id = rc.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
             self.result.tokens_per_word = self._calibrate(rc)
-            if self.setup.tier.cache is None:
-                self._warm_only(rc)
-            else:
-                for t in range(self.profile.trials):
-                    salt = f"{self.setup.salt}/trial-{t}"
-                    self.result.arm("recompute").append(self._recompute(rc, t, salt))
-                    self._tier_trial(t, salt)
-                if measures_levels(self.setup.tier, self.profile):
-                    with self._engine(self.setup.tier, "load", 0) as eng:
-                        self._levels(rc, eng)
+            for t in range(self.profile.trials):
+                self.result.arm("recompute").append(self._recompute(rc, t, self._salt(t)))
+            if levels:
+                self._levels(rc=rc)
+        if self.setup.tier.cache is None:
+            self._warm_only()
+        else:
+            for t in range(self.profile.trials):
+                self._tier_trial(t, self._salt(t))
+            if levels:
+                with self._engine(self.setup.tier, "load", 0) as eng:
+                    self._levels(tier=eng)
         if len(self.setup.envs) > 1 and self.profile.whole_machine is not None:
             self.result.whole_trials = run_whole_machine(self, self.setup.envs)
         readers = tuple(self.setup.readers.values())
@@ -139,14 +147,16 @@ class ColdRestore:
         self.result.mismatches += self.result.load_mismatches
         return self.result
 
-    def _warm_only(self, rc: EngineService) -> None:
+    def _salt(self, t: int) -> str:
+        return f"{self.setup.salt}/trial-{t}"
+
+    def _warm_only(self) -> None:
         """A tier profile without an external tier: one engine; each prompt populated, then sent warm."""
         with self._engine(self.setup.tier, "tier", 0) as eng:
             assert eng.record is not None
             self.sink.engine("warm", eng.record)
             for t in range(self.profile.trials):
-                salt = f"{self.setup.salt}/trial-{t}"
-                self.result.arm("recompute").append(self._recompute(rc, t, salt))
+                salt = self._salt(t)
                 tokens = self._count(eng, salt)
                 _, ev = self._send(eng, salt, f"trial-{t}/populate")
                 out, wev = self._send(eng, salt, f"trial-{t}/warm")
@@ -154,20 +164,22 @@ class ColdRestore:
                 self.result.arm("warm").append(Trial("warm", t, salt, out, tokens, invalid_reason=shape,
                                                      evidence=ev + wev))  # fmt: skip
             if measures_levels(self.setup.tier, self.profile):
-                self._levels(rc, eng)
+                self._levels(tier=eng)
 
-    def _levels(self, rc: EngineService, eng: EngineService) -> None:
-        """Concurrency 8/16 (the profile's levels): recompute, ssd-restore and warm under load."""
+    def _levels(self, *, rc: EngineService | None = None, tier: EngineService | None = None) -> None:
+        """Concurrency 8/16 (the profile's levels): the recompute block, or the tier engine's block."""
         p = self.profile
         loader = Loader(
             self.ex, self.setup.python, self.client, self.model_id, p.load_prompt_tokens or p.prompt_tokens,
             self.result.tokens_per_word, p.max_tokens, p.waves, p.request_timeout_s,
             logprobs=p.logprobs,
         )  # fmt: skip
-        self.result.load_trials = run_levels(
-            self.ex, loader, p, rc=rc, tier=eng, dev=self.dev, salt=f"{self.setup.salt}/load",
+        measured = run_levels(
+            self.ex, loader, p, rc=rc, tier=tier, dev=self.dev, salt=f"{self.setup.salt}/load",
             sudo=self.setup.sudo, save=self.sink.save, notify=self.sink.notify,
         )  # fmt: skip
+        for arm, trials in measured.items():
+            self.result.load_trials.setdefault(arm, []).extend(trials)
 
     # -- arms ---------------------------------------------------------------------------------
     def _recompute(self, rc: EngineService, t: int, salt: str) -> Trial:

@@ -169,8 +169,9 @@ NOTE = (
     "One prompt per trial, each with its own salt. ssd-restore: populate on a fresh tier directory on the "
     "candidate volume, check write-through, restart the engine and drop the page cache, then send the prompt "
     "again with device (/proc/diskstats), engine process (/proc/<pid>/io) and engine-hit counters bracketing "
-    "exactly that request. warm: the same prompt once more without restart. TTFT percentiles over the trials "
-    "(numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: llama-cpp-python "
+    "exactly that request. warm: the same prompt once more without restart. Arms run in blocks (every "
+    "recompute trial, then the tier engines'), so no two engines share a GPU group. TTFT percentiles over "
+    "the trials (numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: llama-cpp-python "
     "sends no usage when streaming, so every request must end by length (max_tokens); prompt tokens are "
     "counted with the engine's tokenizer."
 )

@@ -6,7 +6,8 @@ the load generator sends N × c distinct prompts, request i to instance i mod N,
 N × c in flight (c = ``whole_machine.per_instance_concurrency`` on engines that batch,
 1 on engines that serve one request at a time):
 
-- **recompute**: to the N recompute engines (they stay up for all trials);
+- **recompute**: to the N recompute engines (up for every trial's recompute load, then
+  stopped: an instance never runs two engines at once, see :mod:`kvgate.g3.protocol`);
 - the same prompts to N tier engines on fresh tier directories (populate): together
   their directories must grow by what the prompts' state bytes predict;
 - **ssd-restore**: restart every tier engine, drop the page cache, the same prompts again;
@@ -114,6 +115,8 @@ class WholeMachineRun:
         self.out: dict[str, list[LoadTrial]] = {}
 
     def run(self) -> dict[str, list[LoadTrial]]:
+        """The recompute engines' trials, then the tier engines': one engine per instance at a time."""
+        salts = [f"{self.setup.salt}/whole/trial-{t}" for t in range(self.trials_n)]
         with ExitStack() as stack:
             rcs = [
                 stack.enter_context(
@@ -121,20 +124,17 @@ class WholeMachineRun:
                 )
                 for i, env in enumerate(self.envs)
             ]
-            for t in range(self.trials_n):
-                self._trial(rcs, t)
+            tokens = [self._count(rcs, salt) for salt in salts]
+            for t, salt in enumerate(salts):
+                self._measure("recompute", rcs, t, salt, tokens[t])
+        for t, salt in enumerate(salts):
+            self.tier_cycle(self.setup.tier, "ssd-restore", f"whole-{t}-tier", t, salt, tokens=tokens[t])
         return self.out
 
     def _engine(
         self, profile: EngineProfile, name: str, port_offset: int, env: dict[str, str]
     ) -> EngineService:
         return EngineService(self.ex, profile, self.proto.placement(name, port_offset), env=env)
-
-    def _trial(self, rcs: list[EngineService], t: int) -> None:
-        salt = f"{self.setup.salt}/whole/trial-{t}"
-        tokens = self._count(rcs, salt)
-        self._measure("recompute", rcs, t, salt, tokens)
-        self.tier_cycle(self.setup.tier, "ssd-restore", f"whole-{t}-tier", t, salt, tokens=tokens)
 
     def tier_cycle(
         self,
