@@ -171,9 +171,9 @@ NOTE = (
     "again with device (/proc/diskstats), engine process (/proc/<pid>/io) and engine-hit counters bracketing "
     "exactly that request. warm: the same prompt once more without restart. Arms run in blocks (every "
     "recompute trial, then the tier engines'), so no two engines share a GPU group. TTFT percentiles over "
-    "the trials (numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: llama-cpp-python "
-    "sends no usage when streaming, so every request must end by length (max_tokens); prompt tokens are "
-    "counted with the engine's tokenizer."
+    "the trials (numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: "
+    "llama-cpp-python sends no usage when streaming, so every request must end by length (max_tokens); "
+    "prompt tokens are counted with the engine's tokenizer."
 )
 
 
