@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -87,11 +87,13 @@ class EngineService:
         placement: Placement,
         *,
         env: Mapping[str, str] | None = None,
+        args: Sequence[str] = (),
     ) -> None:
-        """``env``: extra environment of this instance (e.g. its GPUs), over the profile's."""
+        """``env``: extra environment of this instance (e.g. its GPUs), over the profile's;
+        ``args``: appended to the profile's launch command (e.g. the site's tensor parallelism)."""
         self.ex, self.profile, self.placement = ex, profile, placement
         launch = profile.render(placement.values())
-        self.launch: Launch = replace(launch, env={**launch.env, **(env or {})})
+        self.launch: Launch = replace(launch, env={**launch.env, **(env or {})}, argv=(*launch.argv, *args))
         self.pid: int | None = None
         self.record: EngineRecord | None = None
         self.launches = 0

@@ -4,9 +4,11 @@ The engine (the deployment's recompute profile: the same engine, no tier to set 
 starts on a model copy that lies on the volume under test, right after the page
 cache was dropped; the profile's ``weights_log`` pattern finds the weight-load time
 in its log (vLLM: "Loading weights took N seconds"), separated from the rest of
-start-up (``ready_s``). The model copy on each volume is the tiny model (copied by
-kvgate into its work directory) or, for a lab model, the deployment's
-``model_copies.<volume>``: kvgate does not copy tens of GB of weights by itself.
+start-up (``ready_s``). It runs as the deployment's first instance: that instance's
+environment (e.g. its GPU group) and the deployment's ``engine_args``. The model
+copy on each volume is the tiny model (copied by kvgate into its work directory)
+or, for a lab model, the deployment's ``model_copies.<volume>``: kvgate does not
+copy tens of GB of weights by itself.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def engine_load(
     where = Placement(run_dir=f"{work}/engine-run", model=model, cache_dir=f"{work}/engine-cache",
                       port=dep.port + 1, python=python)  # fmt: skip
     try:
-        with EngineService(ex, profile, where) as eng:
+        with EngineService(ex, profile, where, env=dep.instance_envs[0], args=dep.engine_args) as eng:
             assert eng.record is not None
             record = eng.record
     except LabError as exc:

@@ -183,7 +183,7 @@ def measure_deployment(
         deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
         python=python, model=model, work_dir=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
         salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}", envs=dep.instance_envs,
-        readers=read_profiles(dep),
+        readers=read_profiles(dep), engine_args=dep.engine_args,
     )  # fmt: skip
     sink = StoreSink(store, result, notify)
     try:

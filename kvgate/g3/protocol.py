@@ -68,6 +68,7 @@ class Setup:
     sudo: bool
     salt: str  # unique to the run, host and deployment
     envs: tuple[dict[str, str], ...] = ({},)  # per engine instance; the per-instance arms run on the first
+    engine_args: tuple[str, ...] = ()  # appended to every engine's launch command (inventory engine_args)
     readers: dict[str, EngineProfile] = field(default_factory=dict)  # R1: serial-read/parallel-read → profile
 
 
@@ -255,7 +256,13 @@ class ColdRestore:
     # -- helpers ------------------------------------------------------------------------------
     def _engine(self, profile: EngineProfile, name: str, port_offset: int) -> EngineService:
         """An engine of the first instance (its environment)."""
-        return EngineService(self.ex, profile, self.placement(name, port_offset), env=self.setup.envs[0])
+        return EngineService(
+            self.ex,
+            profile,
+            self.placement(name, port_offset),
+            env=self.setup.envs[0],
+            args=self.setup.engine_args,
+        )
 
     def placement(self, name: str, port_offset: int) -> Placement:
         """Where engine ``name`` runs: its own run and cache directories, ``port + port_offset``."""

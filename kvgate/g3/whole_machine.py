@@ -134,7 +134,8 @@ class WholeMachineRun:
     def _engine(
         self, profile: EngineProfile, name: str, port_offset: int, env: dict[str, str]
     ) -> EngineService:
-        return EngineService(self.ex, profile, self.proto.placement(name, port_offset), env=env)
+        where = self.proto.placement(name, port_offset)
+        return EngineService(self.ex, profile, where, env=env, args=self.setup.engine_args)
 
     def tier_cycle(
         self,

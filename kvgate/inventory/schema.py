@@ -222,6 +222,9 @@ class EngineDeployment(Frozen):
     # R1 (LMCache's parallel-read patch): two tier profiles of the same engine and tier, its reader
     # serial in one and parallel in the other; G3 restores the same prompts cold with each
     cold_read: ColdReadProfiles | None = None
+    # appended to the launch command of every engine of this deployment: what the site's hardware
+    # needs beyond the profile, e.g. ["--tensor-parallel-size", "4"] for R3's TP4 instances
+    engine_args: tuple[str, ...] = ()
 
     @field_validator("instances", mode="before")
     @classmethod

@@ -51,6 +51,7 @@ def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Pa
                 "volume": "scratch",
                 "port": free_port_pair(2),
                 "instances": 2,
+                "engine_args": ["--n_batch", "512"],  # the site's extra flags reach every engine
             }
         },
     }
@@ -113,6 +114,8 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     meta = json.loads((run / "run.json").read_text())
     assert set(meta["engines"]["here/tiny"]) == {"recompute", "ssd-restore"}
     assert "--cache_type" in meta["engines"]["here/tiny"]["ssd-restore"]["argv"]
+    for arm in ("recompute", "ssd-restore"):
+        assert meta["engines"]["here/tiny"][arm]["argv"][-2:] == ["--n_batch", "512"]
     assert meta["reference_notes"], "the references' own disagreements are part of the record"
     html = (run / "report.html").read_text()
     assert "G3 arms: recompute vs SSD restore vs warm" in html

@@ -8,15 +8,17 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kvgate.engines import EngineService, Placement
 from kvgate.engines.metrics import MetricsError, diff, parse
 from kvgate.engines.profile import PROFILE_DIR, EngineKind, load_profile, load_profiles
 from kvgate.engines.tinymodel import build_vocab
 from kvgate.errors import ConfigError
+from kvgate.transport.local import LocalExecutor
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
 VALUES = {"python": "/v/bin/python", "model": "/m/tiny.gguf", "port": "8123", "host": "127.0.0.1",
           "cache_dir": "/mnt/candidate/kv", "run_dir": "/var/tmp/run"}  # fmt: skip
-LAB_PROFILES = {"vllm-lmcache", "vllm-native-tiering", "sglang-hicache"}
+LAB_PROFILES = {"vllm-lmcache", "vllm-lmcache-serial-read", "vllm-native-tiering", "sglang-hicache"}
 
 
 @pytest.mark.parametrize("path", sorted(PROFILE_DIR.glob("*.yaml")), ids=lambda p: p.stem)
@@ -168,3 +170,26 @@ def test_the_tiny_model_vocabulary_is_a_valid_spm_vocabulary() -> None:
     assert tokens[:3] == ["<unk>", "<s>", "</s>"]
     assert types.count(6) == 256  # byte fallback: any text tokenizes
     assert {"<0x0A>", "\u2581the", "\u2581cache"} <= set(tokens)
+
+
+def test_an_instance_runs_the_profile_with_its_environment_and_the_site_arguments() -> None:
+    profile = load_profile(PROFILE_DIR / "vllm-lmcache.yaml")
+    where = Placement(run_dir="/r", model="/m", cache_dir="/c", port=18000, python="/v/bin/python")
+    args = ("--tensor-parallel-size", "4")
+    eng = EngineService(LocalExecutor(), profile, where, env={"CUDA_VISIBLE_DEVICES": "4,5,6,7"}, args=args)
+    assert eng.launch.argv[-2:] == args  # after the profile's own flags: the site's last word
+    assert eng.launch.argv[:-2] == profile.render(where.values()).argv
+    assert eng.launch.env["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
+    assert eng.launch.env["LMCACHE_CONFIG_FILE"] == "/r/lmcache.yaml"  # the profile's env is kept
+
+
+def test_r1_serial_reader_is_the_lmcache_profile_with_one_disk_reader() -> None:
+    serial = load_profile(PROFILE_DIR / "vllm-lmcache-serial-read.yaml").render(VALUES)
+    parallel = load_profile(PROFILE_DIR / "vllm-lmcache.yaml").render(VALUES)
+    assert serial.argv == parallel.argv
+    assert serial.env == parallel.env
+    s_cfg = yaml.safe_load(serial.files["lmcache.yaml"])
+    p_cfg = yaml.safe_load(parallel.files["lmcache.yaml"])
+    assert s_cfg["extra_config"].pop("disk_io_threads") == 1
+    assert p_cfg["extra_config"].pop("disk_io_threads") > 1
+    assert s_cfg == p_cfg  # nothing else differs between R1's two readers
