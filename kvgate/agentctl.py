@@ -7,8 +7,10 @@ controller only polls files (scylla-cluster-tests PR #7834, teuthology #2252)
 and verifies the process identity (pid + start time) before it kills
 (FIELD-NOTES "remote execution over SSH").
 
->>> job = start(ex, "kv-restore", spec)                      # doctest: +SKIP
->>> result = wait(ex, job, on_event=print, timeout_s=3600)  # doctest: +SKIP
+Usage::
+
+    job = start(ex, "kv-restore", spec)
+    result = wait(ex, job, on_event=print, timeout_s=3600)
 """
 
 from __future__ import annotations

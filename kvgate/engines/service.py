@@ -6,9 +6,11 @@ ready endpoint *from the host* and notices a crash (pid gone → EngineCrashed
 with the log tail); it never hangs past the ready timeout. Stop sends SIGTERM
 to the group, waits, SIGKILLs, and verifies that nothing in the group is left.
 
->>> from kvgate.transport.local import LocalExecutor
->>> with EngineService(LocalExecutor(), profile, placement) as engine:  # doctest: +SKIP
-...     engine.request("POST", "/v1/completions", body='{"prompt": "hi", "max_tokens": 1}')
+Usage, on a real host::
+
+    from kvgate.transport.local import LocalExecutor
+    with EngineService(LocalExecutor(), profile, placement) as engine:
+        engine.request("POST", "/v1/completions", body='{"prompt": "hi", "max_tokens": 1}')
 """
 
 from __future__ import annotations

@@ -4,12 +4,14 @@ Each run is handed to ``on_run`` as soon as it finishes, so the caller can store
 its artifacts while the matrix goes on (DESIGN rule 4); the result holds the
 runs, the measurements of every cell and the sweep's knee.
 
->>> from pathlib import Path
->>> from kvgate.transport.local import LocalExecutor
->>> profile = load_profile(Path("workloads/fio/smoke.yaml"))
->>> result = run_matrix(LocalExecutor(), profile, volume, directory="/scratch/kvgate")  # doctest: +SKIP
->>> [m.metric for m in result.measurements][:2]  # doctest: +SKIP
-['seqread-1m.read_bw_bytes_per_s', 'seqread-1m.read_iops']
+Usage, on a real host::
+
+    from pathlib import Path
+    from kvgate.transport.local import LocalExecutor
+    profile = load_profile(Path("workloads/fio/smoke.yaml"))
+    result = run_matrix(LocalExecutor(), profile, volume, directory="/scratch/kvgate")
+    [m.metric for m in result.measurements][:2]
+    # → ['seqread-1m.read_bw_bytes_per_s', 'seqread-1m.read_iops']
 """
 
 from __future__ import annotations

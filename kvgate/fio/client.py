@@ -14,9 +14,11 @@ exits, but D-state evidence is gathered on the driver only.
 Field notes (fio #515, #1881) prefer independent per-host runs over SSH; for that
 path, run ``run_fio`` on every host and ``merge`` the summaries (``cluster_summary``).
 
->>> from kvgate.transport.local import LocalExecutor
->>> with fio_servers([(LocalExecutor(), "127.0.0.1", 18765)]) as servers:  # doctest: +SKIP
-...     run = run_clients(LocalExecutor(), job, volume, servers)
+Usage, on a real host::
+
+    from kvgate.transport.local import LocalExecutor
+    with fio_servers([(LocalExecutor(), "127.0.0.1", 18765)]) as servers:
+        run = run_clients(LocalExecutor(), job, volume, servers)
 """
 
 from __future__ import annotations

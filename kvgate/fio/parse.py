@@ -6,7 +6,8 @@ is located defensively: the first line starting with ``{`` that decodes to an
 object with ``fio version``. Units are converted once, here, into names that say
 them: bytes, bytes_per_s, iops, ms, ns.
 
->>> result = parse_output(open("tests/data/recorded/fio/multijob.json").read())
+>>> from pathlib import Path
+>>> result = parse_output(Path("tests/data/recorded/fio/multijob.json").read_text())
 >>> len(result.jobs), result.summary().read.bw_bytes_per_s == sum(j.read.bw_bytes_per_s for j in result.jobs)
 (4, True)
 """

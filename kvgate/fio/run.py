@@ -6,13 +6,15 @@ captured apart (fio #731, #1685). A run is INVALID, with the reason spelled out,
 when the watchdog fired, when fio printed no valid JSON, when a job reports an
 error, or when no I/O happened; fio's own error text is carried in the reason.
 
->>> from kvgate.transport.local import LocalExecutor
->>> from kvgate.inventory.schema import Volume
->>> vol = Volume(path="/tmp/kvgate-doctest", kind="baseline", scratch=True)
->>> job = FioJob(name="rr", rw="randread", bs="4k", size="1m", runtime_s=1, ramp_s=0, directory=vol.path)
->>> run = run_fio(LocalExecutor(), job, vol)  # doctest: +SKIP
->>> run.invalid_reason is None and run.summary().read.iops > 0  # doctest: +SKIP
-True
+Usage, on a real host::
+
+    from kvgate.transport.local import LocalExecutor
+    from kvgate.inventory.schema import Volume
+    vol = Volume(path="/tmp/kvgate-doctest", kind="baseline", scratch=True)
+    job = FioJob(name="rr", rw="randread", bs="4k", size="1m", runtime_s=1, ramp_s=0, directory=vol.path)
+    run = run_fio(LocalExecutor(), job, vol)
+    run.invalid_reason is None and run.summary().read.iops > 0
+    # → True
 """
 
 from __future__ import annotations

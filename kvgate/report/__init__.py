@@ -3,9 +3,11 @@
 Rendering never runs a command or opens a connection, so any run (finished,
 interrupted or resumed) can be re-rendered offline:
 
->>> paths = render(Path("results/lab-a/g1-20260101T000000Z"))  # doctest: +SKIP
->>> paths.pdf.name
-'report.pdf'
+Usage::
+
+    paths = render(Path("results/lab-a/g1-20260101T000000Z"))
+    paths.pdf.name
+    # → 'report.pdf'
 """
 
 from __future__ import annotations

@@ -3,9 +3,11 @@
 Reads only the run directory (run.json, checks.jsonl, facts/, artifacts/index.jsonl);
 never runs a command or opens a connection, so a run can be re-rendered offline.
 
->>> view = load_run(Path("results/lab-a/g1-20260101T000000Z"))  # doctest: +SKIP
->>> view.verdict, view.complete, view.missing
-(<Verdict.FAIL: 'FAIL'>, True, ())
+Usage::
+
+    view = load_run(Path("results/lab-a/g1-20260101T000000Z"))
+    view.verdict, view.complete, view.missing
+    # → (<Verdict.FAIL: 'FAIL'>, True, ())
 """
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ Connects lazily, reconnects once when the connection dropped, reads stdout and
 stderr concurrently, and bounds every command twice: remotely with ``timeout
 --kill-after`` (`wrap`) and locally with a deadline after which the channel is closed.
 
->>> with SSHExecutor("gpu-01", Host(address="10.0.0.5", user="root")) as ex:  # doctest: +SKIP
-...     ex.run("nproc").check().stdout
-'64\\n'
+Usage::
+
+    with SSHExecutor("gpu-01", Host(address="10.0.0.5", user="root")) as ex:
+        ex.run("nproc").check().stdout
+    # → '64\\n'
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """A real OpenSSH sshd on 127.0.0.1 for integration tests: own keys, own port, own temp dir.
 
->>> with SSHServer.start(tmp_path / "a") as server:   # doctest: +SKIP
-...     write_known_hosts(tmp_path / "known_hosts", [server])
+Usage::
+
+    with SSHServer.start(tmp_path / "a") as server:
+        write_known_hosts(tmp_path / "known_hosts", [server])
 """
 
 from __future__ import annotations
