@@ -97,6 +97,9 @@ class EngineProfile(Frozen):
     # Prometheus counter of prompt tokens served from cache instead of computed: the external
     # tier's hits on a tier profile, the DRAM prefix cache's on a warm-only one. None: unknown.
     hit_counter: str | None = None
+    # Prometheus histogram of the engine's own time to first token, in seconds (vLLM:
+    # vllm:time_to_first_token_seconds, from the request's arrival): reported beside the client's
+    ttft_histogram: str | None = None
     # regex on the engine log whose group 1 is the weight-load time in seconds (model loading
     # separated from the rest of start-up); None: the engine does not log it
     weights_log: str | None = None

@@ -109,6 +109,9 @@ class ArmSummary:
     invalid_reasons: tuple[str, ...] = field(default=())
     # device bytes / time from the load's start to its last first token (the restores), median
     read_bw_gb_per_s: float | None = None
+    # mean TTFT as the client saw it and as the engine's histogram counted it (from arrival), medians
+    ttft_mean_s: float | None = None
+    server_ttft_mean_s: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -43,6 +43,7 @@ class _NoCounters:
 
     hit_tokens: int | None = None
     device_read_bytes: int | None = None
+    server_ttft_mean_s: float | None = None
 
 
 class ColdReadRun(WholeMachineRun):

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kvgate.engines.metrics import MetricsError, diff, scrape
+from kvgate.engines.metrics import Histogram, MetricsError, diff, scrape
 from kvgate.errors import LabError
 from kvgate.fio.cold import BlockDevice, drop_caches, read_counters
 from kvgate.g3.arms import ArmSummary, cv
@@ -67,6 +67,7 @@ class LoadTrial:
     first_tokens_done_s: float | None = None  # from the load's start to its last first token
     engine_read_bytes: int | None = None  # the engines' /proc/<pid>/io read bytes, where bracketed
     counted_prompt_tokens: int | None = None  # by the engines' tokenizer, where the stream has no usage
+    server_ttft_mean_s: float | None = None  # the engines' own TTFT histogram over the load (mean)
 
     @property
     def read_bw_gb_per_s(self) -> float | None:
@@ -144,7 +145,7 @@ class Bracket:
         self.counter = eng.profile.hit_counter if eng.profile.metrics else None
 
     def _scrape(self) -> Any:
-        if self.counter is None or self.eng.profile.metrics is None:
+        if self.eng.profile.metrics is None or not (self.counter or self.eng.profile.ttft_histogram):
             return None
         try:
             return scrape(self.ex, self.eng.placement.python, self.eng.url(self.eng.profile.metrics.path))
@@ -158,12 +159,26 @@ class Bracket:
     def __exit__(self, *exc: object) -> None:
         m1, d1 = self._scrape(), read_counters(self.ex, self.dev) if self.dev else None
         self.hit_tokens: int | None = None
-        if self._m0 is not None and m1 is not None and self.counter:
-            try:
-                self.hit_tokens = int(diff(self._m0, m1).value(self.counter))
-            except (MetricsError, KeyError):
-                self.hit_tokens = None
+        self.server_ttft: Histogram | None = None
+        if self._m0 is not None and m1 is not None:
+            window = diff(self._m0, m1)
+            if self.counter:
+                try:
+                    self.hit_tokens = int(window.value(self.counter))
+                except (MetricsError, KeyError):
+                    self.hit_tokens = None
+            if self.eng.profile.ttft_histogram:
+                try:
+                    self.server_ttft = window.histogram(self.eng.profile.ttft_histogram)
+                except MetricsError:
+                    self.server_ttft = None
         self.device_read_bytes = d1.read_bytes - self._d0.read_bytes if d1 and self._d0 else None
+
+    @property
+    def server_ttft_mean_s(self) -> float | None:
+        """The engine's own mean TTFT over the window (its histogram's sum / count)."""
+        h = self.server_ttft
+        return h.sum / h.count if h is not None and h.count > 0 else None
 
 
 def hit_reason(arm: str, hits: int | None, prompt_tokens: int | None, min_ratio: float) -> str | None:
@@ -191,8 +206,12 @@ def hit_reason(arm: str, hits: int | None, prompt_tokens: int | None, min_ratio:
 class Counters(Protocol):
     """What a measured load's bracket read: the engine's hit tokens and the device's read bytes."""
 
-    hit_tokens: int | None
-    device_read_bytes: int | None
+    @property
+    def hit_tokens(self) -> int | None: ...
+    @property
+    def device_read_bytes(self) -> int | None: ...
+    @property
+    def server_ttft_mean_s(self) -> float | None: ...
 
 
 def load_trial(
@@ -224,6 +243,7 @@ def load_trial(
         "; ".join(reasons) or None,
         logprobs=tuple(tuple(TokenLogprob(**x) for x in r.get("logprobs") or []) for r in records),
         first_tokens_done_s=first_tokens_done_s(records),
+        server_ttft_mean_s=bracket.server_ttft_mean_s,
     )  # fmt: skip
 
 
@@ -259,6 +279,8 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
     p99 = [float(t.summary["p99_ttft_ms"]) / 1000 for t in trials if t.summary.get("p99_ttft_ms")]
     e2e = [float(t.summary["p50_e2el_ms"]) / 1000 for t in trials if t.summary.get("p50_e2el_ms")]
     bw = [t.read_bw_gb_per_s for t in trials if t.read_bw_gb_per_s is not None]
+    client_mean = [float(t.summary["mean_ttft_ms"]) / 1000 for t in trials if t.summary.get("mean_ttft_ms")]
+    server_mean = [t.server_ttft_mean_s for t in trials if t.server_ttft_mean_s is not None]
     return ArmSummary(
         arm=key or (level_key(arm, trials[0].concurrency) if trials else arm),
         trials=len(trials),
@@ -278,6 +300,8 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
         restart_to_ready_p50_s=None,
         invalid_reasons=tuple(f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason),
         read_bw_gb_per_s=median(bw) if bw else None,
+        ttft_mean_s=median(client_mean) if client_mean else None,
+        server_ttft_mean_s=median(server_mean) if server_mean else None,
     )
 
 

@@ -19,7 +19,7 @@ from kvgate.references import load_references, show_bound
 MiB = float(1 << 20)
 ARM_COLUMNS = [
     "host/engine", "arm", "trials ok/run", "prompt tokens p50", "TTFT p50 s", "TTFT p90 s", "TTFT p99 s",
-    "TTFT CV", "E2E p50 s", "output tok/s",
+    "TTFT CV", "TTFT mean s client / engine", "E2E p50 s", "output tok/s",
 ]  # fmt: skip
 EVIDENCE_COLUMNS = [
     "host/engine", "arm", "device MiB read", "engine MiB read", "restore read GB/s", "tokens restored",
@@ -35,12 +35,19 @@ def _num(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
     return "—" if value is None else f"{value / scale:.{digits}g}" if digits else f"{value / scale:.0f}"
 
 
+def _means(s: ArmSummary) -> str:
+    """Client and engine-side (its /metrics histogram) mean TTFT of the loads, where both are known."""
+    if s.ttft_mean_s is None and s.server_ttft_mean_s is None:
+        return "—"
+    return f"{_num(s.ttft_mean_s)} / {_num(s.server_ttft_mean_s)}"
+
+
 def arm_row(where: str, s: ArmSummary) -> list[str]:
     """One arm's latency numbers as table cells."""
     return [
         where, s.arm, f"{s.completed}/{s.trials}", _num(s.prompt_tokens_p50, digits=0),
         _num(s.ttft_p50_s), _num(s.ttft_p90_s), _num(s.ttft_p99_s), _num(s.ttft_cv, digits=2),
-        _num(s.e2e_p50_s), _num(s.output_throughput_tok_per_s),
+        _means(s), _num(s.e2e_p50_s), _num(s.output_throughput_tok_per_s),
     ]  # fmt: skip
 
 

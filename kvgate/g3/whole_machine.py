@@ -50,6 +50,7 @@ class Window:
         self.hit_tokens: int | None = None
         self.device_read_bytes: int | None = None
         self.engine_read_bytes: int | None = None
+        self.server_ttft_mean_s: float | None = None  # over every engine's TTFT histogram
 
     def __enter__(self) -> Window:
         self._counters = [Bracket(self.ex, e, None).__enter__() for e in self.engines]
@@ -71,6 +72,9 @@ class Window:
                 log = hostio.log_since(self.ex, eng.log_path, b.log_lines)
                 hits.append(hostio.hit_tokens(eng.profile.kind.value, log, resident=self.resident))
         self.hit_tokens = None if None in hits else sum(h or 0 for h in hits)
+        ttft = [c.server_ttft for c in self._counters]
+        if ttft and None not in ttft and sum(h.count for h in ttft if h) > 0:
+            self.server_ttft_mean_s = sum(h.sum for h in ttft if h) / sum(h.count for h in ttft if h)
         self.device_read_bytes = hostio.delta(self._before[0].device_read_bytes, after[-1].device_read_bytes)
         pairs = zip(self._before, after, strict=True)
         reads = [hostio.delta(b.engine_read_bytes, a.engine_read_bytes) for b, a in pairs]

@@ -10,7 +10,7 @@ from kvgate.g3.load_arms import LoadTrial, load_trial, summaries
 
 class Counters:  # what a real Window read around the load
     def __init__(self, hits: int | None, dev: int | None) -> None:
-        self.hit_tokens, self.device_read_bytes = hits, dev
+        self.hit_tokens, self.device_read_bytes, self.server_ttft_mean_s = hits, dev, None
 
 
 def doc(first_token_s: list[float], texts: list[str]) -> dict[str, Any]:

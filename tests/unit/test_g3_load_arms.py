@@ -9,8 +9,8 @@ from kvgate.g3.verdicts import cache_hits_measurement
 
 
 class FakeBracket:  # the counters a real Bracket read around the load
-    def __init__(self, hits: int | None, dev: int | None = 0) -> None:
-        self.hit_tokens, self.device_read_bytes = hits, dev
+    def __init__(self, hits: int | None, dev: int | None = 0, server_ttft: float | None = None) -> None:
+        self.hit_tokens, self.device_read_bytes, self.server_ttft_mean_s = hits, dev, server_ttft
 
 
 def doc(ttft_ms: float, tput: float, *, n: int = 8, failed: int = 0, texts: str = "ab") -> dict[str, Any]:
@@ -75,3 +75,18 @@ def test_outputs_served_from_cache_must_equal_recompute_for_the_same_prompt() ->
     assert len(found) == 8
     assert ties == []  # without logprobs a difference cannot be shown to be a near-tie
     assert found[0].startswith("ssd-restore@c8 trial 0 prompt 0: expected 'ab', got 'zz' — logprobs were not")
+
+
+def test_the_engines_own_ttft_is_summarised_beside_the_clients() -> None:
+    loads = []
+    for i, (client_ms, server_s) in enumerate([(120.0, 0.100), (130.0, 0.110), (400.0, 0.105)]):
+        d = doc(client_ms, 50)
+        d["summary"]["mean_ttft_ms"] = client_ms
+        loads.append(load_trial("warm", 8, i, f"s{i}", doc=d, bracket=FakeBracket(16_384, 0, server_s),
+                                min_hit=0.9))  # fmt: skip
+    s = summaries({"warm": loads})["warm@c8"]
+    assert (s.ttft_mean_s, s.server_ttft_mean_s) == (0.13, 0.105)  # medians over the loads
+    assert (
+        summaries({"warm": [trial("warm", 8, 0, doc(100, 400), 16_384)]})["warm@c8"].server_ttft_mean_s
+        is None
+    )
