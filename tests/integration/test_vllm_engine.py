@@ -28,6 +28,7 @@ from kvgate.engines import EngineCrashed, EngineService, Placement, load_profile
 from kvgate.engines.metrics import scrape
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile
 from kvgate.g3.measure import MODEL_CACHE, _tiny_hf
+from kvgate.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
 from kvgate.inventory.schema import Host
 from kvgate.transport.local import LocalExecutor
 
@@ -157,8 +158,11 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_concurrency_8_and_16(tmp_path:
     assert {"recompute", "warm", "recompute@c8", "warm@c8", "recompute@c16", "warm@c16"} <= set(arms)
     assert arms["warm@c16"][2] == "3/3"  # every load trial completed without a failed request
     evidence = {r[1]: r for r in rows["evidence"]}
-    assert evidence["recompute@c16"][4] == "0"  # the recompute engine served nothing from cache
-    assert float(evidence["warm@c16"][4]) > 0.9 * 16 * 2048
+    restored = EVIDENCE_COLUMNS.index("tokens restored")
+    assert evidence["recompute@c16"][restored] == "0"  # the recompute engine served nothing from cache
+    assert float(evidence["warm@c16"][restored]) > 0.9 * 16 * 2048
+    client, engine = arms["warm@c16"][ARM_COLUMNS.index("TTFT mean s client / engine")].split(" / ")
+    assert 0 < float(engine) <= float(client)  # the engine's own TTFT (from arrival) within the client's
     engines = {r[1]: r for r in rows["engines"]}
     assert engines["recompute"][6] != "not logged"  # weight-load time from the vLLM log
     assert MODEL_CACHE.name in engines["warm"][4]  # the generated model, in the recorded command line
