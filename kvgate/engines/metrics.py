@@ -47,6 +47,22 @@ def _labels(text: str | None) -> Labels:
     return tuple(sorted((m.group(1), _unescape(m.group(2))) for m in _LABEL.finditer(text)))
 
 
+_SELECTOR = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?$")
+
+
+def selector(text: str) -> tuple[str, dict[str, str]]:
+    """A series selector as Prometheus writes it: ``name`` or ``name{label="value",...}``.
+
+    >>> selector('vllm:prompt_tokens_cached_by_source_total{source="disk"}')
+    ('vllm:prompt_tokens_cached_by_source_total', {'source': 'disk'})
+    """
+    m = _SELECTOR.match(text.strip())
+    body = m.group(2) if m else None
+    if m is None or (body is not None and "".join(x.group(0) for x in _LABEL.finditer(body)) != body):
+        raise ValueError(f'not a series selector: {text!r} (want name or name{{label="value"}})')
+    return m.group(1), dict(_labels(m.group(2)))
+
+
 @dataclass(frozen=True)
 class Histogram:
     """Cumulative buckets ``(le, count)`` plus sum and count, summed over matching series."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kvgate.config_file import load_model
+from kvgate.engines.metrics import selector
 from kvgate.errors import ConfigError
 
 PLACEHOLDERS = frozenset({"python", "model", "port", "host", "cache_dir", "run_dir"})
@@ -96,7 +97,11 @@ class EngineProfile(Frozen):
     metrics: Endpoint | None = None
     # Prometheus counter of prompt tokens served from cache instead of computed: the external
     # tier's hits on a tier profile, the DRAM prefix cache's on a warm-only one. None: unknown.
+    # A selector may name labels: 'vllm:prompt_tokens_cached_by_source_total{source="disk"}'
     hit_counter: str | None = None
+    # the counter for the warm arm (state still resident, e.g. in the GPU prefix cache, which the
+    # external tier's counter does not count); None: hit_counter
+    warm_hit_counter: str | None = None
     # Prometheus histogram of the engine's own time to first token, in seconds (vLLM:
     # vllm:time_to_first_token_seconds, from the request's arrival): reported beside the client's
     ttft_histogram: str | None = None
@@ -122,6 +127,18 @@ class EngineProfile(Frozen):
     @classmethod
     def _map_holes(cls, v: dict[str, str]) -> dict[str, str]:
         return {k: _check_template(t) for k, t in v.items()}
+
+    @field_validator("hit_counter", "warm_hit_counter")
+    @classmethod
+    def _selector(cls, v: str | None) -> str | None:
+        if v is not None:
+            selector(v)  # a ValueError names the field in the ConfigError
+        return v
+
+    def counter(self, *, resident: bool = False) -> tuple[str, dict[str, str]] | None:
+        """The hit counter's series selector for a cold (or, ``resident``, a warm) load; None: none."""
+        text = (self.warm_hit_counter or self.hit_counter) if resident else self.hit_counter
+        return selector(text) if text and self.metrics else None
 
     @field_validator("workdir")
     @classmethod

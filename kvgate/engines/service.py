@@ -294,4 +294,25 @@ class EngineService:
         return res.stdout.strip() if res.ok else f"unknown (exit {res.exit_status}: {res.tail(1)})"
 
 
-__all__ = ["EngineRecord", "EngineService", "Placement"]
+def settled_kv_bytes(
+    engines: Sequence[EngineService], *, at_least: int = 0, quiet_s: float = 2.0, timeout_s: float = 120.0
+) -> int:
+    """The engines' KV directories in bytes once their writes have drained.
+
+    Tiers write asynchronously (LMCache's disk worker, vLLM's fs-tier threads, SGLang's
+    host→storage backup): a restart right after the last response would lose writes in
+    flight. Returns as soon as the total reaches ``at_least`` (the predicted state bytes;
+    0: unknown), else once it has not changed for ``quiet_s``, else after ``timeout_s``.
+    """
+    deadline, last, since = time.monotonic() + timeout_s, -1, time.monotonic()
+    while True:
+        total = sum(e.kv_dir_bytes() for e in engines)
+        now = time.monotonic()
+        if total != last:
+            last, since = total, now
+        if (at_least and total >= at_least) or now - since >= quiet_s or now >= deadline:
+            return total
+        time.sleep(0.5)
+
+
+__all__ = ["EngineRecord", "EngineService", "Placement", "settled_kv_bytes"]

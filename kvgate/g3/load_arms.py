@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvgate.engines.metrics import Histogram, MetricsError, diff, scrape
+from kvgate.engines.service import settled_kv_bytes
 from kvgate.errors import LabError
 from kvgate.fio.cold import BlockDevice, drop_caches, read_counters
 from kvgate.g3.arms import ArmSummary, cv
@@ -138,11 +139,14 @@ class Loader:
 
 
 class Bracket:
-    """Hit counter and device read bytes around one measured load."""
+    """Hit counter, the engine's TTFT histogram and device read bytes around one measured load."""
 
-    def __init__(self, ex: Executor, eng: EngineService, dev: BlockDevice | None) -> None:
+    def __init__(
+        self, ex: Executor, eng: EngineService, dev: BlockDevice | None, *, resident: bool = False
+    ) -> None:
+        """``resident``: a warm load, counted by the profile's warm hit counter."""
         self.ex, self.eng, self.dev = ex, eng, dev
-        self.counter = eng.profile.hit_counter if eng.profile.metrics else None
+        self.counter = eng.profile.counter(resident=resident)
 
     def _scrape(self) -> Any:
         if self.eng.profile.metrics is None or not (self.counter or self.eng.profile.ttft_histogram):
@@ -163,8 +167,9 @@ class Bracket:
         if self._m0 is not None and m1 is not None:
             window = diff(self._m0, m1)
             if self.counter:
+                name, labels = self.counter
                 try:
-                    self.hit_tokens = int(window.value(self.counter))
+                    self.hit_tokens = int(window.value(name, **labels))
                 except (MetricsError, KeyError):
                     self.hit_tokens = None
             if self.eng.profile.ttft_histogram:
@@ -355,7 +360,7 @@ def run_levels(
 
     def measure(arm: str, eng: EngineService, c: int, t: int, s: str) -> None:
         notify(f"c{c} trial {t}: {arm}")
-        with Bracket(ex, eng, dev) as b:
+        with Bracket(ex, eng, dev, resident=arm == "warm") as b:
             doc = loader.run([eng], s, c)
         ev = save(f"load-c{c}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
         trial = load_trial(arm, c, t, s, doc=doc, bracket=b, min_hit=min_hit)
@@ -371,6 +376,7 @@ def run_levels(
             notify(f"c{c} trial {t}: populate")
             loader.run([tier], s, c)
             if has_tier:
+                settled_kv_bytes([tier])  # the tier's writes drained before the restart
                 tier.restart()
                 drop_caches(ex, sudo=sudo)
                 measure("ssd-restore", tier, c, t, s)

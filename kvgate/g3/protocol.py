@@ -37,12 +37,13 @@ from typing import Protocol
 
 from kvgate.engines import EngineRecord, EngineService, Placement
 from kvgate.engines.profile import EngineProfile
+from kvgate.engines.service import settled_kv_bytes
 from kvgate.fio.cold import BlockDevice, backing_device, drop_caches
 from kvgate.g3 import client, hostio
 from kvgate.g3.arms import Outcome, Trial, Window
 from kvgate.g3.cold_read import read_mismatches, run_cold_read
 from kvgate.g3.evidence import Output, cold_reason, compare_outputs, shape_reason, write_through_reason
-from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
+from kvgate.g3.load_arms import Bracket, Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.g3.plan import cold_read_blocker, measures_levels
 from kvgate.g3.profile import G3Profile
 from kvgate.g3.whole_machine import run_whole_machine
@@ -197,7 +198,7 @@ class ColdRestore:
                 self.sink.engine("ssd-restore", eng.record)
             tokens = self._count(eng, salt)
             predicted = (tokens or 0) * self.setup.state_bytes_per_token
-            growth, ev = self._populate(eng, t, salt)
+            growth, ev = self._populate(eng, t, salt, predicted)
             wrote = write_through_reason(
                 self.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
             )
@@ -215,12 +216,12 @@ class ColdRestore:
                 )
                 self.result.arm("warm").append(warm)
 
-    def _populate(self, eng: EngineService, t: int, salt: str) -> tuple[int, tuple[str, ...]]:
-        """Send the prompt once (a miss that the tier saves); returns the tier directory's growth."""
+    def _populate(self, eng: EngineService, t: int, salt: str, predicted: int) -> tuple[int, tuple[str, ...]]:
+        """Send the prompt once (a miss that the tier saves); the tier directory's growth, writes drained."""
         self.sink.notify(f"trial {t}: populate")
         empty = eng.kv_dir_bytes()
         _, ev = self._send(eng, salt, f"trial-{t}/populate")
-        return eng.kv_dir_bytes() - empty, ev
+        return settled_kv_bytes([eng], at_least=empty + predicted) - empty, ev
 
     def _restore(self, eng: EngineService, t: int, salt: str, tokens: int | None, predicted: int) -> Trial:
         """Drop the page cache, then send the prompt with counters bracketing exactly that request."""
@@ -229,14 +230,16 @@ class ColdRestore:
         client.warm_up(self.ex, self.setup.python, self.client)
         self.sink.notify(f"trial {t}: cold restore")
         before = hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
-        out, ev = self._send(eng, salt, f"trial-{t}/ssd-restore")
+        with Bracket(self.ex, eng, None) as counter:  # the engine's hit counter, where it has one
+            out, ev = self._send(eng, salt, f"trial-{t}/ssd-restore")
         after = hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
         log = hostio.log_since(self.ex, eng.log_path, before.log_lines)
+        hits = counter.hit_tokens if counter.counter else hostio.hit_tokens(self.setup.tier.kind.value, log)
         window = Window(
             device=self.result.device,
             device_read_bytes=hostio.delta(before.device_read_bytes, after.device_read_bytes),
             engine_read_bytes=hostio.delta(before.engine_read_bytes, after.engine_read_bytes),
-            hit_tokens=hostio.hit_tokens(self.setup.tier.kind.value, log),
+            hit_tokens=hits,
             caches_dropped=drop.dropped,
         )
         ev += (self.sink.save(f"trial-{t}/ssd-restore.engine-log.txt", log),)

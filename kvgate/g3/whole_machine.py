@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kvgate.engines import EngineService
+from kvgate.engines.service import settled_kv_bytes
 from kvgate.fio.cold import BlockDevice, drop_caches
 from kvgate.g3 import client, hostio
 from kvgate.g3.evidence import cold_reason, shape_reason, write_through_reason
@@ -53,7 +54,7 @@ class Window:
         self.server_ttft_mean_s: float | None = None  # over every engine's TTFT histogram
 
     def __enter__(self) -> Window:
-        self._counters = [Bracket(self.ex, e, None).__enter__() for e in self.engines]
+        self._counters = [Bracket(self.ex, e, None, resident=self.resident).__enter__() for e in self.engines]
         self._before = [self._snap(e) for e in self.engines]
         return self
 
@@ -169,9 +170,9 @@ class WholeMachineRun:
             empty = sum(e.kv_dir_bytes() for e in tiers) if has_tier else 0
             populated = self.loader.run(tiers, salt, self.concurrency)
             if has_tier:
-                growth = sum(e.kv_dir_bytes() for e in tiers) - empty
                 known = [n for n in tokens if n is not None]
                 predicted = sum(known) * self.setup.state_bytes_per_token if len(known) == len(tokens) else 0
+                growth = settled_kv_bytes(tiers, at_least=empty + predicted if predicted else 0) - empty
                 wrote = write_through_reason(
                     self.proto.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
                 )

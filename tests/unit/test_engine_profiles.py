@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import yaml
 from kvgate.engines import EngineService, Placement
 from kvgate.engines.metrics import MetricsError, diff, parse
 from kvgate.engines.profile import PROFILE_DIR, EngineKind, load_profile, load_profiles
+from kvgate.engines.service import settled_kv_bytes
 from kvgate.engines.tinymodel import build_vocab
 from kvgate.errors import ConfigError
 from kvgate.transport.local import LocalExecutor
@@ -18,7 +21,13 @@ from kvgate.transport.local import LocalExecutor
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
 VALUES = {"python": "/v/bin/python", "model": "/m/tiny.gguf", "port": "8123", "host": "127.0.0.1",
           "cache_dir": "/mnt/candidate/kv", "run_dir": "/var/tmp/run"}  # fmt: skip
-LAB_PROFILES = {"vllm-lmcache", "vllm-lmcache-serial-read", "vllm-native-tiering", "sglang-hicache"}
+LAB_PROFILES = {
+    "vllm-lmcache",
+    "vllm-lmcache-serial-read",
+    "vllm-native-tiering",
+    "sglang-hicache",
+    "sglang-recompute",
+}
 
 
 @pytest.mark.parametrize("path", sorted(PROFILE_DIR.glob("*.yaml")), ids=lambda p: p.stem)
@@ -193,3 +202,45 @@ def test_r1_serial_reader_is_the_lmcache_profile_with_one_disk_reader() -> None:
     assert s_cfg["extra_config"].pop("disk_io_threads") == 1
     assert p_cfg["extra_config"].pop("disk_io_threads") > 1
     assert s_cfg == p_cfg  # nothing else differs between R1's two readers
+
+
+def test_hit_counters_are_selectors_and_the_warm_arm_may_count_resident_hits() -> None:
+    tiering = load_profile(PROFILE_DIR / "vllm-native-tiering.yaml")
+    assert tiering.counter() == ("vllm:prompt_tokens_cached_by_source_total", {"source": "disk"})
+    assert tiering.counter(resident=True) == ("vllm:prompt_tokens_cached_total", {})  # HBM hits count too
+    cpu = load_profile(PROFILE_DIR / "vllm-cpu-prefix.yaml")
+    assert cpu.counter() == cpu.counter(resident=True) == ("vllm:prefix_cache_hits_total", {})
+    assert load_profile(PROFILE_DIR / "llama-cpp-disk.yaml").counter() is None  # no /metrics: its log
+
+
+def test_a_malformed_hit_counter_names_the_file_and_field(tmp_path: Path) -> None:
+    data = yaml.safe_load((PROFILE_DIR / "vllm-cpu-prefix.yaml").read_text())
+    bad = tmp_path / "vllm-cpu-prefix.yaml"
+    bad.write_text(yaml.safe_dump(data | {"hit_counter": "vllm:x{source=disk}"}))
+    with pytest.raises(ConfigError) as err:
+        load_profile(bad)
+    assert err.value.field == "hit_counter"
+    assert "not a series selector" in str(err.value)
+
+
+def test_tier_bytes_settle_once_writes_stop_or_reach_the_prediction(tmp_path: Path) -> None:
+    profile = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
+    where = Placement(run_dir=str(tmp_path / "run"), model="/m", cache_dir=str(tmp_path / "c"), port=18000)
+    eng = EngineService(LocalExecutor(), profile, where)  # not started: only its tier directory is read
+    kv = tmp_path / "c" / ".cache" / "llama_cache"
+    kv.mkdir(parents=True)
+    (kv / "a").write_bytes(b"x" * 4096)
+    t0 = time.monotonic()
+    assert settled_kv_bytes([eng], at_least=4096) >= 4096
+    assert time.monotonic() - t0 < 1.0  # the prediction reached: no waiting
+
+    def writer() -> None:  # an asynchronous tier still writing after the response
+        for i in range(4):
+            time.sleep(0.3)
+            (kv / f"b{i}").write_bytes(b"y" * 4096)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    total = settled_kv_bytes([eng], at_least=10**9, quiet_s=1.0, timeout_s=30)
+    thread.join()
+    assert total == eng.kv_dir_bytes() >= 5 * 4096  # every write counted, nothing after it
