@@ -97,3 +97,26 @@ def test_a_relative_engine_python_is_relative_to_the_inventory_and_keeps_the_ven
         " python: ../.venv-x/bin/python}}\n"
     )
     assert load(inv).inventory.engines["e"].python == str(venv_bin / "python")
+
+
+@pytest.mark.parametrize(
+    ("engine", "field"),
+    [
+        ("tier_profile: vllm-lmcach, recompute_profile: vllm-recompute", "engines.e.tier_profile"),
+        ("tier_profile: vllm-lmcache, recompute_profile: vllm-recompute,"
+         " cold_read: {serial: vllm-lmcache-serial, parallel: vllm-lmcache}", "engines.e.cold_read.serial"),
+    ],
+)  # fmt: skip
+def test_an_engine_profile_that_does_not_exist_is_named_with_the_ones_that_do(
+    tmp_path: Path, engine: str, field: str
+) -> None:
+    inv = tmp_path / "site.yaml"
+    inv.write_text(
+        "site: s\nhosts: {h: {roles: [engine]}}\n"
+        "volumes: {v: {path: /tmp/v, kind: candidate, scratch: true}}\n"
+        f"engines: {{e: {{{engine}, volume: v, model: /m, state_bytes_per_token: 1}}}}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        load(inv)
+    assert err.value.field == field
+    assert "vllm-lmcache-serial-read" in err.value.expected  # the profiles there are, to pick from
