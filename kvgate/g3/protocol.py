@@ -221,7 +221,7 @@ class ColdRestore:
         self.sink.notify(f"trial {t}: populate")
         empty = eng.kv_dir_bytes()
         _, ev = self._send(eng, salt, f"trial-{t}/populate")
-        return settled_kv_bytes([eng], at_least=empty + predicted) - empty, ev
+        return settled_kv_bytes([eng], at_least=empty + predicted if predicted else 0) - empty, ev
 
     def _restore(self, eng: EngineService, t: int, salt: str, tokens: int | None, predicted: int) -> Trial:
         """Drop the page cache, then send the prompt with counters bracketing exactly that request."""
