@@ -117,6 +117,12 @@ class ArmSummary:
         return asdict(self)
 
 
+def _read_bw(t: Trial) -> float | None:
+    """The restore's device bytes over its TTFT (the request waits for the restore), in GB/s."""
+    w, ttft = t.window, t.outcome.ttft_s
+    return w.device_read_bytes / ttft / 1e9 if w and w.device_read_bytes is not None and ttft else None
+
+
 def _throughput(t: Trial, output_tokens: int) -> float | None:
     e2e = t.outcome.e2e_s
     return output_tokens / e2e if t.outcome.ok and e2e else None
@@ -148,4 +154,5 @@ def summarize(arm: str, trials: list[Trial], *, output_tokens: int = 0) -> ArmSu
         predicted_bytes_p50=_optional_median([t.predicted_bytes for t in trials]),
         restart_to_ready_p50_s=_optional_median([t.restart_to_ready_s for t in trials]),
         invalid_reasons=failed + reasons,
+        read_bw_gb_per_s=_optional_median([_read_bw(t) for t in ok]),
     )

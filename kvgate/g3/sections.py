@@ -170,7 +170,8 @@ EVIDENCE_NOTE = (
     "Counters bracketing exactly the measured request. Device bytes count every reader of the device "
     "during the window (another tenant's I/O can only raise them); the engine's own /proc/<pid>/io bytes "
     "are exact. Tokens restored: the engine's own count (its log). Tier growth: the tier directory after "
-    "populate, against prompt tokens × the model's state bytes per token."
+    "populate, against prompt tokens × the model's state bytes per token. Restore read GB/s: the device's "
+    "bytes over the request's TTFT (one prompt), or over the time to a load's last first token."
 )
 NOTE = (
     "One prompt per trial, each with its own salt. ssd-restore: populate on a fresh tier directory on the "
