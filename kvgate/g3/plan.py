@@ -227,12 +227,10 @@ def reference_checks(
 
 
 def _cold_read_note(profile: G3Profile, readers: tuple[EngineProfile, ...]) -> str:
+    """(A reader that serves one request at a time is measurable only at concurrency 1: nothing queues.)"""
     assert profile.cold_read is not None
     serial, parallel = (r.name for r in readers)
-    queued = [r.name for r in readers if not r.serves_concurrently]
-    return f"{profile.cold_read.concurrency} prompts in flight, restored cold by {serial} vs {parallel}" + (
-        f"; {', '.join(queued)} serve(s) one request at a time, so requests queue" if queued else ""
-    )
+    return f"{profile.cold_read.concurrency} prompts in flight, restored cold by {serial} vs {parallel}"
 
 
 def plan(inventory: Inventory) -> list[G3Check]:

@@ -13,10 +13,9 @@ CLI path of the bindings is covered by tests/unit/test_g3_plan.py.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-import pytest
+from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
 from kvgate.g3.measure import measure_deployment
@@ -28,14 +27,7 @@ from kvgate.references import load_references
 from kvgate.store import RunStore
 from kvgate.transport.local import LocalExecutor
 
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None, reason="engine not installed: make engine"
-    ),
-]
+pytestmark = LLAMA_ENGINE
 R1 = ("cold-read-ttft-speedup", "cold-read-bw-gain")
 
 

@@ -12,7 +12,6 @@ restored cold with the same evidence.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -21,17 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
+from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.slow,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None, reason="engine not installed: make engine"
-    ),
-]
+pytestmark = LLAMA_ENGINE
 
 
 def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Path:
