@@ -27,6 +27,10 @@ READY_TIMEOUT_S = 10.0
 
 HostFactory = Callable[..., Host]  # the `ssh_host` fixture: (server, **Host fields) -> Host
 
+# HOME points into the server's own dir, so the session shell reads none of the login
+# user's rc files. Debian's bash sources ~/.bashrc for every `ssh host cmd`; on CI root's
+# runs `pyenv init`, whose `pyenv rehash` takes a lock file that a SIGKILLed session
+# (kill() below) leaves behind, after which every later session waits 60 s for it.
 CONFIG = """\
 Port {port}
 ListenAddress 127.0.0.1
@@ -44,6 +48,7 @@ MaxStartups 64
 MaxSessions 64
 LogLevel VERBOSE
 Subsystem sftp internal-sftp
+SetEnv HOME={dir}/home
 """
 
 
@@ -99,7 +104,7 @@ class SSHServer:
     @classmethod
     def start(cls, dir: Path, port: int | None = None) -> SSHServer:
         """Create keys and config under ``dir`` and start sshd in the foreground."""
-        dir.mkdir(parents=True, exist_ok=True)
+        (dir / "home").mkdir(parents=True, exist_ok=True)
         keygen(dir / "host_ed25519_key", "host")
         keygen(dir / "client_key", "client")
         (dir / "authorized_keys").write_bytes((dir / "client_key.pub").read_bytes())

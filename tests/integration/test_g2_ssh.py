@@ -55,9 +55,14 @@ def test_g2_two_hosts_and_cluster_aggregate(
 
     (run,) = (tmp_path / "r" / "g2ssh").glob("g2-*")
     checks = {c["id"]: c for c in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}
-    assert proc.returncode == 0, proc.stderr + json.dumps(
-        {k: c["condition"] for k, c in checks.items()}, indent=1
-    )
+    # Both "hosts" write to one loopback disk at the same moment, so the spread of a
+    # host's two smoke repeats is the other host's timing, not a property under test
+    # (CI once measured a seqwrite CV of 1.37 of a possible 1.41). The CV checks must be
+    # evaluated with their numbers; every other check must pass.
+    summary = proc.stderr + json.dumps({k: c["condition"] for k, c in checks.items()}, indent=1)
+    assert proc.returncode in (0, 1), summary
+    assert all(c["verdict"] in ("PASS", "FAIL") for c in checks.values()), summary
+    assert all(c["verdict"] == "PASS" for k, c in checks.items() if not k.endswith(".cv")), summary
     assert "node-a/volume[shared].kv_restore.checksums" in checks
     assert "node-b/volume[shared].kv_restore.checksums" in checks
     cluster = checks["cluster/volume[shared].fio.cluster.seqread-1m.bw"]

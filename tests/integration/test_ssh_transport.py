@@ -64,6 +64,15 @@ def test_run_on_both_servers(sshd_pair: Pair, ssh_host: HostFactory) -> None:
             assert server_port(ex) == server.port
 
 
+def test_sessions_read_no_rc_file_of_the_login_user(sshd_pair: Pair, ssh_host: HostFactory) -> None:
+    # A stale `pyenv rehash` lock behind root's ~/.bashrc once made every CI session wait 60 s:
+    # a session must start in the fixture's own HOME, with no rc file on its path.
+    server = sshd_pair[0]
+    with SSHExecutor("a", ssh_host(server)) as ex:
+        home = ex.run("echo $HOME; ls -A $HOME", check=True).stdout.split()
+        assert home == [str(server.dir / "home")]
+
+
 def test_arguments_reach_the_remote_command_literally(sshd_pair: Pair, ssh_host: HostFactory) -> None:
     args = ["a b", "it's", '"dq"', "$HOME", "x; echo pwned", "`id`", "*", "tab\there", ""]
     with SSHExecutor("a", ssh_host(sshd_pair[0])) as ex:
