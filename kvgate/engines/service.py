@@ -149,8 +149,9 @@ class EngineService:
 
     # -- calls on the host -----------------------------------------------------------------
     def url(self, path: str) -> str:
-        """The engine URL as seen from its own host."""
-        return f"http://{self.placement.host}:{self.placement.port}{path}"
+        """The engine URL as seen from its own host (an engine bound to every address: via loopback)."""
+        host = "127.0.0.1" if self.placement.host == "0.0.0.0" else self.placement.host
+        return f"http://{host}:{self.placement.port}{path}"
 
     def request(
         self, method: str, path: str, *, body: str = "", timeout_s: float = 600.0, stream: bool = False

@@ -1,9 +1,11 @@
-"""The load generator on the engine host: shipped as a zipapp, one streamed request per trial.
+"""Where the load generator runs (a LoadSite) and how it sends one streamed request per trial.
 
-``kvgate.loadgen`` is stdlib-only; kvgate ships it to the engine host (cached by
-content hash, like the agent) and runs it there, so the lab network does not
-distort TTFT. Each trial sends exactly one prompt (``--requests 1`` with the
-trial's salt); the result JSON keeps every chunk timestamp.
+``kvgate.loadgen`` is stdlib-only; by default kvgate ships it to the engine host
+(cached by content hash, like the agent) and runs it there, so the lab network does
+not distort TTFT. ``engines.<x>.loadgen: controller`` runs it on the control node
+instead, against the host's inventory address, when the network path is part of
+what a site wants measured. Each trial sends exactly one prompt (``--requests 1``
+with the trial's salt); the result JSON keeps every chunk timestamp.
 
 llama-cpp-python sends no ``usage`` when streaming, so completion tokens come from
 ``finish_reason == "length"`` (the request ran to max_tokens) and prompt tokens
@@ -18,16 +20,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvgate import agentctl
 from kvgate.errors import LabError
 from kvgate.g3.arms import Outcome
 from kvgate.loadgen.record import RequestRecord
 from kvgate.transport.base import Executor
+from kvgate.transport.local import LocalExecutor
 
+if TYPE_CHECKING:
+    from kvgate.engines import EngineService
+
+CLIENT_CACHE = Path("/tmp/kvgate-g3-client")  # the zipapp, built once per content on the controller
 BOOT = b"import sys\nfrom kvgate.loadgen.__main__ import main\nsys.exit(main())\n"
 
 
@@ -70,18 +80,61 @@ class Request:
         ]  # fmt: skip
 
 
-def warm_up(ex: Executor, python: str, client: str) -> None:
-    """Import the client once so its own reads stay out of a measured window after a cache drop."""
-    ex.run("%s %s --help > /dev/null", python, client, timeout_s=60, check=True)
+@dataclass(frozen=True)
+class LoadSite:
+    """Where the load generator runs, and the address it reaches the engines at from there."""
+
+    ex: Executor
+    python: str
+    client: str  # the zipapp's path where it runs
+    out_dir: str  # where its result documents go, there
+    address: str | None = None  # the engine host as the controller reaches it; None: on the host itself
+
+    @property
+    def side(self) -> str:
+        """``host`` or ``controller``, as the inventory and the report say it."""
+        return "host" if self.address is None else "controller"
+
+    def url(self, eng: EngineService) -> str:
+        """The engine's base URL as the load generator sees it."""
+        return eng.url("") if self.address is None else f"http://{self.address}:{eng.placement.port}"
+
+    def out(self, name: str) -> str:
+        return f"{self.out_dir}/{name}"
+
+    def argv_command(self, argv: list[str], out: str) -> tuple[str, list[str]]:
+        """The command that runs the client with ``argv`` and prints its result document."""
+        full = [self.python, self.client, *argv]
+        return " ".join(["%s"] * len(full)) + " && cat %s", [*full, out]
+
+    def close(self) -> None:
+        """Remove the controller's own result directory (on the host it lies in the work directory)."""
+        if self.address is not None:
+            shutil.rmtree(self.out_dir, ignore_errors=True)
+
+    def warm_up(self) -> None:
+        """Import the client once so its own reads stay out of a measured window after a cache drop."""
+        self.ex.run("%s %s --help > /dev/null", self.python, self.client, timeout_s=60, check=True)
+
+    def send(self, req: Request, out_name: str) -> tuple[Outcome, str]:
+        """Run one request; returns its outcome and the raw result JSON (the artifact)."""
+        command, args = self.argv_command(req.argv(self.out(out_name)), self.out(out_name))
+        res = self.ex.run(command, *args, timeout_s=req.timeout_s + 60)
+        if not res.ok:
+            raise LabError(f"{self.ex.host}: the load generator ({self.side} side) failed\n{res}")
+        return outcome(json.loads(res.stdout)), res.stdout
 
 
-def send(ex: Executor, python: str, client: str, req: Request, out: str) -> tuple[Outcome, str]:
-    """Run one request on the host; returns its outcome and the raw result JSON (the artifact)."""
-    argv = [python, client, *req.argv(out)]
-    res = ex.run(" ".join(["%s"] * len(argv)) + " && cat %s", *argv, out, timeout_s=req.timeout_s + 60)
-    if not res.ok:
-        raise LabError(f"{ex.host}: the load generator failed\n{res}")
-    return outcome(json.loads(res.stdout)), res.stdout
+def on_host(ex: Executor, python: str, out_dir: str) -> LoadSite:
+    """The load generator on the engine host (shipped there), talking to 127.0.0.1."""
+    return LoadSite(ex, python, ensure_client(ex, CLIENT_CACHE), out_dir)
+
+
+def on_controller(address: str) -> LoadSite:
+    """The load generator on this control node, talking to the engine host at ``address``."""
+    ex = LocalExecutor()
+    local = ensure_client(ex, CLIENT_CACHE)
+    return LoadSite(ex, sys.executable, local, tempfile.mkdtemp(prefix="kvgate-loadgen-"), address)
 
 
 def outcome(document: dict[str, Any]) -> Outcome:

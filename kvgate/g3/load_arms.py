@@ -38,6 +38,7 @@ from kvgate.loadgen.record import TokenLogprob
 
 if TYPE_CHECKING:
     from kvgate.engines import EngineService
+    from kvgate.g3.client import LoadSite
     from kvgate.g3.profile import G3Profile
     from kvgate.transport.base import Executor
 
@@ -97,11 +98,9 @@ class LoadTrial:
 
 @dataclass(frozen=True)
 class Loader:
-    """How to run the load generator on the engine host (the zipapp, the interpreter, the request shape)."""
+    """How to run the load generator (where it runs, the request shape)."""
 
-    ex: Executor
-    python: str
-    client: str
+    site: LoadSite
     model: str
     prompt_tokens: int
     tokens_per_word: float
@@ -113,11 +112,11 @@ class Loader:
 
     def run(self, engines: Sequence[EngineService], salt: str, concurrency: int) -> dict[str, Any]:
         """One load against ``engines`` (request i to engine i mod n); the result document."""
-        out = f"{engines[0].placement.run_dir}/load.json"
+        out = self.site.out("load.json")
         n = concurrency * self.waves
-        urls = [a for eng in engines for a in ("--url", eng.url(""))]
+        urls = [a for eng in engines for a in ("--url", self.site.url(eng))]
         argv = [
-            self.python, self.client, *urls, "--model", self.model,
+            *urls, "--model", self.model,
             "--concurrency", str(concurrency), "--requests", str(n),
             "--prompt-tokens", str(self.prompt_tokens), "--tokens-per-word", repr(self.tokens_per_word),
             "--max-tokens", str(self.max_tokens), "--salt", salt, "--temperature", "0",
@@ -127,13 +126,12 @@ class Loader:
             argv += ["--output-tokens-from", "chunks", "--no-ignore-eos"]
         if self.logprobs is not None:
             argv += ["--logprobs", str(self.logprobs)]
-        res = self.ex.run(
-            " ".join(["%s"] * len(argv)) + " && cat %s", *argv, out, timeout_s=self.timeout_s * n + 120
-        )
+        command, args = self.site.argv_command(argv, out)
+        res = self.site.ex.run(command, *args, timeout_s=self.timeout_s * n + 120)
         if not res.ok:
             for eng in engines:
                 eng.ensure_alive()  # a crashed engine is an ERROR with its log tail
-            raise LabError(f"{self.ex.host}: the load generator failed\n{res}")
+            raise LabError(f"{self.site.ex.host}: the load generator ({self.site.side} side) failed\n{res}")
         doc: dict[str, Any] = json.loads(res.stdout)
         return doc
 

@@ -61,6 +61,7 @@ class DeploymentResult:
     load_outputs_compared: int = 0
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     device: str | None = None
+    loadgen_address: str | None = None  # where the controller reached the engines; None: loadgen on the host
 
     def detail(self, key: str) -> str:
         """Extra text for a verdict that is not PASS (the first output mismatch)."""
@@ -174,7 +175,7 @@ def measure_deployment(
     """Run every arm of one deployment on one host and judge-ready measurements from them."""
     dep, h = inv.engines[name], inv.hosts[host]
     tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
-    result = DeploymentResult(host, name, tier)
+    result = DeploymentResult(host, name, tier, loadgen_address=inv.loadgen_address(name, host))
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier.kind)
     model, bpt = stage_model(ex, h, dep, tier.kind, python)
@@ -184,6 +185,7 @@ def measure_deployment(
         python=python, model=model, work_dir=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
         salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}", envs=dep.instance_envs,
         readers=read_profiles(dep), engine_args=dep.engine_args,
+        loadgen_address=result.loadgen_address,
     )  # fmt: skip
     sink = StoreSink(store, result, notify)
     try:
@@ -214,6 +216,10 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
     result.arms |= load_summaries(measured_arms(arms.read_trials))
     doc = {
         "tokens_per_word": arms.tokens_per_word,
+        "loadgen": {
+            "side": "host" if result.loadgen_address is None else "controller",
+            "address": result.loadgen_address or "127.0.0.1",
+        },
         "device": arms.device,
         "arms": {a: s.to_dict() for a, s in result.arms.items()},
         "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},

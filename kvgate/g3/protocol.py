@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Protocol
 
 from kvgate.engines import EngineRecord, EngineService, Placement
@@ -50,7 +49,6 @@ from kvgate.g3.whole_machine import run_whole_machine
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 from kvgate.transport.base import Executor
 
-CLIENT_CACHE = Path("/tmp/kvgate-g3-client")
 CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
 
 
@@ -71,6 +69,8 @@ class Setup:
     envs: tuple[dict[str, str], ...] = ({},)  # per engine instance; the per-instance arms run on the first
     engine_args: tuple[str, ...] = ()  # appended to every engine's launch command (inventory engine_args)
     readers: dict[str, EngineProfile] = field(default_factory=dict)  # R1: serial-read/parallel-read → profile
+    # inventory loadgen: controller — the engine host's address as the controller reaches it
+    loadgen_address: str | None = None  # None: the load generator runs on the engine host
 
 
 class Sink(Protocol):
@@ -105,13 +105,23 @@ class ColdRestore:
     def __init__(self, ex: Executor, setup: Setup, profile: G3Profile, sink: Sink) -> None:
         self.ex, self.setup, self.profile, self.sink = ex, setup, profile, sink
         self.result = ArmsResult()
-        self.client = ""
+        self.site: client.LoadSite | None = None
         self.model_id = ""
         self.dev: BlockDevice | None = None
 
     def run(self) -> ArmsResult:
         """Every phase; within each, the recompute engine's block, then the tier engines' block."""
-        self.client = client.ensure_client(self.ex, CLIENT_CACHE)
+        addr = self.setup.loadgen_address
+        if addr is None:
+            self.site = client.on_host(self.ex, self.setup.python, self.setup.work_dir)
+        else:
+            self.site = client.on_controller(addr)
+        try:
+            return self._run()
+        finally:
+            self.site.close()
+
+    def _run(self) -> ArmsResult:
         # a fresh work directory: a tier left by an interrupted run would fake (or hide) write-through
         self.ex.run(
             "rm -rf %s && mkdir -p %s", self.setup.work_dir, self.setup.work_dir, timeout_s=300, check=True
@@ -172,7 +182,7 @@ class ColdRestore:
         """Concurrency 8/16 (the profile's levels): the recompute block, or the tier engine's block."""
         p = self.profile
         loader = Loader(
-            self.ex, self.setup.python, self.client, self.model_id, p.load_prompt_tokens or p.prompt_tokens,
+            self.load_site, self.model_id, p.load_prompt_tokens or p.prompt_tokens,
             self.result.tokens_per_word, p.max_tokens, p.waves, p.request_timeout_s,
             logprobs=p.logprobs,
         )  # fmt: skip
@@ -227,7 +237,7 @@ class ColdRestore:
         """Drop the page cache, then send the prompt with counters bracketing exactly that request."""
         assert eng.pid is not None
         drop = drop_caches(self.ex, sudo=self.setup.sudo)
-        client.warm_up(self.ex, self.setup.python, self.client)
+        self.load_site.warm_up()
         self.sink.notify(f"trial {t}: cold restore")
         before = hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
         with Bracket(self.ex, eng, None) as counter:  # the engine's hit counter, where it has one
@@ -257,6 +267,11 @@ class ColdRestore:
         )
 
     # -- helpers ------------------------------------------------------------------------------
+    @property
+    def load_site(self) -> client.LoadSite:
+        assert self.site is not None, "run() sets the load site up"
+        return self.site
+
     def _engine(self, profile: EngineProfile, name: str, port_offset: int) -> EngineService:
         """An engine of the first instance (its environment)."""
         return EngineService(
@@ -273,6 +288,7 @@ class ColdRestore:
         return Placement(
             run_dir=f"{base}/run", model=self.setup.model, cache_dir=f"{base}/cache",
             port=self.setup.port + port_offset, python=self.setup.python,
+            host="127.0.0.1" if self.setup.loadgen_address is None else "0.0.0.0",  # from the controller
         )  # fmt: skip
 
     def _spec(self, salt: str) -> PromptSpec:
@@ -300,13 +316,11 @@ class ColdRestore:
     def _send(self, eng: EngineService, salt: str, name: str) -> tuple[Outcome, tuple[str, ...]]:
         spec, p = self._spec(salt), self.profile
         req = client.Request(
-            url=eng.url(""), model=self.model_id, salt=salt, prompt_tokens=spec.prompt_tokens,
+            url=self.load_site.url(eng), model=self.model_id, salt=salt, prompt_tokens=spec.prompt_tokens,
             tokens_per_word=spec.tokens_per_word, max_tokens=p.max_tokens, timeout_s=p.request_timeout_s,
             logprobs=p.logprobs,
         )  # fmt: skip
-        out, raw = client.send(
-            self.ex, self.setup.python, self.client, req, f"{eng.placement.run_dir}/req.json"
-        )
+        out, raw = self.load_site.send(req, "req.json")
         if not out.ok:
             eng.ensure_alive()  # a crashed engine is an ERROR with its log tail, not a failed request
         return out, (self.sink.save(f"{name}.loadgen.json", raw),)

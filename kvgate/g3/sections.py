@@ -163,7 +163,18 @@ def limits_note(r: DeploymentResult) -> str:
             "on (each side's token in the other's top-k logprobs), tolerated as vLLM's own tests do "
             f"(check_logprobs_close); first: {r.near_ties[0]}."
         )
-    return f"{r.host}/{r.deployment}: {conc} {t.notes.strip()} {KIND_LIMITS.get(t.kind.value, '')}".strip()
+    where = f"{conc} {loadgen_note(r)} {t.notes.strip()} {KIND_LIMITS.get(t.kind.value, '')}"
+    return f"{r.host}/{r.deployment}: {where}".strip()
+
+
+def loadgen_note(r: DeploymentResult) -> str:
+    """Where the client ran, which decides whether TTFT includes the lab network."""
+    if r.loadgen_address is None:
+        return "The load generator ran on the engine host (127.0.0.1): TTFT excludes the lab network."
+    return (
+        f"The load generator ran on the control node, reaching the engines at {r.loadgen_address} "
+        "(engines.<name>.loadgen: controller): TTFT includes the network path."
+    )
 
 
 EVIDENCE_NOTE = (

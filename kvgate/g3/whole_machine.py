@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from kvgate.engines import EngineService
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.fio.cold import BlockDevice, drop_caches
-from kvgate.g3 import client, hostio
+from kvgate.g3 import hostio
 from kvgate.g3.evidence import cold_reason, shape_reason, write_through_reason
 from kvgate.g3.load_arms import Bracket, Loader, LoadTrial, load_trial
 from kvgate.loadgen.prompts import PromptSpec
@@ -114,7 +114,7 @@ class WholeMachineRun:
         self.trials_n, self.prompt_tokens, self.concurrency = trials, prompt_tokens, concurrency
         p = proto.profile
         self.loader = Loader(
-            self.ex, self.setup.python, proto.client, proto.model_id, prompt_tokens,
+            proto.load_site, proto.model_id, prompt_tokens,
             proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, usage, p.logprobs,
         )  # fmt: skip
         self.out: dict[str, list[LoadTrial]] = {}
@@ -180,7 +180,7 @@ class WholeMachineRun:
                 for e in tiers:
                     e.restart()
                 drop = drop_caches(self.ex, sudo=self.setup.sudo)
-                client.warm_up(self.ex, self.setup.python, self.proto.client)
+                self.proto.load_site.warm_up()
                 self._measure(arm, tiers, t, salt, tokens, dropped=drop.dropped, wrote=wrote)
             if self.warm and (self.proto.profile.warm or not has_tier):
                 self._measure("warm", tiers, t, salt, tokens)

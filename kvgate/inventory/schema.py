@@ -225,6 +225,10 @@ class EngineDeployment(Frozen):
     # appended to the launch command of every engine of this deployment: what the site's hardware
     # needs beyond the profile, e.g. ["--tensor-parallel-size", "4"] for R3's TP4 instances
     engine_args: tuple[str, ...] = ()
+    # where the load generator runs: on the engine host (the lab network stays out of TTFT), or on
+    # the control node, reaching each engine at its host's `address` (engines then listen on every
+    # address of their host), when the network path is part of what the site wants measured
+    loadgen: Literal["host", "controller"] = "host"
 
     @field_validator("instances", mode="before")
     @classmethod
@@ -287,6 +291,20 @@ class Inventory(Frozen):
         for h in dep.hosts:
             if h not in self.hosts:
                 raise ValueError(f"engines.{name}.hosts: host {h!r} is not defined under hosts")
+        if dep.loadgen == "controller":
+            for h in self.engine_hosts(name):
+                if self.hosts[h].proxy_jump:
+                    raise ValueError(
+                        f"engines.{name}.loadgen: controller needs a direct route to host {h!r}, "
+                        f"which is reached through proxy_jump {self.hosts[h].proxy_jump!r}; use loadgen: host"
+                    )
+
+    def loadgen_address(self, name: str, host: str) -> str | None:
+        """Where the controller reaches deployment ``name``'s engines on ``host``; None: loadgen there."""
+        if self.engines[name].loadgen == "host":
+            return None
+        h = self.hosts[host]
+        return "127.0.0.1" if h.transport == "local" else h.address
 
     def engine_hosts(self, name: str) -> tuple[str, ...]:
         """The hosts an engine deployment runs on: its own list, or every host with the engine role."""

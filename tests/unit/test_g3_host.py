@@ -79,7 +79,9 @@ def test_the_shipped_client_is_deterministic_and_runs_on_the_host(tmp_path: Path
     assert client.zipapp_bytes() == client.zipapp_bytes()
     ex = LocalExecutor()
     remote = client.ensure_client(ex, tmp_path)
-    client.warm_up(ex, sys.executable, remote)
+    site = client.LoadSite(ex, sys.executable, remote, str(tmp_path))
+    site.warm_up()
+    assert site.side == "host"
     req = client.Request("http://127.0.0.1:9", "m", "salt", 100, 1.25, 8, 30.0)
     argv = req.argv("/tmp/out.json")
     assert argv[argv.index("--tokens-per-word") + 1] == "1.25"

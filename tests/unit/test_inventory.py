@@ -120,3 +120,45 @@ def test_an_engine_profile_that_does_not_exist_is_named_with_the_ones_that_do(
         load(inv)
     assert err.value.field == field
     assert "vllm-lmcache-serial-read" in err.value.expected  # the profiles there are, to pick from
+
+
+@pytest.mark.parametrize(
+    ("host", "loadgen", "expected"),
+    [
+        ("{address: 10.0.0.5, roles: [engine]}", "controller", "10.0.0.5"),
+        ("{transport: local, roles: [engine]}", "controller", "127.0.0.1"),
+        ("{address: 10.0.0.5, roles: [engine]}", "host", None),
+    ],
+)
+def test_the_load_generator_runs_on_the_host_or_reaches_it_from_the_controller(
+    tmp_path: Path, host: str, loadgen: str, expected: str | None
+) -> None:
+    inv = tmp_path / "site.yaml"
+    inv.write_text(
+        f"site: s\nhosts: {{h: {host}}}\nvolumes: {{v: {{path: /tmp/v, kind: candidate, scratch: true}}}}\n"
+        "engines: {e: {tier_profile: llama-cpp-disk, recompute_profile: llama-cpp-recompute, volume: v,"
+        f" loadgen: {loadgen}}}}}\n"
+    )
+    assert load(inv).inventory.loadgen_address("e", "h") == expected
+
+
+@pytest.mark.parametrize(
+    ("host", "loadgen", "expected"),
+    [
+        ("{address: 10.0.0.5, proxy_jump: 'u@bastion:22', roles: [engine]}", "controller", "proxy_jump"),
+        ("{address: 10.0.0.5, roles: [engine]}", "client", "'host' or 'controller'"),
+    ],
+)
+def test_a_load_generator_the_controller_cannot_place_is_refused(
+    tmp_path: Path, host: str, loadgen: str, expected: str
+) -> None:
+    inv = tmp_path / "site.yaml"
+    inv.write_text(
+        f"site: s\nhosts: {{h: {host}}}\nvolumes: {{v: {{path: /tmp/v, kind: candidate, scratch: true}}}}\n"
+        "engines: {e: {tier_profile: llama-cpp-disk, recompute_profile: llama-cpp-recompute, volume: v,"
+        f" loadgen: {loadgen}}}}}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        load(inv)
+    assert "engines.e.loadgen" in str(err.value) or "engines" in err.value.field, str(err.value)
+    assert expected in str(err.value)
