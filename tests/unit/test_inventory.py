@@ -122,6 +122,16 @@ def test_an_engine_profile_that_does_not_exist_is_named_with_the_ones_that_do(
     assert "vllm-lmcache-serial-read" in err.value.expected  # the profiles there are, to pick from
 
 
+def loadgen_inventory(path: Path, host: str, loadgen: str) -> Path:
+    """One llama.cpp deployment on host ``h`` (a YAML flow mapping) with its load generator placed."""
+    path.write_text(
+        f"site: s\nhosts: {{h: {host}}}\nvolumes: {{v: {{path: /tmp/v, kind: candidate, scratch: true}}}}\n"
+        "engines: {e: {tier_profile: llama-cpp-disk, recompute_profile: llama-cpp-recompute, volume: v,"
+        f" loadgen: {loadgen}}}}}\n"
+    )
+    return path
+
+
 @pytest.mark.parametrize(
     ("host", "loadgen", "expected"),
     [
@@ -133,12 +143,7 @@ def test_an_engine_profile_that_does_not_exist_is_named_with_the_ones_that_do(
 def test_the_load_generator_runs_on_the_host_or_reaches_it_from_the_controller(
     tmp_path: Path, host: str, loadgen: str, expected: str | None
 ) -> None:
-    inv = tmp_path / "site.yaml"
-    inv.write_text(
-        f"site: s\nhosts: {{h: {host}}}\nvolumes: {{v: {{path: /tmp/v, kind: candidate, scratch: true}}}}\n"
-        "engines: {e: {tier_profile: llama-cpp-disk, recompute_profile: llama-cpp-recompute, volume: v,"
-        f" loadgen: {loadgen}}}}}\n"
-    )
+    inv = loadgen_inventory(tmp_path / "site.yaml", host, loadgen)
     assert load(inv).inventory.loadgen_address("e", "h") == expected
 
 
@@ -152,12 +157,7 @@ def test_the_load_generator_runs_on_the_host_or_reaches_it_from_the_controller(
 def test_a_load_generator_the_controller_cannot_place_is_refused(
     tmp_path: Path, host: str, loadgen: str, expected: str
 ) -> None:
-    inv = tmp_path / "site.yaml"
-    inv.write_text(
-        f"site: s\nhosts: {{h: {host}}}\nvolumes: {{v: {{path: /tmp/v, kind: candidate, scratch: true}}}}\n"
-        "engines: {e: {tier_profile: llama-cpp-disk, recompute_profile: llama-cpp-recompute, volume: v,"
-        f" loadgen: {loadgen}}}}}\n"
-    )
+    inv = loadgen_inventory(tmp_path / "site.yaml", host, loadgen)
     with pytest.raises(ConfigError) as err:
         load(inv)
     assert "engines.e.loadgen" in str(err.value) or "engines" in err.value.field, str(err.value)
