@@ -74,12 +74,17 @@ class RemoteJob:
     sudo: bool = False
 
 
-def pack(package: str, boot: bytes) -> bytes:
-    """A stdlib package of kvgate as a deterministic zipapp (shebang, stored entries, fixed dates, sorted)."""
+def pack(package: str, boot: bytes, *, also: tuple[str, ...] = ()) -> bytes:
+    """Stdlib packages of kvgate as a deterministic zipapp (shebang, stored entries, fixed dates, sorted).
+
+    ``also``: further kvgate packages shipped beside ``package`` (the agent's soak drives the load
+    generator in-process).
+    """
     stub = f'"""kvgate, as shipped in a zipapp: only kvgate.{package} is here."""\n'.encode()
     entries = {"__main__.py": boot, "kvgate/__init__.py": stub}
-    for path in sorted((AGENT_DIR.parent / package).glob("*.py")):
-        entries[f"kvgate/{package}/{path.name}"] = path.read_bytes()
+    for name in (package, *also):
+        for path in sorted((AGENT_DIR.parent / name).glob("*.py")):
+            entries[f"kvgate/{name}/{path.name}"] = path.read_bytes()
     buf = io.BytesIO()
     buf.write(b"#!/usr/bin/env python3\n")
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
@@ -91,8 +96,8 @@ def pack(package: str, boot: bytes) -> bytes:
 
 
 def zipapp_bytes() -> bytes:
-    """The agent zipapp."""
-    return pack("agent", BOOT)
+    """The agent zipapp (with the load generator, which its soak workload drives)."""
+    return pack("agent", BOOT, also=("loadgen",))
 
 
 def build_zipapp(dest_dir: Path | None = None) -> Path:

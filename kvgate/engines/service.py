@@ -193,11 +193,15 @@ class EngineService:
         """The whole log of the current launch."""
         return self.ex.run("cat %s", self.log_path, timeout_s=60).stdout
 
-    def kv_dir_bytes(self) -> int:
-        """Bytes under the profile's KV directory on the host (0 when it does not exist yet)."""
+    def kv_dir_path(self) -> str:
+        """The profile's KV directory on the host, filled in for this placement."""
         if self.profile.cache is None:
             raise EngineCallFailed(self.ex.host, self.profile.name, "has no external KV tier (cache: null)")
-        kv_dir = fill(self.profile.cache.kv_dir, self.placement.values())
+        return fill(self.profile.cache.kv_dir, self.placement.values())
+
+    def kv_dir_bytes(self) -> int:
+        """Bytes under the profile's KV directory on the host (0 when it does not exist yet)."""
+        kv_dir = self.kv_dir_path()
         out = self.ex.run("du -sb %s 2>/dev/null || echo 0", kv_dir, timeout_s=120).stdout.split()
         return int(out[0]) if out else 0
 

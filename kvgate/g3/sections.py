@@ -201,11 +201,11 @@ def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     ordered = [stored[k] for k in sorted(stored)]
     limits = " ".join(r["limits"] for r in ordered)
     return [
-        _table("G3 arms: recompute vs SSD restore vs warm", ARM_COLUMNS, "arms", ordered, f"{NOTE} {limits}"),
-        _table(
+        table("G3 arms: recompute vs SSD restore vs warm", ARM_COLUMNS, "arms", ordered, f"{NOTE} {limits}"),
+        table(
             "G3 restore evidence (medians over trials)", EVIDENCE_COLUMNS, "evidence", ordered, EVIDENCE_NOTE
         ),
-        _table(
+        table(
             "G3 verdicts against the references",
             VERDICT_COLUMNS,
             "verdicts",
@@ -213,8 +213,8 @@ def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             "Site threshold = the reference's lower bound × the gate profile's threshold_fraction "
             "(workloads/g3/<scale>.yaml). Verdicts before waivers; the checks table shows waivers.",
         ),
-        _table("G3 engines", ENGINE_COLUMNS, "engines", ordered, limits),
-        _table(
+        table("G3 engines", ENGINE_COLUMNS, "engines", ordered, limits),
+        table(
             "G3 model loading and checkpoint: candidate vs baseline",
             STORAGE_COLUMNS,
             "storage",
@@ -224,7 +224,7 @@ def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _table(
+def table(
     title: str, columns: list[str], key: str, ordered: list[dict[str, Any]], note: str
 ) -> dict[str, Any]:
     body = [row for r in ordered for row in r.get(key, [])]

@@ -1,0 +1,81 @@
+"""G4 fixtures: soak every engine host at once (its deployments one after the other), then judge."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kvgate.errors import Interrupted, LabError
+from kvgate.g4.plan import CLUSTER, G4Check, plan
+from kvgate.g4.profile import load_g4_profile
+from kvgate.g4.sections import rows, sections
+from kvgate.g4.soak import SoakResult, measure_soak
+from kvgate.inventory import LoadedInventory
+from kvgate.judge import Measurement
+from kvgate.session import GateSession
+from kvgate.store import RunStore
+from kvgate.transport import Executor
+from kvgate.transport.fanout import fan_out
+
+HostResults = dict[str, SoakResult | LabError]
+
+
+@pytest.fixture(scope="session")
+def g4_measured(
+    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
+) -> dict[str, HostResults | LabError]:
+    """Every pending engine host soaked at once; a host's deployments one after the other."""
+    inv = inventory.inventory
+    profile = load_g4_profile(inv.scale)
+    run_store.update_meta(g4_profile=profile.model_dump(mode="json"))
+    checks = plan(inv)
+
+    def soak_host(host: str) -> HostResults:
+        out: HostResults = {}
+        for name in inv.engines:
+            if host not in inv.engine_hosts(name):
+                continue
+            notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
+            try:
+                r = measure_soak(
+                    executors[host],
+                    inv,
+                    host=host,
+                    name=name,
+                    profile=profile,
+                    store=run_store,
+                    notify=notify,
+                )
+            except Interrupted:
+                raise
+            except LabError as exc:  # this deployment's checks are ERROR; the host's others still run
+                out[name] = exc
+                gate_session.notify(host, f"{name}: ERROR: {str(exc).splitlines()[0]}")
+                continue
+            mine = [c for c in checks if c.host == host and c.deployment == name]
+            run_store.merge_meta(g4_rows={f"{host}/{name}": rows(r, mine)})
+            out[name] = r
+        return out
+
+    hosts = sorted(h for h in gate_session.hosts_pending if h != CLUSTER)
+    results = fan_out({h: h for h in hosts}, soak_host)
+    for host, r in results.items():
+        gate_session.notify(host, "soaked" if not isinstance(r, LabError) else f"ERROR: {r}")
+    run_store.update_meta(sections=sections(run_store.meta().get("g4_rows", {})))
+    return results
+
+
+@pytest.fixture
+def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> tuple[dict[str, Measurement], str]:
+    """The check's soak measurements and detail; a host or deployment that failed makes it ERROR."""
+    if check.skip_reason is not None or check.invalid_reason is not None:
+        return {}, ""
+    measured: dict[str, Any] = request.getfixturevalue("g4_measured")
+    result = measured[check.host]
+    if isinstance(result, LabError):
+        raise LabError(f"{check.host}: G4 soak not run: {result}") from result
+    r: SoakResult | LabError = result[check.deployment]
+    if isinstance(r, LabError):
+        raise LabError(f"{check.host}/{check.deployment}: G4 soak not run: {r}") from r
+    return r.measurements, r.detail(check.key)

@@ -1,0 +1,114 @@
+"""The G4 plan: per engine deployment and engine host, what the soak must hold.
+
+The limits are the site's own (``workloads/g4/<scale>.yaml`` limits); the seed gives
+G4 no reference figures, only "72 h stable". A check the deployment cannot measure
+(no external tier for the capacity check, no hit counter for the hit trend) is SKIP
+with that reason; a soak too short to show a trend is INVALID.
+
+>>> from kvgate.inventory.schema import Inventory
+>>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
+...     "hosts": {"h": {"roles": ["engine"]}},
+...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
+...     "engines": {"tiny": {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
+...                          "volume": "v"}}})
+>>> [c.check for c in plan(inv)][:3]
+['soak[tiny].coverage', 'soak[tiny].failed-requests', 'soak[tiny].empty-responses']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
+from kvgate.g4.profile import G4Profile, load_g4_profile
+from kvgate.inventory.schema import Inventory
+from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
+
+CLUSTER = "cluster"
+
+
+@dataclass(frozen=True)
+class G4Check:
+    """One soak criterion for one deployment on one host."""
+
+    host: str
+    deployment: str
+    check: str
+    key: str  # which measurement judges it
+    criterion: Criterion
+    skip_reason: str | None = None  # decided from the profiles, before the soak
+    invalid_reason: str | None = None
+
+    def evaluate(self, measured: dict[str, Measurement], detail: str = "") -> Judgement:
+        """Judge the check's measurement; ``detail`` (the first error or mismatch) is added when not PASS."""
+        if self.skip_reason is not None:
+            return skipped(self.criterion, self.skip_reason)
+        if self.invalid_reason is not None:
+            why = f"{self.criterion.metric}: not evaluable — {self.invalid_reason}"
+            return Judgement(Verdict.INVALID, why, self.criterion)
+        j = judge(self.criterion, measured.get(self.key))
+        return (
+            replace(j, condition=f"{j.condition} — {detail}")
+            if detail and j.verdict is not Verdict.PASS
+            else j
+        )
+
+
+def criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
+    """(key, criterion) of every soak check, in report order."""
+    src = f"workloads/g4/{profile.name}.yaml limits"
+    lim = profile.limits
+    first_last = (
+        f"median of the last {lim.baseline_windows} windows / the first {lim.baseline_windows} after warm-up"
+    )
+    return [
+        ("coverage", Criterion("G4-RUN-1", "soak_coverage_ratio", ">=", lim.min_coverage, "x",
+                               source=f"{src}.min_coverage (windows' span / {profile.duration_s} s)")),
+        ("failed-requests", Criterion("G4-ERR-1", "failed_requests", "<=", lim.max_failed_requests,
+                                      "requests", source=f"{src}.max_failed_requests")),
+        ("empty-responses", Criterion("G4-ERR-2", "empty_responses", "<=", lim.max_empty_responses,
+                                      "responses", source=f"{src}.max_empty_responses (HTTP 200, no token)")),
+        ("engines-up", Criterion("G4-ERR-3", "engines_died", "==", 0, "engines",
+                                 source="every engine alive after every window")),
+        ("canary", Criterion("G4-KV-1", "canary_mismatches", "==", 0, "requests",
+                             source="canary outputs of every window equal the first window's, or "
+                                    "first differ at a near-tie (vLLM check_logprobs_close)")),
+        ("ttft-drift", Criterion("G4-DRIFT-1", "ttft_p50_ratio", "<=", lim.max_ttft_p50_ratio, "x",
+                                 source=f"{src}.max_ttft_p50_ratio ({first_last})")),
+        ("throughput-retention", Criterion("G4-DRIFT-2", "throughput_retention", ">=",
+                                           lim.min_throughput_retention, "x",
+                                           source=f"{src}.min_throughput_retention ({first_last})")),
+        ("memory-growth", Criterion("G4-MEM-1", "engine_rss_growth_mib", "<=", lim.max_rss_growth_mib,
+                                    "MiB", source=f"{src}.max_rss_growth_mib (engines' RSS, last − first)")),
+        ("cache-capacity", Criterion("G4-CAP-1", "cache_peak_ratio", "<=", 1.0, "x",
+                                     source="the tiers' largest size / their capacity (engine profile)")),
+        ("hit-retention", Criterion("G4-HIT-1", "hit_ratio_retention", ">=", lim.min_hit_retention, "x",
+                                    source=f"{src}.min_hit_retention (engines' hit counter, {first_last})")),
+    ]  # fmt: skip
+
+
+def skip_reason(key: str, tier: EngineProfile) -> str | None:
+    """Why this deployment cannot measure ``key`` (declared by its profile), or None."""
+    if key == "cache-capacity" and tier.cache is None:
+        return f"{tier.name} has no external KV tier (cache: null): there is no tier size to hold to a cap"
+    if key == "cache-capacity" and tier.cache is not None and tier.cache.capacity_bytes is None:
+        return f"{tier.name} declares no tier capacity (cache.capacity_bytes)"
+    if key == "hit-retention" and (tier.metrics is None or not tier.hit_counter):
+        return f"{tier.name} exposes no hit counter on /metrics (hit_counter): hits cannot be trended"
+    return None
+
+
+def plan(inventory: Inventory) -> list[G4Check]:
+    """G4 checks for every engine deployment on every one of its hosts."""
+    if not inventory.engines:
+        crit = Criterion("G4-ENG-1", "engine_hosts", ">", 0, source="inventory: engines")
+        why = "the inventory declares no engine deployment (engines:): G4 has nothing to soak"
+        return [G4Check(CLUSTER, "", "engines", "engines", crit, invalid_reason=why)]
+    profile = load_g4_profile(inventory.scale)
+    checks = []
+    for name, dep in inventory.engines.items():
+        tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+        for host in inventory.engine_hosts(name):
+            for key, crit in criteria(profile):
+                checks.append(G4Check(host, name, f"soak[{name}].{key}", key, crit, skip_reason(key, tier)))
+    return checks

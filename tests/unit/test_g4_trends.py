@@ -1,0 +1,128 @@
+"""G4 trends and verdicts on synthetic soak windows (the shape kvgate.agent.soak writes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kvgate.engines.profile import PROFILE_DIR, load_profile
+from kvgate.g4 import trends
+from kvgate.g4.plan import G4Check, criteria, skip_reason
+from kvgate.g4.profile import G4Profile, load_g4_profile
+from kvgate.judge import Verdict
+
+SMOKE = load_g4_profile("smoke")  # 20-s windows, warm-up 1, baseline 2
+
+
+def window(i: int, **over: Any) -> dict[str, Any]:
+    """Window i of a healthy soak: 20 s each, steady numbers, the canary unchanged."""
+    summary = {"completed": 40, "failed": 0, "error_counts": {}, "total_input_tokens": 20000,
+               "p50_ttft_ms": 100.0, "p99_ttft_ms": 150.0, "p50_tpot_ms": 10.0,
+               "output_throughput_tok_per_s": 50.0} | over.pop("summary", {})  # fmt: skip
+    canary = over.pop("canary", [{"index": 0, "success": True, "text": " a b", "prompt_tokens": 500,
+                                  "logprobs": []}])  # fmt: skip
+    return {"index": i, "start_unix_s": 1000.0 + 20 * i, "end_unix_s": 1020.0 + 20 * i, "summary": summary,
+            "empty_responses": 0, "engines_alive": 1, "canary": canary, "rss_kib": 512 * 1024,
+            "cache_dir_bytes": 10 << 20, "hit_tokens": 9000, "reuse_ttft_p50_ms": 50.0,
+            "fresh_ttft_p50_ms": 150.0, "device_read_bytes": 0, "device_write_bytes": 0} | over  # fmt: skip
+
+
+def soak(windows: list[dict[str, Any]], **over: Any) -> trends.Soak:
+    fields = {"duration_s": 120, "engines": 1, "cap_bytes": 100 << 20, "has_hit_counter": True} | over
+    return trends.Soak(tuple(windows), **fields)
+
+
+def judged(s: trends.Soak, key: str, profile: G4Profile = SMOKE) -> Verdict:
+    crit = dict(criteria(profile))[key]
+    measured = {
+        "coverage": trends.coverage(s), "failed-requests": trends.failed_requests(s),
+        "empty-responses": trends.empty_responses(s), "engines-up": trends.engine_deaths(s),
+        "canary": trends.canary_mismatches(s)[0], "ttft-drift": trends.ttft_ratio(s, profile),
+        "throughput-retention": trends.throughput_retention(s, profile),
+        "memory-growth": trends.rss_growth(s, profile), "cache-capacity": trends.cache_peak(s),
+        "hit-retention": trends.hit_retention(s, profile),
+    }  # fmt: skip
+    return G4Check("h", "d", f"soak[d].{key}", key, crit).evaluate(measured).verdict
+
+
+HEALTHY = [window(i) for i in range(6)]
+FAILED = window(5, summary={"failed": 1, "error_counts": {"HTTP 500": 1}})
+
+
+@pytest.mark.parametrize("key", [k for k, _ in criteria(SMOKE)])
+def test_a_steady_soak_passes_every_check(key: str) -> None:
+    assert judged(soak(HEALTHY), key) is Verdict.PASS
+
+
+@pytest.mark.parametrize(
+    ("key", "windows"),
+    [
+        ("coverage", HEALTHY[:3]),  # ended after 3 of 6 windows
+        ("failed-requests", [*HEALTHY[:5], FAILED]),
+        ("empty-responses", [*HEALTHY[:5], window(5, empty_responses=2)]),
+        ("engines-up", [*HEALTHY[:5], window(5, engines_alive=0)]),
+        ("canary", [*HEALTHY[:5], window(5, canary=[{"index": 0, "success": True, "text": " a c",
+                                                     "prompt_tokens": 500, "logprobs": []}])]),
+        ("ttft-drift", [*HEALTHY[:4], window(4, summary={"p50_ttft_ms": 300.0}),
+                        window(5, summary={"p50_ttft_ms": 300.0})]),
+        ("throughput-retention", [*HEALTHY[:4], window(4, summary={"output_throughput_tok_per_s": 10.0}),
+                                  window(5, summary={"output_throughput_tok_per_s": 10.0})]),
+        ("memory-growth", [*HEALTHY[:4], window(4, rss_kib=1024 * 1024), window(5, rss_kib=1024 * 1024)]),
+        ("cache-capacity", [*HEALTHY[:5], window(5, cache_dir_bytes=101 << 20)]),
+        ("hit-retention", [*HEALTHY[:4], window(4, hit_tokens=100), window(5, hit_tokens=100)]),
+    ],
+)  # fmt: skip
+def test_each_failure_mode_fails_its_check(key: str, windows: list[dict[str, Any]]) -> None:
+    assert judged(soak(windows), key) is Verdict.FAIL
+
+
+def test_one_slow_window_among_three_is_not_drift_the_median_holds() -> None:
+    three = SMOKE.model_copy(update={"limits": SMOKE.limits.model_copy(update={"baseline_windows": 3})})
+    spiky = [*HEALTHY, window(6, summary={"p50_ttft_ms": 900.0})]  # the last three: 100, 100, 900
+    assert trends.ttft_ratio(soak(spiky, duration_s=140), three).value == 1.0
+
+
+def test_too_short_a_soak_is_invalid_never_pass() -> None:
+    short = soak(HEALTHY[:2])
+    for key in ("ttft-drift", "throughput-retention", "memory-growth", "hit-retention"):
+        assert judged(short, key) is Verdict.INVALID
+    assert "window(s), 5 needed" in str(trends.ttft_ratio(short, SMOKE).invalid_reason)
+    assert judged(soak([]), "failed-requests") is Verdict.INVALID  # no window: not zero errors
+
+
+def test_a_tier_that_served_nothing_is_invalid_not_a_pass() -> None:
+    never = soak([window(i, hit_tokens=0) for i in range(6)])
+    m = trends.hit_retention(never, SMOKE)
+    assert m.value is None
+    assert "never read" in str(m.invalid_reason)
+
+
+def test_a_near_tie_in_the_canary_is_tolerated_and_listed() -> None:
+    def canary(text: str, token: str, alt: str) -> list[dict[str, Any]]:
+        lp = [{"token": token, "logprob": -0.69, "top": {token: -0.69, alt: -0.70}}]
+        return [{"index": 0, "success": True, "text": text, "prompt_tokens": 5, "logprobs": lp}]
+
+    ws = [window(0, canary=canary(" a", " a", " b")), window(1, canary=canary(" b", " b", " a"))]
+    m, bad, ties = trends.canary_mismatches(soak(ws))
+    assert (m.value, bad, len(ties)) == (0, [], 1)
+
+
+def test_what_a_profile_cannot_show_is_skipped_with_its_reason() -> None:
+    vllm_cpu = load_profile(PROFILE_DIR / "vllm-cpu-prefix.yaml")
+    llama = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
+    assert "no external KV tier" in str(skip_reason("cache-capacity", vllm_cpu))
+    assert skip_reason("hit-retention", vllm_cpu) is None
+    assert "no hit counter" in str(skip_reason("hit-retention", llama))
+    assert skip_reason("cache-capacity", llama) is None
+
+
+def test_slopes_are_per_hour() -> None:
+    growing = [window(i, rss_kib=(512 + i) * 1024) for i in range(6)]  # +1 MiB per 20 s
+    assert trends.slopes(soak(growing))["rss_mib_per_h"] == pytest.approx(180.0)
+
+
+def test_a_profile_too_short_for_its_trend_windows_is_refused() -> None:
+    data = SMOKE.model_dump() | {"duration_s": 40}
+    with pytest.raises(ValueError, match="fewer than warmup_windows"):
+        G4Profile.model_validate(data)
