@@ -47,6 +47,7 @@ demo: setup engine
 	$(KVGATE) run g1 --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g2 --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g3 --inventory inventory/local.yaml --results $(RESULTS)
+	$(KVGATE) run g4 --inventory inventory/local.yaml --results $(RESULTS)
 
 test: setup engine
 	$(BIN)/pytest

@@ -36,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a gate (g1, g2, g3, g4) against an inventory")
     run.add_argument("gate")
-    run.add_argument("--inventory", default="inventory/local.yaml")
+    run.add_argument("--inventory", help="default: the resumed run's inventory, else inventory/local.yaml")
     run.add_argument("--results", default="results", help="root of run directories")
     run.add_argument("--resume", metavar="RUN", help="finish an earlier, incomplete run directory")
     run.add_argument("--waivers", metavar="FILE")

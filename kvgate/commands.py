@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from kvgate.errors import UsageError
 from kvgate.gates import gate_dir, require_previous
 from kvgate.inventory import load
 from kvgate.live import LiveView, summary_table
@@ -32,6 +33,7 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
 
 def run_gate(args: argparse.Namespace, console: Console) -> int:
     """Validate the inventory, run the gate suite with a live view, render, summarize."""
+    args.inventory = args.inventory or default_inventory(args.resume)
     loaded = load(args.inventory)  # a bad inventory stops here with its clear error
     if not (args.resume or args.force_gate_order):
         require_previous(Path(args.results), site=loaded.site, gate=args.gate, inventory_sha256=loaded.sha256)
@@ -43,6 +45,16 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
         console.print("[red]the gate did not start (see the errors above)")
         return EXIT_USAGE if code == pytest.ExitCode.USAGE_ERROR else EXIT_INTERNAL
     return finish(store, console, no_pdf=args.no_pdf, interrupted=code == pytest.ExitCode.INTERRUPTED)
+
+
+def default_inventory(resume: str | None) -> str:
+    """The inventory a resumed run was started with (as recorded in its run.json), else local.yaml."""
+    if resume is None:
+        return "inventory/local.yaml"
+    recorded = RunStore.open(Path(resume)).meta().get("inventory", {}).get("path")
+    if not recorded:
+        raise UsageError(f"--resume {resume}: run.json records no inventory; pass --inventory")
+    return str(recorded)
 
 
 def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool = False) -> int:

@@ -92,6 +92,13 @@ def test_later_gate_refuses_without_a_passed_earlier_gate(tmp_path: Path) -> Non
     assert "needs a passed g1 run" in " ".join(proc.stderr.split())
 
 
+def test_resume_of_a_directory_that_is_no_run_is_a_clear_usage_error(tmp_path: Path) -> None:
+    proc = kvgate("run", "g4", "--resume", str(tmp_path))  # no --inventory: it would come from run.json
+    assert proc.returncode == 4
+    assert f"{tmp_path}: not a kvgate run directory (no run.json)" in " ".join(proc.stderr.split())
+    assert "Traceback" not in proc.stderr
+
+
 def test_capture_writes_expectations_this_host_passes(tmp_path: Path) -> None:
     inv = inventory(tmp_path, {})
     captured = kvgate("inventory", "capture", "here", "--inventory", str(inv))

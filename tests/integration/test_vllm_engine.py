@@ -171,8 +171,8 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_concurrency_8_and_16(tmp_path:
         r[1]: r
         for r in json.loads((run / "run.json").read_text())["g3_rows"]["here/storage[scratch]"]["storage"]
     }
-    assert storage["scratch"][6] != "—"
-    assert storage["nfs"][6] != "—"
+    assert storage["scratch"][6] != "—", storage  # the last column says why a number is missing
+    assert storage["nfs"][6] != "—", storage
     verdict, condition = verdicts["storage[scratch].engine-load-speedup"]
     assert verdict == "SKIP"
     assert "share block device" in condition  # one disk here: a ratio of a disk with itself

@@ -1,0 +1,85 @@
+"""G4 over real SSH with a real engine: Ctrl-C detaches from the soak, --resume reattaches.
+
+`kvgate run g4` (smoke: 120 s in 20-s windows) starts the llama.cpp engine and the soak
+on a loopback sshd host. After the first window the controller gets SIGINT: it must
+exit promptly (5) while the soak and its engine run on. `--resume RUN` then reattaches
+to the same job (it starts no second engine), collects every window, and judges them.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from llama_marks import LLAMA_ENGINE
+from ports import free_port_pair
+from sshd import SSHServer
+from test_g3_ssh import host_entry
+
+from kvgate.agent.soak_sample import group_pids
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = [*LLAMA_ENGINE, pytest.mark.timeout(600)]
+
+
+def test_a_detached_soak_runs_on_and_resume_reattaches_and_judges_it(
+    tmp_path: Path, sshd_pair: tuple[SSHServer, SSHServer], known_hosts: Path
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    inv = tmp_path / "inv.yaml"
+    dep = {"hosts": ["node-a"], "tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
+           "volume": "scratch", "port": free_port_pair(), "python": sys.executable}  # fmt: skip
+    inv.write_text(yaml.safe_dump({
+        "site": "g4ssh", "scale": "smoke", "hosts": {"node-a": host_entry(sshd_pair[0], known_hosts)},
+        "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
+        "engines": {"tiny": dep},
+    }))  # fmt: skip
+    base = [sys.executable, "-m", "kvgate.cli", "run", "g4", "--no-pdf"]
+    cmd = [*base, "--inventory", str(inv), "--results", str(tmp_path / "r"), "--force-gate-order", "test"]
+    gate = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while not list((tmp_path / "r").glob("g4ssh/g4-*/artifacts/node-a/g4/tiny/windows/w00000.json")):
+        assert gate.poll() is None, gate.communicate()
+        assert time.monotonic() < deadline, "no soak window within 240 s"
+        time.sleep(0.5)
+    gate.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = gate.communicate(timeout=120)
+    (run,) = (tmp_path / "r" / "g4ssh").glob("g4-*")
+    meta = json.loads((run / "run.json").read_text())
+
+    assert time.monotonic() - sent < 30, "Ctrl-C must not wait for the soak"
+    assert gate.returncode == 5, err
+    assert meta["status"] == "interrupted"
+    (engine,) = meta["g4_jobs"]["node-a/tiny"]["engines"]
+    assert group_pids(engine["pid"]), "detaching must leave the soak and its engine running"
+
+    resumed = subprocess.run([*base, "--resume", str(run)], cwd=REPO, capture_output=True, text=True,
+                             timeout=480, check=False)  # fmt: skip
+    lines = map(json.loads, (run / "checks.jsonl").read_text().splitlines())
+    checks = {c["id"]: c for c in lines if c.get("verdict")}
+    shown = resumed.stderr[-3000:] + json.dumps({k: c["condition"] for k, c in checks.items()}, indent=1)
+
+    after = json.loads((run / "run.json").read_text())
+    assert after["g4_jobs"] == meta["g4_jobs"], "the resumed run follows the same job and engine"
+    assert len(after["resumes"]) == 1
+    verdicts = {k.removeprefix("node-a/soak[tiny]."): c["verdict"] for k, c in checks.items()}
+    assert verdicts.pop("hit-retention") == "SKIP", shown  # llama.cpp's server has no hit counter
+    # the trends are evaluated on two shared cores: a drift verdict may go either way, never unjudged
+    for drift in ("ttft-drift", "throughput-retention", "memory-growth"):
+        assert verdicts.pop(drift) in ("PASS", "FAIL"), shown
+    assert set(verdicts.values()) == {"PASS"}, shown
+    assert resumed.returncode in (0, 1), shown
+    windows = (run / "artifacts/node-a/g4/tiny/windows.jsonl").read_text().splitlines()
+    assert len(windows) >= 5  # the windows of both controllers, each once
+    assert [json.loads(w)["index"] for w in windows] == list(range(len(windows)))
+    assert after["status"] == "complete"
+    assert group_pids(engine["pid"]) == []  # one engine all along (its own process group), and it is gone
+    assert list(scratch.iterdir()) == []
