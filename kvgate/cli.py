@@ -1,4 +1,4 @@
-"""`kvgate` command line: run a gate, re-render a report, check or capture an inventory.
+"""`kvgate` command line: run a gate, stop a detached soak, re-render a report, check or capture an inventory.
 
 Exit codes (documented in the README):
     0  gate passed (every check PASS, WAIVED or SKIP)
@@ -46,6 +46,8 @@ def parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="re-render a stored run's HTML, PDF and JUnit offline")
     rep.add_argument("run_dir")
     rep.add_argument("--no-pdf", action="store_true")
+    stop = sub.add_parser("stop", help="end a detached G4 soak early (then --resume judges what ran)")
+    stop.add_argument("run_dir")
     inv = sub.add_parser("inventory", help="validate an inventory, or capture a host's expectations")
     isub = inv.add_subparsers(dest="action", required=True)
     chk = isub.add_parser("check", help="validate an inventory file")

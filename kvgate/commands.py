@@ -18,7 +18,9 @@ from kvgate.store import RunStore, outcome
 
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
-    handlers = {"run": run_gate, "report": report, "inventory": inventory, "references": references}
+    handlers = {
+        "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references
+    }  # fmt: skip
     return handlers[args.command](args, console)
 
 
@@ -76,6 +78,15 @@ def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool
 
 def report(args: argparse.Namespace, console: Console) -> int:
     return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf)
+
+
+def stop(args: argparse.Namespace, console: Console) -> int:
+    from kvgate.g4.stop import stop_soak
+
+    for key, what in stop_soak(Path(args.run_dir)).items():
+        console.print(f"{key}: soak {what}")
+    console.print(f"judge what ran with: kvgate run g4 --resume {args.run_dir}")
+    return 0
 
 
 def inventory(args: argparse.Namespace, console: Console) -> int:

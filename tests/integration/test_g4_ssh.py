@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -28,21 +29,27 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = [*LLAMA_ENGINE, pytest.mark.timeout(600)]
 
 
-def test_a_detached_soak_runs_on_and_resume_reattaches_and_judges_it(
-    tmp_path: Path, sshd_pair: tuple[SSHServer, SSHServer], known_hosts: Path
-) -> None:
+BASE = [sys.executable, "-m", "kvgate.cli"]
+RUN_G4 = [*BASE, "run", "g4", "--no-pdf"]
+
+
+def kvgate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BASE, *args], cwd=REPO, capture_output=True, text=True, timeout=480, check=False)
+
+
+def start_and_detach(tmp_path: Path, host: SSHServer, known_hosts: Path) -> tuple[Path, dict[str, Any]]:
+    """`kvgate run g4` on a llama.cpp deployment, Ctrl-C after its first window: the run and its job."""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     inv = tmp_path / "inv.yaml"
     dep = {"hosts": ["node-a"], "tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
            "volume": "scratch", "port": free_port_pair(), "python": sys.executable}  # fmt: skip
     inv.write_text(yaml.safe_dump({
-        "site": "g4ssh", "scale": "smoke", "hosts": {"node-a": host_entry(sshd_pair[0], known_hosts)},
+        "site": "g4ssh", "scale": "smoke", "hosts": {"node-a": host_entry(host, known_hosts)},
         "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
         "engines": {"tiny": dep},
     }))  # fmt: skip
-    base = [sys.executable, "-m", "kvgate.cli", "run", "g4", "--no-pdf"]
-    cmd = [*base, "--inventory", str(inv), "--results", str(tmp_path / "r"), "--force-gate-order", "test"]
+    cmd = [*RUN_G4, "--inventory", str(inv), "--results", str(tmp_path / "r"), "--force-gate-order", "test"]
     gate = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not list((tmp_path / "r").glob("g4ssh/g4-*/artifacts/node-a/g4/tiny/windows/w00000.json")):
@@ -60,17 +67,29 @@ def test_a_detached_soak_runs_on_and_resume_reattaches_and_judges_it(
     assert meta["status"] == "interrupted"
     (engine,) = meta["g4_jobs"]["node-a/tiny"]["engines"]
     assert group_pids(engine["pid"]), "detaching must leave the soak and its engine running"
+    return run, meta
 
-    resumed = subprocess.run([*base, "--resume", str(run)], cwd=REPO, capture_output=True, text=True,
-                             timeout=480, check=False)  # fmt: skip
+
+def verdicts_of(run: Path) -> tuple[dict[str, str], str]:
+    """The final verdict per check (soak[tiny].<key>) and every condition, to show on failure."""
     lines = map(json.loads, (run / "checks.jsonl").read_text().splitlines())
-    checks = {c["id"]: c for c in lines if c.get("verdict")}
-    shown = resumed.stderr[-3000:] + json.dumps({k: c["condition"] for k, c in checks.items()}, indent=1)
+    checks = {c["id"].removeprefix("node-a/soak[tiny]."): c for c in lines if c.get("verdict")}
+    shown = json.dumps({k: c["condition"] for k, c in checks.items()}, indent=1)
+    return {k: c["verdict"] for k, c in checks.items()}, shown
 
+
+def test_a_detached_soak_runs_on_and_resume_reattaches_and_judges_it(
+    tmp_path: Path, sshd_pair: tuple[SSHServer, SSHServer], known_hosts: Path
+) -> None:
+    run, meta = start_and_detach(tmp_path, sshd_pair[0], known_hosts)
+    (engine,) = meta["g4_jobs"]["node-a/tiny"]["engines"]
+
+    resumed = kvgate("run", "g4", "--no-pdf", "--resume", str(run))  # the inventory: the run's own
+    verdicts, conditions = verdicts_of(run)
+    shown = resumed.stderr[-3000:] + conditions
     after = json.loads((run / "run.json").read_text())
     assert after["g4_jobs"] == meta["g4_jobs"], "the resumed run follows the same job and engine"
     assert len(after["resumes"]) == 1
-    verdicts = {k.removeprefix("node-a/soak[tiny]."): c["verdict"] for k, c in checks.items()}
     assert verdicts.pop("hit-retention") == "SKIP", shown  # llama.cpp's server has no hit counter
     # the trends are evaluated on two shared cores: a drift verdict may go either way, never unjudged
     for drift in ("ttft-drift", "throughput-retention", "memory-growth"):
@@ -82,4 +101,26 @@ def test_a_detached_soak_runs_on_and_resume_reattaches_and_judges_it(
     assert [json.loads(w)["index"] for w in windows] == list(range(len(windows)))
     assert after["status"] == "complete"
     assert group_pids(engine["pid"]) == []  # one engine all along (its own process group), and it is gone
-    assert list(scratch.iterdir()) == []
+    assert list((tmp_path / "scratch").iterdir()) == []
+
+
+def test_stop_ends_a_detached_soak_and_resume_judges_it_short(
+    tmp_path: Path, sshd_pair: tuple[SSHServer, SSHServer], known_hosts: Path
+) -> None:
+    run, meta = start_and_detach(tmp_path, sshd_pair[0], known_hosts)
+    (engine,) = meta["g4_jobs"]["node-a/tiny"]["engines"]
+
+    stopped = kvgate("stop", str(run))
+    assert stopped.returncode == 0, stopped.stderr
+    assert "node-a/tiny: soak stopped" in stopped.stderr
+    assert group_pids(engine["pid"]) == []  # the agent stopped its engine before it exited
+
+    resumed = kvgate("run", "g4", "--no-pdf", "--resume", str(run))
+    verdicts, shown = verdicts_of(run)
+    assert resumed.returncode == 1, resumed.stderr[-3000:] + shown
+    assert verdicts["coverage"] == "FAIL", shown  # a shortened soak is not a passed one
+    assert "the soak ended: cancelled" in shown
+    assert list((tmp_path / "scratch").iterdir()) == []
+    again = kvgate("stop", str(run))
+    assert again.returncode == 0
+    assert "had already ended" in again.stderr
