@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from kvgate.errors import Interrupted, LabError
+from kvgate.engines.deployments import Notify, measure_deployments
+from kvgate.errors import LabError
 from kvgate.g3.measure import DeploymentResult, measure_deployment
-from kvgate.g3.plan import CLUSTER, G3Check, plan
+from kvgate.g3.plan import G3Check, plan
 from kvgate.g3.profile import load_g3_profile
 from kvgate.g3.sections import rows, sections, storage_rows
 from kvgate.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
@@ -35,37 +36,15 @@ def g3_measured(
     run_store.update_meta(reference_notes=notes, g3_profile=profile.model_dump(mode="json"))
     checks = plan(inv)
 
-    def measure_host(host: str) -> HostResults:
-        out: HostResults = {}
-        for name in inv.engines:
-            if host not in inv.engine_hosts(name):
-                continue
-            notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
-            try:
-                r = measure_deployment(
-                    executors[host],
-                    inv,
-                    host=host,
-                    name=name,
-                    profile=profile,
-                    store=run_store,
-                    notify=notify,
-                )
-            except Interrupted:
-                raise
-            except LabError as exc:  # this deployment's checks are ERROR; the host's others still run
-                out[name] = exc
-                gate_session.notify(host, f"{name}: ERROR: {str(exc).splitlines()[0]}")
-                continue
-            mine = [c for c in checks if c.host == host and c.deployment == name]
-            run_store.merge_meta(g3_rows={f"{host}/{name}": rows(r, mine)})
-            out[name] = r
-        return out
+    def measure(host: str, name: str, notify: Notify) -> DeploymentResult:
+        r = measure_deployment(
+            executors[host], inv, host=host, name=name, profile=profile, store=run_store, notify=notify
+        )
+        mine = [c for c in checks if c.host == host and c.deployment == name]
+        run_store.merge_meta(g3_rows={f"{host}/{name}": rows(r, mine)})
+        return r
 
-    hosts = sorted(h for h in gate_session.hosts_pending if h != CLUSTER)
-    results = fan_out({h: h for h in hosts}, measure_host)
-    for host, r in results.items():
-        gate_session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
+    results = measure_deployments(inv, gate_session, measure, done="measured")
     run_store.update_meta(sections=sections(run_store.meta().get("g3_rows", {})))
     return results
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from kvgate.errors import Interrupted, LabError
-from kvgate.g4.plan import CLUSTER, G4Check, plan
+from kvgate.engines.deployments import Notify, measure_deployments
+from kvgate.errors import LabError
+from kvgate.g4.plan import G4Check, plan
 from kvgate.g4.profile import load_g4_profile
 from kvgate.g4.sections import rows, sections
 from kvgate.g4.soak import SoakResult, measure_soak
@@ -16,7 +17,6 @@ from kvgate.judge import Measurement
 from kvgate.session import GateSession
 from kvgate.store import RunStore
 from kvgate.transport import Executor
-from kvgate.transport.fanout import fan_out
 
 HostResults = dict[str, SoakResult | LabError]
 
@@ -31,37 +31,14 @@ def g4_measured(
     run_store.update_meta(g4_profile=profile.model_dump(mode="json"))
     checks = plan(inv)
 
-    def soak_host(host: str) -> HostResults:
-        out: HostResults = {}
-        for name in inv.engines:
-            if host not in inv.engine_hosts(name):
-                continue
-            notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
-            try:
-                r = measure_soak(
-                    executors[host],
-                    inv,
-                    host=host,
-                    name=name,
-                    profile=profile,
-                    store=run_store,
-                    notify=notify,
-                )
-            except Interrupted:
-                raise
-            except LabError as exc:  # this deployment's checks are ERROR; the host's others still run
-                out[name] = exc
-                gate_session.notify(host, f"{name}: ERROR: {str(exc).splitlines()[0]}")
-                continue
-            mine = [c for c in checks if c.host == host and c.deployment == name]
-            run_store.merge_meta(g4_rows={f"{host}/{name}": rows(r, mine)})
-            out[name] = r
-        return out
+    def soak(host: str, name: str, notify: Notify) -> SoakResult:
+        r = measure_soak(executors[host], inv, host=host, name=name, profile=profile, store=run_store,
+                         notify=notify)  # fmt: skip
+        mine = [c for c in checks if c.host == host and c.deployment == name]
+        run_store.merge_meta(g4_rows={f"{host}/{name}": rows(r, mine)})
+        return r
 
-    hosts = sorted(h for h in gate_session.hosts_pending if h != CLUSTER)
-    results = fan_out({h: h for h in hosts}, soak_host)
-    for host, r in results.items():
-        gate_session.notify(host, "soaked" if not isinstance(r, LabError) else f"ERROR: {r}")
+    results = measure_deployments(inv, gate_session, soak, done="soaked")
     run_store.update_meta(sections=sections(run_store.meta().get("g4_rows", {})))
     return results
 
