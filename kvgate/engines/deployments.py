@@ -47,3 +47,16 @@ def measure_deployments(
     for host, r in results.items():
         session.notify(host, done if not isinstance(r, LabError) else f"ERROR: {r}")
     return results
+
+
+def deployment_result(
+    measured: dict[str, dict[str, R | LabError] | LabError], host: str, deployment: str, what: str
+) -> R:
+    """One deployment's result; a host or deployment that failed raises its LabError (checks: ERROR)."""
+    result = measured[host]
+    if isinstance(result, LabError):
+        raise LabError(f"{host}: {what}: {result}") from result
+    r = result[deployment]
+    if isinstance(r, LabError):
+        raise LabError(f"{host}/{deployment}: {what}: {r}") from r
+    return r

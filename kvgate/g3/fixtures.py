@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kvgate.engines.deployments import Notify, measure_deployments
+from kvgate.engines.deployments import Notify, deployment_result, measure_deployments
 from kvgate.errors import LabError
 from kvgate.g3.measure import DeploymentResult, measure_deployment
 from kvgate.g3.plan import G3Check, plan
@@ -54,13 +54,9 @@ def g3_evidence(check: G3Check, request: pytest.FixtureRequest) -> tuple[dict[st
     """The check's deployment measurements and detail; a host that failed makes its checks ERROR."""
     if check.unmeasurable is not None:
         return {}, ""
-    measured: dict[str, Any] = request.getfixturevalue("g3_measured")
-    result = measured[check.host]
-    if isinstance(result, LabError):
-        raise LabError(f"{check.host}: G3 measurements not taken: {result}") from result
-    r: DeploymentResult | LabError = result[check.deployment]
-    if isinstance(r, LabError):
-        raise LabError(f"{check.host}/{check.deployment}: G3 measurements not taken: {r}") from r
+    r: DeploymentResult = deployment_result(
+        request.getfixturevalue("g3_measured"), check.host, check.deployment, "G3 measurements not taken"
+    )
     return r.measurements, r.detail(check.key)
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from kvgate.engines.deployments import Notify, measure_deployments
+from kvgate.engines.deployments import Notify, deployment_result, measure_deployments
 from kvgate.errors import LabError
 from kvgate.g4.plan import G4Check, plan
 from kvgate.g4.profile import load_g4_profile
@@ -48,11 +46,7 @@ def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> tuple[dict[st
     """The check's soak measurements and detail; a host or deployment that failed makes it ERROR."""
     if check.skip_reason is not None or check.invalid_reason is not None:
         return {}, ""
-    measured: dict[str, Any] = request.getfixturevalue("g4_measured")
-    result = measured[check.host]
-    if isinstance(result, LabError):
-        raise LabError(f"{check.host}: G4 soak not run: {result}") from result
-    r: SoakResult | LabError = result[check.deployment]
-    if isinstance(r, LabError):
-        raise LabError(f"{check.host}/{check.deployment}: G4 soak not run: {r}") from r
+    r: SoakResult = deployment_result(
+        request.getfixturevalue("g4_measured"), check.host, check.deployment, "G4 soak not run"
+    )
     return r.measurements, r.detail(check.key)
