@@ -4,7 +4,8 @@ Exit codes (documented in the README):
     0  gate passed (every check PASS, WAIVED or SKIP)
     1  gate failed (a check is FAIL)
     2  gate invalid (no FAIL, but a number could not be trusted: INVALID)
-    3  lab error (no FAIL/INVALID, but a check could not be evaluated: ERROR)
+    3  lab error (no FAIL/INVALID, but a check could not be evaluated: ERROR; outside a
+       gate run, e.g. `kvgate stop`: a host could not be reached or a command failed)
     4  usage or configuration error (bad inventory, waivers, gate order refused)
     5  run interrupted (Ctrl-C): resume with --resume RUN
    70  internal error (a bug in kvgate: please report it)
@@ -17,7 +18,7 @@ import sys
 
 from rich.console import Console
 
-from kvgate.errors import KvgateError
+from kvgate.errors import Interrupted, KvgateError, LabError
 from kvgate.judge import Verdict
 
 EXIT = {
@@ -67,12 +68,15 @@ def main(argv: list[str] | None = None) -> int:
         from kvgate import commands
 
         return commands.dispatch(args, console)
+    except (Interrupted, KeyboardInterrupt):
+        console.print("[yellow]interrupted[/]")
+        return EXIT_INTERRUPTED
+    except LabError as exc:  # outside a gate run (e.g. `kvgate stop` with a host down)
+        console.print(f"[bold red]lab error:[/] {exc}", highlight=False)
+        return EXIT[Verdict.ERROR]
     except KvgateError as exc:
         console.print(f"[bold red]error:[/] {exc}", highlight=False)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/]")
-        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

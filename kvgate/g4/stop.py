@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvgate import agentctl
-from kvgate.errors import UsageError
+from kvgate.errors import StoreError, UsageError
 from kvgate.inventory import load
 from kvgate.store import RunStore
 from kvgate.transport import connect
@@ -29,9 +29,15 @@ def stop_soak(run_dir: Path) -> dict[str, str]:
     out = {}
     for key, state in sorted(jobs.items()):
         host = key.split("/", 1)[0]
-        ex = connect(host, inv.hosts[host])
         try:
-            stopped = agentctl.cancel(ex, agentctl.RemoteJob(**state["job"]), grace_s=STOP_GRACE_S)
+            job = agentctl.RemoteJob(**state["job"])
+            ex = connect(host, inv.hosts[host])
+        except (KeyError, TypeError) as exc:
+            raise StoreError(
+                f"{run_dir / 'run.json'}: g4_jobs.{key} names no job of this inventory ({exc})"
+            ) from None
+        try:
+            stopped = agentctl.cancel(ex, job, grace_s=STOP_GRACE_S)
         finally:
             ex.close()
         out[key] = "stopped" if stopped else "had already ended"

@@ -99,6 +99,26 @@ def test_resume_of_a_directory_that_is_no_run_is_a_clear_usage_error(tmp_path: P
     assert "Traceback" not in proc.stderr
 
 
+def test_stop_with_the_soak_host_down_is_a_lab_error(tmp_path: Path) -> None:
+    from ports import free_port_pair
+
+    from kvgate.store import RunStore
+
+    inv = tmp_path / "inv.yaml"  # nothing listens on the host's port: connection refused
+    host = {"address": "127.0.0.1", "port": free_port_pair(), "connect_timeout_s": 5}
+    inv.write_text(yaml.safe_dump({"site": "down", "hosts": {"gpu-1": host}}))
+    job = {"host": "gpu-1", "workload": "soak", "run_id": "x", "state_dir": "/nonexistent", "agent": "/x",
+           "pid": 1, "start_ticks": 1}  # fmt: skip
+    store = RunStore.create(tmp_path / "r", site="down", gate="g4", meta={
+        "inventory": {"path": str(inv), "sha256": "x"}, "g4_jobs": {"gpu-1/tiny": {"job": job}},
+    })  # fmt: skip
+    proc = kvgate("stop", str(store.path))
+    assert proc.returncode == 3, proc.stderr
+    assert "lab error" in proc.stderr
+    assert "gpu-1" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_capture_writes_expectations_this_host_passes(tmp_path: Path) -> None:
     inv = inventory(tmp_path, {})
     captured = kvgate("inventory", "capture", "here", "--inventory", str(inv))
