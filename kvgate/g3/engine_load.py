@@ -53,12 +53,16 @@ def engine_load(
     drop = drop_caches(ex, sudo=inv.hosts[host].sudo)
     where = Placement(run_dir=f"{work}/engine-run", model=model, cache_dir=f"{work}/engine-cache",
                       port=dep.port + 1, python=python)  # fmt: skip
+    eng = EngineService(ex, profile, where, env=dep.instance_envs[0], args=dep.engine_args)
     try:
-        with EngineService(ex, profile, where, env=dep.instance_envs[0], args=dep.engine_args) as eng:
-            assert eng.record is not None
-            record = eng.record
+        with eng:
+            pass
     except LabError as exc:
-        return _status(f"the engine did not start from {volume}: {exc}")
+        if eng.record is None:
+            return _status(f"the engine did not start from {volume}: {exc}")
+        raise  # it started, but stopping it failed (processes left): a lab error, not a measurement
+    record = eng.record
+    assert record is not None  # __enter__ returned: the engine was ready
     doc = {**record.to_dict(), "drop_caches": drop.how, "model": model}
     ev = (store.artifact(ex.host, f"g3/storage/{volume}/engine-load.json", json.dumps(doc, indent=1)),)
     reason = None if drop.dropped else f"page cache not dropped ({drop.how}): not a cold load"
