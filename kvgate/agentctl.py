@@ -213,6 +213,10 @@ def poll(ex: Executor, job: RemoteJob, offset: int) -> tuple[list[dict[str, Any]
     return events, new_offset, status.startswith("exit")
 
 
+class JobOverran(CommandTimeout):
+    """wait()'s own deadline passed; the job keeps running (cancel it or wait again)."""
+
+
 def wait(
     ex: Executor,
     job: RemoteJob,
@@ -221,15 +225,27 @@ def wait(
     timeout_s: float,
     interval_s: float = 1.0,
     offset: int = 0,
+    tolerate_s: float = 0.0,
 ) -> dict[str, Any]:
     """Poll until the job finishes, feeding every event to ``on_event``; returns ``result()``.
 
-    Raises CommandTimeout after ``timeout_s`` (the job keeps running: cancel it
-    or wait again) and LabError if the agent died or its heartbeat went stale.
+    Raises JobOverran after ``timeout_s`` (the job keeps running: cancel it or wait
+    again) and LabError if the agent died or its heartbeat went stale. A poll that
+    fails on the link (TransportError, or the poll command's own timeout) is retried
+    until contact has been lost for ``tolerate_s``; then its error is raised.
     """
     deadline = time.monotonic() + timeout_s
+    lost_since: float | None = None
     while True:
-        events, offset, status = _poll(ex, job, offset)
+        try:
+            events, offset, status = _poll(ex, job, offset)
+        except (TransportError, CommandTimeout):
+            lost_since = time.monotonic() if lost_since is None else lost_since
+            if time.monotonic() - lost_since >= tolerate_s or time.monotonic() >= deadline:
+                raise
+            time.sleep(max(interval_s, 5.0))
+            continue
+        lost_since = None
         for event in events:
             if on_event is not None:
                 on_event(event)
@@ -238,7 +254,7 @@ def wait(
         if status == "dead" or (status.startswith("alive") and int(status.split()[1]) > STALE_HEARTBEAT_S):
             raise LabError(f"{ex.host}: agent {job.workload} is {status}\n{stderr_tail(ex, job.state_dir)}")
         if time.monotonic() >= deadline:
-            raise CommandTimeout(ex.host, f"agent {job.workload} in {job.state_dir}", timeout_s)
+            raise JobOverran(ex.host, f"agent {job.workload} in {job.state_dir}", timeout_s)
         time.sleep(interval_s)
 
 

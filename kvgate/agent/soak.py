@@ -132,8 +132,8 @@ def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     """Windows until the duration is over, the engines die or the run is cancelled."""
     spec = SoakSpec(data)
     start, index, ended = time.monotonic(), 0, "duration"
-    before = sample(spec.engines, spec.device)
     try:
+        before = sample(spec.engines, spec.device)
         while time.monotonic() - start < spec.duration_s and not stop.is_set():
             window, before = run_window(spec, index, before)
             log.emit("window", **window)
@@ -191,7 +191,7 @@ def load_numbers(
             by_kind[reused[i]].append(r.ttft_ms)
     return {
         "summary": {k: full.get(k) for k in SUMMARY_KEYS},
-        "empty_responses": sum(1 for r in ok if not r.chunk_ns or r.output_tokens(source) == 0),
+        "empty_responses": sum(1 for r in ok if not r.chunk_ns or not r.text or r.output_tokens(source) == 0),
         "short_responses": sum(1 for r in ok if r.finish_reason not in (None, "length")),
         "reuse_ttft_p50_ms": median(by_kind[True]) if by_kind[True] else None,
         "fresh_ttft_p50_ms": median(by_kind[False]) if by_kind[False] else None,

@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import urllib.request
@@ -61,8 +62,8 @@ def group_memory_kib(pids: list[int]) -> dict[str, int]:
 
 
 def dir_bytes(path: str | None) -> int | None:
-    """Apparent bytes of every file under ``path`` (as ``du -sb``); None without a path, 0 if absent."""
-    if not path:
+    """Apparent bytes of every file under ``path`` (as ``du -sb``); None without a path or directory."""
+    if not path or not os.path.isdir(path):
         return None
     total = 0
     for root, _dirs, files in os.walk(path):
@@ -127,7 +128,7 @@ def sample(engines: list[dict[str, Any]], device: str | None) -> dict[str, Any]:
         caches.append(dir_bytes(eng.get("cache_dir")))
         try:
             hits.append(scrape_counter(eng.get("metrics_url"), eng.get("hit_counter")))
-        except OSError as exc:
+        except (OSError, ValueError, http.client.HTTPException) as exc:  # one bad scrape: this sample only
             hits.append(None)
             errors.append(f"{eng.get('metrics_url')}: {exc}")
     out["cache_dir_bytes"] = None if None in caches else sum(c for c in caches if c is not None)

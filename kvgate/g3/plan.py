@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kvgate.engines.deployments import CLUSTER
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
 from kvgate.g3.profile import ARMS, READ_ARMS, G3Profile, Unmeasurable, VerdictBinding, load_g3_profile
 from kvgate.inventory.schema import EngineDeployment, Inventory
 from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
 from kvgate.references import References, criterion_for, judge_reference, load_references
 
-CLUSTER = "cluster"
 NEAR_TIE_RULE = (
     "greedy outputs of cached requests equal recompute's, or first differ at a near-tie "
     "(each token in the other's top-k logprobs: vLLM check_logprobs_close)"

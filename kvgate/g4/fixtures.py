@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kvgate.engines.deployments import Notify, deployment_result, measure_deployments
-from kvgate.errors import LabError
+from kvgate.errors import LabError, UsageError
 from kvgate.g4.plan import G4Check, plan
-from kvgate.g4.profile import load_g4_profile
+from kvgate.g4.profile import load_g4_profile, profile_path
 from kvgate.g4.sections import rows, sections
 from kvgate.g4.soak import SoakResult, measure_soak
 from kvgate.inventory import LoadedInventory
@@ -26,7 +26,12 @@ def g4_measured(
     """Every pending engine host soaked at once; a host's deployments one after the other."""
     inv = inventory.inventory
     profile = load_g4_profile(inv.scale)
-    run_store.update_meta(g4_profile=profile.model_dump(mode="json"))
+    now, started = profile.model_dump(mode="json"), run_store.meta().get("g4_profile")
+    if started is not None and started != now:  # a resume judges with the limits its soak started with
+        raise UsageError(
+            f"{profile_path(inv.scale)} changed since this run started: restore it, or start a new run"
+        )
+    run_store.update_meta(g4_profile=now)
     checks = plan(inv)
 
     def soak(host: str, name: str, notify: Notify) -> SoakResult:

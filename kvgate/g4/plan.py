@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kvgate.engines.deployments import CLUSTER
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
 from kvgate.g4.profile import G4Profile, load_g4_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
-
-CLUSTER = "cluster"
 
 
 @dataclass(frozen=True)
@@ -108,6 +107,10 @@ def plan(inventory: Inventory) -> list[G4Check]:
     checks = []
     for name, dep in inventory.engines.items():
         tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+        if not inventory.engine_hosts(name):
+            crit = Criterion("G4-ENG-1", "engine_hosts", ">", 0, source=f"inventory: engines.{name}.hosts")
+            why = f"engines.{name} runs on no host (none listed, none with the engine role)"
+            checks.append(G4Check(CLUSTER, name, f"engines[{name}].hosts", "hosts", crit, invalid_reason=why))
         for host in inventory.engine_hosts(name):
             for key, crit in criteria(profile):
                 checks.append(G4Check(host, name, f"soak[{name}].{key}", key, crit, skip_reason(key, tier)))

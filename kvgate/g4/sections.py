@@ -27,7 +27,10 @@ VERDICT_COLUMNS = ["host/engine", "check", "measured", "site limit", "source", "
 
 
 def _n(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}g}"
+    """``digits`` significant digits; large values whole (3106, not 3.11e+03)."""
+    if value is None:
+        return "—"
+    return f"{value:.0f}" if abs(value) >= 10**digits else f"{value:.{digits}g}"
 
 
 def shown(windows: tuple[Window, ...]) -> list[Window]:

@@ -19,8 +19,9 @@ from typing import Any
 
 from kvgate import agentctl
 from kvgate.engines import EngineService, Placement
+from kvgate.engines.errors import EngineCallFailed
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
-from kvgate.errors import CommandTimeout, Interrupted, LabError
+from kvgate.errors import CommandTimeout, Interrupted, LabError, TransportError
 from kvgate.fio.cold import backing_device
 from kvgate.g3.measure import check_engine_installed, engine_python, remove_work_dir, stage_model
 from kvgate.g3.profile import load_g3_profile
@@ -32,7 +33,8 @@ from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 
-OVERRUN_S = 600.0  # past the planned duration, the last window and the engines' stop
+ENGINE_STOP_S = 90.0  # the agent stops its engines: SIGTERM, SIGKILL after 15 s each
+LOST_CONTACT_S = 900.0  # polls failing on the link this long: the controller gives up (the soak runs on)
 
 
 @dataclass
@@ -70,22 +72,30 @@ class SoakRun:
 
     def run(self) -> SoakResult:
         """The whole soak; a stored job of this run is reattached to, not started again."""
-        state = self.store.meta().get("g4_jobs", {}).get(self.key)
+        meta = self.store.meta()
+        state = meta.get("g4_jobs", {}).get(self.key)
+        if state is None and meta.get("g4_stopped"):
+            raise LabError(f"{self.key}: not soaked: the run was stopped (kvgate stop, {meta['g4_stopped']})")
         if state is None:
             state = self._start()
         else:
             self.notify(f"reattaching to the soak started {state['started_at']}")
-        engines = [self._adopt(e) for e in state["engines"]]
+        engines = [self._adopt(state["work_dir"], e) for e in state["engines"]]
         job = agentctl.RemoteJob(**state["job"])
         try:
             outcome = self._follow(job)
         except Interrupted:
             self.notify("detached: the soak runs on to its end on the host; --resume RUN reattaches")
             raise
+        except (TransportError, CommandTimeout) as exc:  # the link, not the soak: leave it running
+            raise LabError(
+                f"{self.host}: lost contact with the soak for {LOST_CONTACT_S:.0f} s ({exc}); it runs on "
+                "on the host: `kvgate run g4 --resume RUN` reattaches, `kvgate stop RUN` ends it"
+            ) from exc
         except LabError:
             self._finish(engines, state)
             raise
-        tails = self._finish(engines, state)
+        tails = self._finish(engines, state, outcome)
         return self._measure(outcome, state, tails)
 
     # -- start ----------------------------------------------------------------------------------
@@ -121,7 +131,15 @@ class SoakRun:
     def _launch(self, engines: list[EngineService], model: str, work: str) -> dict[str, Any]:
         """Calibrate the prompts on the first engine, then start the soak job on the host."""
         first = engines[0]
-        model_id = first.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
+        models = first.request("GET", "/v1/models", timeout_s=30)
+        try:
+            model_id = str(models.json()["data"][0]["id"])
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise EngineCallFailed(
+                self.host,
+                self.tier.name,
+                f"GET /v1/models names no model (HTTP {models.status}: {models.body[:200]!r})",
+            ) from None
         dev = backing_device(self.ex, work)
         p, load = self.profile, self.profile.load
         salt = f"{self.store.path.name}/{self.key}/{secrets.token_hex(3)}"
@@ -164,19 +182,36 @@ class SoakRun:
             return 1.0
         spec = PromptSpec(salt=f"{self.key}/calibrate", prompt_tokens=4 * self.profile.load.prompt_tokens)
         res = eng.request("POST", tok.path, body=json.dumps({tok.field: spec.prompt(0)}), timeout_s=60)
-        return fit_tokens_per_word(spec, len(res.json()["tokens"])) if res.ok else 1.0
+        try:
+            return fit_tokens_per_word(spec, len(res.json()["tokens"])) if res.ok else 1.0
+        except (ValueError, KeyError, TypeError):
+            raise EngineCallFailed(
+                self.host,
+                self.tier.name,
+                f"{tok.path} answered no token list (HTTP {res.status}: {res.body[:200]!r})",
+            ) from None
 
     # -- follow ---------------------------------------------------------------------------------
     def _follow(self, job: agentctl.RemoteJob) -> dict[str, Any]:
-        """Poll the job to its end, storing every window as it arrives; the agent's result."""
-        timeout = self.profile.duration_s + self.profile.window_s + OVERRUN_S
+        """Poll the job to its end, storing every window as it arrives; the agent's result.
+
+        A lost link is retried for LOST_CONTACT_S; a soak past its duration by more than
+        the last window's worst case, or whose agent hangs (stale heartbeat), is cancelled.
+        """
+        load = self.profile.load
+        last_window_s = self.profile.window_s + load.request_timeout_s * (1 + self.profile.canary.prompts)
+        timeout = self.profile.duration_s + last_window_s + ENGINE_STOP_S
         try:
-            return agentctl.wait(
-                self.ex, job, self._on_event, timeout_s=timeout, interval_s=self.profile.poll_s
-            )
-        except CommandTimeout:
-            agentctl.cancel(self.ex, job)
+            return agentctl.wait(self.ex, job, self._on_event, timeout_s=timeout,
+                                 interval_s=self.profile.poll_s, tolerate_s=LOST_CONTACT_S)  # fmt: skip
+        except agentctl.JobOverran:
+            agentctl.cancel(self.ex, job, grace_s=ENGINE_STOP_S)
             raise LabError(f"{self.host}: the soak overran {timeout:.0f} s and was cancelled") from None
+        except (TransportError, CommandTimeout):
+            raise
+        except LabError:  # the agent died or hangs: make sure it is gone before its engines are stopped
+            agentctl.cancel(self.ex, job, grace_s=ENGINE_STOP_S)
+            raise
 
     def _on_event(self, event: dict[str, Any]) -> None:
         if event.get("event") == "note":
@@ -193,22 +228,40 @@ class SoakRun:
             f"{s['failed']} failed, TTFT p50 {_ms(s['p50_ttft_ms'])}, RSS {event['rss_kib'] // 1024} MiB"
         )
 
-    def _adopt(self, e: dict[str, Any]) -> EngineService:
+    def _adopt(self, work_dir: str, e: dict[str, Any]) -> EngineService:
         """The service of an engine this run started (maybe by an earlier controller), to stop it."""
-        where = self._placement(str(e["run_dir"]).rsplit("/engine-", 1)[0], "", e["index"])
-        eng = EngineService(self.ex, self.tier, where)
+        eng = EngineService(self.ex, self.tier, self._placement(work_dir, "", e["index"]))
         eng.pid, eng.launches = e["pid"], 1
         return eng
 
-    def _finish(self, engines: list[EngineService], state: dict[str, Any]) -> list[str]:
-        """Keep the engines' logs, make sure none is left running, remove the work directory."""
-        tails = []
-        for eng in engines:
-            log = self.ex.run("tail -c 2000000 %s", eng.log_path, timeout_s=60).stdout
-            self.store.artifact(self.host, f"g4/{self.name}/engine-{engines.index(eng)}.log", log)
-            tails.append("\n".join(log.splitlines()[-20:]))
-            eng.stop()  # the soak stopped them already; this verifies that nothing is left
-        remove_work_dir(self.ex, state["work_dir"])
+    def _finish(
+        self, engines: list[EngineService], state: dict[str, Any], outcome: dict[str, Any] | None = None
+    ) -> list[str]:
+        """Keep the engines' logs, make sure none is left running, remove the work directory.
+
+        Every step runs even when one fails (the first failure is raised at the end). Engines
+        the agent reported stopped (``engines_left: []``) are not signalled again: after a long
+        detach their process group ids may belong to someone else.
+        """
+        stopped_by_agent = outcome is not None and outcome.get("engines_left") == []
+        tails: list[str] = []
+        errors: list[LabError] = []
+        for i, eng in enumerate(engines):
+            try:
+                log = self.ex.run("tail -c 2000000 %s 2>/dev/null", eng.log_path, timeout_s=60).stdout
+                if log:  # a second reattach (work directory gone) keeps the log stored the first time
+                    self.store.artifact(self.host, f"g4/{self.name}/engine-{i}.log", log)
+                tails.append("\n".join(log.splitlines()[-20:]))
+                if not stopped_by_agent:
+                    eng.stop()  # verifies that nothing of it is left
+            except LabError as exc:
+                errors.append(exc)
+        try:
+            remove_work_dir(self.ex, state["work_dir"])
+        except LabError as exc:
+            errors.append(exc)
+        if errors:
+            raise errors[0]
         return tails
 
     # -- measure --------------------------------------------------------------------------------
@@ -221,11 +274,8 @@ class SoakRun:
         )
         n = len(state["engines"])
         cap = self.tier.cache.capacity_bytes if self.tier.cache is not None else None
-        counted = bool(self.tier.metrics and self.tier.hit_counter)
         ended = str(outcome.get("ended", outcome.get("status")))
-        soak = trends.Soak(
-            windows, self.profile.duration_s, n, None if cap is None else cap * n, counted, ev, ended
-        )
+        soak = trends.Soak(windows, self.profile.duration_s, n, None if cap is None else cap * n, ev, ended)
         result = SoakResult(self.host, self.name, self.tier, soak, engine_log_tails=tails)
         canary, bad, ties = trends.canary_mismatches(soak)
         result.near_ties = ties

@@ -1,7 +1,8 @@
 """`kvgate stop RUN`: end a detached G4 soak early.
 
 The soak's agent job (recorded in run.json ``g4_jobs`` before the first poll) gets
-SIGTERM: it ends its window, stops the engines it soaks and writes its result.
+SIGTERM: it drops the window in progress, stops the engines it soaks and writes
+its result.
 ``kvgate run g4 --resume RUN`` then collects the windows and judges them; the
 coverage check fails with "the soak ended: cancelled", as a shortened soak must.
 """
@@ -11,22 +12,30 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvgate import agentctl
-from kvgate.errors import StoreError, UsageError
+from kvgate.errors import LabError, StoreError, UsageError
+from kvgate.g4.soak import ENGINE_STOP_S
 from kvgate.inventory import load
-from kvgate.store import RunStore
+from kvgate.store import RunStore, utc_now
 from kvgate.transport import connect
-
-STOP_GRACE_S = 90.0  # the agent stops its engines first: SIGTERM, then SIGKILL after 15 s each
 
 
 def stop_soak(run_dir: Path) -> dict[str, str]:
-    """Cancel every soak job of the run; per ``host/deployment``: "stopped" or "had already ended"."""
-    meta = RunStore.open(run_dir).meta()
+    """Cancel every soak job of the run; per ``host/deployment``: what happened to it.
+
+    Every job is tried; a host that cannot be reached is reported, and after all
+    the others were stopped, the first such error is raised (exit 3).
+    """
+    store = RunStore.open(run_dir)
+    meta = store.meta()
     jobs = meta.get("g4_jobs") or {}
     if meta.get("gate") != "g4" or not jobs:
         raise UsageError(f"{run_dir}: no G4 soak was started in this run (run.json has no g4_jobs)")
+    if not (meta.get("inventory") or {}).get("path"):
+        raise StoreError(f"{run_dir / 'run.json'}: records no inventory (inventory.path)")
     inv = load(meta["inventory"]["path"]).inventory
-    out = {}
+    store.update_meta(g4_stopped=utc_now())  # a resume starts no deployment that had not started
+    out: dict[str, str] = {}
+    failed: list[LabError] = []
     for key, state in sorted(jobs.items()):
         host = key.split("/", 1)[0]
         try:
@@ -37,8 +46,12 @@ def stop_soak(run_dir: Path) -> dict[str, str]:
                 f"{run_dir / 'run.json'}: g4_jobs.{key} names no job of this inventory ({exc})"
             ) from None
         try:
-            stopped = agentctl.cancel(ex, job, grace_s=STOP_GRACE_S)
+            out[key] = "stopped" if agentctl.cancel(ex, job, grace_s=ENGINE_STOP_S) else "had already ended"
+        except LabError as exc:
+            out[key] = f"NOT stopped: {exc}"
+            failed.append(exc)
         finally:
             ex.close()
-        out[key] = "stopped" if stopped else "had already ended"
+    if failed:
+        raise LabError("; ".join(f"{k}: {v}" for k, v in out.items()))
     return out

@@ -13,7 +13,7 @@ INVALID with the count, never PASS.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kvgate.g3.evidence import Output, compare_outputs
@@ -23,6 +23,7 @@ from kvgate.loadgen.metrics import median
 from kvgate.loadgen.record import TokenLogprob
 
 Window = dict[str, Any]
+ENDINGS = ("duration", "engine-died", "cancelled")  # how a soak ends; anything else: its agent broke
 MiB = float(1 << 20)
 
 
@@ -46,10 +47,8 @@ class Soak:
     duration_s: int
     engines: int
     cap_bytes: int | None  # the tiers' configured capacity, summed; None: no external tier
-    has_hit_counter: bool
     evidence: tuple[str, ...] = ()
-    ended: str = ""  # the agent's own word: duration | engine-died | cancelled
-    notes: list[str] = field(default_factory=list)
+    ended: str = ""  # the agent's own word: duration | engine-died | cancelled | failed
 
 
 def _m(metric: str, value: Any, unit: str, soak: Soak, invalid: str | None = None) -> Measurement:
@@ -62,7 +61,8 @@ def coverage(soak: Soak) -> Measurement:
     if not w:
         return _m("soak_coverage_ratio", None, "x", soak, "the soak produced no window")
     span = w[-1]["end_unix_s"] - w[0]["start_unix_s"]
-    return _m("soak_coverage_ratio", round(span / soak.duration_s, 4), "x", soak)
+    broken = None if soak.ended in ENDINGS else f"the soak's agent ended {soak.ended or 'without a word'}"
+    return _m("soak_coverage_ratio", round(span / soak.duration_s, 4), "x", soak, broken)
 
 
 def failed_requests(soak: Soak) -> Measurement:
@@ -92,11 +92,19 @@ def canary_mismatches(soak: Soak) -> tuple[Measurement, list[str], list[str]]:
         )
         return _m("canary_mismatches", None, "requests", soak, why), [], []
     first = _outputs(soak.windows[0])
-    bad, ties = [], []
+    bad, ties, compared = [], [], 0
     for w in soak.windows[1:]:
-        b, t = compare_outputs(first, _outputs(w), got_name=f"window {w['index']}", expected_name="window 0")
+        got = _outputs(w)
+        compared += len(first.keys() & got.keys())
+        b, t = compare_outputs(first, got, got_name=f"window {w['index']}", expected_name="window 0")
         bad += [f"window {w['index']} canary {m}" for m in b]
         ties += [f"window {w['index']} canary {m}" for m in t]
+    if not compared:  # every canary of window 0 or of the later windows failed: nothing was checked
+        return (
+            _m("canary_mismatches", None, "requests", soak, "no canary output could be compared"),
+            bad,
+            ties,
+        )
     return _m("canary_mismatches", len(bad), "requests", soak), bad, ties
 
 
@@ -163,13 +171,19 @@ def hit_retention(soak: Soak, profile: G4Profile) -> Measurement:
     m = _ratio(soak, profile, "hit_ratio_retention", "x", hit_ratio)
     split = trend_windows(soak, profile)
     if m.value is None and not isinstance(split, str):
-        return _m(
-            m.metric,
-            None,
-            "x",
-            soak,
-            "the engines served no prompt token from cache: the tier was never read",
+        unread = [w for ws in split for w in ws if w["hit_tokens"] is None]
+        errors = [e for w in unread for e in w.get("metrics_errors") or []]
+        why = (
+            f"the hit counter could not be read in {len(unread)} window(s)"
+            + (
+                f": {errors[0][:200]}"
+                if errors
+                else " (counter missing, or it went back: an engine restarted)"
+            )
+            if unread
+            else "the engines served no prompt token from cache: the tier was never read"
         )
+        return _m(m.metric, None, "x", soak, why)
     return m
 
 
@@ -186,12 +200,14 @@ def cache_peak(soak: Soak) -> Measurement:
     """The tiers' largest size in any window over their configured capacity."""
     sizes = [w["cache_dir_bytes"] for w in soak.windows if w["cache_dir_bytes"] is not None]
     if soak.cap_bytes is None or not sizes:
-        return _m("cache_peak_ratio", None, "x", soak, "no tier size was sampled")
+        return _m("cache_peak_ratio", None, "x", soak, "no tier size was sampled (no tier directory)")
+    if max(sizes) == 0:
+        return _m("cache_peak_ratio", 0.0, "x", soak, "the tier directory stayed empty: nothing was written")
     return _m("cache_peak_ratio", round(max(sizes) / soak.cap_bytes, 6), "x", soak)
 
 
 def slopes(soak: Soak) -> dict[str, float | None]:
-    """Per-hour slopes of the trended series, after warm-up (shown, not judged)."""
+    """Per-hour slopes of the trended series over all windows (shown, not judged)."""
     w = list(soak.windows)
     t = [x["end_unix_s"] - w[0]["start_unix_s"] for x in w] if w else []
     series = {

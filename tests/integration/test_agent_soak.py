@@ -11,16 +11,20 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ports import free_port_pair
+from sshd import HostFactory, SSHServer
 
 from kvgate import agentctl
 from kvgate.agent.soak_sample import group_pids
+from kvgate.errors import TransportError
 from kvgate.transport.local import LocalExecutor
+from kvgate.transport.ssh import SSHExecutor
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -106,3 +110,24 @@ def test_a_bad_spec_is_refused_naming_the_key(tmp_path: Path, engine: Any) -> No
     assert result["status"] == "invalid-spec"
     assert "reuse: expected a number within [0.0, 1.0], got 1.5" in result["error"]
     assert proc.poll() is None  # a refused spec touches no engine
+
+
+def test_polls_that_fail_on_a_dropped_link_are_retried_and_no_window_is_lost(
+    tmp_path: Path, engine: Any, sshd_pair: tuple[SSHServer, SSHServer], ssh_host: HostFactory
+) -> None:
+    proc, url = engine
+    server = sshd_pair[0]
+    seen: list[dict[str, Any]] = []
+    with SSHExecutor("node-a", ssh_host(server)) as ex:
+        job = agentctl.start(ex, "soak", spec(url, proc.pid, tmp_path / "tier", duration_s=8),
+                             state_root=str(tmp_path / "jobs"))  # fmt: skip
+        server.kill()  # every SSH connection drops; the soak on the host runs on
+        with pytest.raises(TransportError):
+            agentctl.wait(ex, job, seen.append, timeout_s=60)  # no tolerance: the first failed poll raises
+        restart = threading.Timer(6.0, server.restart)
+        restart.start()
+        result = agentctl.wait(ex, job, seen.append, timeout_s=60, interval_s=0.5, tolerate_s=45)
+        restart.join()
+    windows = [e["index"] for e in seen if e["event"] == "window"]
+    assert (result["status"], result["ended"]) == ("ok", "duration")
+    assert windows == list(range(result["windows"]))  # each once, none lost while the link was down

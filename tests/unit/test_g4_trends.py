@@ -8,8 +8,9 @@ import pytest
 
 from kvgate.engines.profile import PROFILE_DIR, load_profile
 from kvgate.g4 import trends
-from kvgate.g4.plan import G4Check, criteria, skip_reason
+from kvgate.g4.plan import G4Check, criteria, plan, skip_reason
 from kvgate.g4.profile import G4Profile, load_g4_profile
+from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
 
 SMOKE = load_g4_profile("smoke")  # 20-s windows, warm-up 1, baseline 2
@@ -29,7 +30,7 @@ def window(i: int, **over: Any) -> dict[str, Any]:
 
 
 def soak(windows: list[dict[str, Any]], **over: Any) -> trends.Soak:
-    fields = {"duration_s": 120, "engines": 1, "cap_bytes": 100 << 20, "has_hit_counter": True} | over
+    fields = {"duration_s": 120, "engines": 1, "cap_bytes": 100 << 20, "ended": "duration"} | over
     return trends.Soak(tuple(windows), **fields)
 
 
@@ -98,6 +99,24 @@ def test_a_tier_that_served_nothing_is_invalid_not_a_pass() -> None:
     assert "never read" in str(m.invalid_reason)
 
 
+def test_a_hit_counter_that_could_not_be_read_is_named_as_such() -> None:
+    unread = [*HEALTHY[:3], *(window(i, hit_tokens=None, metrics_errors=["http://x/metrics: refused"])
+                              for i in range(3, 6))]  # fmt: skip
+    reason = str(trends.hit_retention(soak(unread), SMOKE).invalid_reason)
+    assert "could not be read in 2 window(s): http://x/metrics: refused" in reason
+
+
+def test_what_was_never_compared_or_filled_is_invalid_not_a_pass() -> None:
+    failed = [{"index": 0, "success": False, "text": "", "prompt_tokens": None, "logprobs": []}]
+    assert judged(soak([window(i, canary=failed) for i in range(6)]), "canary") is Verdict.INVALID
+    assert judged(soak([window(i, cache_dir_bytes=0) for i in range(6)]), "cache-capacity") is Verdict.INVALID
+    no_dir = [window(i, cache_dir_bytes=None) for i in range(6)]
+    assert judged(soak(no_dir), "cache-capacity") is Verdict.INVALID
+    # the agent crashed after enough windows: coverage is not trusted
+    assert judged(soak(HEALTHY, ended="failed"), "coverage") is Verdict.INVALID
+    assert judged(soak(HEALTHY[:3], ended="cancelled"), "coverage") is Verdict.FAIL  # kvgate stop: short
+
+
 def test_a_near_tie_in_the_canary_is_tolerated_and_listed() -> None:
     def canary(text: str, token: str, alt: str) -> list[dict[str, Any]]:
         lp = [{"token": token, "logprob": -0.69, "top": {token: -0.69, alt: -0.70}}]
@@ -126,3 +145,15 @@ def test_a_profile_too_short_for_its_trend_windows_is_refused() -> None:
     data = SMOKE.model_dump() | {"duration_s": 40}
     with pytest.raises(ValueError, match="fewer than warmup_windows"):
         G4Profile.model_validate(data)
+
+
+def test_a_deployment_on_no_host_is_an_invalid_check_not_silently_unsoaked() -> None:
+    dep = {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute", "volume": "v"}
+    inv = Inventory.model_validate({
+        "site": "s", "hosts": {"c": {"roles": ["control"]}},
+        "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}, "engines": {"tiny": dep},
+    })  # fmt: skip
+    (check,) = plan(inv)
+    j = check.evaluate({})
+    assert (check.check, j.verdict) == ("engines[tiny].hosts", Verdict.INVALID)
+    assert "runs on no host" in j.condition
