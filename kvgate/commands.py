@@ -85,7 +85,10 @@ def stop(args: argparse.Namespace, console: Console) -> int:
 
     for key, what in stop_soak(Path(args.run_dir)).items():
         console.print(f"{key}: soak {what}")
-    console.print(f"judge what ran with: kvgate run g4 --resume {args.run_dir}")
+    console.print(
+        f"judge what ran (and remove the soak's work directories on the hosts) with: "
+        f"kvgate run g4 --resume {args.run_dir}"
+    )
     return 0
 
 
