@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import string
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -111,7 +112,7 @@ def write_gguf(path: Path, spec: TinyLlamaSpec | None = None) -> Path:
     import gguf  # type: ignore[import-not-found,unused-ignore]  # optional: `make engine`
 
     spec = spec or TinyLlamaSpec()
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".tmp{os.getpid()}")  # two runs generating at once do not share a file
     writer = gguf.GGUFWriter(str(tmp), "llama")
     _add_metadata(writer, spec)
     for name, array in _tensors(spec):

@@ -110,8 +110,13 @@ class Loader:
     usage: bool = True  # the engine streams usage; False: output tokens from chunks, no ignore_eos
     logprobs: int | None = None  # top-k logprobs per generated token (near-tie check); None: not asked
 
-    def run(self, engines: Sequence[EngineService], salt: str, concurrency: int) -> dict[str, Any]:
-        """One load against ``engines`` (request i to engine i mod n); the result document."""
+    def run(
+        self, engines: Sequence[EngineService], salt: str, concurrency: int, fitted: Sequence[float] = ()
+    ) -> dict[str, Any]:
+        """One load against ``engines`` (request i to engine i mod n); the result document.
+
+        ``fitted``: prompt i's own tokens per word (PromptSpec.prompts), where measured.
+        """
         out = self.site.out("load.json")
         n = concurrency * self.waves
         urls = [a for eng in engines for a in ("--url", self.site.url(eng))]
@@ -122,6 +127,8 @@ class Loader:
             "--max-tokens", str(self.max_tokens), "--salt", salt, "--temperature", "0",
             "--timeout", repr(self.timeout_s), "--out", out,
         ]  # fmt: skip
+        if fitted:
+            argv += ["--fitted-tokens-per-word", ",".join(repr(f) for f in fitted)]
         if not self.usage:
             argv += ["--output-tokens-from", "chunks", "--no-ignore-eos"]
         if self.logprobs is not None:

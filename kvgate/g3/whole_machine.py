@@ -32,7 +32,7 @@ from kvgate.fio.cold import BlockDevice, drop_caches
 from kvgate.g3 import hostio
 from kvgate.g3.evidence import cold_reason, shape_reason, write_through_reason
 from kvgate.g3.load_arms import Bracket, Loader, LoadTrial, load_trial
-from kvgate.loadgen.prompts import PromptSpec
+from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.engines.profile import EngineProfile
@@ -118,6 +118,7 @@ class WholeMachineRun:
             proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, usage, p.logprobs,
         )  # fmt: skip
         self.out: dict[str, list[LoadTrial]] = {}
+        self.fitted: dict[str, tuple[float, ...]] = {}  # salt → each prompt's own tokens per word
 
     def run(self) -> dict[str, list[LoadTrial]]:
         """The recompute engines' trials, then the tier engines': one engine per instance at a time."""
@@ -168,7 +169,7 @@ class WholeMachineRun:
                 f"{self.phase} trial {t}: populate {len(tiers)} engine(s) ({profile.name})"
             )
             empty = sum(e.kv_dir_bytes() for e in tiers) if has_tier else 0
-            populated = self.loader.run(tiers, salt, self.concurrency)
+            populated = self.loader.run(tiers, salt, self.concurrency, self.fitted.get(salt, ()))
             if has_tier:
                 known = [n for n in tokens if n is not None]
                 predicted = sum(known) * self.setup.state_bytes_per_token if len(known) == len(tokens) else 0
@@ -187,11 +188,22 @@ class WholeMachineRun:
         return populated
 
     def _count(self, engines: list[EngineService], salt: str) -> list[int | None]:
-        """Each prompt's tokens, by the tokenizer of the engine it goes to."""
+        """Each prompt's tokens, by the tokenizer of the engine it goes to; first fitted to its target.
+
+        The calibrated ratio is a mean: one prompt lands ±2 % around it with an uneven
+        tokenizer (ColdRestore._count). Each prompt of ``salt`` is refitted once, and every
+        load of ``salt`` then sends the fitted prompts.
+        """
         spec = PromptSpec(
             salt=salt, prompt_tokens=self.prompt_tokens, tokens_per_word=self.loader.tokens_per_word
         )
-        return [self.proto.tokens(engines[i % len(engines)], spec.prompt(i)) for i in range(self.concurrency)]
+        to = [engines[i % len(engines)] for i in range(self.concurrency)]  # request i's engine
+        if salt not in self.fitted:
+            first = [self.proto.tokens(eng, spec.prompt(i)) for i, eng in enumerate(to)]
+            if None not in first:
+                self.fitted[salt] = tuple(fit_tokens_per_word(spec, c or 1) for c in first)
+        prompts = spec.prompts(len(to), self.fitted.get(salt, ()))
+        return [self.proto.tokens(eng, prompt) for eng, prompt in zip(to, prompts, strict=True)]
 
     def _measure(
         self,
@@ -207,7 +219,7 @@ class WholeMachineRun:
         self.proto.sink.notify(f"{self.phase} trial {t}: {arm} on {len(engines)} engine(s)")
         dev = self.proto.dev
         with Window(self.ex, engines, dev, resident=arm == "warm") as w:
-            doc = self.loader.run(engines, salt, self.concurrency)
+            doc = self.loader.run(engines, salt, self.concurrency, self.fitted.get(salt, ()))
         ev = self.proto.sink.save(f"{self.artifacts}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
         min_hit = self.proto.profile.cold.min_hit_ratio
         if not self.loader.usage:  # the loadgen's usage-based shape check cannot apply: _shape replaces it

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"kvgate.loadgen: cannot ask {args.url[0]} for its model: {exc}", file=sys.stderr)
         return 1
-    prompts = spec.prompts(args.requests)
+    prompts = spec.prompts(args.requests, args.fitted_tokens_per_word)
     gc.collect()
     gc.freeze()  # as vllm bench serve: keep GC pauses off the measured timestamps
     result = run(dataclasses.replace(config, model=model), prompts)
@@ -83,6 +83,7 @@ def artifact(result: LoadResult, spec: PromptSpec, args: argparse.Namespace) -> 
     percentiles = [float(p) for p in args.percentiles.split(",")]
     document = result.to_dict(percentiles=percentiles, output_tokens_from=args.output_tokens_from)
     document["prompt_spec"] = spec.__dict__.copy()
+    document["fitted_tokens_per_word"] = list(args.fitted_tokens_per_word)
     document["workload_invalid_reason"] = invalid_reason(
         result.records,
         prompt_tokens=spec.prompt_tokens,
@@ -114,6 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reuse", type=float, default=0.0, help="shared-prefix fraction per group")
     p.add_argument("--group-size", type=int, default=1, help="prompts per shared-prefix group")
     p.add_argument("--tokens-per-word", type=float, default=1.0)
+    p.add_argument(
+        "--fitted-tokens-per-word", type=_ratios, default=(), metavar="R,R,...",
+        help="prompt i's own tokens per word (fitted to its measured length); others: --tokens-per-word",
+    )  # fmt: skip
     p.add_argument("--request-rate", type=float, default=math.inf, help="req/s (default inf: all at once)")
     p.add_argument("--burstiness", type=float, default=1.0, help="1 = Poisson arrivals")
     p.add_argument("--seed", type=int, default=0)
@@ -129,6 +134,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--shape-tolerance", type=float, default=0.05)
     p.add_argument("--out", required=True, help="result JSON path")
     return p
+
+
+def _ratios(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated numbers") from None
+    if not all(v > 0 and math.isfinite(v) for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: every ratio must be a finite number > 0")
+    return values
 
 
 def _write_atomically(path: str, document: dict[str, Any]) -> None:

@@ -25,7 +25,8 @@ True
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 _WORD_TEXT = """
     the of and to in is was for on that with as by at from his her they this which
@@ -90,9 +91,15 @@ class PromptSpec:
         unique = _draw(f"{self.salt}\x00unique\x00{index}", self.words - self.prefix_words)
         return " ".join(prefix + unique)
 
-    def prompts(self, n: int) -> list[str]:
-        """Prompts ``0 .. n-1``."""
-        return [self.prompt(i) for i in range(n)]
+    def prompts(self, n: int, fitted: Sequence[float] = ()) -> list[str]:
+        """Prompts ``0 .. n-1``; prompt i with ``fitted[i]`` tokens per word where given.
+
+        A prompt's words are a prefix-stable draw: refitted to its own measured length
+        (fit_tokens_per_word of that prompt), it keeps its words and gains or loses a few at
+        the end, landing within a few tokens of the target.
+        """
+        return [replace(self, tokens_per_word=fitted[i]).prompt(i) if i < len(fitted) else self.prompt(i)
+                for i in range(n)]  # fmt: skip
 
 
 def fit_tokens_per_word(spec: PromptSpec, measured_prompt_tokens: int) -> float:

@@ -143,7 +143,8 @@ def test_an_engine_that_cannot_start_is_a_lab_error_with_its_log_not_a_verdict(t
     assert "exited during start-up" in measured[0]["condition"]
     assert "/nonexistent/model.gguf" in measured[0]["condition"]  # the engine log's tail says why
     assert list(scratch.iterdir()) == []
+    port = data["engines"]["tiny"]["port"]
     left = subprocess.run(
-        ["pgrep", "-f", "llama_cpp.server.*18201"], capture_output=True, text=True, check=False
+        ["pgrep", "-f", f"llama_cpp.server.*--port {port}"], capture_output=True, text=True, check=False
     )
     assert left.stdout == ""  # stop left nothing behind

@@ -82,3 +82,11 @@ def test_word_count_follows_the_tokens_per_word_ratio() -> None:
 def test_bad_specs_are_refused(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         PromptSpec(prompt_tokens=10, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_prompt_refitted_to_its_own_length_keeps_its_words_and_changes_only_its_end() -> None:
+    spec = PromptSpec(salt="fit", prompt_tokens=100)  # 100 words at 1 token per word
+    plain, (fitted, other) = spec.prompts(2), spec.prompts(2, [1.25])  # prompt 0 counted 125 tokens
+    assert fitted.split() == plain[0].split()[:80]  # a prefix of the same draw: 100 / 1.25 words
+    assert other == plain[1]  # prompts without a fit keep the spec's ratio
+    assert fit_tokens_per_word(spec, 125) == 1.25
