@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from kvgate.errors import UsageError
 from kvgate.gates import gate_dir, require_previous
 from kvgate.inventory import load
 from kvgate.live import LiveView, summary_table
@@ -53,10 +52,7 @@ def default_inventory(resume: str | None) -> str:
     """The inventory a resumed run was started with (as recorded in its run.json), else local.yaml."""
     if resume is None:
         return "inventory/local.yaml"
-    recorded = RunStore.open(Path(resume)).meta().get("inventory", {}).get("path")
-    if not recorded:
-        raise UsageError(f"--resume {resume}: run.json records no inventory; pass --inventory")
-    return str(recorded)
+    return RunStore.open(Path(resume)).inventory_path()
 
 
 def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool = False) -> int:

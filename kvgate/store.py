@@ -155,6 +155,13 @@ class RunStore:
             raise StoreError(f"{self.path / 'run.json'}: unreadable ({exc})") from None
         return data
 
+    def inventory_path(self) -> str:
+        """The inventory this run was started with (run.json ``inventory.path``)."""
+        recorded = (self.meta().get("inventory") or {}).get("path")
+        if not recorded:
+            raise StoreError(f"{self.path / 'run.json'}: records no inventory (inventory.path)")
+        return str(recorded)
+
     def _write_meta(self, meta: dict[str, Any]) -> None:
         tmp = self.path / "run.json.tmp"
         tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))

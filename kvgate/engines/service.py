@@ -15,6 +15,7 @@ Usage, on a real host::
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 import time
@@ -192,6 +193,17 @@ class EngineService:
     def read_log(self) -> str:
         """The whole log of the current launch."""
         return self.ex.run("cat %s", self.log_path, timeout_s=60).stdout
+
+    def count_tokens(self, path: str, field: str, prompt: str) -> int | None:
+        """The prompt's length by the engine's own tokenizer endpoint; None when it answers non-2xx."""
+        res = self.request("POST", path, body=json.dumps({field: prompt}), timeout_s=60)
+        if not res.ok:
+            return None
+        try:
+            return len(res.json()["tokens"])
+        except (ValueError, KeyError, TypeError):
+            msg = f"{path} answered no token list (HTTP {res.status}: {res.body[:200]!r})"
+            raise EngineCallFailed(self.ex.host, self.profile.name, msg) from None
 
     def kv_dir_path(self) -> str:
         """The profile's KV directory on the host, filled in for this placement."""

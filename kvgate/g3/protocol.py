@@ -320,8 +320,7 @@ class ColdRestore:
         tok = self.profile.tokenize.get(eng.profile.kind.value)
         if tok is None:
             return None
-        res = eng.request("POST", tok.path, body=json.dumps({tok.field: prompt}), timeout_s=60)
-        return len(res.json()["tokens"]) if res.ok else None
+        return eng.count_tokens(tok.path, tok.field, prompt)
 
     def _send(self, eng: EngineService, salt: str, name: str) -> tuple[Outcome, tuple[str, ...]]:
         spec, p = self._spec(salt), self.profile

@@ -181,15 +181,8 @@ class SoakRun:
         if tok is None:
             return 1.0
         spec = PromptSpec(salt=f"{self.key}/calibrate", prompt_tokens=4 * self.profile.load.prompt_tokens)
-        res = eng.request("POST", tok.path, body=json.dumps({tok.field: spec.prompt(0)}), timeout_s=60)
-        try:
-            return fit_tokens_per_word(spec, len(res.json()["tokens"])) if res.ok else 1.0
-        except (ValueError, KeyError, TypeError):
-            raise EngineCallFailed(
-                self.host,
-                self.tier.name,
-                f"{tok.path} answered no token list (HTTP {res.status}: {res.body[:200]!r})",
-            ) from None
+        n = eng.count_tokens(tok.path, tok.field, spec.prompt(0))
+        return fit_tokens_per_word(spec, n) if n else 1.0
 
     # -- follow ---------------------------------------------------------------------------------
     def _follow(self, job: agentctl.RemoteJob) -> dict[str, Any]:

@@ -30,9 +30,7 @@ def stop_soak(run_dir: Path) -> dict[str, str]:
     jobs = meta.get("g4_jobs") or {}
     if meta.get("gate") != "g4" or not jobs:
         raise UsageError(f"{run_dir}: no G4 soak was started in this run (run.json has no g4_jobs)")
-    if not (meta.get("inventory") or {}).get("path"):
-        raise StoreError(f"{run_dir / 'run.json'}: records no inventory (inventory.path)")
-    inv = load(meta["inventory"]["path"]).inventory
+    inv = load(store.inventory_path()).inventory
     store.update_meta(g4_stopped=utc_now())  # a resume starts no deployment that had not started
     out: dict[str, str] = {}
     failed: list[LabError] = []
