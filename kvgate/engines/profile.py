@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -114,6 +115,9 @@ class EngineProfile(Frozen):
     # the streamed completion ends with a `usage` chunk (stream_options.include_usage); False
     # (llama-cpp-python): G3 counts output tokens from the chunks and prompt tokens with the tokenizer
     streams_usage: bool = True
+    # the request field this engine honours to generate exactly max_tokens (kvgate.loadgen.run
+    # FIXED_OUTPUT), so an answer without a token is a fault, never the model's own EOS; None: none
+    fixed_output: Literal["ignore_eos", "min_tokens"] | None = "ignore_eos"
     ready_timeout_s: float = Field(default=600.0, gt=0)
     stop_timeout_s: float = Field(default=30.0, gt=0)
     notes: str = ""

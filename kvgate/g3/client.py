@@ -68,16 +68,27 @@ class Request:
     max_tokens: int
     timeout_s: float
     logprobs: int | None = None  # top-k logprobs per generated token (for logprobs_close); None: off
+    fixed_output: str | None = "ignore_eos"  # the engine profile's: exactly max_tokens are generated
 
     def argv(self, out: str) -> list[str]:
-        top_k = [] if self.logprobs is None else ["--logprobs", str(self.logprobs)]
-        return [
-            "--url", self.url, "--model", self.model, "--concurrency", "1", "--requests", "1",
-            "--prompt-tokens", str(self.prompt_tokens), "--tokens-per-word", repr(self.tokens_per_word),
-            "--max-tokens", str(self.max_tokens), "--salt", self.salt, "--no-ignore-eos",
-            "--temperature", "0", "--output-tokens-from", "chunks", "--timeout", repr(self.timeout_s),
-            "--out", out, *top_k,
-        ]  # fmt: skip
+        options = {
+            "--url": self.url,
+            "--model": self.model,
+            "--concurrency": "1",
+            "--requests": "1",
+            "--prompt-tokens": str(self.prompt_tokens),
+            "--tokens-per-word": repr(self.tokens_per_word),
+            "--max-tokens": str(self.max_tokens),
+            "--salt": self.salt,
+            "--fixed-output": self.fixed_output or "none",
+            "--temperature": "0",
+            "--output-tokens-from": "chunks",
+            "--timeout": repr(self.timeout_s),
+            "--out": out,
+        }
+        if self.logprobs is not None:
+            options["--logprobs"] = str(self.logprobs)
+        return [arg for option in options.items() for arg in option]
 
 
 @dataclass(frozen=True)

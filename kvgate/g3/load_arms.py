@@ -107,8 +107,9 @@ class Loader:
     max_tokens: int
     waves: int
     timeout_s: float
-    usage: bool = True  # the engine streams usage; False: output tokens from chunks, no ignore_eos
+    usage: bool = True  # the engine streams usage; False: output tokens from chunks
     logprobs: int | None = None  # top-k logprobs per generated token (near-tie check); None: not asked
+    fixed_output: str | None = "ignore_eos"  # the engine profile's: exactly max_tokens are generated
 
     def run(
         self, engines: Sequence[EngineService], salt: str, concurrency: int, fitted: Sequence[float] = ()
@@ -129,8 +130,9 @@ class Loader:
         ]  # fmt: skip
         if fitted:
             argv += ["--fitted-tokens-per-word", ",".join(repr(f) for f in fitted)]
+        argv += ["--fixed-output", self.fixed_output or "none"]
         if not self.usage:
-            argv += ["--output-tokens-from", "chunks", "--no-ignore-eos"]
+            argv += ["--output-tokens-from", "chunks"]
         if self.logprobs is not None:
             argv += ["--logprobs", str(self.logprobs)]
         command, args = self.site.argv_command(argv, out)

@@ -185,7 +185,7 @@ class ColdRestore:
         loader = Loader(
             self.load_site, self.model_id, p.load_prompt_tokens or p.prompt_tokens,
             self.result.tokens_per_word, p.max_tokens, p.waves, p.request_timeout_s,
-            logprobs=p.logprobs,
+            logprobs=p.logprobs, fixed_output=self.setup.tier.fixed_output,
         )  # fmt: skip
         measured = run_levels(
             self.ex, loader, p, rc=rc, tier=tier, dev=self.dev, salt=f"{self.setup.salt}/load",
@@ -327,7 +327,7 @@ class ColdRestore:
         req = client.Request(
             url=self.load_site.url(eng), model=self.model_id, salt=salt, prompt_tokens=spec.prompt_tokens,
             tokens_per_word=spec.tokens_per_word, max_tokens=p.max_tokens, timeout_s=p.request_timeout_s,
-            logprobs=p.logprobs,
+            logprobs=p.logprobs, fixed_output=eng.profile.fixed_output,
         )  # fmt: skip
         out, raw = self.load_site.send(req, "req.json")
         if not out.ok:

@@ -116,6 +116,7 @@ class WholeMachineRun:
         self.loader = Loader(
             proto.load_site, proto.model_id, prompt_tokens,
             proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, usage, p.logprobs,
+            fixed_output=proto.setup.tier.fixed_output,
         )  # fmt: skip
         self.out: dict[str, list[LoadTrial]] = {}
         self.fitted: dict[str, tuple[float, ...]] = {}  # salt → each prompt's own tokens per word

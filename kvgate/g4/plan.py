@@ -92,6 +92,11 @@ def skip_reason(key: str, tier: EngineProfile) -> str | None:
         return f"{tier.name} has no external KV tier (cache: null): there is no tier size to hold to a cap"
     if key == "cache-capacity" and tier.cache is not None and tier.cache.capacity_bytes is None:
         return f"{tier.name} declares no tier capacity (cache.capacity_bytes)"
+    if key == "empty-responses" and tier.fixed_output is None:
+        return (
+            f"{tier.name} cannot be asked to generate exactly max_tokens (fixed_output: null): "
+            "an answer without a token may be the model's own end of sequence"
+        )
     if key == "hit-retention" and (tier.metrics is None or not tier.hit_counter):
         return f"{tier.name} exposes no hit counter on /metrics (hit_counter): hits cannot be trended"
     return None

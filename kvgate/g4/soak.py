@@ -148,7 +148,7 @@ class SoakRun:
             "window_s": p.window_s, "concurrency": load.concurrency, "prompt_tokens": load.prompt_tokens,
             "max_tokens": load.max_tokens, "tokens_per_word": self._tokens_per_word(first),
             "reuse": load.reuse, "documents": load.documents, "prefix_share": load.prefix_share,
-            "ignore_eos": self.tier.streams_usage, "request_timeout_s": load.request_timeout_s,
+            "fixed_output": self.tier.fixed_output, "request_timeout_s": load.request_timeout_s,
             "output_tokens_from": "usage" if self.tier.streams_usage else "chunks",
             "canary_prompts": p.canary.prompts, "canary_max_tokens": p.canary.max_tokens,
             "logprobs": p.canary.logprobs, "salt": salt,

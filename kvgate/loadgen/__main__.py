@@ -23,7 +23,7 @@ import urllib.request
 from typing import Any
 
 from .prompts import PromptSpec
-from .run import LoadConfig, LoadResult, run
+from .run import FIXED_OUTPUT, LoadConfig, LoadResult, run
 from .shape import invalid_reason
 
 
@@ -70,7 +70,7 @@ def _load_config(args: argparse.Namespace, *, model: str) -> LoadConfig:
         request_rate=args.request_rate,
         burstiness=args.burstiness,
         seed=args.seed,
-        ignore_eos=args.ignore_eos,
+        fixed_output=None if args.fixed_output == "none" else args.fixed_output,
         temperature=args.temperature,
         connect_timeout_s=args.connect_timeout,
         request_timeout_s=args.timeout,
@@ -122,7 +122,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--request-rate", type=float, default=math.inf, help="req/s (default inf: all at once)")
     p.add_argument("--burstiness", type=float, default=1.0, help="1 = Poisson arrivals")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false")
+    p.add_argument(
+        "--fixed-output",
+        choices=(*FIXED_OUTPUT, "none"),
+        default="ignore_eos",
+        help="how the server is asked to generate exactly --max-tokens (none: it may stop at EOS)",
+    )
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument(
         "--logprobs", type=int, metavar="K", help="record each token's top-K logprobs (default: off)"

@@ -37,6 +37,10 @@ from .metrics import summarize
 from .record import MissingUsage, RequestRecord
 
 RESULT_KIND = "kvgate.loadgen.result/1"
+# The request field that makes a server generate exactly max_tokens, as `vllm bench serve` asks for
+# fixed output lengths: vLLM and SGLang honour `ignore_eos`; llama-cpp-python only `min_tokens`
+# (an EOS-suppressing logits processor). Then a response with no token is always a server fault.
+FIXED_OUTPUT = ("ignore_eos", "min_tokens")
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,8 @@ class LoadConfig:
     request_rate: float = math.inf
     burstiness: float = 1.0
     seed: int = 0
-    ignore_eos: bool = True  # vLLM extension; switch off for servers that reject it
+    # how the server is asked to generate exactly max_tokens (see FIXED_OUTPUT); None: it may stop early
+    fixed_output: str | None = "ignore_eos"
     temperature: float = 0.0
     connect_timeout_s: float = 10.0
     request_timeout_s: float = 600.0
@@ -67,6 +72,8 @@ class LoadConfig:
             raise ValueError("request_rate, burstiness and max_tokens must be > 0")
         if self.logprobs is not None and self.logprobs < 0:
             raise ValueError("logprobs (top-k) must be >= 0")
+        if self.fixed_output is not None and self.fixed_output not in FIXED_OUTPUT:
+            raise ValueError(f"fixed_output must be one of {FIXED_OUTPUT} or None")
 
     def body(self, prompt: str) -> bytes:
         """The JSON body of one streaming completion request."""
@@ -78,8 +85,10 @@ class LoadConfig:
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if self.ignore_eos:
+        if self.fixed_output == "ignore_eos":
             payload["ignore_eos"] = True
+        elif self.fixed_output == "min_tokens":
+            payload["min_tokens"] = self.max_tokens
         if self.logprobs is not None:
             payload["logprobs"] = self.logprobs
         payload.update(self.extra_body)

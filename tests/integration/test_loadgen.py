@@ -68,8 +68,11 @@ def test_request_body_is_vllms_streaming_completion() -> None:
             "stream_options": {"include_usage": True},
             "ignore_eos": True,
         }
-        run(LoadConfig(urls=(url,), model="tiny", max_tokens=4, ignore_eos=False), prompts(1))
+        run(LoadConfig(urls=(url,), model="tiny", max_tokens=4, fixed_output="min_tokens"), prompts(1))
+        assert server.last_request["min_tokens"] == 4  # llama-cpp-python's way to not stop early
         assert "ignore_eos" not in server.last_request
+        run(LoadConfig(urls=(url,), model="tiny", max_tokens=4, fixed_output=None), prompts(1))
+        assert not {"ignore_eos", "min_tokens"} & set(server.last_request)
 
 
 def test_http_500_is_a_failed_request_with_the_servers_message() -> None:

@@ -82,10 +82,10 @@ def test_the_shipped_client_is_deterministic_and_runs_on_the_host(tmp_path: Path
     site = client.LoadSite(ex, sys.executable, remote, str(tmp_path))
     site.warm_up()
     assert site.side == "host"
-    req = client.Request("http://127.0.0.1:9", "m", "salt", 100, 1.25, 8, 30.0)
+    req = client.Request("http://127.0.0.1:9", "m", "salt", 100, 1.25, 8, 30.0, fixed_output="min_tokens")
     argv = req.argv("/tmp/out.json")
     assert argv[argv.index("--tokens-per-word") + 1] == "1.25"
-    assert "--no-ignore-eos" in argv
+    assert argv[argv.index("--fixed-output") + 1] == "min_tokens"
     assert argv[argv.index("--output-tokens-from") + 1] == "chunks"
 
 

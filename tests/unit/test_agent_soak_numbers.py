@@ -1,0 +1,45 @@
+"""What a soak window counts as an empty response: no token, not no text (issue 11's G4 FAIL)."""
+
+from pathlib import Path
+
+from kvgate.agent.soak import load_numbers
+from kvgate.engines.profile import load_profile
+from kvgate.g4.plan import skip_reason
+from kvgate.loadgen.record import RequestRecord
+
+PROFILES = Path(__file__).parents[2] / "workloads" / "engines"
+
+
+def answered(i: int, *, tokens: int, text: str) -> RequestRecord:
+    return RequestRecord(
+        index=i,
+        endpoint="u",
+        send_ns=0,
+        chunk_ns=[1_000_000 * (k + 1) for k in range(max(tokens, 1))],
+        status=200,
+        success=True,
+        prompt_tokens=512,
+        completion_tokens=tokens,
+        finish_reason="length",
+        text=text,
+    )
+
+
+def test_tokens_that_decode_to_no_text_are_not_an_empty_response() -> None:
+    # vLLM CPU on the tiny byte-level model: 8 tokens, each a UTF-8 continuation byte, text ''
+    # (seen on 16 of 200 prompts with ignore_eos; the demo's G4 counted them as empty and FAILed)
+    records = [
+        answered(0, tokens=8, text=""),
+        answered(1, tokens=8, text=" Sit Sit"),
+        answered(2, tokens=0, text=""),
+    ]
+    numbers = load_numbers(records, [False, False, False], 1.0, "usage")
+    assert numbers["empty_responses"] == 1
+
+
+def test_empty_responses_are_judged_only_where_the_engine_can_be_asked_for_max_tokens() -> None:
+    llama = load_profile(PROFILES / "llama-cpp-disk.yaml")
+    assert llama.fixed_output == "min_tokens"
+    assert skip_reason("empty-responses", llama) is None
+    no_way = llama.model_copy(update={"fixed_output": None})
+    assert "end of sequence" in (skip_reason("empty-responses", no_way) or "")
