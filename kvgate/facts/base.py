@@ -152,7 +152,7 @@ def int_or_none(text: str | None) -> int | None:
     """An integer sysfs/CLI field, or None for '', '-', 'N/A', 'unknown' and the like."""
     if text is None:
         return None
-    m = re.fullmatch(r"\s*(-?\d+)\s*", text)
+    m = re.fullmatch(r"\s*(-?[0-9]{1,30})\s*", text)  # int() refuses > 4300 digits
     return int(m[1]) if m else None
 
 

@@ -10,6 +10,7 @@ once under each parent; here it is one device with all its parents.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kvgate.facts.base import Collected, HostContext, ParseError, guard, load_json, require_tool, run_text
@@ -23,7 +24,7 @@ def _int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         return None
     text = str(value).strip()
-    return int(text) if text.isdigit() and len(text) < 30 else None
+    return int(text) if re.fullmatch(r"[0-9]{1,30}", text) else None
 
 
 def _bool(value: Any) -> bool | None:

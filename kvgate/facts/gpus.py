@@ -19,6 +19,7 @@ from kvgate.facts.base import (
     ParseError,
     guard,
     has_tool,
+    int_or_none,
     load_json,
     number,
     run_text,
@@ -40,7 +41,7 @@ def _pci(address: str | None) -> str | None:
 
 
 def _num(text: str | None) -> float | None:
-    m = re.match(r"\s*(-?\d+(?:\.\d+)?)", text or "")
+    m = re.match(r"\s*(-?[0-9]{1,30}(?:\.[0-9]+)?)", text or "")
     return float(m[1]) if m else None
 
 
@@ -138,13 +139,16 @@ def _cells(line: str) -> list[str]:
 
 def _npu(first: list[str], second: list[str]) -> dict[str, Any]:
     npu, name = first[0].split(None, 1)
+    chip = int_or_none((second[0].split() or ["0"])[0])  # 910/310P cards carry two chips
+    if chip is None:
+        raise ParseError("npu-smi", f"a chip number in the row under NPU {npu}", " | ".join(second))
     temp = first[2].split()
-    usage = re.findall(r"(\d+)\s*/\s*(\d+)", second[2])  # memory, then HBM when present
+    usage = re.findall(r"(\d{1,9})\s*/\s*(\d{1,9})", second[2])  # memory, then HBM when present
     total_mb = int(usage[-1][1]) if usage else None
     return {
         "vendor": "ascend",
         "index": int(npu),
-        "chip": int(second[0].split()[0]) if second[0].split() else 0,
+        "chip": chip,
         "model": name.strip(),
         "health": first[1],
         "pci_address": _pci(second[1]),
@@ -163,7 +167,7 @@ def parse_npu_smi(text: str) -> dict[str, Any]:
     ]
     rows = [r for r in rows if len(r) == 3]
     # a device is two rows: "<npu> <name> | <health> | ..." then "<chip> [<dev>] | <bus-id> | ..."
-    starts = [i for i, r in enumerate(rows[:-1]) if re.fullmatch(r"\d+\s+\S*[A-Za-z]\S*", r[0])]
+    starts = [i for i, r in enumerate(rows[:-1]) if re.fullmatch(r"\d{1,6}\s+\S*[A-Za-z]\S*", r[0])]
     return {"driver_version": version[1], "devices": [_npu(rows[i], rows[i + 1]) for i in starts]}
 
 

@@ -164,12 +164,15 @@ def parse_smart_log(text: str) -> dict[str, Any]:
     }
 
 
-def _path(entry: dict[str, Any]) -> dict[str, Any]:
+def _path(entry: Any) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise ParseError("nvme list-subsys", "Paths[] entries as objects", str(entry))
     return {
-        "name": entry.get("Name"),
-        "transport": entry.get("Transport"),
-        "address": entry.get("Address"),
-        "state": entry.get("State"),  # absent in nvme-cli 1.x
+        "name": _text(entry, "Name"),
+        "transport": _text(entry, "Transport"),
+        "address": _text(entry, "Address"),
+        "state": _text(entry, "State"),  # absent in nvme-cli 1.x
+        "ana_state": _text(entry, "ANAState"),  # nvme-cli 2.x, when it reads the ANA log
     }
 
 
@@ -180,10 +183,13 @@ def _subsystems(entries: list[Any]) -> list[dict[str, Any]]:
         if not isinstance(entry, dict):
             raise ParseError("nvme list-subsys", "subsystem objects", str(entry))
         if "NQN" in entry or "Name" in entry:
-            out.append({"name": entry.get("Name"), "nqn": entry.get("NQN"), "paths": []})
+            out.append({"name": _text(entry, "Name"), "nqn": _text(entry, "NQN"), "paths": []})
         elif "Paths" not in entry or not out:
             raise ParseError("nvme list-subsys", "a subsystem (Name, NQN) before its Paths", str(entry))
-        out[-1]["paths"].extend(_path(p) for p in entry.get("Paths", []))
+        paths = entry.get("Paths", [])
+        if not isinstance(paths, list):
+            raise ParseError("nvme list-subsys", "Paths as a list", str(paths))
+        out[-1]["paths"].extend(_path(p) for p in paths)
     return out
 
 
