@@ -8,6 +8,7 @@ family keeps going and the G1 plan turns the recorded error into INVALID.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -124,24 +125,34 @@ def load_json(text: str, tool: str, expected: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ParseError(tool, f"{expected} (JSON: {exc.msg} at line {exc.lineno})", text) from exc
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting past the recursion limit
+        raise ParseError(tool, f"{expected} (JSON: {type(exc).__name__})", text) from exc
 
 
 def number(value: Any, tool: str, what: str) -> float:
-    """A number from JSON that may be an int, a float or a numeric string ("310", "2.0")."""
-    if isinstance(value, bool):
-        raise ParseError(tool, f"a number for {what}", repr(value))
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str) and (m := re.search(r"-?\d+(?:\.\d+)?", value.replace(",", ""))):
-        return float(m[0])
-    raise ParseError(tool, f"a number for {what}", repr(value))
+    """A finite number from JSON that may be an int, a float or a numeric string ("310", "2.0")."""
+    found: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        found = float(value) if abs(value) < 1e300 else None  # float(10**400) would overflow
+    elif isinstance(value, str) and (m := re.search(r"-?\d{1,300}(?:\.\d+)?", value.replace(",", ""))):
+        found = float(m[0])
+    if found is None or not math.isfinite(found):
+        raise ParseError(tool, f"a number for {what}", repr(value)[:120])
+    return found
+
+
+def whole(value: Any, tool: str, what: str) -> int:
+    """An exact integer (byte counts past 2**53 stay exact); floats and numeric strings are truncated."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(number(value, tool, what))
 
 
 def int_or_none(text: str | None) -> int | None:
     """An integer sysfs/CLI field, or None for '', '-', 'N/A', 'unknown' and the like."""
     if text is None:
         return None
-    m = re.fullmatch(r"\s*(-?\d+)\s*", text)
+    m = re.fullmatch(r"\s*(-?[0-9]{1,30})\s*", text)  # int() refuses > 4300 digits
     return int(m[1]) if m else None
 
 

@@ -1,5 +1,8 @@
 """Block device facts from `lsblk -J -b -o ...` (sizes in bytes; old util-linux prints strings).
 
+lsblk prints a device with several parents (LVM or MD RAID over several drives)
+once under each parent; here it is one device with all its parents.
+
 >>> parse_lsblk('{"blockdevices": [{"name": "vda", "kname": "vda", "type": "disk", '
 ...             '"size": "274877906944", "rota": "1"}]}')["devices"][0]["size_bytes"]
 274877906944
@@ -7,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kvgate.facts.base import Collected, HostContext, ParseError, guard, load_json, require_tool, run_text
@@ -17,12 +21,10 @@ COLUMNS = "NAME,KNAME,TYPE,SIZE,MODEL,SERIAL,ROTA,TRAN,LOG-SEC,PHY-SEC,MOUNTPOIN
 
 
 def _int(value: Any) -> int | None:
-    if value is None or isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
         return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
+    text = str(value).strip()
+    return int(text) if re.fullmatch(r"[0-9]{1,30}", text) else None
 
 
 def _bool(value: Any) -> bool | None:
@@ -35,14 +37,14 @@ def _text(value: Any) -> str | None:
     return str(value).strip() or None if value is not None else None
 
 
-def _device(entry: dict[str, Any], parent: str | None) -> dict[str, Any]:
-    kname = _text(entry.get("kname")) or _text(entry.get("name"))
+def _device(entry: Any) -> dict[str, Any]:
+    kname = _text(entry.get("kname")) or _text(entry.get("name")) if isinstance(entry, dict) else None
     if kname is None:
         raise ParseError(TOOL, "a name or kname for every block device", str(entry))
     return {
         "name": kname,
         "path": f"/dev/{kname}",
-        "parent": parent,
+        "parents": [],
         "type": _text(entry.get("type")),
         "size_bytes": _int(entry.get("size")),
         "model": _text(entry.get("model")),
@@ -56,21 +58,26 @@ def _device(entry: dict[str, Any], parent: str | None) -> dict[str, Any]:
     }
 
 
-def _walk(entries: list[dict[str, Any]], parent: str | None) -> list[dict[str, Any]]:
-    out = []
+def _walk(entries: Any, parent: str | None, seen: dict[str, dict[str, Any]]) -> None:
+    """Add every device once (first appearance keeps its place), collecting each parent it has."""
+    if not isinstance(entries, list):
+        raise ParseError(TOOL, "blockdevices and children as lists", str(entries))
     for entry in entries:
-        dev = _device(entry, parent)
-        out.append(dev)
-        out.extend(_walk(entry.get("children", []), dev["name"]))
-    return out
+        dev = _device(entry)
+        dev = seen.setdefault(dev["name"], dev)
+        if parent is not None and parent not in dev["parents"]:
+            dev["parents"].append(parent)
+        _walk(entry.get("children", []), dev["name"], seen)
 
 
 def parse_lsblk(text: str) -> dict[str, Any]:
-    """Every disk, partition and mapper device, children flattened with their parent's name."""
+    """Every disk, partition and mapper device once, with the names of all its parents."""
     doc = load_json(text, TOOL, "lsblk -J output")
     if not isinstance(doc, dict) or not isinstance(doc.get("blockdevices"), list):
         raise ParseError(TOOL, 'a JSON object {"blockdevices": [...]}', text)
-    return {"devices": _walk(doc["blockdevices"], None)}
+    seen: dict[str, dict[str, Any]] = {}
+    _walk(doc["blockdevices"], None, seen)
+    return {"devices": list(seen.values())}
 
 
 def collect(ex: Executor, ctx: HostContext) -> Collected:

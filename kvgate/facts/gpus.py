@@ -13,7 +13,18 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from kvgate.facts.base import Collected, HostContext, ParseError, guard, has_tool, load_json, number, run_text
+from kvgate.facts.base import (
+    Collected,
+    HostContext,
+    ParseError,
+    guard,
+    has_tool,
+    int_or_none,
+    load_json,
+    number,
+    run_text,
+    whole,
+)
 from kvgate.transport.base import Executor
 
 MIB = 1 << 20
@@ -30,7 +41,7 @@ def _pci(address: str | None) -> str | None:
 
 
 def _num(text: str | None) -> float | None:
-    m = re.match(r"\s*(-?\d+(?:\.\d+)?)", text or "")
+    m = re.match(r"\s*(-?[0-9]{1,30}(?:\.[0-9]+)?)", text or "")
     return float(m[1]) if m else None
 
 
@@ -72,17 +83,39 @@ def _first(card: dict[str, Any], *keys: str) -> Any:
     return next((card[k] for k in keys if card.get(k) not in (None, "", "N/A")), None)
 
 
-def _amd_gpu(name: str, card: dict[str, Any]) -> dict[str, Any]:
+PCI_ID = re.compile(r"0x[0-9A-Fa-f]{1,4}")
+MODEL_KEYS = ("Card series", "Card Series", "Device Name", "Card model", "Card Model", "Card SKU")
+
+
+def _amd_model(card: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The first field that names the card; rocm-smi often prints a PCI id (0x1002, 0x0c34) instead."""
+    for key in MODEL_KEYS[:4]:
+        value = card.get(key)
+        if (
+            isinstance(value, str)
+            and value.strip() not in ("", "N/A")
+            and not PCI_ID.fullmatch(value.strip())
+        ):
+            return value.strip(), None
+    ids = ", ".join(f"{k} {card[k]}" for k in MODEL_KEYS if isinstance(card.get(k), str) and card[k].strip())
+    return None, f"rocm-smi printed no product name, only PCI ids or a SKU ({ids or 'nothing'})"
+
+
+def _amd_gpu(name: str, card: Any) -> dict[str, Any]:
+    if not isinstance(card, dict):
+        raise ParseError("rocm-smi", f"an object for {name}", str(card))
     vram = _first(card, "VRAM Total Memory (B)")
     temp = _first(card, "Temperature (Sensor edge) (C)", "Temperature (Sensor junction) (C)")
-    return {
+    model, why = _amd_model(card)
+    gpu = {
         "vendor": "amd",
         "index": int(name.removeprefix("card")),
-        "model": _first(card, "Card series", "Card Series", "Card SKU", "Card model"),
-        "pci_address": _pci(_first(card, "PCI Bus")),
-        "memory_total_bytes": int(number(vram, "rocm-smi", "VRAM Total Memory (B)")) if vram else None,
+        "model": model,
+        "pci_address": _pci(pci if isinstance(pci := _first(card, "PCI Bus"), str) else None),
+        "memory_total_bytes": whole(vram, "rocm-smi", "VRAM Total Memory (B)") if vram else None,
         "temperature_c": number(temp, "rocm-smi", "temperature") if temp else None,
     }
+    return gpu | ({"invalid": {"model": why}} if why else {})
 
 
 def parse_rocm_smi(text: str) -> dict[str, Any]:
@@ -90,9 +123,14 @@ def parse_rocm_smi(text: str) -> dict[str, Any]:
     doc = load_json(text, "rocm-smi", 'rocm-smi --json output {"card0": {...}, "system": {...}}')
     if not isinstance(doc, dict):
         raise ParseError("rocm-smi", 'a JSON object {"card0": {...}}', text)
-    cards = sorted((k for k in doc if re.fullmatch(r"card\d+", k)), key=lambda k: int(k[4:]))
-    system = doc.get("system", {})
-    return {"driver_version": system.get("Driver version"), "devices": [_amd_gpu(k, doc[k]) for k in cards]}
+    cards = sorted((k for k in doc if re.fullmatch(r"card\d{1,4}", k)), key=lambda k: int(k[4:]))
+    system = doc.get("system")
+    driver = system.get("Driver version") if isinstance(system, dict) else None
+    return {"driver_version": _str(driver), "devices": [_amd_gpu(k, doc[k]) for k in cards]}
+
+
+def _str(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def _cells(line: str) -> list[str]:
@@ -101,13 +139,16 @@ def _cells(line: str) -> list[str]:
 
 def _npu(first: list[str], second: list[str]) -> dict[str, Any]:
     npu, name = first[0].split(None, 1)
+    chip = int_or_none((second[0].split() or ["0"])[0])  # 910/310P cards carry two chips
+    if chip is None:
+        raise ParseError("npu-smi", f"a chip number in the row under NPU {npu}", " | ".join(second))
     temp = first[2].split()
-    usage = re.findall(r"(\d+)\s*/\s*(\d+)", second[2])  # memory, then HBM when present
+    usage = re.findall(r"(\d{1,9})\s*/\s*(\d{1,9})", second[2])  # memory, then HBM when present
     total_mb = int(usage[-1][1]) if usage else None
     return {
         "vendor": "ascend",
         "index": int(npu),
-        "chip": int(second[0].split()[0]) if second[0].split() else 0,
+        "chip": chip,
         "model": name.strip(),
         "health": first[1],
         "pci_address": _pci(second[1]),
@@ -126,7 +167,7 @@ def parse_npu_smi(text: str) -> dict[str, Any]:
     ]
     rows = [r for r in rows if len(r) == 3]
     # a device is two rows: "<npu> <name> | <health> | ..." then "<chip> [<dev>] | <bus-id> | ..."
-    starts = [i for i, r in enumerate(rows[:-1]) if re.fullmatch(r"\d+\s+\S*[A-Za-z]\S*", r[0])]
+    starts = [i for i, r in enumerate(rows[:-1]) if re.fullmatch(r"\d{1,6}\s+\S*[A-Za-z]\S*", r[0])]
     return {"driver_version": version[1], "devices": [_npu(rows[i], rows[i + 1]) for i in starts]}
 
 

@@ -13,7 +13,7 @@ from kvgate.facts.base import Collected, HostContext, ParseError, guard, run_tex
 from kvgate.transport.base import Executor
 
 TOOL = "/proc/meminfo"
-_LINE = re.compile(r"^(?P<key>[\w()]+):\s+(?P<value>\d+)(?:\s+(?P<unit>kB))?\s*$")
+_LINE = re.compile(r"^(?P<key>[\w()]+):\s+(?P<value>[0-9]{1,30})(?:\s+(?P<unit>kB))?\s*$")
 _KEYS = {
     "MemTotal": "mem_total_bytes",
     "MemAvailable": "mem_available_bytes",

@@ -26,12 +26,18 @@ def parse_findmnt(text: str) -> dict[str, Any]:
     if not filesystems or not isinstance(filesystems, list):
         raise ParseError(TOOL, 'a JSON object {"filesystems": [...]} with one entry', text)
     top = filesystems[-1]
+    if not isinstance(top, dict):
+        raise ParseError(TOOL, "filesystems[] entries as objects", str(top))
     return {
-        "source": top.get("source"),
-        "target": top.get("target"),
-        "fstype": top.get("fstype"),
-        "options": [o for o in str(top.get("options") or "").split(",") if o],
+        "source": _str(top.get("source")),
+        "target": _str(top.get("target")),
+        "fstype": _str(top.get("fstype")),
+        "options": [o for o in (_str(top.get("options")) or "").split(",") if o],
     }
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def parse_df(text: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ sysfs `transport`; smart-log's `temperature` is in Kelvin and becomes °C here.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from kvgate.facts.base import (
@@ -24,12 +25,14 @@ from kvgate.facts.base import (
     run_result,
     run_text,
     split_rows,
+    whole,
 )
 from kvgate.transport.base import Executor
 
 TOOL = "nvme"
 KELVIN_OFFSET = 273.15
 FABRIC_TRANSPORTS = ("rdma", "tcp", "fc", "loop")
+OVERFLOW = "nvme-cli 2.2-2.5 printed 64-bit sizes as 32-bit integers (fixed by its commit 87bf24cdffc1)"
 # namespace block device -> transport of its controller (a multipath head: of its first path)
 TRANSPORT_PROBE = (
     'for b in /sys/block/nvme*; do [ -e "$b" ] || continue; '
@@ -38,31 +41,91 @@ TRANSPORT_PROBE = (
 )
 
 
-def _device(entry: dict[str, Any]) -> dict[str, Any]:
-    path = entry.get("DevicePath")
-    if not isinstance(path, str):
-        raise ParseError("nvme list", "Devices[].DevicePath (nvme-cli flat list output)", str(entry))
-    size = entry.get("PhysicalSize")
-    return {
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _capacity(entry: dict[str, Any]) -> tuple[int | None, str | None]:
+    """PhysicalSize in bytes, or None and why the size the tool printed cannot be true."""
+    if entry.get("PhysicalSize") is None:
+        return None, None
+    size = whole(entry["PhysicalSize"], "nvme list", "PhysicalSize")
+    if size < 0:
+        return None, f"PhysicalSize {size} is negative: {OVERFLOW}"
+    lbas, sector = _positive(entry.get("MaximumLBA")), _positive(entry.get("SectorSize"))
+    if lbas and sector and lbas * sector != size:
+        return None, f"PhysicalSize {size} != MaximumLBA {lbas} x SectorSize {sector}: a field overflowed"
+    return size, None
+
+
+def _text(entry: dict[str, Any], key: str) -> str | None:
+    return str(entry.get(key, "")).strip() or None
+
+
+def _namespace(entry: dict[str, Any], path: str, ctrl: dict[str, Any]) -> dict[str, Any]:
+    """One namespace; `ctrl` holds model, serial, firmware and transport (the entry itself in 1.x)."""
+    size, why = _capacity(entry)
+    dev = {
         "device": path,
         "name": path.rsplit("/", 1)[-1],
-        "model": str(entry.get("ModelNumber", "")).strip() or None,
-        "serial": str(entry.get("SerialNumber", "")).strip() or None,
-        "firmware": str(entry.get("Firmware", "")).strip() or None,
-        "capacity_bytes": int(number(size, "nvme list", "PhysicalSize")) if size is not None else None,
-        "sector_bytes": entry.get("SectorSize"),
-        "namespace_id": entry.get("NameSpace"),
+        "model": _text(ctrl, "ModelNumber"),
+        "serial": _text(ctrl, "SerialNumber"),
+        "firmware": _text(ctrl, "Firmware"),
+        "capacity_bytes": size,
+        "sector_bytes": entry["SectorSize"] if isinstance(entry.get("SectorSize"), int) else None,
+        "namespace_id": entry.get("NSID", entry.get("NameSpace")),
+        "transport": _text(ctrl, "Transport"),
     }
+    return dev | ({"invalid": {"capacity_bytes": why}} if why else {})
 
 
-def parse_nvme_list(text: str) -> dict[str, Any]:
-    """Namespaces from `nvme list -o json` (nvme-cli 1.x and 2.x flat format)."""
+def _nested(host: dict[str, Any], tool: str) -> list[dict[str, Any]]:
+    """Subsystems[].Controllers[].Namespaces[], multipath heads in Subsystems[].Namespaces[]."""
+    out = []
+    for sub in _objects(host.get("Subsystems"), "Devices[].Subsystems", tool):
+        ctrls = _objects(sub.get("Controllers", []), "Subsystems[].Controllers", tool)
+        for ctrl in ctrls:
+            out += [_ns(ns, ctrl, tool) for ns in _objects(ctrl.get("Namespaces", []), "Namespaces", tool)]
+        head = ctrls[0] if ctrls else {}  # a multipath namespace: every controller is one path to it
+        out += [_ns(ns, head, tool) for ns in _objects(sub.get("Namespaces", []), "Namespaces", tool)]
+    return out
+
+
+def _ns(entry: dict[str, Any], ctrl: dict[str, Any], tool: str) -> dict[str, Any]:
+    name = entry.get("NameSpace")
+    if not isinstance(name, str) or not name:
+        raise ParseError(
+            tool, "Namespaces[].NameSpace as a device name like nvme0n1 (2.11+ layout)", str(entry)
+        )
+    return _namespace(entry, name if name.startswith("/dev/") else f"/dev/{name}", ctrl)
+
+
+def _objects(value: Any, where: str, tool: str) -> list[dict[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ParseError(tool, f"{where} as a list of objects", str(value))
+    return value
+
+
+def _entry(entry: dict[str, Any], tool: str) -> list[dict[str, Any]]:
+    if isinstance(entry.get("DevicePath"), str):  # nvme-cli 1.x - 2.10: one flat entry per namespace
+        return [_namespace(entry, entry["DevicePath"], entry)]
+    if "Subsystems" in entry:
+        return _nested(entry, tool)
+    raise ParseError(
+        tool, "Devices[] entries with DevicePath (nvme-cli <= 2.10) or Subsystems (2.11+)", str(entry)
+    )
+
+
+def parse_nvme_list(text: str, *, version: str | None = None) -> dict[str, Any]:
+    """Namespaces from `nvme list -o json`: flat `Devices[]` (1.x-2.10) or nested (2.11+)."""
+    tool = f"nvme list ({version})" if version else "nvme list"
     if "No NVMe devices detected" in text and "{" not in text:
         return {"devices": []}
-    doc = load_json(text, "nvme list", 'nvme list -o json output {"Devices": [...]}')
-    if not isinstance(doc, dict) or not isinstance(doc.get("Devices", []), list):
-        raise ParseError("nvme list", 'a JSON object {"Devices": [...]}', text)
-    return {"devices": [_device(e) for e in doc.get("Devices", [])]}
+    doc = load_json(text, tool, 'nvme list -o json output {"Devices": [...]}')
+    if not isinstance(doc, dict):
+        raise ParseError(tool, 'a JSON object {"Devices": [...]}', text)
+    entries = _objects(doc.get("Devices", []), "Devices", tool)
+    return {"devices": [dev for entry in entries for dev in _entry(entry, tool)]}
 
 
 def _critical_warning(value: Any) -> int:
@@ -101,12 +164,15 @@ def parse_smart_log(text: str) -> dict[str, Any]:
     }
 
 
-def _path(entry: dict[str, Any]) -> dict[str, Any]:
+def _path(entry: Any) -> dict[str, Any]:
+    if not isinstance(entry, dict):
+        raise ParseError("nvme list-subsys", "Paths[] entries as objects", str(entry))
     return {
-        "name": entry.get("Name"),
-        "transport": entry.get("Transport"),
-        "address": entry.get("Address"),
-        "state": entry.get("State"),  # absent in nvme-cli 1.x
+        "name": _text(entry, "Name"),
+        "transport": _text(entry, "Transport"),
+        "address": _text(entry, "Address"),
+        "state": _text(entry, "State"),  # absent in nvme-cli 1.x
+        "ana_state": _text(entry, "ANAState"),  # nvme-cli 2.x, when it reads the ANA log
     }
 
 
@@ -117,10 +183,13 @@ def _subsystems(entries: list[Any]) -> list[dict[str, Any]]:
         if not isinstance(entry, dict):
             raise ParseError("nvme list-subsys", "subsystem objects", str(entry))
         if "NQN" in entry or "Name" in entry:
-            out.append({"name": entry.get("Name"), "nqn": entry.get("NQN"), "paths": []})
+            out.append({"name": _text(entry, "Name"), "nqn": _text(entry, "NQN"), "paths": []})
         elif "Paths" not in entry or not out:
             raise ParseError("nvme list-subsys", "a subsystem (Name, NQN) before its Paths", str(entry))
-        out[-1]["paths"].extend(_path(p) for p in entry.get("Paths", []))
+        paths = entry.get("Paths", [])
+        if not isinstance(paths, list):
+            raise ParseError("nvme list-subsys", "Paths as a list", str(paths))
+        out[-1]["paths"].extend(_path(p) for p in paths)
     return out
 
 
@@ -145,7 +214,7 @@ def _is_local(transport: str | None) -> bool:
 def annotate(devices: list[dict[str, Any]], transports: dict[str, str]) -> dict[str, Any]:
     """Mark each namespace local or fabric and count local drives (distinct serial numbers)."""
     for dev in devices:
-        dev["transport"] = transports.get(dev["name"])
+        dev["transport"] = transports.get(dev["name"]) or dev.get("transport")
         dev["local"] = _is_local(dev["transport"])
     local = [d for d in devices if d["local"]]
     return {"devices": devices, "count": len({d["serial"] or d["name"] for d in local})}
@@ -164,7 +233,8 @@ def _devices(ex: Executor, ctx: HostContext, col: Collected, transports: dict[st
         col.facts.update({"devices": [], "count": 0})
     elif res is not None and not res.ok:
         col.errors["nvme list"] = failure_text(res)
-    parsed = guard(col, "nvme list", parse_nvme_list, res.stdout if res and res.ok else None)
+    parse = partial(parse_nvme_list, version=col.facts.get("cli_version"))
+    parsed = guard(col, "nvme list", parse, res.stdout if res and res.ok else None)
     if parsed is not None:
         col.facts.update(annotate(parsed["devices"], transports))
         for dev in col.facts["devices"]:

@@ -13,6 +13,7 @@ from kvgate.facts.checks import (
     errors_text,
     invalid,
     measure,
+    part_invalid,
     planned,
     with_note,
 )
@@ -34,8 +35,16 @@ def _gpu_count(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
 def _gpu_model(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
     if err := errors_text(col, VENDORS[vendor][0]):
         return invalid(check, err)
-    parts = [measure(check, col, d["model"], metric=f"gpu{d['index']}.model") for d in _gpus(col, vendor)]
+    parts = [_one_model(check, col, d) for d in _gpus(col, vendor)]
     return combine(check, parts, f"no {vendor} GPU found")
+
+
+def _one_model(check: PlannedCheck, col: Collected, gpu: dict[str, Any]) -> Judgement:
+    """A GPU whose tool printed no product name is INVALID data, never a model mismatch (FAIL)."""
+    label = f"gpu{gpu['index']}.model"
+    if gpu.get("model") is None:
+        return part_invalid(check, label, (gpu.get("invalid") or {}).get("model") or "model not reported")
+    return measure(check, col, gpu["model"], metric=label)
 
 
 def _gpu_driver(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:

@@ -93,9 +93,9 @@ def _device_value(
 ) -> Judgement:
     label = f"{dev['name']}.{check.criterion.metric}"
     value = dev[key] if key in dev else (dev.get("smart") or {}).get(key)
-    if value is None:
-        why = errors_text(col, f"smart-log {dev['name']}") or f"{key} not reported"
-        return part_invalid(check, label, why)
+    if value is None:  # a value the tool printed but that cannot be true is INVALID data, not a FAIL
+        why = (dev.get("invalid") or {}).get(key) or errors_text(col, f"smart-log {dev['name']}")
+        return part_invalid(check, label, why or f"{key} not reported")
     return measure(check, col, round(value * scale, 3) if scale else value, metric=label)
 
 

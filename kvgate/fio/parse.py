@@ -177,27 +177,55 @@ def locate_json(text: str) -> tuple[dict[str, Any], str]:
         if line.startswith("{"):
             try:
                 doc, _ = decoder.raw_decode(text, offset)
-            except json.JSONDecodeError as exc:
-                raise FioOutputError(f"fio output is truncated or not JSON: {exc}") from exc
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5000-digit number, deep nesting
+                raise FioOutputError(f"fio output is truncated or not JSON: {exc!s:.200}") from exc
             if isinstance(doc, dict) and "fio version" in doc:
                 return doc, text[:offset]
         offset += len(line)
     raise FioOutputError("no fio JSON document in the output" + (f"; it says: {text[-500:]}" if text else ""))
 
 
-def parse_output(text: str) -> FioResult:
-    """Parse a fio ``--output-format=json+`` output file (plain or client mode)."""
-    doc, prefix = locate_json(text)
-    entries = doc.get("client_stats", doc.get("jobs"))
-    if not isinstance(entries, list) or not entries:
-        raise FioOutputError("fio JSON has no jobs (neither 'jobs' nor 'client_stats')")
+def unsupported(version: str, entry: Mapping[str, Any]) -> str | None:
+    """Why a job entry of a fio version or setting kvgate cannot read has no usable figures."""
+    if "read" not in entry and "mixed" in entry:
+        return (
+            f"{version} ran with unified_rw_reporting=1: reads and writes are merged into 'mixed'; "
+            "kvgate needs them apart (unified_rw_reporting=0 or 'both')"
+        )
+    read = entry.get("read")
+    if isinstance(read, Mapping) and "bw_bytes" not in read and "bw" in read:
+        return (
+            f"{version} has no bw_bytes: fio before 3.0 printed KiB/s, io_bytes in KiB and latencies in "
+            "microseconds without json+ bins; kvgate needs fio >= 3.0 json+ output"
+        )
+    return None
+
+
+def _jobs(version: str, entries: list[Any]) -> tuple[list[JobResult], list[JobResult]]:
+    """(jobs, fio's own "All clients" entry if any), or FioOutputError naming what is wrong."""
+    if not all(isinstance(e, Mapping) for e in entries):
+        raise FioOutputError(f"{version}: a job entry is not a JSON object")
+    for entry in entries:
+        if why := unsupported(version, entry):
+            raise FioOutputError(why)
     try:
         jobs = [JobResult.from_json(e) for e in entries if e.get("jobname") != ALL_CLIENTS]
         cluster = [JobResult.from_json(e) for e in entries if e.get("jobname") == ALL_CLIENTS]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise FioOutputError(f"fio JSON job entry is malformed: {exc!r}") from exc
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise FioOutputError(f"{version}: fio JSON job entry is malformed: {exc!r:.200}") from exc
+    return jobs, cluster
+
+
+def parse_output(text: str) -> FioResult:
+    """Parse a fio ``--output-format=json+`` output file (plain or client mode)."""
+    doc, prefix = locate_json(text)
+    version = str(doc["fio version"])
+    entries = doc.get("client_stats", doc.get("jobs"))
+    if not isinstance(entries, list) or not entries:
+        raise FioOutputError(f"{version}: fio JSON has no jobs (neither 'jobs' nor 'client_stats')")
+    jobs, cluster = _jobs(version, entries)
     return FioResult(
-        fio_version=str(doc["fio version"]),
+        fio_version=version,
         jobs=tuple(jobs),
         prefix=prefix,
         group_reported=_group_reported(doc, entries),
@@ -207,4 +235,4 @@ def parse_output(text: str) -> FioResult:
 
 def _group_reported(doc: Mapping[str, Any], entries: list[Mapping[str, Any]]) -> bool:
     scopes = [doc.get("global options", {})] + [e.get("job options", {}) for e in entries]
-    return any(str(s.get("group_reporting", "0")) not in ("0", "") for s in scopes)
+    return any(str(s.get("group_reporting", "0")) not in ("0", "") for s in scopes if isinstance(s, Mapping))

@@ -42,8 +42,11 @@ def test_nvme_list_cloud_devices() -> None:
 
 def test_nvme_list_empty_and_malformed() -> None:
     assert parse_nvme_list("No NVMe devices detected.\n") == {"devices": []}
-    with pytest.raises(ParseError, match=r"nvme list: expected Devices\[\]\.DevicePath"):
-        parse_nvme_list('{"Devices": [{"Subsystems": []}]}')
+    assert parse_nvme_list('{"Devices": [{"HostNQN": "nqn.x", "Subsystems": []}]}') == {"devices": []}
+    with pytest.raises(
+        ParseError, match=r"nvme list \(nvme version 2.3\): expected Devices\[\] entries with DevicePath"
+    ):
+        parse_nvme_list('{"Devices": [{"NSID": 1}]}', version="nvme version 2.3")
     with pytest.raises(ParseError, match="nvme list: expected"):
         parse_nvme_list(recorded("nvme/list/debian12-kvm-no-nvme-stderr.txt"))
 

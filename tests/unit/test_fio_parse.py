@@ -175,3 +175,33 @@ def test_cv_needs_two_repeats() -> None:
     cv = found["rr.read_bw_bytes_per_s_cv"]
     assert cv.value is None
     assert cv.invalid_reason == "needs ≥ 2 valid repeats, got 1 of 1"
+
+
+@pytest.mark.parametrize(
+    ("name", "version"), [("pkb-fio-2.1.4", "fio-2.1.4"), ("pkb-fio-2.17-hist", "fio-2.17")]
+)
+def test_fio_before_3_is_refused_with_its_version(name: str, version: str) -> None:
+    """fio 2.x printed io_bytes in KiB and no bw_bytes: read as bytes they would be 1024x too small."""
+    with pytest.raises(FioOutputError, match=rf"^{version} has no bw_bytes: fio before 3\.0 printed KiB/s"):
+        parse_output((RECORDED / f"{name}.json").read_text())
+
+
+def test_unified_rw_reporting_mixed_only_is_refused() -> None:
+    with pytest.raises(FioOutputError, match=r"^fio-3\.33 ran with unified_rw_reporting=1: reads and writes"):
+        parse_output((RECORDED / "unified_mixed.json").read_text())
+
+
+def test_unified_rw_reporting_both_keeps_read_and_write() -> None:
+    raw = json.loads((RECORDED / "unified_both.json").read_text())["jobs"][0]
+    job = parse_output((RECORDED / "unified_both.json").read_text()).jobs[0]
+    assert (job.read.bw_bytes_per_s, job.write.bw_bytes_per_s) == (
+        raw["read"]["bw_bytes"],
+        raw["write"]["bw_bytes"],
+    )
+    assert job.read.clat.samples == raw["read"]["clat_ns"]["N"] > 0
+
+
+@pytest.mark.parametrize("entry", ["[1]", '[{"jobname": "x", "read": {"clat_ns": 5}}]', '[{"jobname": "x"}]'])
+def test_malformed_job_entries_name_the_version(entry: str) -> None:
+    with pytest.raises(FioOutputError, match=r"^fio-3\.99: "):
+        parse_output('{"fio version": "fio-3.99", "jobs": ' + entry + "}")
