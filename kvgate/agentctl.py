@@ -21,6 +21,7 @@ import json
 import secrets
 import tempfile
 import time
+import weakref
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,8 +97,8 @@ def pack(package: str, boot: bytes, *, also: tuple[str, ...] = ()) -> bytes:
 
 
 def zipapp_bytes() -> bytes:
-    """The agent zipapp (with the load generator, which its soak workload drives)."""
-    return pack("agent", BOOT, also=("loadgen",))
+    """The agent zipapp, with the load generator (its soak drives it) and the evidence module."""
+    return pack("agent", BOOT, also=("loadgen", "evidence"))
 
 
 def build_zipapp(dest_dir: Path | None = None) -> Path:
@@ -127,9 +128,17 @@ def remote_sha256(ex: Executor, path: str) -> str | None:
     return res.stdout.split()[0] if res.ok and res.stdout.strip() else None
 
 
+_UPLOADED: weakref.WeakKeyDictionary[Executor, str] = weakref.WeakKeyDictionary()
+
+
 def ensure_uploaded(ex: Executor) -> str:
-    """Upload the agent to ``~/.cache/kvgate/agent-<sha256[:16]>.pyz`` unless it is there; return its path."""
-    return upload(ex, "agent", build_zipapp())
+    """Upload the agent to ``~/.cache/kvgate/agent-<sha256[:16]>.pyz`` unless it is there; return its path.
+
+    Remembered per executor: the evidence commands call it before every snapshot.
+    """
+    if ex not in _UPLOADED:
+        _UPLOADED[ex] = upload(ex, "agent", build_zipapp())
+    return _UPLOADED[ex]
 
 
 def upload(ex: Executor, name: str, local: Path) -> str:

@@ -94,7 +94,12 @@ def execute(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one workload with its state directory; returns the exit code."""
+    """Run one workload with its state directory (or one evidence command); returns the exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["evidence"]:  # a quick answer for the controller, not a detached workload
+        from kvgate.evidence.cli import main as evidence
+
+        return evidence(argv[1:])
     args = parse_args(argv)
     state = os.path.abspath(args.state_dir)
     os.makedirs(state, exist_ok=True)

@@ -42,7 +42,7 @@ KEYS = (
     "urls", "model", "duration_s", "window_s", "concurrency", "prompt_tokens", "max_tokens",
     "tokens_per_word", "reuse", "documents", "prefix_share", "fixed_output", "output_tokens_from",
     "request_timeout_s", "canary_prompts", "canary_max_tokens", "logprobs", "salt", "engines",
-    "device", "stop_engines_at_end",
+    "volume", "stop_engines_at_end",
 )  # fmt: skip
 SUMMARY_KEYS = (
     "completed", "failed", "error_counts", "duration_s", "total_input_tokens", "total_output_tokens",
@@ -81,7 +81,7 @@ class SoakSpec:
             self.logprobs = s.integer("logprobs", minimum=0)
         self.salt = _strings(s, "salt", single=True)[0]
         self.engines = _engines(s)
-        self.device = s.data.get("device")
+        self.volume = s.data.get("volume")  # kvgate.evidence Resolved, as JSON
         self.stop_engines_at_end = s.boolean("stop_engines_at_end", True)
 
     def load_config(self, *, canary: bool) -> LoadConfig:
@@ -139,7 +139,7 @@ def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     spec = SoakSpec(data)
     start, index, ended = time.monotonic(), 0, "duration"
     try:
-        before = sample(spec.engines, spec.device)
+        before = sample(spec.engines, spec.volume)
         while time.monotonic() - start < spec.duration_s and not stop.is_set():
             window, before = run_window(spec, index, before)
             log.emit("window", **window)
@@ -174,7 +174,7 @@ def run_window(spec: SoakSpec, index: int, before: dict[str, Any]) -> tuple[dict
             break  # an engine died: the sample below says so, and the soak ends
     load_s = time.monotonic() - start
     canary = run_load(spec.load_config(canary=True), spec.canaries()) if spec.canary_prompts else None
-    after = sample(spec.engines, spec.device)
+    after = sample(spec.engines, spec.volume)
     window = {
         "index": index, "start_unix_s": start_unix, "end_unix_s": time.time(), "load_s": load_s,
         "requests": len(records), "reuse_requests": sum(reused),

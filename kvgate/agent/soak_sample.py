@@ -6,7 +6,7 @@ All of it comes from the kernel and the engine itself, read on the host:
   process group (vLLM's EngineCore is a child; LMCache #3767 grew RssAnon);
 - the KV tier's directory size in apparent bytes, against its configured cap
   (LMCache #1454, #4725: unbounded disk growth);
-- the candidate device's read and write bytes (/proc/diskstats, 512-byte sectors);
+- the read and write bytes of the devices carrying the candidate volume (kvgate.evidence);
 - one Prometheus counter of the engine (its hit tokens), when the profile names one.
 
 >>> group_memory_kib([]) == {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0}
@@ -15,6 +15,8 @@ True
 7.0
 >>> counter_value('a_total{x="1"} 3\\na_total{x="2"} 4\\n', 'a_total{x="2"}')
 4.0
+>>> counter_value('a_total{tp_rank="0"} 5\\na_total{tp_rank="1"} 5\\n', "a_total")
+5.0
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import re
 import urllib.request
 from typing import Any
 
-SECTOR_BYTES = 512
+from kvgate.evidence.counters import device_bytes
+
+RANK_LABELS = ("tp_rank", "pp_rank", "attn_tp_rank")  # as kvgate.engines.metrics (not shippable here)
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
@@ -75,34 +79,34 @@ def dir_bytes(path: str | None) -> int | None:
     return total
 
 
-def device_bytes(name: str | None) -> dict[str, int] | None:
-    """Read and written bytes of a block device so far, None when there is none."""
-    if not name:
+def volume_bytes(volume: dict[str, Any] | None) -> dict[str, int] | None:
+    """Read and written bytes so far of the devices carrying the volume (kvgate.evidence), None without."""
+    if not volume or not volume.get("carriers"):
         return None
-    with open("/proc/diskstats") as f:
-        for line in f:
-            fields = line.split()
-            if len(fields) > 9 and fields[2] == name:
-                return {
-                    "read_bytes": int(fields[5]) * SECTOR_BYTES,
-                    "write_bytes": int(fields[9]) * SECTOR_BYTES,
-                }
-    return None
+    counts = device_bytes(tuple(volume["carriers"]))
+    return {
+        "read_bytes": sum(r for r, _ in counts.values()),
+        "write_bytes": sum(w for _, w in counts.values()),
+    }
 
 
 def counter_value(text: str, selector: str) -> float | None:
-    """Sum of the samples matching ``name`` or ``name{label="v",...}``; None when none matches."""
+    """Sum of the samples matching ``name`` or ``name{label="v",...}``; None when none matches.
+
+    Copies of one count exported per TP/PP rank are counted once (kvgate.engines.metrics.RANK_LABELS).
+    """
     name, _, wanted = selector.partition("{")
     want = dict(_LABEL.findall(wanted))
-    total, found = 0.0, False
+    per_replica: dict[tuple[tuple[str, str], ...], float] = {}
     for line in text.splitlines():
         m = _SAMPLE.match(line)
         if not m or m.group(1) != name:
             continue
         labels = dict(_LABEL.findall(m.group(2) or ""))
         if all(labels.get(k) == v for k, v in want.items()):
-            total, found = total + float(m.group(3)), True
-    return total if found else None
+            replica = tuple(sorted((k, v) for k, v in labels.items() if k not in RANK_LABELS))
+            per_replica[replica] = max(float(m.group(3)), per_replica.get(replica, float("-inf")))
+    return sum(per_replica.values()) if per_replica else None
 
 
 def scrape_counter(url: str | None, selector: str | None, timeout_s: float = 10.0) -> float | None:
@@ -113,7 +117,7 @@ def scrape_counter(url: str | None, selector: str | None, timeout_s: float = 10.
         return counter_value(response.read().decode("utf-8", "replace"), selector)
 
 
-def sample(engines: list[dict[str, Any]], device: str | None) -> dict[str, Any]:
+def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict[str, Any]:
     """One sample of everything the soak trends, summed over the engines, named with units.
 
     Each engine is ``{"pgid", "cache_dir", "metrics_url", "hit_counter"}`` (None where it has none).
@@ -134,5 +138,5 @@ def sample(engines: list[dict[str, Any]], device: str | None) -> dict[str, Any]:
     out["cache_dir_bytes"] = None if None in caches else sum(c for c in caches if c is not None)
     out["hit_counter"] = None if None in hits else sum(h for h in hits if h is not None)
     out["metrics_errors"] = errors
-    out["device"] = device_bytes(device)
+    out["device"] = volume_bytes(volume)
     return out

@@ -30,6 +30,11 @@ Key = tuple[str, Labels]
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\S+)?\s*$")
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
 _MONOTONIC_SUFFIXES = ("_total", "_count", "_sum", "_bucket")
+# An engine sharded by tensor or pipeline parallelism may export the same counter once per rank
+# (SGLang: tp_rank, pp_rank labels): every rank sees every token, so those copies are one count,
+# not TP of them. Series that differ only in these labels are collapsed by their maximum; any
+# other label (a data-parallel replica, vLLM's engine) is a separate count and is summed.
+RANK_LABELS = frozenset({"tp_rank", "pp_rank", "attn_tp_rank"})
 _SUFFIXES = (*_MONOTONIC_SUFFIXES, "_created")
 
 
@@ -100,21 +105,32 @@ class Snapshot:
         return any(n == name for n, _ in self.samples)
 
     def value(self, name: str, **labels: str) -> float:
-        """Sum of the series named ``name`` whose labels include ``labels``; missing → raise."""
+        """Sum of the series named ``name`` whose labels include ``labels`` (ranks once); missing → raise.
+
+        >>> parse('hits_total{tp_rank="0"} 7\\nhits_total{tp_rank="1"} 7\\n').value("hits_total")
+        7.0
+        """
         want = set(labels.items())
-        found = [v for (n, lab), v in self.samples.items() if n == name and want <= set(lab)]
-        if not found:
+        per_replica: dict[Labels, float] = {}
+        for (n, lab), v in self.samples.items():
+            if n == name and want <= set(lab):
+                replica = tuple(kv for kv in lab if kv[0] not in RANK_LABELS)
+                per_replica[replica] = max(v, per_replica.get(replica, v))
+        if not per_replica:
             raise MetricsError(f"no series {name}{labels or ''} in the scrape")
-        return float(sum(found))
+        return float(sum(per_replica.values()))
 
     def histogram(self, name: str, **labels: str) -> Histogram:
         """The histogram ``name`` (buckets summed across matching series)."""
         want = set(labels.items())
-        per_le: dict[float, float] = {}
+        per_bucket: dict[tuple[float, Labels], float] = {}
         for (n, lab), v in self.samples.items():
             if n == f"{name}_bucket" and want <= set(lab):
-                le = float(dict(lab)["le"])
-                per_le[le] = per_le.get(le, 0.0) + v
+                key = (float(dict(lab)["le"]), tuple(kv for kv in lab if kv[0] not in RANK_LABELS | {"le"}))
+                per_bucket[key] = max(v, per_bucket.get(key, v))
+        per_le: dict[float, float] = {}
+        for (le, _replica), v in per_bucket.items():
+            per_le[le] = per_le.get(le, 0.0) + v
         if not per_le:
             raise MetricsError(f"no histogram {name}{labels or ''} in the scrape")
         buckets = tuple(sorted(per_le.items()))

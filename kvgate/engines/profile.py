@@ -19,13 +19,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kvgate.config_file import load_model
 from kvgate.engines.metrics import selector
 from kvgate.errors import ConfigError
 
-PLACEHOLDERS = frozenset({"python", "model", "port", "host", "cache_dir", "run_dir"})
+PLACEHOLDERS = frozenset({"python", "model", "port", "host", "cache_dir", "run_dir", "api_port"})
+API_PORT_OFFSET = 10000  # {api_port}: an engine's side API (LMCache's internal API server) at port + this
 # `{name}` with a bare identifier; JSON/YAML braces (`{"a": 1}`, `{use_odirect: true}`) never match
 _HOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "workloads" / "engines"
@@ -68,6 +69,9 @@ class Endpoint(Frozen):
     path: str = Field(pattern="^/")
     body: str = ""
     timeout_s: float = Field(default=10.0, gt=0)
+    # the call goes to the engine's port + this: 0 is the engine itself; LMCache's internal API server's
+    # worker 0 listens at {api_port} + 1 (API_PORT_OFFSET + 1), where its config puts it
+    port_offset: int = Field(default=0, ge=0, le=API_PORT_OFFSET + 64)
 
 
 class CacheTier(Frozen):
@@ -110,6 +114,11 @@ class EngineProfile(Frozen):
     # separated from the rest of start-up); None: the engine does not log it
     weights_log: str | None = None
     reset: list[Endpoint] = Field(default_factory=list)
+    # how G3 makes a populated tier cold before a restore: `restart` the engine (its GPU and CPU caches
+    # go with the process; the tier must find its files again on start), or `reset`: call the `reset`
+    # endpoints, which empty the GPU and CPU caches and keep the SSD tier (stock LMCache forgets its disk
+    # index on restart, LMCache #1175). Either way the page cache is dropped and the evidence decides.
+    cold_by: Literal["restart", "reset"] = "restart"
     cache: CacheTier | None = None
     serves_concurrently: bool
     # the streamed completion ends with a `usage` chunk (stream_options.include_usage); False
@@ -143,6 +152,12 @@ class EngineProfile(Frozen):
         """The hit counter's series selector for a cold (or, ``resident``, a warm) load; None: none."""
         text = (self.warm_hit_counter or self.hit_counter) if resident else self.hit_counter
         return selector(text) if text and self.metrics else None
+
+    @model_validator(mode="after")
+    def _cold_by_reset_needs_endpoints(self) -> EngineProfile:
+        if self.cold_by == "reset" and not self.reset:
+            raise ValueError("cold_by: reset needs the reset endpoints that empty the GPU/CPU caches")
+        return self
 
     @field_validator("workdir")
     @classmethod

@@ -29,7 +29,7 @@ from typing import Any
 from kvgate.engines import hostcall
 from kvgate.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
 from kvgate.engines.hostcall import HttpResult
-from kvgate.engines.profile import EngineProfile, Launch, fill
+from kvgate.engines.profile import API_PORT_OFFSET, EngineProfile, Launch, fill
 from kvgate.transport.base import CANCEL, Executor, quote
 
 LOG_TAIL_LINES = 40
@@ -51,7 +51,7 @@ class Placement:
 
     def values(self) -> dict[str, str]:
         """The placeholder values for the profile templates."""
-        return {k: str(v) for k, v in asdict(self).items()}
+        return {**{k: str(v) for k, v in asdict(self).items()}, "api_port": str(self.port + API_PORT_OFFSET)}
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,20 @@ class EngineService:
         self.stop()
         return self.start().ready_s
 
+    def make_cold(self) -> tuple[str, float | None]:
+        """Empty the engine's GPU and CPU caches the profile's way (``cold_by``), keeping its tier.
+
+        Returns how, and the restart-to-ready seconds where it restarted.
+        """
+        if self.profile.cold_by == "restart":
+            return "restart", self.restart()
+        self.reset()
+        calls = [
+            f"{e.method} {e.path}" + (f" (port +{e.port_offset})" if e.port_offset else "")
+            for e in self.profile.reset
+        ]
+        return f"reset: {', '.join(calls)}", None
+
     def stop(self) -> None:
         """SIGTERM the process group, wait, SIGKILL, and verify that nothing is left (also after Ctrl-C)."""
         if self.pid is None:
@@ -149,17 +163,24 @@ class EngineService:
             raise EngineLeftover(self.ex.host, self.profile.name, f"left processes {left} after SIGKILL")
 
     # -- calls on the host -----------------------------------------------------------------
-    def url(self, path: str) -> str:
+    def url(self, path: str, *, port_offset: int = 0) -> str:
         """The engine URL as seen from its own host (an engine bound to every address: via loopback)."""
         host = "127.0.0.1" if self.placement.host == "0.0.0.0" else self.placement.host
-        return f"http://{host}:{self.placement.port}{path}"
+        return f"http://{host}:{self.placement.port + port_offset}{path}"
 
     def request(
-        self, method: str, path: str, *, body: str = "", timeout_s: float = 600.0, stream: bool = False
+        self,
+        method: str,
+        path: str,
+        *,
+        body: str = "",
+        timeout_s: float = 600.0,
+        stream: bool = False,
+        port_offset: int = 0,
     ) -> HttpResult:
         """One HTTP call to the engine, made on the engine host; a dead engine raises EngineCrashed."""
         res = hostcall.http(
-            self.ex, self.placement.python, method, self.url(path),
+            self.ex, self.placement.python, method, self.url(path, port_offset=port_offset),
             body=body, timeout_s=timeout_s, stream=stream, scratch_dir=self.placement.run_dir,
         )  # fmt: skip
         if res.status == 0:
@@ -178,7 +199,9 @@ class EngineService:
         """Call every reset endpoint of the profile; a failed reset raises EngineCallFailed."""
         results = []
         for ep in self.profile.reset:
-            res = self.request(ep.method, ep.path, body=ep.body, timeout_s=ep.timeout_s)
+            res = self.request(
+                ep.method, ep.path, body=ep.body, timeout_s=ep.timeout_s, port_offset=ep.port_offset
+            )
             if not res.ok:
                 raise EngineCallFailed(
                     self.ex.host, self.profile.name, f"reset {ep.method} {ep.path}: {res.status} {res.error}"
@@ -216,6 +239,11 @@ class EngineService:
         kv_dir = self.kv_dir_path()
         out = self.ex.run("du -sb %s 2>/dev/null || echo 0", kv_dir, timeout_s=120).stdout.split()
         return int(out[0]) if out else 0
+
+    @property
+    def evidence_scope(self) -> str:
+        """What counts this engine's reads (kvgate.evidence.engines): its session, started by setsid."""
+        return "session"
 
     @property
     def log_path(self) -> str:

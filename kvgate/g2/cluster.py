@@ -13,18 +13,17 @@ import json
 from dataclasses import dataclass
 
 from kvgate.errors import LabError
+from kvgate.evidence.window import Counts, cold_reason
 from kvgate.fio.client import DEFAULT_PORT, fio_servers, run_clients
-from kvgate.fio.cold import backing_device, drop_caches, read_counters
 from kvgate.fio.matrix import MatrixProfile
 from kvgate.fio.run import RunOptions, lay_out
 from kvgate.g2.measure import VolumeResult, remove_work_dir, work_dir
 from kvgate.g2.plan import CLUSTER
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Host, Volume
 from kvgate.judge import Measurement
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
-
-MIN_COLD_RATIO = 0.9
 
 
 @dataclass(frozen=True)
@@ -37,12 +36,13 @@ class Member:
 
 
 def _device_bytes(members: list[Member], directory: str) -> dict[tuple[str, str], int]:
-    """Read bytes so far of each distinct backing device (hosts sharing a disk count it once)."""
+    """Read bytes so far of each distinct device carrying the volume (hosts sharing one count it once)."""
     out: dict[tuple[str, str], int] = {}
     for m in members:
-        dev = backing_device(m.ex, directory)
-        if dev is not None:
-            out[(m.host.address, dev.name)] = read_counters(m.ex, dev).read_bytes
+        he = HostEvidence(m.ex, sudo=m.host.sudo)
+        snap = he.snapshot(he.resolve(directory))
+        for name, (read, _written) in snap.get("devices", {}).items():
+            out[(m.host.address, name)] = read
     return out
 
 
@@ -65,19 +65,21 @@ def measure_cluster(
                 )
         with fio_servers(specs) as servers:
             for m in members:
-                drop_caches(m.ex, sudo=m.host.sudo)
+                HostEvidence(m.ex, sudo=m.host.sudo).drop()
             before = _device_bytes(members, directory)
             run = run_clients(driver.ex, job, vol, servers, RunOptions(sudo=driver.host.sudo))
             after = _device_bytes(members, directory)
     finally:
         for m in members:
             remove_work_dir(m.ex, directory)
-    device = sum(after[k] - before.get(k, after[k]) for k in after)
+    device = sum(after[k] - before.get(k, after[k]) for k in after) if after else None
     evidence = [
         store.artifact(CLUSTER, f"g2/{volume}/fio-clients/{n}", t) for n, t in run.run.artifacts().items()
     ]
-    reason = run.invalid_reason or _cold_reason(
-        run.all_clients.read.io_bytes if run.all_clients else 0, device
+    counts = Counts(device, None, None, counted_on="the devices of every member")
+    fio_read = run.all_clients.read.io_bytes if run.all_clients else 0
+    reason = run.invalid_reason or cold_reason(
+        counts, needed_bytes=fio_read, what="fio read", caches_dropped=True
     )
     ev = (
         *evidence,
@@ -104,12 +106,3 @@ def measure_cluster(
         ]
     )
     return result
-
-
-def _cold_reason(fio_read_bytes: int, device_read_bytes: int) -> str | None:
-    if fio_read_bytes and device_read_bytes < MIN_COLD_RATIO * fio_read_bytes:
-        return (
-            f"not cold: the devices read {device_read_bytes} bytes while fio read {fio_read_bytes} bytes "
-            f"({device_read_bytes / fio_read_bytes:.0%} < {MIN_COLD_RATIO:.0%})"
-        )
-    return None

@@ -53,16 +53,7 @@ def remove_work_dir(ex: Executor, directory: str) -> None:
 
 def proof_json(mr: MeasuredRun) -> str:
     """The cold proof of one fio run as stored evidence."""
-    p = mr.proof
-    data = {
-        "device": p.device.name if p.device else None,
-        "device_read_bytes": p.device_read_bytes,
-        "fio_read_bytes": p.fio_read_bytes,
-        "direct": p.direct,
-        "caches_dropped": p.drop is not None,
-        "invalid_reason": mr.invalid_reason,
-    }
-    return json.dumps(data, indent=2, default=str)
+    return json.dumps({**mr.proof.to_json(), "invalid_reason": mr.invalid_reason}, indent=2, default=str)
 
 
 def measure_volume(

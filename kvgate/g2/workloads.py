@@ -14,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kvgate import agentctl
+from kvgate.evidence.window import Counts
+from kvgate.evidence.window import cold_reason as evidence_cold_reason
 from kvgate.gates import repo_root
 from kvgate.inventory.schema import Host
 from kvgate.judge import Measurement
@@ -21,7 +23,6 @@ from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 from kvgate.workload_profiles import ModelProfile, agent_spec, load_profile
 
-MIN_COLD_RATIO = 0.9
 WORKLOAD_TIMEOUT_S = 6 * 3600
 
 # scale → model profile per workload (workloads/models/*.yaml)
@@ -40,22 +41,21 @@ def model_profile(name: str) -> ModelProfile:
 
 
 def cold_reason(cold: dict[str, Any] | None, direct: dict[str, Any]) -> str | None:
-    """Why a read cannot count as cold, from the agent's cold record; None when it is proven."""
-    if not cold:
+    """Why a read cannot count as cold, from the agent's cold record (kvgate.agent.cold); None if proven."""
+    if not cold or "counts" not in cold:
         return "no cold record"
-    if not cold.get("drop_caches", {}).get("done"):
-        return f"page cache not dropped: {cold.get('drop_caches', {}).get('error')}"
-    ratio, dev = cold.get("device_read_ratio"), (cold.get("device") or {}).get("name")
-    if ratio is None:
-        return "no local block device backs the target: device reads cannot prove the read cold"
-    if ratio < MIN_COLD_RATIO:
-        got, want = cold.get("device_read_bytes"), cold.get("expected_read_bytes")
-        return (
-            f"not cold: {dev} read {got} bytes for {want} bytes returned ({ratio:.0%} < {MIN_COLD_RATIO:.0%})"
-        )
-    if direct.get("direct_requested") and not direct.get("direct_engaged"):
-        return f"O_DIRECT requested but not engaged: {direct.get('direct_fallback_reason')}"
-    return None
+    drop = cold.get("drop_caches") or {}
+    why = evidence_cold_reason(
+        Counts(**cold["counts"]),
+        needed_bytes=int(cold["expected_read_bytes"]),
+        what="read",
+        caches_dropped=bool(drop.get("done")),
+    )
+    if why and not drop.get("done"):
+        why += f" ({drop.get('error')})"
+    if why is None and direct.get("direct_requested") and not direct.get("direct_engaged"):
+        why = f"O_DIRECT requested but not engaged: {direct.get('direct_fallback_reason')}"
+    return why
 
 
 def m(metric: str, value: Any, unit: str, evidence: str, reason: str | None = None) -> Measurement:

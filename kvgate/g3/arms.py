@@ -44,9 +44,9 @@ class Outcome:
 class Window:
     """Counters bracketing exactly one measured request: device, engine process, engine hits."""
 
-    device: str | None  # kernel name of the candidate volume's backing device
+    device: str | None  # what counted the candidate volume's reads (its devices, or NFS server reads)
     device_read_bytes: int | None
-    engine_read_bytes: int | None  # /proc/<engine pid>/io read_bytes delta
+    engine_read_bytes: int | None  # the engine's process tree (or cgroup) read bytes delta
     hit_tokens: int | None  # tokens the engine restored from its tier (its own count), None: unknown
     caches_dropped: bool = False
 
@@ -66,6 +66,7 @@ class Trial:
     restart_to_ready_s: float | None = None
     invalid_reason: str | None = None  # cold proof, write-through or shape, with the numbers
     evidence: tuple[str, ...] = ()
+    cold_by: str = ""  # how the tier was made cold before the restore (EngineService.make_cold)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

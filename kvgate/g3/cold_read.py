@@ -10,8 +10,8 @@ salt), for each reader in turn, on the first engine instance:
   concurrency C (populate: nothing is cached, so its outputs are computed); its
   tier directory must grow by what the prompts' state bytes predict;
 - restart, drop the page cache, the same C prompts again: **serial-read** or
-  **parallel-read** at ``@c<C>``, bracketed by the candidate device's read bytes,
-  the engine's /proc/<pid>/io read bytes and its hit tokens — the cold proof of
+  **parallel-read** at ``@c<C>``, bracketed by the candidate volume's device read
+  bytes, the engine's process-tree read bytes and its hit tokens — the cold proof of
   the ssd-restore arm, INVALID with the numbers when it fails.
 
 The restored outputs must equal the populate outputs (near-ties aside, as

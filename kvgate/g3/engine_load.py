@@ -18,8 +18,8 @@ import json
 from kvgate.engines import EngineService, Placement
 from kvgate.engines.profile import PROFILE_DIR, load_profile
 from kvgate.errors import LabError
-from kvgate.fio.cold import drop_caches
 from kvgate.g3.measure import engine_python, stage_model
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement
 from kvgate.store import RunStore
@@ -50,7 +50,7 @@ def engine_load(
         model = dep.model_copies[volume]
     else:
         return _status(f"engines.{name}.model_copies has no copy of the model on volume {volume}")
-    drop = drop_caches(ex, sudo=inv.hosts[host].sudo)
+    drop = HostEvidence(ex, sudo=inv.hosts[host].sudo).drop()
     where = Placement(run_dir=f"{work}/engine-run", model=model, cache_dir=f"{work}/engine-cache",
                       port=dep.port + 1, python=python)  # fmt: skip
     eng = EngineService(ex, profile, where, env=dep.instance_envs[0], args=dep.engine_args)

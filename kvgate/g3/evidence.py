@@ -11,10 +11,8 @@ that was never read); write-through is checked before restoring (sglang PR
 #33712); restored greedy outputs must equal recompute (LMCache #4385, #4991), up to
 a near-tie flip as vLLM's own tests allow (``logprob_close``).
 
->>> from kvgate.g3.profile import ColdBounds
->>> cold_reason(ColdBounds(), predicted_bytes=1000, prompt_tokens=10, device_read_bytes=50,
-...             engine_read_bytes=1200, hit_tokens=10, caches_dropped=True)
-'not cold: device vda read 50 B of 1000 B predicted (5% < 90%)'
+The cold proof of a restore is :func:`kvgate.g3.window.restore_reason`, in the words of
+:mod:`kvgate.evidence`.
 """
 
 from __future__ import annotations
@@ -22,50 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvgate.g3.logprob_close import first_divergence, logprobs_close
-from kvgate.g3.profile import ColdBounds, WriteThrough
+from kvgate.g3.profile import WriteThrough
 from kvgate.loadgen.record import TokenLogprob
 
 
 def _ratio(got: float, want: float) -> str:
     return f"{got / want:.0%}" if want else "n/a"
-
-
-def cold_reason(
-    bounds: ColdBounds,
-    *,
-    predicted_bytes: int,
-    prompt_tokens: int,
-    device_read_bytes: int | None,
-    engine_read_bytes: int | None,
-    hit_tokens: int | None,
-    caches_dropped: bool,
-    device: str = "vda",
-) -> str | None:
-    """Why a restore cannot count as served cold from the SSD tier; None when every counter agrees."""
-    reasons = []
-    if not caches_dropped:
-        reasons.append("page cache not dropped before the restore")
-    need = bounds.min_read_ratio * predicted_bytes
-    if device_read_bytes is None:
-        reasons.append("no local block device backs the tier: device reads cannot prove the restore")
-    elif device_read_bytes < need:
-        reasons.append(
-            f"not cold: device {device} read {device_read_bytes} B of {predicted_bytes} B predicted "
-            f"({_ratio(device_read_bytes, predicted_bytes)} < {bounds.min_read_ratio:.0%})"
-        )
-    if engine_read_bytes is None:
-        reasons.append("the engine's /proc/<pid>/io could not be read")
-    elif engine_read_bytes < need:
-        reasons.append(
-            f"the engine read {engine_read_bytes} B from storage of {predicted_bytes} B predicted "
-            f"({_ratio(engine_read_bytes, predicted_bytes)} < {bounds.min_read_ratio:.0%})"
-        )
-    if hit_tokens is not None and hit_tokens < bounds.min_hit_ratio * prompt_tokens:
-        reasons.append(
-            f"the engine restored {hit_tokens} of {prompt_tokens} prompt tokens from its tier "
-            f"({_ratio(hit_tokens, prompt_tokens)} < {bounds.min_hit_ratio:.0%}): the rest was recomputed"
-        )
-    return "; ".join(reasons) or None
 
 
 def write_through_reason(bounds: WriteThrough, *, growth_bytes: int, predicted_bytes: int) -> str | None:

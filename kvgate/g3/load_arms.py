@@ -12,7 +12,7 @@ prompts with at most C in flight, as ``vllm bench serve --max-concurrency C``
   - **warm**: the same prompts again without restart (resident state).
 
 The tier engine's hit counter (``hit_counter`` in its profile, from /metrics) and
-the candidate device's read bytes bracket each measured load. A measured load
+the candidate volume's device read bytes (:mod:`kvgate.g3.window`) bracket each measured load. A measured load
 whose hits fall short of ``cold.min_hit_ratio`` of its prompt tokens did not come
 from the cache: INVALID, with the numbers. The recompute arm must show no hits.
 
@@ -27,20 +27,20 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kvgate.engines.metrics import Histogram, MetricsError, diff, scrape
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.errors import LabError
-from kvgate.fio.cold import BlockDevice, drop_caches, read_counters
 from kvgate.g3.arms import ArmSummary, cv
 from kvgate.g3.evidence import Output, compare_outputs
+from kvgate.g3.window import EngineWindow
 from kvgate.loadgen.metrics import median
 from kvgate.loadgen.record import TokenLogprob
 
 if TYPE_CHECKING:
     from kvgate.engines import EngineService
+    from kvgate.evidence.blockdev import Resolved
     from kvgate.g3.client import LoadSite
     from kvgate.g3.profile import G3Profile
-    from kvgate.transport.base import Executor
+    from kvgate.hostevidence import HostEvidence
 
 
 WHOLE_MACHINE = "whole-machine"
@@ -67,7 +67,7 @@ class LoadTrial:
     evidence: tuple[str, ...] = ()
     logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()  # per prompt, when the load asked for them
     first_tokens_done_s: float | None = None  # from the load's start to its last first token
-    engine_read_bytes: int | None = None  # the engines' /proc/<pid>/io read bytes, where bracketed
+    engine_read_bytes: int | None = None  # the engines' process-tree read bytes, where bracketed
     counted_prompt_tokens: int | None = None  # by the engines' tokenizer, where the stream has no usage
     server_ttft_mean_s: float | None = None  # the engines' own TTFT histogram over the load (mean)
 
@@ -143,54 +143,6 @@ class Loader:
             raise LabError(f"{self.site.ex.host}: the load generator ({self.site.side} side) failed\n{res}")
         doc: dict[str, Any] = json.loads(res.stdout)
         return doc
-
-
-class Bracket:
-    """Hit counter, the engine's TTFT histogram and device read bytes around one measured load."""
-
-    def __init__(
-        self, ex: Executor, eng: EngineService, dev: BlockDevice | None, *, resident: bool = False
-    ) -> None:
-        """``resident``: a warm load, counted by the profile's warm hit counter."""
-        self.ex, self.eng, self.dev = ex, eng, dev
-        self.counter = eng.profile.counter(resident=resident)
-
-    def _scrape(self) -> Any:
-        if self.eng.profile.metrics is None or not (self.counter or self.eng.profile.ttft_histogram):
-            return None
-        try:
-            return scrape(self.ex, self.eng.placement.python, self.eng.url(self.eng.profile.metrics.path))
-        except MetricsError:
-            return None
-
-    def __enter__(self) -> Bracket:
-        self._m0, self._d0 = self._scrape(), read_counters(self.ex, self.dev) if self.dev else None
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        m1, d1 = self._scrape(), read_counters(self.ex, self.dev) if self.dev else None
-        self.hit_tokens: int | None = None
-        self.server_ttft: Histogram | None = None
-        if self._m0 is not None and m1 is not None:
-            window = diff(self._m0, m1)
-            if self.counter:
-                name, labels = self.counter
-                try:
-                    self.hit_tokens = int(window.value(name, **labels))
-                except (MetricsError, KeyError):
-                    self.hit_tokens = None
-            if self.eng.profile.ttft_histogram:
-                try:
-                    self.server_ttft = window.histogram(self.eng.profile.ttft_histogram)
-                except MetricsError:
-                    self.server_ttft = None
-        self.device_read_bytes = d1.read_bytes - self._d0.read_bytes if d1 and self._d0 else None
-
-    @property
-    def server_ttft_mean_s(self) -> float | None:
-        """The engine's own mean TTFT over the window (its histogram's sum / count)."""
-        h = self.server_ttft
-        return h.sum / h.count if h is not None and h.count > 0 else None
 
 
 def hit_reason(arm: str, hits: int | None, prompt_tokens: int | None, min_ratio: float) -> str | None:
@@ -347,15 +299,14 @@ def _outputs(trials: list[LoadTrial]) -> dict[str, Output]:
 
 
 def run_levels(
-    ex: Executor,
+    he: HostEvidence,
     loader: Loader,
     profile: G3Profile,
     *,
     rc: EngineService | None,
     tier: EngineService | None,
-    dev: BlockDevice | None,
+    volume: Resolved | None,
     salt: str,
-    sudo: bool,
     save: Any,
     notify: Any,
 ) -> dict[str, list[LoadTrial]]:
@@ -367,7 +318,7 @@ def run_levels(
 
     def measure(arm: str, eng: EngineService, c: int, t: int, s: str) -> None:
         notify(f"c{c} trial {t}: {arm}")
-        with Bracket(ex, eng, dev, resident=arm == "warm") as b:
+        with EngineWindow(he, volume, [eng], resident=arm == "warm") as b:
             doc = loader.run([eng], s, c)
         ev = save(f"load-c{c}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
         trial = load_trial(arm, c, t, s, doc=doc, bracket=b, min_hit=min_hit)
@@ -383,9 +334,9 @@ def run_levels(
             notify(f"c{c} trial {t}: populate")
             loader.run([tier], s, c)
             if has_tier:
-                settled_kv_bytes([tier])  # the tier's writes drained before the restart
-                tier.restart()
-                drop_caches(ex, sudo=sudo)
+                settled_kv_bytes([tier])  # the tier's writes drained before it is made cold
+                tier.make_cold()
+                he.drop()
                 measure("ssd-restore", tier, c, t, s)
             if profile.warm or not has_tier:
                 measure("warm", tier, c, t, s)

@@ -230,7 +230,21 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "load_mismatches": arms.load_mismatches,
         "near_ties": arms.near_ties,
     }
+    doc["tier_probe"] = {
+        "unmeasurable": arms.unmeasurable,
+        "restore": arms.probe.to_dict() if arms.probe else None,
+    }
     ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
+    if arms.unmeasurable:  # the probe stopped the deployment: every check says why, none runs for hours
+        keys = [
+            "write-through",
+            "cold-proof",
+            "correctness",
+            "cache-hits",
+            *(b.check for b in profile.verdicts),
+        ]
+        result.measurements = {k: Measurement(k, None, "", ev, arms.unmeasurable) for k in keys}
+        return
     restores = arms.trials.get("ssd-restore", [])
     compared = sum(t.outcome.ok for a in ("ssd-restore", "warm") for t in arms.trials.get(a, []))
     refs = load_references()

@@ -1,13 +1,20 @@
 """The cold-restore protocol on one engine host: recompute, ssd-restore and warm arms, trial by trial.
 
-Per trial (one prompt, its own salt, so no trial can hit another's cache):
+First, on a deployment with an SSD tier, the **tier probe** (:meth:`ColdRestore.probe_tier`):
+one prompt through the whole tier cycle on a fresh engine. When it shows the tier cannot
+be measured (no write-through, no hits after the profile's way of making it cold, counters
+that do not move), G3 stops there with that reason instead of hours of INVALID restores.
+
+Then per trial (one prompt, its own salt, so no trial can hit another's cache):
 
 1. **recompute**: the recompute engine (no external tier) answers the prompt.
 2. **ssd-restore**: a tier engine on a fresh tier directory on the candidate volume
    answers it once (populate); the directory must grow by what the model's state
-   bytes per token predict (write-through); then the engine restarts and the page
-   cache is dropped (cold); the prompt is sent again with device, engine-process and
-   engine-hit counters bracketing exactly that request.
+   bytes per token predict (write-through); then the tier is made cold the profile's
+   way (``cold_by``: the engine restarts, or its reset endpoints empty the GPU/CPU
+   caches and keep the SSD tier) and the page cache is dropped; the prompt is sent
+   again with device, engine-process and engine-hit counters bracketing exactly that
+   request.
 3. **warm** (optional): the same prompt once more, without restart (resident state).
 
 A tier profile without an external tier (``cache: null``, e.g. vLLM's CPU build, whose
@@ -35,17 +42,20 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from kvgate.engines import EngineRecord, EngineService, Placement
+from kvgate.engines.metrics import MetricsError, Snapshot, scrape, selector
 from kvgate.engines.profile import EngineProfile
 from kvgate.engines.service import settled_kv_bytes
-from kvgate.fio.cold import BlockDevice, backing_device, drop_caches
-from kvgate.g3 import client, hostio
+from kvgate.evidence.blockdev import Resolved
+from kvgate.g3 import client
 from kvgate.g3.arms import Outcome, Trial, Window
 from kvgate.g3.cold_read import read_mismatches, run_cold_read
-from kvgate.g3.evidence import Output, cold_reason, compare_outputs, shape_reason, write_through_reason
-from kvgate.g3.load_arms import Bracket, Loader, LoadTrial, output_mismatches, run_levels
+from kvgate.g3.evidence import Output, compare_outputs, shape_reason, write_through_reason
+from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.g3.plan import cold_read_blocker, measures_levels
 from kvgate.g3.profile import G3Profile
 from kvgate.g3.whole_machine import run_whole_machine
+from kvgate.g3.window import EngineWindow, restore_reason
+from kvgate.hostevidence import HostEvidence
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 from kvgate.transport.base import Executor
 
@@ -94,6 +104,8 @@ class ArmsResult:
     whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # every instance together
     near_ties: list[str] = field(default_factory=list)  # outputs that differ only from a near-tie on
     read_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # serial vs parallel reader (R1)
+    probe: Trial | None = None  # the tier probe's restore (ColdRestore.probe_tier)
+    unmeasurable: str | None = None  # why the probe stopped the deployment before any arm
 
     def arm(self, name: str) -> list[Trial]:
         return self.trials.setdefault(name, [])
@@ -108,7 +120,8 @@ class ColdRestore:
         self.fitted: dict[str, float] = {}  # trial salt → tokens per word fitted to its own prompt
         self.site: client.LoadSite | None = None
         self.model_id = ""
-        self.dev: BlockDevice | None = None
+        self.he = HostEvidence(ex, python=setup.python, sudo=setup.sudo)
+        self.volume: Resolved | None = None
 
     def run(self) -> ArmsResult:
         """Every phase; within each, the recompute engine's block, then the tier engines' block."""
@@ -127,14 +140,17 @@ class ColdRestore:
         self.ex.run(
             "rm -rf %s && mkdir -p %s", self.setup.work_dir, self.setup.work_dir, timeout_s=300, check=True
         )
-        self.dev = backing_device(self.ex, self.setup.work_dir)
-        self.result.device = self.dev.name if self.dev else None
+        self.volume = self.he.resolve(self.setup.work_dir)
+        self.result.device = self.volume.how
+        if self.setup.tier.cache is not None:
+            self.result.unmeasurable = self.probe_tier()
+            if self.result.unmeasurable:  # hours of INVALID restores would follow: stop here, say why
+                return self.result
         levels = measures_levels(self.setup.tier, self.profile)
         with self._engine(self.setup.recompute, "recompute", 1) as rc:
             assert rc.record is not None
             self.sink.engine("recompute", rc.record)
-            self.model_id = rc.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
-            self.result.tokens_per_word = self._calibrate(rc)
+            self._prepare(rc)
             for t in range(self.profile.trials):
                 self.result.arm("recompute").append(self._recompute(rc, t, self._salt(t)))
             if levels:
@@ -188,8 +204,8 @@ class ColdRestore:
             logprobs=p.logprobs, fixed_output=self.setup.tier.fixed_output,
         )  # fmt: skip
         measured = run_levels(
-            self.ex, loader, p, rc=rc, tier=tier, dev=self.dev, salt=f"{self.setup.salt}/load",
-            sudo=self.setup.sudo, save=self.sink.save, notify=self.sink.notify,
+            self.he, loader, p, rc=rc, tier=tier, volume=self.volume, salt=f"{self.setup.salt}/load",
+            save=self.sink.save, notify=self.sink.notify,
         )  # fmt: skip
         for arm, trials in measured.items():
             self.result.load_trials.setdefault(arm, []).extend(trials)
@@ -201,25 +217,50 @@ class ColdRestore:
         out, ev = self._send(rc, salt, f"trial-{t}/recompute")
         return Trial("recompute", t, salt, out, tokens, invalid_reason=self._shape(tokens, out), evidence=ev)
 
+    def probe_tier(self) -> str | None:
+        """Why this deployment's SSD restores cannot be measured, found with one prompt; None if they can.
+
+        A fresh tier engine: its /metrics names the counters its profile needs, the gate profile
+        can count its tokens, and one prompt goes through the whole tier cycle (populate, make
+        cold the profile's way, restore) with write-through, hits, device and engine bytes
+        judged as in a trial. G3 runs it before any arm and stops when it fails; so does
+        ``kvgate preflight``.
+        """
+        self.sink.notify("tier probe: one prompt through populate, make cold, restore")
+        with self._engine(self.setup.tier, "probe", 0) as eng:
+            self._prepare(eng)
+            reasons = [self._metrics_missing(eng)]
+            if self.profile.tokenize.get(eng.profile.kind.value) is None:
+                reasons.append(f"the gate profile has no tokenizer endpoint for {eng.profile.kind} engines")
+            restored = self._tier_cycle(eng, "probe", f"{self.setup.salt}/probe")
+        self.result.probe = restored
+        found = [r for r in (*reasons, restored.invalid_reason) if r]
+        return f"tier probe: {'; '.join(found)}" if found else None
+
+    def _metrics_missing(self, eng: EngineService) -> str | None:
+        """Which of the counters the profile names its /metrics does not expose."""
+        p = eng.profile
+        if p.metrics is None:
+            return None
+        wanted = [w for w in (p.hit_counter, p.warm_hit_counter) if w]
+        try:
+            snap = scrape(self.ex, eng.placement.python, eng.url(p.metrics.path))
+        except MetricsError as exc:
+            return f"its /metrics cannot be read: {exc}"
+        missing = [w for w in wanted if not _has_series(snap, w)]
+        if p.ttft_histogram and not snap.has(f"{p.ttft_histogram}_bucket"):
+            missing.append(p.ttft_histogram)
+        return f"its /metrics has no {', '.join(missing)}" if missing else None
+
     def _tier_trial(self, t: int, salt: str) -> None:
         """Populate on a fresh tier directory, prove write-through, make cold, restore, then warm."""
         with self._engine(self.setup.tier, f"tier-{t}", 0) as eng:
             assert eng.record is not None
             if t == 0:
                 self.sink.engine("ssd-restore", eng.record)
-            tokens = self._count(eng, salt)
-            predicted = (tokens or 0) * self.setup.state_bytes_per_token
-            growth, ev = self._populate(eng, t, salt, predicted)
-            wrote = write_through_reason(
-                self.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
-            )
-            self.sink.notify(f"trial {t}: restart + drop caches")
-            restart_s = eng.restart()
-            restored = self._restore(eng, t, salt, tokens, predicted)
-            self.result.arm("ssd-restore").append(replace(
-                restored, cache_growth_bytes=growth, restart_to_ready_s=restart_s,
-                invalid_reason=_join(wrote, restored.invalid_reason), evidence=ev + restored.evidence,
-            ))  # fmt: skip
+            restored = self._tier_cycle(eng, f"trial-{t}", salt, index=t)
+            self.result.arm("ssd-restore").append(restored)
+            tokens = restored.prompt_tokens
             if self.profile.warm:
                 out, wev = self._send(eng, salt, f"trial-{t}/warm")
                 warm = Trial(
@@ -227,44 +268,61 @@ class ColdRestore:
                 )
                 self.result.arm("warm").append(warm)
 
-    def _populate(self, eng: EngineService, t: int, salt: str, predicted: int) -> tuple[int, tuple[str, ...]]:
+    def _tier_cycle(self, eng: EngineService, name: str, salt: str, *, index: int = 0) -> Trial:
+        """One prompt on ``eng``'s fresh tier: populate, prove write-through, make cold, restore."""
+        tokens = self._count(eng, salt)
+        predicted = (tokens or 0) * self.setup.state_bytes_per_token
+        growth, ev = self._populate(eng, name, salt, predicted)
+        wrote = write_through_reason(
+            self.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
+        )
+        self.sink.notify(f"{name}: make cold ({eng.profile.cold_by}) + drop caches")
+        cold_by, restart_s = eng.make_cold()
+        restored = self._restore(eng, name, salt, tokens, predicted, index=index)
+        return replace(
+            restored, cache_growth_bytes=growth, restart_to_ready_s=restart_s, cold_by=cold_by,
+            invalid_reason=_join(wrote, restored.invalid_reason), evidence=ev + restored.evidence,
+        )  # fmt: skip
+
+    def _populate(
+        self, eng: EngineService, name: str, salt: str, predicted: int
+    ) -> tuple[int, tuple[str, ...]]:
         """Send the prompt once (a miss that the tier saves); the tier directory's growth, writes drained."""
-        self.sink.notify(f"trial {t}: populate")
+        self.sink.notify(f"{name}: populate")
         empty = eng.kv_dir_bytes()
-        _, ev = self._send(eng, salt, f"trial-{t}/populate")
+        _, ev = self._send(eng, salt, f"{name}/populate")
         return settled_kv_bytes([eng], at_least=empty + predicted if predicted else 0) - empty, ev
 
-    def _restore(self, eng: EngineService, t: int, salt: str, tokens: int | None, predicted: int) -> Trial:
+    def _restore(
+        self, eng: EngineService, name: str, salt: str, tokens: int | None, predicted: int, *, index: int
+    ) -> Trial:
         """Drop the page cache, then send the prompt with counters bracketing exactly that request."""
-        assert eng.pid is not None
-        drop = drop_caches(self.ex, sudo=self.setup.sudo)
+        drop = self.he.drop()
         self.load_site.warm_up()
-        self.sink.notify(f"trial {t}: cold restore")
-        before = hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
-        with Bracket(self.ex, eng, None) as counter:  # the engine's hit counter, where it has one
-            out, ev = self._send(eng, salt, f"trial-{t}/ssd-restore")
-        after = hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
-        log = hostio.log_since(self.ex, eng.log_path, before.log_lines)
-        hits = counter.hit_tokens if counter.counter else hostio.hit_tokens(self.setup.tier.kind.value, log)
+        self.sink.notify(f"{name}: cold restore")
+        with EngineWindow(self.he, self.volume, [eng]) as w:
+            out, ev = self._send(eng, salt, f"{name}/ssd-restore")
+        assert w.counts is not None
+        ev += (self.sink.save(f"{name}/ssd-restore.engine-log.txt", w.logs[0]),)
         window = Window(
-            device=self.result.device,
-            device_read_bytes=hostio.delta(before.device_read_bytes, after.device_read_bytes),
-            engine_read_bytes=hostio.delta(before.engine_read_bytes, after.engine_read_bytes),
-            hit_tokens=hits,
+            device=w.counts.counted_on,
+            device_read_bytes=w.device_read_bytes,
+            engine_read_bytes=w.engine_read_bytes,
+            hit_tokens=w.hit_tokens,
             caches_dropped=drop.dropped,
         )
-        ev += (self.sink.save(f"trial-{t}/ssd-restore.engine-log.txt", log),)
-        ev += (
-            self.sink.save(f"trial-{t}/ssd-restore.window.json", _window_json(window, predicted, drop.how)),
+        ev += (self.sink.save(f"{name}/ssd-restore.window.json", _window_json(window, predicted, drop.how)),)
+        cold = restore_reason(
+            self.profile.cold,
+            w.counts,
+            predicted_bytes=predicted,
+            prompt_tokens=tokens or 0,
+            hit_tokens=w.hit_tokens,
+            caches_dropped=drop.dropped,
         )
-        cold = cold_reason(
-            self.profile.cold, predicted_bytes=predicted, prompt_tokens=tokens or 0,
-            device_read_bytes=window.device_read_bytes, engine_read_bytes=window.engine_read_bytes,
-            hit_tokens=window.hit_tokens, caches_dropped=window.caches_dropped, device=window.device or "?",
-        )  # fmt: skip
         reason = _join(cold, self._shape(tokens, out))
         return Trial(
-            "ssd-restore", t, salt, out, tokens, window, predicted, invalid_reason=reason, evidence=ev
+            "ssd-restore", index, salt, out, tokens, window, predicted, invalid_reason=reason, evidence=ev
         )
 
     # -- helpers ------------------------------------------------------------------------------
@@ -295,6 +353,12 @@ class ColdRestore:
     def _spec(self, salt: str) -> PromptSpec:
         tpw = self.fitted.get(salt, self.result.tokens_per_word)
         return PromptSpec(salt=salt, prompt_tokens=self.profile.prompt_tokens, tokens_per_word=tpw)
+
+    def _prepare(self, eng: EngineService) -> None:
+        """The served model's id and the tokenizer's words per token, from the first engine up."""
+        if not self.model_id:
+            self.model_id = eng.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
+            self.result.tokens_per_word = self._calibrate(eng)
 
     def _calibrate(self, eng: EngineService) -> float:
         """Tokens per prompt word for this engine's tokenizer, from a prompt CALIBRATION_X times as long."""
@@ -364,3 +428,13 @@ def _join(*reasons: str | None) -> str | None:
 def _window_json(w: Window, predicted: int, drop_how: str) -> str:
     data = {**w.__dict__, "predicted_bytes": predicted, "drop_caches": drop_how}
     return json.dumps(data, indent=1)
+
+
+def _has_series(snap: Snapshot, wanted: str) -> bool:
+    """Whether a scrape has the series a profile's selector names (``name`` or ``name{label="v"}``)."""
+    name, labels = selector(wanted)
+    try:
+        snap.value(name, **labels)
+    except MetricsError:
+        return False
+    return True

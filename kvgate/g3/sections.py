@@ -178,16 +178,19 @@ def loadgen_note(r: DeploymentResult) -> str:
 
 
 EVIDENCE_NOTE = (
-    "Counters bracketing exactly the measured request. Device bytes count every reader of the device "
-    "during the window (another tenant's I/O can only raise them); the engine's own /proc/<pid>/io bytes "
-    "are exact. Tokens restored: the engine's own count (its log). Tier growth: the tier directory after "
+    "Counters bracketing exactly the measured request. Device bytes are those of the devices that carry "
+    "the candidate volume (a multipath head's paths, an LV's disks; on NFS, the client's reads from the "
+    "server) and count every reader during the window (another tenant's I/O can only raise them); engine "
+    "bytes are summed over every process the engine started (its session or container cgroup). "
+    "Tokens restored: the engine's own count (its log). Tier growth: the tier directory after "
     "populate, against prompt tokens × the model's state bytes per token. Restore read GB/s: the device's "
     "bytes over the request's TTFT (one prompt), or over the time to a load's last first token."
 )
 NOTE = (
     "One prompt per trial, each with its own salt. ssd-restore: populate on a fresh tier directory on the "
     "candidate volume, check write-through, restart the engine and drop the page cache, then send the prompt "
-    "again with device (/proc/diskstats), engine process (/proc/<pid>/io) and engine-hit counters bracketing "
+    "again with the volume's device counters, the engine's process-tree read bytes and its hit counter "
+    "bracketing "
     "exactly that request. warm: the same prompt once more without restart. Arms run in blocks (every "
     "recompute trial, then the tier engines'), so no two engines share a GPU group. TTFT percentiles over "
     "the trials (numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: "

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from kvgate import agentctl
-from kvgate.fio.cold import backing_device
 from kvgate.g2.workloads import TO_MEASUREMENTS, model_profile
 from kvgate.g3.engine_load import engine_load
 from kvgate.g3.measure import remove_work_dir, work_root
 from kvgate.g3.profile import G3Profile, StorageBinding, Unmeasurable, load_g3_profile
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory, VolumeKind
 from kvgate.judge import Criterion, Judgement, Measurement, Verdict, skipped
 from kvgate.references import criterion_for, improvement_measurement, judge_reference, load_references
@@ -42,7 +42,7 @@ class StorageResult:
     candidate: str
     baseline: str
     measured: dict[str, dict[str, Measurement]] = field(default_factory=dict)  # volume → metric → m
-    devices: dict[str, str | None] = field(default_factory=dict)
+    devices: dict[str, str | None] = field(default_factory=dict)  # the devices carrying each volume
 
     @property
     def same_device(self) -> str | None:
@@ -154,8 +154,8 @@ def measure_storage(
         work = f"{work_root(inv.volumes[volume].path, check.host, store)}/storage"
         ex.run("rm -rf %s && mkdir -p %s", work, work, timeout_s=300, check=True)
         try:
-            dev = backing_device(ex, work)
-            result.devices[volume] = dev.name if dev else None
+            carriers = HostEvidence(ex).resolve(work).carriers
+            result.devices[volume] = "+".join(carriers) if carriers else None
             result.measured[volume] = run.workloads(volume, work)
             notify(f"g3 storage {volume}: engine cold start")
             result.measured[volume] |= engine_load(

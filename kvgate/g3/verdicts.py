@@ -10,17 +10,18 @@ so the judge makes it INVALID — never PASS — and the report shows the number
 >>> t = Trial("ssd-restore", 0, "s", Outcome(0.1, 0.2, "x"), 10, w, predicted_bytes=1000)
 >>> m = cold_proof_measurement([t], ColdBounds())
 >>> m.value, m.invalid_reason
-(0.01, 'trial 0: not cold: device vda read 10 B of 1000 B predicted (1% < 90%)')
+(0.01, 'trial 0: not cold: vda read 10 B of the 1000 B the restore needed (1% < 90%)')
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from kvgate.evidence.window import Counts
 from kvgate.g3.arms import ArmSummary, Trial
-from kvgate.g3.evidence import cold_reason
 from kvgate.g3.load_arms import LoadTrial, level_key
 from kvgate.g3.profile import ColdBounds, VerdictBinding, WriteThrough
+from kvgate.g3.window import restore_reason
 from kvgate.judge import Measurement
 from kvgate.references import Reference, improvement_measurement
 
@@ -58,11 +59,15 @@ def cold_proof_measurement(trials: list[Trial], bounds: ColdBounds) -> Measureme
             continue
         seen = [b for b in (w.device_read_bytes, w.engine_read_bytes) if b is not None]
         ratios.append(min(seen) / t.predicted_bytes if seen else 0.0)
-        why = cold_reason(
-            bounds, predicted_bytes=t.predicted_bytes, prompt_tokens=t.prompt_tokens or 0,
-            device_read_bytes=w.device_read_bytes, engine_read_bytes=w.engine_read_bytes,
-            hit_tokens=w.hit_tokens, caches_dropped=w.caches_dropped, device=w.device or "?",
-        )  # fmt: skip
+        counts = Counts(w.device_read_bytes, None, w.engine_read_bytes, counted_on=w.device or "?")
+        why = restore_reason(
+            bounds,
+            counts,
+            predicted_bytes=t.predicted_bytes,
+            prompt_tokens=t.prompt_tokens or 0,
+            hit_tokens=w.hit_tokens,
+            caches_dropped=w.caches_dropped,
+        )
         if why:
             reasons.append(f"trial {t.index}: {why}")
     value = min(ratios) if ratios else None

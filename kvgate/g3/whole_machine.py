@@ -13,9 +13,9 @@ N × c in flight (c = ``whole_machine.per_instance_concurrency`` on engines that
 - **ssd-restore**: restart every tier engine, drop the page cache, the same prompts again;
 - **warm**: again without restart.
 
-Each measured load is bracketed by the candidate device's read bytes and, per
-engine, its /proc/<pid>/io read bytes and its hit counter (/metrics, or its log where
-the engine has no counter). Summaries ``<arm>@whole`` feed the whole-machine bindings;
+Each measured load is bracketed by the candidate volume's device read bytes, every
+engine's process-tree read bytes and its hit counter (/metrics, or its log where the
+engine has no counter): :mod:`kvgate.g3.window`. Summaries ``<arm>@whole`` feed the whole-machine bindings;
 a load whose evidence fails is INVALID with the numbers, never PASS.
 """
 
@@ -28,58 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from kvgate.engines import EngineService
 from kvgate.engines.service import settled_kv_bytes
-from kvgate.fio.cold import BlockDevice, drop_caches
-from kvgate.g3 import hostio
-from kvgate.g3.evidence import cold_reason, shape_reason, write_through_reason
-from kvgate.g3.load_arms import Bracket, Loader, LoadTrial, load_trial
+from kvgate.g3.evidence import shape_reason, write_through_reason
+from kvgate.g3.load_arms import Loader, LoadTrial, load_trial
+from kvgate.g3.window import EngineWindow, restore_reason
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.engines.profile import EngineProfile
     from kvgate.g3.protocol import ColdRestore
-    from kvgate.transport.base import Executor
-
-
-class Window:
-    """Around one load on N engines: device bytes, and per engine its read bytes and hit tokens."""
-
-    def __init__(
-        self, ex: Executor, engines: list[EngineService], dev: BlockDevice | None, *, resident: bool = False
-    ) -> None:
-        """``resident``: a warm load, whose hits come from state the engines still hold."""
-        self.ex, self.engines, self.dev, self.resident = ex, engines, dev, resident
-        self.hit_tokens: int | None = None
-        self.device_read_bytes: int | None = None
-        self.engine_read_bytes: int | None = None
-        self.server_ttft_mean_s: float | None = None  # over every engine's TTFT histogram
-
-    def __enter__(self) -> Window:
-        self._counters = [Bracket(self.ex, e, None, resident=self.resident).__enter__() for e in self.engines]
-        self._before = [self._snap(e) for e in self.engines]
-        return self
-
-    def _snap(self, eng: EngineService) -> hostio.Snapshot:
-        assert eng.pid is not None
-        return hostio.snapshot(self.ex, self.dev, eng.pid, eng.log_path)
-
-    def __exit__(self, *exc: object) -> None:
-        after = [self._snap(e) for e in self.engines]
-        hits: list[int | None] = []
-        for eng, counter, b in zip(self.engines, self._counters, self._before, strict=True):
-            counter.__exit__(None, None, None)
-            if counter.counter:
-                hits.append(counter.hit_tokens)
-            else:
-                log = hostio.log_since(self.ex, eng.log_path, b.log_lines)
-                hits.append(hostio.hit_tokens(eng.profile.kind.value, log, resident=self.resident))
-        self.hit_tokens = None if None in hits else sum(h or 0 for h in hits)
-        ttft = [c.server_ttft for c in self._counters]
-        if ttft and None not in ttft and sum(h.count for h in ttft if h) > 0:
-            self.server_ttft_mean_s = sum(h.sum for h in ttft if h) / sum(h.count for h in ttft if h)
-        self.device_read_bytes = hostio.delta(self._before[0].device_read_bytes, after[-1].device_read_bytes)
-        pairs = zip(self._before, after, strict=True)
-        reads = [hostio.delta(b.engine_read_bytes, a.engine_read_bytes) for b, a in pairs]
-        self.engine_read_bytes = None if None in reads else sum(r or 0 for r in reads)
 
 
 def run_whole_machine(proto: ColdRestore, envs: tuple[dict[str, str], ...]) -> dict[str, list[LoadTrial]]:
@@ -180,8 +136,8 @@ class WholeMachineRun:
                 )
                 self.proto.sink.notify(f"{self.phase} trial {t}: restart + drop caches")
                 for e in tiers:
-                    e.restart()
-                drop = drop_caches(self.ex, sudo=self.setup.sudo)
+                    e.make_cold()
+                drop = self.proto.he.drop()
                 self.proto.load_site.warm_up()
                 self._measure(arm, tiers, t, salt, tokens, dropped=drop.dropped, wrote=wrote)
             if self.warm and (self.proto.profile.warm or not has_tier):
@@ -218,8 +174,7 @@ class WholeMachineRun:
         wrote: str | None = None,
     ) -> None:
         self.proto.sink.notify(f"{self.phase} trial {t}: {arm} on {len(engines)} engine(s)")
-        dev = self.proto.dev
-        with Window(self.ex, engines, dev, resident=arm == "warm") as w:
+        with EngineWindow(self.proto.he, self.proto.volume, engines, resident=arm == "warm") as w:
             doc = self.loader.run(engines, salt, self.concurrency, self.fitted.get(salt, ()))
         ev = self.proto.sink.save(f"{self.artifacts}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
         min_hit = self.proto.profile.cold.min_hit_ratio
@@ -229,7 +184,7 @@ class WholeMachineRun:
         reasons = [trial.invalid_reason, wrote, *self._shape(doc, tokens)]
         known = None if None in tokens else sum(t or 0 for t in tokens)
         if arm not in ("recompute", "warm"):  # a restore: served cold from the SSD
-            reasons.append(self._cold(w, known, dropped, dev))
+            reasons.append(self._cold(w, known, dropped))
         elif arm == "warm" and known and w.hit_tokens is not None and w.hit_tokens < min_hit * known:
             reasons.append(f"warm: the engines served {w.hit_tokens} of {known} prompt tokens from cache")
         elif arm == "recompute" and w.hit_tokens:
@@ -254,13 +209,16 @@ class WholeMachineRun:
             if r.get("success")
         ]
 
-    def _cold(self, w: Window, tokens: int | None, dropped: bool, dev: BlockDevice | None) -> str | None:
+    def _cold(self, w: EngineWindow, tokens: int | None, dropped: bool) -> str | None:
         """The restore load was served from the SSD: device, engine and hit counters agree."""
         if tokens is None:
             return "prompt tokens unknown (no tokenizer endpoint for this engine): cold not proven"
-        return cold_reason(
-            self.proto.profile.cold, predicted_bytes=tokens * self.setup.state_bytes_per_token,
-            prompt_tokens=tokens, device_read_bytes=w.device_read_bytes,
-            engine_read_bytes=w.engine_read_bytes, hit_tokens=w.hit_tokens, caches_dropped=dropped,
-            device=dev.name if dev else "?",
-        )  # fmt: skip
+        assert w.counts is not None
+        return restore_reason(
+            self.proto.profile.cold,
+            w.counts,
+            predicted_bytes=tokens * self.setup.state_bytes_per_token,
+            prompt_tokens=tokens,
+            hit_tokens=w.hit_tokens,
+            caches_dropped=dropped,
+        )

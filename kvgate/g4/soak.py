@@ -22,11 +22,11 @@ from kvgate.engines import EngineService, Placement
 from kvgate.engines.errors import EngineCallFailed
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
 from kvgate.errors import CommandTimeout, Interrupted, LabError, TransportError
-from kvgate.fio.cold import backing_device
 from kvgate.g3.measure import check_engine_installed, engine_python, remove_work_dir, stage_model
 from kvgate.g3.profile import load_g3_profile
 from kvgate.g4 import trends
 from kvgate.g4.profile import G4Profile
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
@@ -140,7 +140,7 @@ class SoakRun:
                 self.tier.name,
                 f"GET /v1/models names no model (HTTP {models.status}: {models.body[:200]!r})",
             ) from None
-        dev = backing_device(self.ex, work)
+        volume = HostEvidence(self.ex, python=self.python).resolve(work)
         p, load = self.profile, self.profile.load
         salt = f"{self.store.path.name}/{self.key}/{secrets.token_hex(3)}"
         spec = {
@@ -152,7 +152,7 @@ class SoakRun:
             "output_tokens_from": "usage" if self.tier.streams_usage else "chunks",
             "canary_prompts": p.canary.prompts, "canary_max_tokens": p.canary.max_tokens,
             "logprobs": p.canary.logprobs, "salt": salt,
-            "engines": [self._sampled(e) for e in engines], "device": dev.name if dev else None,
+            "engines": [self._sampled(e) for e in engines], "volume": volume.to_json(),
             "stop_engines_at_end": True, "labels": {"deployment": self.name, "model": model},
         }  # fmt: skip
         job = agentctl.start(self.ex, "soak", spec)

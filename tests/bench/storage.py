@@ -29,10 +29,12 @@ from typing import Any
 
 from kvgate import agentctl
 from kvgate.errors import LabError
+from kvgate.evidence.blockdev import Resolved
+from kvgate.evidence.window import Counts
 from kvgate.fio import FioJob, run_fio, run_measured
-from kvgate.fio.cold import BlockDevice, backing_device, drop_caches, read_counters
 from kvgate.fio.parse import DirectionStats, locate_json
 from kvgate.g2.workloads import cold_reason
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Volume
 from kvgate.transport.local import LocalExecutor
 
@@ -184,7 +186,7 @@ class Bench:
     ex: LocalExecutor
     volume: Volume
     state_root: str  # agent state directories (events, result) — not under the measured directory
-    device: BlockDevice | None = None  # whose counters show other I/O during a run
+    device: Resolved | None = None  # whose counters show other I/O during a run
     python: str = sys.executable
 
     @property
@@ -208,18 +210,19 @@ class Bench:
     def observed(self, arm: Callable[[], Run]) -> Run:
         """Run one arm with the device's byte counters, the CPU times and the load average around it."""
         load = float(Path("/proc/loadavg").read_text().split()[0])
-        cpu0, before = cpu_times(), read_counters(self.ex, self.device) if self.device else None
+        he = HostEvidence(self.ex)
+        cpu0, before = cpu_times(), he.snapshot(self.device)
         run = arm()
-        cpu1, after = cpu_times(), read_counters(self.ex, self.device) if self.device else None
+        cpu1, counts = cpu_times(), Counts.between(before, he.snapshot(self.device))
         moved = None
-        if before and after:
-            moved = after.read_bytes - before.read_bytes + after.written_bytes - before.written_bytes
+        if counts.device_read_bytes is not None and counts.device_written_bytes is not None:
+            moved = counts.device_read_bytes + counts.device_written_bytes
         idle, steal = ((b - a) / max(1, cpu1[2] - cpu0[2]) for a, b in zip(cpu0[:2], cpu1[:2], strict=True))
         return dataclasses.replace(run, device_io_bytes=moved, load_1min=load, cpu_idle=idle, cpu_steal=steal)
 
     def cold(self) -> None:
         """``sync; echo 3 > /proc/sys/vm/drop_caches``, then ``SETTLE_S``; raises where it cannot drop."""
-        drop = drop_caches(self.ex, sudo=False)
+        drop = HostEvidence(self.ex).drop()
         if not drop.dropped:
             raise LabError(f"cannot drop the page cache ({drop.how}): cold runs need root")
         time.sleep(SETTLE_S)
@@ -362,9 +365,9 @@ def machine(ex: LocalExecutor, directory: str) -> dict[str, str]:
         (ln.split(":", 1)[1].strip() for ln in cpuinfo.splitlines() if ln.startswith("model name")), "?"
     )
     fs = ex.run("findmnt -n -o FSTYPE,SOURCE,OPTIONS -T %s", directory, check=True).stdout.split()
-    dev = backing_device(ex, directory)
-    name = dev.name if dev else "?"
-    driver = os.path.basename(os.path.realpath(f"/sys/block/{name}/device/driver")) if dev else "?"
+    dev = HostEvidence(ex).resolve(directory)
+    name = dev.head or "?"
+    driver = os.path.basename(os.path.realpath(f"/sys/block/{name}/device/driver")) if dev.head else "?"
     mem_kib = int(Path("/proc/meminfo").read_text().split()[1])
     return {
         "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),

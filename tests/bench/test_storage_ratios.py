@@ -42,11 +42,11 @@ from storage import (
 )
 
 from kvgate.fio import FioJob
-from kvgate.fio.cold import backing_device
 from kvgate.fio.job import fio_size
 from kvgate.fio.matrix import load_profile as load_fio_profile
 from kvgate.fio.run import lay_out
 from kvgate.gates import repo_root
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Volume
 from kvgate.transport.local import LocalExecutor
 from kvgate.workload_profiles import PROFILES_DIR, agent_spec, load_profile
@@ -80,7 +80,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
     try:
         ex = LocalExecutor()
         state = str(tmp_path_factory.mktemp("agent-state"))
-        yield Bench(ex, volume, state, backing_device(ex, str(directory)))
+        yield Bench(ex, volume, state, HostEvidence(ex).resolve(str(directory)))
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

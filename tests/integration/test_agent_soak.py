@@ -49,7 +49,7 @@ def spec(url: str, pgid: int, cache_dir: Path, **over: Any) -> dict[str, Any]:
     return {
         "urls": [url], "model": "null", "duration_s": 6, "window_s": 2, "concurrency": 4,
         "prompt_tokens": 64, "max_tokens": 8, "canary_prompts": 2, "canary_max_tokens": 4, "logprobs": 3,
-        "salt": "soak-test", "device": None,
+        "salt": "soak-test", "volume": None,
         "engines": [{"pgid": pgid, "cache_dir": str(cache_dir), "metrics_url": None, "hit_counter": None}],
     } | over  # fmt: skip
 

@@ -245,8 +245,11 @@ def test_cold_direct_read_is_proven_by_device_counters(
     assert measured.run.invalid_reason is None, measured.run.invalid_reason
     proof = measured.proof
     st = os.stat(vol.path)
-    assert proof.device is not None
-    assert (proof.device.major, proof.device.minor) == (os.major(st.st_dev), os.minor(st.st_dev))
+    assert proof.volume is not None
+    assert (
+        proof.volume.head
+        == Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve().name
+    )
     assert proof.drop is not None
     assert proof.drop.dropped
     assert proof.drop.how == "root"

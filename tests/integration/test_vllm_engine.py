@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -27,8 +28,10 @@ from ports import free_port_pair
 from kvgate.engines import EngineCrashed, EngineService, Placement, load_profile
 from kvgate.engines.metrics import scrape
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile
+from kvgate.evidence.engines import process_read_bytes
 from kvgate.g3.measure import MODEL_CACHE, _tiny_hf
 from kvgate.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Host
 from kvgate.transport.local import LocalExecutor
 
@@ -91,6 +94,31 @@ def test_start_ready_complete_count_hits_and_stop_leaves_nothing(
         assert 0.5 * prompt_tokens <= hits < prompt_tokens  # the second request, in whole blocks
         assert group_alive(pgid)
     assert group_alive(pgid) == []
+
+
+def test_the_weights_its_engine_core_reads_are_counted_as_the_engines(
+    ex: LocalExecutor, tiny_hf: str, tmp_path: Path
+) -> None:
+    """vLLM V1 loads weights in its EngineCore, a child process: /proc/<api server>/io never sees them.
+
+    Issue 12: the engine's reads are summed over its session (kvgate.evidence.engines).
+    """
+    model = tmp_path / "model"
+    shutil.copytree(tiny_hf, model)
+    weights = (model / "model.safetensors").stat().st_size
+    he = HostEvidence(ex)
+    assert he.drop().dropped  # the copy's pages leave the page cache: the engine must read the disk
+    with EngineService(ex, profile("vllm-cpu-recompute"), placement(tmp_path, str(model))) as engine:
+        assert engine.pid is not None
+        tree = he.snapshot(None, engines=((engine.pid, "session"),))["engines"][0]
+        api_server = process_read_bytes(engine.pid)
+    print(
+        f"\nweights {weights} B; session {tree['read_bytes']} B over {tree['processes']} processes; "
+        f"API server alone {api_server} B"
+    )
+    assert tree["processes"] >= 2  # the API server and its EngineCore
+    assert tree["read_bytes"] >= weights
+    assert (api_server or 0) < weights
 
 
 def test_a_bad_flag_is_a_crash_with_the_log_tail(ex: LocalExecutor, tiny_hf: str, tmp_path: Path) -> None:

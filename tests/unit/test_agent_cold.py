@@ -1,4 +1,4 @@
-"""Cold is proven by device counters: the device behind a path is resolved and its reads counted."""
+"""The agent's cold windows: drop the page cache, count the volume's reads (kvgate.evidence)."""
 
 import json
 import os
@@ -7,48 +7,36 @@ from pathlib import Path
 import pytest
 
 from kvgate.agent import cold
-from kvgate.agent.cold import ColdWindow, device_read_bytes, drop_caches, page_cache_bytes, resolve_device
 from kvgate.agent.events import EventLog
+from kvgate.evidence import counters
+from kvgate.evidence.window import Counts
 
 
-def test_the_device_behind_a_path_is_a_diskstats_line(tmp_path: Path) -> None:
-    info = resolve_device(str(tmp_path))
-    assert "resolved_via" in info
-    if info["name"] is None:
-        pytest.skip(f"no block device here: {info['resolved_via']}")
-    with open("/proc/diskstats") as f:
-        names = {line.split()[2] for line in f}
-    assert info["name"] in names
-    assert info["kind"] in {"disk", "partition", "dm", "md"}
-    assert isinstance(device_read_bytes(info["name"]), int)
+def test_a_window_counts_the_reads_of_the_volume_against_what_was_needed(tmp_path: Path) -> None:
+    (tmp_path / "data").write_bytes(os.urandom(1 << 20))
+    log = EventLog(str(tmp_path))
+    window = cold.cold_window(str(tmp_path), drop=True, log=log)
+    (tmp_path / "data").read_bytes()
+    record = window.end(1 << 20)
+    log.close()
+    assert record["expected_read_bytes"] == 1 << 20
+    assert record["drop_caches"]["done"] is os.access("/proc/sys/vm/drop_caches", os.W_OK)
+    counts = Counts(**record["counts"])
+    if record["volume"]["carriers"]:  # tmpfs has none
+        assert counts.device_read_bytes is not None
+        assert counts.device_read_bytes >= 0
+        assert counts.counted_on == "+".join(record["volume"]["carriers"])
 
 
-def test_an_unknown_device_has_no_counter() -> None:
-    assert device_read_bytes("no-such-device") is None
-    assert device_read_bytes(None) is None
-
-
-def test_drop_caches_reports_what_happened() -> None:
-    assert drop_caches(False) == {"requested": False, "done": False, "error": "disabled by the spec"}
-    result = drop_caches(True)
-    assert result["done"] is os.access("/proc/sys/vm/drop_caches", os.W_OK)
-    assert result["done"] or "drop_caches" in result["error"]
-
-
-def test_cold_window_reports_device_bytes_against_expected(tmp_path: Path) -> None:
-    window = ColdWindow(resolve_device(str(tmp_path)), {"requested": False, "done": False})
-    window.begin()
-    proof = window.end(1 << 20)
-    assert proof["expected_read_bytes"] == 1 << 20
-    assert proof["page_cache_bytes_before"] > 0
-    assert page_cache_bytes() > 0
-    if proof["device"]["name"] is not None:
-        assert proof["device_read_bytes"] >= 0
-        assert proof["device_read_ratio"] is not None
+def test_a_drop_the_spec_turned_off_is_recorded_as_such(tmp_path: Path) -> None:
+    log = EventLog(str(tmp_path))
+    window = cold.cold_window(str(tmp_path), drop=False, log=log)
+    log.close()
+    assert window.drop == {"requested": False, "done": False, "error": "disabled by the spec"}
 
 
 def test_a_refused_drop_is_a_note_and_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cold, "DROP_CACHES", str(tmp_path / "no-such-dir" / "drop_caches"))
+    monkeypatch.setattr(counters, "DROP_CACHES", str(tmp_path / "no-such-dir" / "drop_caches"))
     log = EventLog(str(tmp_path))
     window = cold.cold_window(str(tmp_path), drop=True, log=log)
     log.close()

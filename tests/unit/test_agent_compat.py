@@ -2,6 +2,7 @@
 
 import ast
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,8 @@ import pytest
 from kvgate import agentctl
 
 AGENT = Path(agentctl.__file__).parent / "agent"
-SOURCES = sorted(AGENT.glob("*.py"))
+EVIDENCE = AGENT.parent / "evidence"  # shipped in the zipapp beside the agent
+SOURCES = sorted(AGENT.glob("*.py")) + sorted(EVIDENCE.glob("*.py"))
 # APIs newer than 3.8 that the syntax check cannot see
 NEWER_APIS = (
     "randbytes",
@@ -28,7 +30,7 @@ def test_agent_sources_exist() -> None:
     assert {p.name for p in SOURCES} >= {"__main__.py", "kv_restore.py", "model_load.py", "checkpoint.py"}
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_agent_parses_as_python_38_and_avoids_newer_apis(path: Path) -> None:
     source = path.read_text()
     ast.parse(source, feature_version=(3, 8))  # no match, no parenthesised with, no except*
@@ -36,7 +38,7 @@ def test_agent_parses_as_python_38_and_avoids_newer_apis(path: Path) -> None:
     assert [api for api in NEWER_APIS if api in source] == []
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_agent_imports_only_the_stdlib_and_itself(path: Path) -> None:
     optional = {"numpy", "safetensors"}  # the safetensors loader: reported unavailable when absent
     for node in ast.walk(ast.parse(path.read_text())):
@@ -47,7 +49,7 @@ def test_agent_imports_only_the_stdlib_and_itself(path: Path) -> None:
             names = [node.module]
         for name in names:
             top = name.split(".")[0]
-            shipped = name.startswith(("kvgate.agent", "kvgate.loadgen"))  # both in the zipapp
+            shipped = name.startswith(("kvgate.agent", "kvgate.loadgen", "kvgate.evidence"))  # in the zipapp
             ok = shipped or top in sys.stdlib_module_names or top in optional
             assert ok, f"{path.name} imports {name}"
 
@@ -69,3 +71,12 @@ def test_zipapp_runs_isolated_from_site_packages(tmp_path: Path) -> None:
     assert "kv-restore" in res.stdout
     assert "model-load" in res.stdout
     assert "checkpoint" in res.stdout
+    res = subprocess.run(
+        [sys.executable, "-I", str(pyz), "evidence", "resolve", json.dumps({"path": str(tmp_path)})],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads(res.stdout)["result"]["mount_point"].startswith("/")

@@ -7,13 +7,18 @@ exercise the same rules against real devices and real fio.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from kvgate.fio.cold import BlockDevice, CacheDrop, ColdProof, DiskCounters, parse_diskstats, parse_meminfo
+from kvgate.evidence.blockdev import Resolved
+from kvgate.evidence.counters import meminfo_bytes, parse_diskstats
+from kvgate.evidence.window import Counts
+from kvgate.fio.cold import ColdProof
 from kvgate.fio.safety import DeviceFacts, device_refusals, file_refusals, parse_lsblk
 from kvgate.fio.watchdog import ProcState, WatchdogReport
+from kvgate.hostevidence import CacheDrop
 from kvgate.inventory.schema import Volume
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
@@ -117,19 +122,24 @@ def test_file_target_inside_a_scratch_volume_is_allowed() -> None:
 
 def test_recorded_diskstats_and_meminfo_parse_to_bytes() -> None:
     stats = parse_diskstats((RECORDED / "proc-diskstats.txt").read_text())
-    name, counters = stats[(254, 0)]
-    assert name == "vda"
     line = next(ln for ln in (RECORDED / "proc-diskstats.txt").read_text().splitlines() if " vda " in ln)
-    assert counters.read_bytes == int(line.split()[5]) * 512
-    mem = parse_meminfo((RECORDED / "proc-meminfo.txt").read_text())
-    assert mem["MemTotal"] > 20 << 30
+    assert stats["vda"][0] == int(line.split()[5]) * 512
+    assert meminfo_bytes("MemTotal", proc_root=str(_proc_with_meminfo())) > 20 << 30
 
 
-def proof(**kw: object) -> ColdProof:
+def _proc_with_meminfo() -> Path:
+    proc = Path(tempfile.mkdtemp(prefix="kvgate-proc-"))
+    (proc / "meminfo").write_text((RECORDED / "proc-meminfo.txt").read_text())
+    return proc
+
+
+VDA = Resolved("vda", ("vda",), "disk", "ext4", "/", "/dev/vda")
+
+
+def proof(*, device_read_bytes: int | None = 95 << 20, **kw: object) -> ColdProof:
     base: dict[str, object] = {
-        "device": BlockDevice(254, 0, "vda"),
-        "before": DiskCounters(1000, 0),
-        "after": DiskCounters(1000 + (95 << 20), 0),
+        "volume": VDA,
+        "counts": Counts(device_read_bytes, 0, None, counted_on="vda"),
         "fio_read_bytes": 100 << 20,
         "drop": CacheDrop(True, "root", 5 << 30, 1 << 28),
         "direct": True,
@@ -144,8 +154,8 @@ def test_cold_read_served_by_the_device_is_trusted() -> None:
 
 
 def test_cold_read_not_served_by_the_device_is_invalid_with_both_numbers() -> None:
-    reason = proof(after=DiskCounters(1000 + (10 << 20), 0)).invalid_reason
-    assert reason == "not cold: vda read 10485760 bytes while fio read 104857600 bytes (10% < 90%)"
+    reason = proof(device_read_bytes=10 << 20).invalid_reason
+    assert reason == "not cold: vda read 10485760 B of the 104857600 B the fio read needed (10% < 90%)"
 
 
 def test_buffered_working_set_under_twice_ram_is_invalid() -> None:
@@ -154,9 +164,9 @@ def test_buffered_working_set_under_twice_ram_is_invalid() -> None:
     assert proof(direct=False, working_set_bytes=50 << 30).invalid_reason is None
 
 
-def test_no_block_device_cannot_prove_cold() -> None:
-    reason = proof(device=None, before=None, after=None).invalid_reason or ""
-    assert "cannot prove the read cold" in reason
+def test_no_counter_on_the_volume_cannot_prove_cold() -> None:
+    reason = proof(device_read_bytes=None).invalid_reason or ""
+    assert "nothing can prove the fio read cold" in reason
 
 
 def test_proc_stat_line_with_odd_comm_parses() -> None:

@@ -4,20 +4,32 @@ from __future__ import annotations
 
 import pytest
 
+from kvgate.evidence.window import Counts
 from kvgate.g3.arms import Outcome, Trial, Window, cv, summarize
-from kvgate.g3.evidence import Output, cold_reason, compare_outputs, shape_reason, write_through_reason
+from kvgate.g3.evidence import Output, compare_outputs, shape_reason, write_through_reason
 from kvgate.g3.profile import ColdBounds, WriteThrough
+from kvgate.g3.window import restore_reason
 from kvgate.loadgen.record import TokenLogprob
 
 MB = 1_000_000
 
 
-def cold(**counters: object) -> str | None:
-    base: dict[str, object] = {
-        "predicted_bytes": 50 * MB, "prompt_tokens": 1000, "device_read_bytes": 52 * MB,
-        "engine_read_bytes": 51 * MB, "hit_tokens": 999, "caches_dropped": True, "device": "vda",
-    }  # fmt: skip
-    return cold_reason(ColdBounds(), **(base | counters))  # type: ignore[arg-type]
+def cold(
+    *,
+    device_read_bytes: int | None = 52 * MB,
+    engine_read_bytes: int | None = 51 * MB,
+    hit_tokens: int | None = 999,
+    caches_dropped: bool = True,
+) -> str | None:
+    counts = Counts(device_read_bytes, 0, engine_read_bytes, counted_on="vda")
+    return restore_reason(
+        ColdBounds(),
+        counts,
+        predicted_bytes=50 * MB,
+        prompt_tokens=1000,
+        hit_tokens=hit_tokens,
+        caches_dropped=caches_dropped,
+    )
 
 
 def test_a_restore_read_from_the_device_by_the_engine_with_every_token_restored_is_cold() -> None:
@@ -26,13 +38,13 @@ def test_a_restore_read_from_the_device_by_the_engine_with_every_token_restored_
 
 def test_device_bytes_far_below_the_prediction_mean_the_ssd_did_not_serve_the_restore() -> None:
     why = cold(device_read_bytes=3 * MB)
-    assert why == "not cold: device vda read 3000000 B of 50000000 B predicted (6% < 90%)"
+    assert why == "not cold: vda read 3000000 B of the 50000000 B the restore needed (6% < 90%)"
 
 
 def test_the_engine_process_must_have_read_the_state_itself() -> None:
     why = cold(engine_read_bytes=0)
     assert why is not None
-    assert "the engine read 0 B from storage of 50000000 B predicted" in why
+    assert "the engine read 0 B from storage of the 50000000 B the restore needed" in why
 
 
 def test_a_hit_on_a_wrong_entry_is_caught_by_the_engines_restored_token_count() -> None:
@@ -46,7 +58,7 @@ def test_a_hit_on_a_wrong_entry_is_caught_by_the_engines_restored_token_count() 
 
 def test_no_cache_drop_or_no_block_device_cannot_prove_cold() -> None:
     assert "page cache not dropped" in (cold(caches_dropped=False) or "")
-    assert "no local block device" in (cold(device_read_bytes=None) or "")
+    assert "nothing can prove the restore cold" in (cold(device_read_bytes=None) or "")
 
 
 def test_an_unknown_hit_count_leaves_the_decision_to_the_byte_counters() -> None:

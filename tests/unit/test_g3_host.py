@@ -2,44 +2,48 @@
 
 from __future__ import annotations
 
-import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kvgate.errors import ConfigError
-from kvgate.fio.cold import backing_device
+from kvgate.errors import ConfigError, LabError
+from kvgate.evidence.window import Counts
 from kvgate.g3 import client, hostio
 from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.hostevidence import HostEvidence
 from kvgate.loadgen.record import RequestRecord
 from kvgate.transport.local import LocalExecutor
 
 
-def test_a_snapshot_reads_the_device_the_engine_process_and_the_log_length(tmp_path: Path) -> None:
-    ex = LocalExecutor()
+def test_the_host_evidence_reads_the_volume_the_engine_tree_and_the_log(tmp_path: Path) -> None:
+    he = HostEvidence(LocalExecutor())
     log = tmp_path / "engine.log"
     log.write_text("one\ntwo\n")
-    dev = backing_device(ex, str(tmp_path))
-    before = hostio.snapshot(ex, dev, os.getpid(), str(log))
-    (tmp_path / "data").write_bytes(os.urandom(1 << 20))
-    (tmp_path / "data").read_bytes()
-    log.write_text("one\ntwo\nthree\n")
-    after = hostio.snapshot(ex, dev, os.getpid(), str(log))
-    assert (before.log_lines, after.log_lines) == (2, 3)
-    assert hostio.log_since(ex, str(log), before.log_lines) == "three\n"
-    assert before.engine_read_bytes is not None
-    assert (hostio.delta(before.engine_read_bytes, after.engine_read_bytes) or 0) >= 0
-    if dev is not None:  # tmpfs has none
-        assert before.device_read_bytes is not None
-    assert hostio.delta(None, 5) is None
+    volume = he.resolve(str(tmp_path))
+    engine = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        before = he.snapshot(volume, engines=((engine.pid, "session"),), count_lines=(str(log),))
+        log.write_text("one\ntwo\nthree\n")
+        after = he.snapshot(volume, engines=((engine.pid, "session"),), count_lines=(str(log),))
+    finally:
+        engine.kill()
+        engine.wait()
+    assert (before["lines"][str(log)], after["lines"][str(log)]) == (2, 3)
+    assert hostio.log_since(he.ex, str(log), 2) == "three\n"
+    counts = Counts.between(before, after)
+    assert counts.engine_read_bytes is not None
+    assert counts.engine_read_bytes >= 0
+    if volume.carriers:  # tmpfs has none
+        assert counts.device_read_bytes is not None
 
 
-def test_a_process_that_is_gone_has_no_engine_counter(tmp_path: Path) -> None:
-    (tmp_path / "log").write_text("")
-    snap = hostio.snapshot(LocalExecutor(), None, 999_999_999, str(tmp_path / "log"))
-    assert (snap.engine_read_bytes, snap.device_read_bytes, snap.log_lines) == (None, None, 0)
+def test_an_engine_that_is_gone_is_a_lab_error_naming_it(tmp_path: Path) -> None:
+    he = HostEvidence(LocalExecutor())
+    with pytest.raises(LabError, match="engine process 999999999 is gone"):
+        he.snapshot(he.resolve(str(tmp_path)), engines=((999_999_999, "session"),))
 
 
 def test_restored_tokens_come_from_the_engines_own_log_lines() -> None:

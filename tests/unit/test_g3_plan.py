@@ -181,7 +181,7 @@ def test_evidence_measurements_turn_counters_into_verdicts_with_numbers() -> Non
     assert cold.evaluate({"cold-proof": cold_proof_measurement([good], ColdBounds())}).verdict is Verdict.PASS
     j = cold.evaluate({"cold-proof": cold_proof_measurement([good, bad], ColdBounds())})
     assert j.verdict is Verdict.INVALID
-    assert "trial 1: not cold: device vda read 2000000 B of 50000000 B predicted" in j.condition
+    assert "trial 1: not cold: vda read 2000000 B of the 50000000 B the restore needed" in j.condition
     wrote = found["engine[tiny].ssd-restore.write-through"]
     j = wrote.evaluate({"write-through": write_through_measurement([good, bad], WriteThrough())})
     assert j.verdict is Verdict.FAIL

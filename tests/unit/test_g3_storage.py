@@ -36,10 +36,13 @@ def volume(load_s: float, write_s: float, *reasons: str | None) -> dict[str, Mea
     }
 
 
-def result(devices: tuple[str, str], candidate: dict[str, Measurement] | None = None) -> StorageResult:
+def result(devices: tuple[str | None, str], candidate: dict[str, Measurement] | None = None) -> StorageResult:
     r = StorageResult("h", "cand", "nfs")
     r.measured = {"nfs": volume(700.0, 178.0), "cand": candidate or volume(100.0, 94.0)}
-    r.devices = {"nfs": devices[0], "cand": devices[1]}
+    r.devices = {
+        "nfs": devices[0],
+        "cand": devices[1],
+    }  # NFS: no block device (its counters are the client's)
     return r
 
 
@@ -60,13 +63,13 @@ def test_each_engine_hosts_candidate_is_compared_with_its_scratch_baseline() -> 
 
 def test_r9_and_r1_are_judged_on_the_fastest_trusted_loader_and_the_snapshot_write() -> None:
     checks = by_check(inventory())
-    r = result(("nfs-server:/export", "nvme2n1"))
+    r = result((None, "nvme2c1n1+nvme2c2n1"))
     load = checks["storage[cand].model-load-speedup"].evaluate(r)
     assert load.verdict is Verdict.PASS
     assert load.condition == "load_time_speedup_x=7 ≥ 6.15 (R9: 6.2×) — cand vs baseline nfs"
     save = checks["storage[cand].checkpoint-save-speedup"].evaluate(r)
     assert save.verdict is Verdict.PASS  # 178 → 94 s is 1.89×: R1's "1.9×" as written (≥ 1.85)
-    slower = result(("nfs-server:/export", "nvme2n1"), volume(100.0, 97.0))  # 178 → 97 s: 1.84×
+    slower = result((None, "nvme2c1n1+nvme2c2n1"), volume(100.0, 97.0))  # 178 → 97 s: 1.84×
     assert checks["storage[cand].checkpoint-save-speedup"].evaluate(slower).verdict is Verdict.FAIL
     bw = checks["storage[cand].checkpoint-write-bw-gain"].evaluate(r)
     assert bw.verdict is Verdict.FAIL  # +89 % < +96 %: the seed's own R1 figures disagree (X1/X2)
@@ -113,7 +116,7 @@ def test_a_failed_workload_keeps_its_reason() -> None:
 
 def test_r9_by_the_engine_is_judged_on_its_logged_weight_load_time() -> None:
     check = by_check(inventory())["storage[cand].engine-load-speedup"]
-    r = result(("nfs-server:/export", "nvme2n1"))
+    r = result((None, "nvme2c1n1+nvme2c2n1"))
     r.measured["nfs"]["engine.weights_load_s"] = Measurement("engine.weights_load_s", 700.0, "s")
     r.measured["cand"]["engine.weights_load_s"] = Measurement("engine.weights_load_s", 100.0, "s")
     j = check.evaluate(r)

@@ -1,0 +1,117 @@
+"""What an engine read from storage: summed over every process it started, or over its cgroup.
+
+An engine is a process tree: vLLM V1 reads its tier in the EngineCore and GPU worker
+processes, SGLang in its schedulers; the API server's own ``/proc/<pid>/io`` sees
+none of it. kvgate starts engines under ``setsid``, so everything an engine started
+shares its session: ``read_bytes`` of ``/proc/<pid>/io`` is summed over the session's
+live processes (a child that exited was reaped into its parent's count). An engine in
+a container is not in that session: its cgroup v2 ``io.stat`` (``rbytes``) counts
+every process the container ran.
+
+>>> parse_io_stat("259:0 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\\n8:0 rbytes=10 wbytes=0\\n")
+{'259:0': 4096, '8:0': 10}
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+SCOPES = ("session", "cgroup")
+
+
+class EngineGone(Exception):
+    """The engine's leader process is not there (any more)."""
+
+
+def _stat_fields(pid: str, proc_root: str) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after ``(comm)``: state, ppid, pgrp, session, …; None if gone."""
+    try:
+        with open(os.path.join(proc_root, pid, "stat")) as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def session_members(leader: int, *, proc_root: str = "/proc") -> list[int]:
+    """Live processes of the session ``leader`` started (its pid is the session id under setsid)."""
+    pids = []
+    for entry in os.listdir(proc_root):
+        fields = _stat_fields(entry, proc_root) if entry.isdigit() else None
+        if fields and int(fields[3]) == leader and fields[0] not in ("Z", "X"):
+            pids.append(int(entry))
+    return sorted(pids)
+
+
+def process_read_bytes(pid: int, *, proc_root: str = "/proc") -> int | None:
+    """``read_bytes`` of /proc/<pid>/io (storage reads it caused); 0 once it exited, None: not readable.
+
+    An exited child's count moves into its parent's when reaped, so the session's sum holds.
+    """
+    try:
+        with open(os.path.join(proc_root, str(pid), "io")) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key == "read_bytes":
+                    return int(value)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def parse_io_stat(text: str) -> dict[str, int]:
+    """cgroup v2 ``io.stat`` → {MAJ:MIN: rbytes}."""
+    out = {}
+    for line in text.splitlines():
+        dev, *pairs = line.split()
+        values = dict(p.split("=", 1) for p in pairs if "=" in p)
+        if values.get("rbytes", "").isdigit():
+            out[dev] = int(values["rbytes"])
+    return out
+
+
+def cgroup_path(pid: int, *, proc_root: str = "/proc") -> str:
+    """The cgroup v2 path of ``pid`` (the ``0::`` line of /proc/<pid>/cgroup)."""
+    try:
+        with open(os.path.join(proc_root, str(pid), "cgroup")) as f:
+            for line in f:
+                if line.startswith("0::"):
+                    return line[3:].strip()
+    except OSError:
+        raise EngineGone(f"process {pid} is gone") from None
+    raise EngineGone(f"process {pid} is in no cgroup v2 (no 0:: line in /proc/{pid}/cgroup)")
+
+
+def engine_reads(
+    leader: int, scope: str, *, proc_root: str = "/proc", cgroup_root: str = "/sys/fs/cgroup"
+) -> dict[str, Any]:
+    """{read_bytes, processes, scope, where} of one engine now; raises EngineGone without its leader."""
+    if _stat_fields(str(leader), proc_root) is None:
+        raise EngineGone(f"engine process {leader} is gone")
+    if scope == "cgroup":
+        group = cgroup_path(leader, proc_root=proc_root)
+        stat_file = os.path.join(cgroup_root, group.lstrip("/"), "io.stat")
+        with open(stat_file) as f:
+            per_device = parse_io_stat(f.read())
+        procs = os.path.join(cgroup_root, group.lstrip("/"), "cgroup.procs")
+        with open(procs) as f:
+            count = sum(1 for line in f if line.strip())
+        return {
+            "read_bytes": sum(per_device.values()),
+            "processes": count,
+            "scope": scope,
+            "where": group,
+            "per_device": per_device,
+        }
+    members = session_members(leader, proc_root=proc_root)
+    reads = [process_read_bytes(p, proc_root=proc_root) for p in members]
+    unreadable = [p for p, r in zip(members, reads) if r is None]  # noqa: B905 - python 3.8 zip takes no strict
+    return {
+        "read_bytes": None if unreadable else sum(r or 0 for r in reads),
+        "processes": len(members),
+        "scope": scope,
+        "where": f"session {leader}: {' '.join(str(p) for p in members)}",
+        "unreadable": unreadable,
+    }

@@ -1,0 +1,246 @@
+"""The evidence module on recorded lab artifacts and real local parts (issue 12).
+
+Lab layouts that cannot exist here (NVMe-oF native multipath, dm-multipath, LVM over a
+multipath head, NFS) are sysfs trees built from recorded listings and other projects'
+fixtures (tests/data/recorded/PROVENANCE.md, "evidence/"); the process tree, O_DIRECT
+reads and the counters themselves are this machine's.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kvgate.evidence.blockdev import DeviceError, Resolved, carriers, resolve
+from kvgate.evidence.counters import device_bytes, parse_diskstats
+from kvgate.evidence.engines import engine_reads, parse_io_stat, process_read_bytes, session_members
+from kvgate.evidence.nfs import parse_mountstats
+from kvgate.evidence.probe import probe
+from kvgate.evidence.window import Counts, cold_reason, snapshot
+
+RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "evidence"
+MIB = 1 << 20
+
+
+def sysfs(root: Path, devices: dict[str, str], **links: list[str]) -> str:
+    """A sysfs tree: each device's directory under devices/, class/block/<name> linking to it.
+
+    ``links``: ``<name>__slaves`` / ``<name>__multipath`` → entries in that directory;
+    a device path ending in ``/<disk>/<part>`` is a partition of ``disk``.
+    """
+    for name, where in devices.items():
+        target = root / "devices" / where
+        target.mkdir(parents=True, exist_ok=True)
+        (root / "class" / "block").mkdir(parents=True, exist_ok=True)
+        (root / "class" / "block" / name).symlink_to(os.path.relpath(target, root / "class" / "block"))
+        if target.parent.name in devices:
+            (target / "partition").write_text("1\n")
+        if name.startswith("dm-"):
+            (target / "dm").mkdir()
+    for key, entries in links.items():
+        name, kind = key.split("__")
+        directory = root / "devices" / devices[name] / kind
+        directory.mkdir()
+        for entry in entries:
+            (directory / entry).mkdir()
+    return str(root)
+
+
+def ledmon_tree(root: Path) -> str:
+    """The /sys/block of ledmon PR #152 (RHEL 9.2, kernel 5.14): no multipath/ links on the head."""
+    devices = {}
+    for line in (RECORDED / "sysblock-ledmon-pr152-nvme-multipath.txt").read_text().splitlines():
+        name, target = line.split()[-3], line.split()[-1]
+        devices[name] = target.removeprefix("../devices/")
+    return sysfs(root, devices)
+
+
+def test_a_multipath_head_without_links_is_counted_on_its_hidden_paths(tmp_path: Path) -> None:
+    tree = ledmon_tree(tmp_path)
+    assert carriers("nvme6n1", sys_root=tree) == ("nvme-multipath", ("nvme6c6n1",))
+    assert carriers("nvme0n1", sys_root=tree) == ("disk", ("nvme0n1",))  # not multipath: itself
+
+
+def test_the_head_counts_nothing_and_its_path_everything_as_atop_saw_it() -> None:
+    stats = parse_diskstats((RECORDED / "diskstats-atop-pr157-nvme-multipath.txt").read_text())
+    assert stats["nvme0n1"] == (0, 0)
+    assert stats["nvme0c0n1"] == (4815165730 * 512, 6989322264 * 512)
+
+
+def test_recent_kernels_link_the_paths_under_the_head(tmp_path: Path) -> None:
+    head = "virtual/nvme-subsystem/nvme-subsys2/nvme2n1"
+    devices = {
+        "nvme2n1": head,
+        "nvme2c1n1": "pci/nvme/nvme1/nvme2c1n1",
+        "nvme2c2n1": "pci/nvme/nvme2/nvme2c2n1",
+    }
+    tree = sysfs(tmp_path, devices, nvme2n1__multipath=["nvme2c1n1", "nvme2c2n1"])
+    assert carriers("nvme2n1", sys_root=tree) == ("nvme-multipath", ("nvme2c1n1", "nvme2c2n1"))
+
+
+def test_dm_multipath_and_lvm_resolve_to_their_slaves(tmp_path: Path) -> None:
+    # prometheus/procfs fixtures: dm-0 (vg0--lv_root) over sda, dm-1 (mpathA) over sdb and sdc
+    devices = {"dm-0": "virtual/block/dm-0", "dm-1": "virtual/block/dm-1"}
+    devices |= {d: f"pci/{d}" for d in ("sda", "sdb", "sdc")}
+    tree = sysfs(tmp_path, devices, **{"dm-0__slaves": ["sda"], "dm-1__slaves": ["sdb", "sdc"]})
+    assert carriers("dm-0", sys_root=tree) == ("dm", ("sda",))
+    assert carriers("dm-1", sys_root=tree) == ("dm", ("sdb", "sdc"))
+    stats = device_bytes(("sdb", "sdc"), proc_root=str(_proc(tmp_path, "procfs-diskstats.txt")))
+    assert stats["sdb"][0] == 9657779 * 512  # the fixture's line for sdb
+
+
+def test_an_lv_on_a_multipath_head_and_a_partition_of_one_count_on_the_paths(tmp_path: Path) -> None:
+    head = "virtual/nvme-subsystem/nvme-subsys3/nvme3n1"
+    devices = {
+        "nvme3n1": head,
+        "nvme3n1p1": f"{head}/nvme3n1p1",
+        "nvme3c0n1": "pci/a/nvme3c0n1",
+        "nvme3c1n1": "pci/b/nvme3c1n1",
+        "dm-4": "virtual/block/dm-4",
+    }
+    tree = sysfs(tmp_path, devices, **{"dm-4__slaves": ["nvme3n1p1"]})
+    assert carriers("nvme3n1p1", sys_root=tree) == ("nvme-multipath", ("nvme3c0n1", "nvme3c1n1"))
+    assert carriers("dm-4", sys_root=tree) == ("dm", ("nvme3c0n1", "nvme3c1n1"))
+
+
+def test_a_broken_tree_is_an_error_that_names_the_device(tmp_path: Path) -> None:
+    tree = sysfs(
+        tmp_path,
+        {"dm-0": "virtual/dm-0", "dm-1": "virtual/dm-1"},
+        **{"dm-0__slaves": ["dm-1"], "dm-1__slaves": ["dm-0"]},
+    )
+    with pytest.raises(DeviceError, match="deeper than"):
+        carriers("dm-0", sys_root=tree)
+    with pytest.raises(DeviceError, match="no block device sdz"):
+        carriers("sdz", sys_root=tree)
+
+
+def test_nfs_is_counted_by_the_clients_bytes_read_from_the_server() -> None:
+    mounts = parse_mountstats((RECORDED / "procfs-mountstats-26231.txt").read_text())
+    assert list(mounts) == ["/mnt/nfs/test"]  # rootfs, sysfs, proc and ext4 are not NFS
+    nfs = mounts["/mnt/nfs/test"]
+    assert (nfs.source, nfs.fstype, nfs.server_read_bytes) == ("192.168.1.1:/srv/test", "nfs4", 1210214218)
+    assert (nfs.options["vers"], nfs.options["rsize"], nfs.options["proto"]) == ("4.0", "1048576", "tcp")
+    volume = Resolved(None, (), "nfs", "nfs4", "/mnt/nfs/test", nfs.source)
+    before = {"nfs": nfs.to_json(), "engines": [], "cached_bytes": 0}
+    after_counts = {**nfs.counts, "server_read": nfs.server_read_bytes + 100 * MIB}
+    after = {"nfs": {**nfs.to_json(), "counts": after_counts}, "engines": [], "cached_bytes": 0}
+    counts = Counts.between(before, after)
+    assert (counts.device_read_bytes, counts.counted_on) == (100 * MIB, "NFS server reads of /mnt/nfs/test")
+    assert cold_reason(counts, needed_bytes=100 * MIB, what="read", caches_dropped=True) is None
+    assert "nfs" in volume.how.lower()
+
+
+def test_a_cgroup_counts_every_device_it_read_from() -> None:
+    per_device = parse_io_stat((RECORDED / "cgroup-v2-io-stat-kernel-doc.txt").read_text())
+    assert per_device == {"8:16": 1459200, "8:0": 90430464}
+
+
+def test_one_wording_for_every_way_a_read_is_not_cold() -> None:
+    short = Counts(
+        device_read_bytes=10 * MIB,
+        device_written_bytes=0,
+        engine_read_bytes=None,
+        counted_on="nvme2c1n1+nvme2c2n1",
+    )
+    assert cold_reason(short, needed_bytes=100 * MIB, what="restore", caches_dropped=False, engines=True) == (
+        "page cache not dropped before the restore; not cold: nvme2c1n1+nvme2c2n1 read 10485760 B of the "
+        "104857600 B the restore needed (10% < 90%); the engine's read counters could not be read "
+        "(/proc/<pid>/io or its cgroup io.stat)"
+    )
+    nothing = Counts(None, None, None, counted_on="no counter")
+    assert "nothing can prove the read cold" in (
+        cold_reason(nothing, needed_bytes=1, what="read", caches_dropped=True) or ""
+    )
+
+
+def _proc(root: Path, diskstats: str) -> Path:
+    proc = root / "proc"
+    proc.mkdir(exist_ok=True)
+    (proc / "diskstats").write_text((RECORDED / diskstats).read_text())
+    return proc
+
+
+# -- this machine's real parts -----------------------------------------------------------------
+
+CHILD_READS = """
+import mmap, os, sys, time
+path, done = sys.argv[1], sys.argv[2]
+if os.fork() == 0:  # a child of the leader does the I/O, as vLLM's EngineCore does
+    buf = mmap.mmap(-1, 1 << 20)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    for i in range(8):
+        os.preadv(fd, [buf], i << 20)
+    os.close(fd)
+    open(done, "w").close()
+    time.sleep(60)
+time.sleep(60)
+"""
+
+
+def test_an_engines_reads_are_summed_over_its_session_not_only_its_leader(tmp_path: Path) -> None:
+    data = tmp_path / "weights.bin"
+    data.write_bytes(os.urandom(8 * MIB))
+    os.sync()
+    if resolve(str(tmp_path)).kind == "none":
+        pytest.skip(f"{tmp_path} has no block device (tmpfs): O_DIRECT reads are not counted there")
+    done = tmp_path / "done"
+    leader = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(CHILD_READS), str(data), str(done)], start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert done.exists(), "the child never finished its reads"
+        members = session_members(leader.pid)
+        reads = engine_reads(leader.pid, "session")
+        assert len(members) == 2
+        assert reads["processes"] == 2
+        assert reads["read_bytes"] >= 8 * MIB  # the child's O_DIRECT reads are the engine's
+        assert (process_read_bytes(leader.pid) or 0) < 8 * MIB  # the leader alone never saw them
+    finally:
+        os.killpg(leader.pid, 9)
+        leader.wait()
+
+
+def test_the_counter_probe_moves_this_disks_counters(tmp_path: Path) -> None:
+    volume = resolve(str(tmp_path))
+    if volume.kind == "none":
+        pytest.skip(f"{tmp_path} has no block device (tmpfs)")
+    result = probe(volume, str(tmp_path), mib=16, scratch=True)
+    assert result["ok"], result["reason"]
+    assert result["counts"]["device_read_bytes"] >= 16 * MIB
+    assert not list(tmp_path.iterdir())  # its own file is gone
+
+
+def test_the_probe_says_why_a_volume_without_counters_cannot_be_measured() -> None:
+    shm = Path("/dev/shm")
+    volume = resolve(str(shm))
+    assert (volume.kind, volume.carriers) == ("none", ())
+    result = probe(volume, str(shm), mib=4, scratch=True)
+    assert not result["ok"]
+    assert "tmpfs" in result["reason"] or "O_DIRECT" in result["reason"]
+
+
+def test_a_snapshot_reads_every_counter_of_the_volume_and_the_engines(tmp_path: Path) -> None:
+    volume = resolve(str(tmp_path))
+    log = tmp_path / "engine.log"
+    log.write_text("one\ntwo\n")
+    engine = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        snap = snapshot(volume, engines=((engine.pid, "session"),), count_lines=(str(log),))
+    finally:
+        engine.kill()
+        engine.wait()
+    assert snap["lines"] == {str(log): 2}
+    assert snap["engines"][0]["processes"] == 1
+    assert snap["mem_total_bytes"] > snap["cached_bytes"] > 0
+    if volume.carriers:
+        assert set(snap["devices"]) == set(volume.carriers)
