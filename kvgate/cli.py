@@ -57,6 +57,10 @@ def parser() -> argparse.ArgumentParser:
     cap.add_argument("host")
     cap.add_argument("--inventory", default="inventory/local.yaml")
     cap.add_argument("-o", "--output", help="write to this file instead of stdout")
+    pre = sub.add_parser("preflight", help="probe the lab in minutes: is every gate measurable here?")
+    pre.add_argument("--inventory", default="inventory/local.yaml")
+    pre.add_argument("--results", default="results", help="root of run directories")
+    pre.add_argument("--no-pdf", action="store_true", help="skip the PDF (HTML and JUnit only)")
     sub.add_parser("references", help="check gates/references.yaml for internal consistency")
     return p
 

@@ -10,15 +10,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from kvgate.gates import gate_dir, require_previous
+from kvgate.gates import PREFLIGHT, gate_dir, require_previous
 from kvgate.inventory import load
-from kvgate.live import LiveView, summary_table
+from kvgate.live import LiveView, checks_table, summary_table
 from kvgate.store import RunStore, outcome
 
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     handlers = {
-        "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references
+        "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
+        "preflight": preflight,
     }  # fmt: skip
     return handlers[args.command](args, console)
 
@@ -48,6 +49,18 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
     return finish(store, console, no_pdf=args.no_pdf, interrupted=code == pytest.ExitCode.INTERRUPTED)
 
 
+def preflight(args: argparse.Namespace, console: Console) -> int:
+    """The preflight as a gate run of its own; then what will and will not be measurable, and why."""
+    args.gate, args.resume, args.waivers, args.force_gate_order, args.keyword = (
+        PREFLIGHT,
+        None,
+        None,
+        None,
+        None,
+    )
+    return run_gate(args, console)
+
+
 def default_inventory(resume: str | None) -> str:
     """The inventory a resumed run was started with (as recorded in its run.json), else local.yaml."""
     if resume is None:
@@ -59,7 +72,7 @@ def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool
     from kvgate.report import render
 
     paths = render(store.path, pdf=not no_pdf)
-    console.print(summary_table(store))
+    console.print(checks_table(store) if store.meta()["gate"] == PREFLIGHT else summary_table(store))
     verdict, missing = outcome(store)
     console.print(
         f"gate verdict: [bold]{verdict}[/]" + (f" ({len(missing)} checks not evaluated)" if missing else "")

@@ -9,7 +9,8 @@ from kvgate.judge import Verdict
 from kvgate.store import RunStore, latest_run, outcome
 
 GATE_DIRS = {"g1": "g1_arrival", "g2": "g2_baseline", "g3": "g3_main", "g4": "g4_soak"}
-GATES = tuple(GATE_DIRS)
+GATES = tuple(GATE_DIRS)  # in the order they must pass
+PREFLIGHT = "preflight"  # recorded like a gate, outside the order: it may run at any time
 
 
 def repo_root() -> Path:
@@ -17,12 +18,16 @@ def repo_root() -> Path:
 
 
 def gate_dir(gate: str) -> Path:
+    if gate == PREFLIGHT:
+        return repo_root() / "gates" / PREFLIGHT
     if gate not in GATE_DIRS:
         raise UsageError(f"unknown gate {gate!r}; expected one of {', '.join(GATES)}")
     return repo_root() / "gates" / GATE_DIRS[gate]
 
 
 def previous_gate(gate: str) -> str | None:
+    if gate not in GATES:  # preflight
+        return None
     i = GATES.index(gate)
     return GATES[i - 1] if i else None
 

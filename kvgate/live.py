@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -78,4 +79,15 @@ def summary_table(store: RunStore) -> Table:
         worst = next((v for v in SEVERITY if counts[v]), Verdict.PASS)
         cells = [str(counts[v] or "") for v in SEVERITY]
         table.add_row(host, *cells, f"[{STYLE.get(worst, 'white')}]{worst}")
+    return table
+
+
+def checks_table(store: RunStore) -> Table:
+    """Every check with its verdict and condition, worst first: what can be measured, and why not."""
+    table = Table(title=f"{store.meta()['gate']} — {store.meta()['site']}: what can be measured")
+    for column in ("host", "check", "verdict", "why"):
+        table.add_column(column, overflow="fold")
+    checks = sorted(store.checks().values(), key=lambda c: (SEVERITY.index(Verdict(c["verdict"])), c["id"]))
+    for c in checks:
+        table.add_row(*(escape(str(c[k])) for k in ("host", "check", "verdict", "condition")))
     return table

@@ -28,7 +28,7 @@ from kvgate.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.g3.load_arms import summaries as load_summaries
 from kvgate.g3.plan import read_profiles
 from kvgate.g3.profile import READ_ARMS, G3Profile
-from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup
+from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup, TierProbe
 from kvgate.g3.verdicts import (
     cache_hits_measurement,
     cold_proof_measurement,
@@ -173,6 +173,35 @@ def measure_deployment(
     ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
 ) -> DeploymentResult:
     """Run every arm of one deployment on one host and judge-ready measurements from them."""
+    setup, result = deployment_setup(ex, inv, host=host, name=name, store=store)
+    sink = StoreSink(store, result, notify)
+    try:
+        arms = ColdRestore(ex, setup, profile, sink).run()
+    finally:
+        remove_work_dir(ex, setup.work_dir)
+    _conclude(result, arms, profile, sink)
+    return result
+
+
+def probe_deployment(
+    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
+) -> tuple[DeploymentResult, TierProbe]:
+    """The tier probe alone (``kvgate preflight``): one prompt through one deployment's tier cycle."""
+    setup, result = deployment_setup(ex, inv, host=host, name=name, store=store)
+    sink = StoreSink(store, result, notify)
+    try:
+        probe = ColdRestore(ex, setup, profile, sink).run(probe_only=True).probe
+    finally:
+        remove_work_dir(ex, setup.work_dir)
+    assert probe is not None
+    sink.save("tier-probe.json", json.dumps(probe.to_dict(), indent=1, default=str))
+    return result, probe
+
+
+def deployment_setup(
+    ex: Executor, inv: Inventory, *, host: str, name: str, store: RunStore
+) -> tuple[Setup, DeploymentResult]:
+    """One deployment on one host resolved (engine installed, model staged), and its empty result."""
     dep, h = inv.engines[name], inv.hosts[host]
     tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
     result = DeploymentResult(host, name, tier, loadgen_address=inv.loadgen_address(name, host))
@@ -187,13 +216,7 @@ def measure_deployment(
         readers=read_profiles(dep), engine_args=dep.engine_args,
         loadgen_address=result.loadgen_address,
     )  # fmt: skip
-    sink = StoreSink(store, result, notify)
-    try:
-        arms = ColdRestore(ex, setup, profile, sink).run()
-    finally:
-        remove_work_dir(ex, work)
-    _conclude(result, arms, profile, sink)
-    return result
+    return setup, result
 
 
 def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, sink: StoreSink) -> None:

@@ -83,6 +83,30 @@ class Setup:
     loadgen_address: str | None = None  # None: the load generator runs on the engine host
 
 
+@dataclass(frozen=True)
+class TierProbe:
+    """What the tier probe found: why each part cannot be measured (None: it can), and its restore."""
+
+    metrics: str | None  # counters the profile names that /metrics does not expose
+    tokenizer: str | None  # the gate profile cannot count this engine's tokens
+    restore: Trial | None  # the probe prompt's restore; None: the profile has no SSD tier
+
+    @property
+    def reason(self) -> str | None:
+        """One sentence for every check the probe stops; None when nothing stops them."""
+        cycle = self.restore.invalid_reason if self.restore else None
+        found = [r for r in (self.metrics, self.tokenizer, cycle) if r]
+        return f"tier probe: {'; '.join(found)}" if found else None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "metrics": self.metrics,
+            "tokenizer": self.tokenizer,
+            "restore": self.restore.to_dict() if self.restore else None,
+            "reason": self.reason,
+        }
+
+
 class Sink(Protocol):
     """Where the protocol stores evidence as it goes and reports progress."""
 
@@ -104,7 +128,7 @@ class ArmsResult:
     whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # every instance together
     near_ties: list[str] = field(default_factory=list)  # outputs that differ only from a near-tie on
     read_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # serial vs parallel reader (R1)
-    probe: Trial | None = None  # the tier probe's restore (ColdRestore.probe_tier)
+    probe: TierProbe | None = None  # what the tier probe found (ColdRestore.probe_tier)
     unmeasurable: str | None = None  # why the probe stopped the deployment before any arm
 
     def arm(self, name: str) -> list[Trial]:
@@ -123,27 +147,38 @@ class ColdRestore:
         self.he = HostEvidence(ex, python=setup.python, sudo=setup.sudo)
         self.volume: Resolved | None = None
 
-    def run(self) -> ArmsResult:
-        """Every phase; within each, the recompute engine's block, then the tier engines' block."""
+    def run(self, *, probe_only: bool = False) -> ArmsResult:
+        """Every phase; within each, the recompute engine's block, then the tier engines' block.
+
+        ``probe_only``: the tier probe alone (``kvgate preflight``), in ``result.probe``.
+        """
         addr = self.setup.loadgen_address
         if addr is None:
             self.site = client.on_host(self.ex, self.setup.python, self.setup.work_dir)
         else:
             self.site = client.on_controller(addr)
         try:
+            # a fresh work directory: a tier left by an interrupted run would fake (or hide) write-through
+            self.ex.run(
+                "rm -rf %s && mkdir -p %s",
+                self.setup.work_dir,
+                self.setup.work_dir,
+                timeout_s=300,
+                check=True,
+            )
+            self.volume = self.he.resolve(self.setup.work_dir)
+            self.result.device = self.volume.how
+            if probe_only:
+                self.result.probe = self.probe_tier()
+                return self.result
             return self._run()
         finally:
             self.site.close()
 
     def _run(self) -> ArmsResult:
-        # a fresh work directory: a tier left by an interrupted run would fake (or hide) write-through
-        self.ex.run(
-            "rm -rf %s && mkdir -p %s", self.setup.work_dir, self.setup.work_dir, timeout_s=300, check=True
-        )
-        self.volume = self.he.resolve(self.setup.work_dir)
-        self.result.device = self.volume.how
         if self.setup.tier.cache is not None:
-            self.result.unmeasurable = self.probe_tier()
+            self.result.probe = self.probe_tier()
+            self.result.unmeasurable = self.result.probe.reason
             if self.result.unmeasurable:  # hours of INVALID restores would follow: stop here, say why
                 return self.result
         levels = measures_levels(self.setup.tier, self.profile)
@@ -217,25 +252,25 @@ class ColdRestore:
         out, ev = self._send(rc, salt, f"trial-{t}/recompute")
         return Trial("recompute", t, salt, out, tokens, invalid_reason=self._shape(tokens, out), evidence=ev)
 
-    def probe_tier(self) -> str | None:
-        """Why this deployment's SSD restores cannot be measured, found with one prompt; None if they can.
+    def probe_tier(self) -> TierProbe:
+        """What makes this deployment unmeasurable, found with one prompt on a fresh tier engine.
 
-        A fresh tier engine: its /metrics names the counters its profile needs, the gate profile
-        can count its tokens, and one prompt goes through the whole tier cycle (populate, make
-        cold the profile's way, restore) with write-through, hits, device and engine bytes
-        judged as in a trial. G3 runs it before any arm and stops when it fails; so does
-        ``kvgate preflight``.
+        Its /metrics must expose the counters its profile names, the gate profile must count
+        its tokens, and, where it has an SSD tier, one prompt goes through the whole tier cycle
+        (populate, make cold the profile's way, restore) judged as a trial is. G3 runs it
+        before any arm and stops when it fails; ``kvgate preflight`` runs it alone.
         """
         self.sink.notify("tier probe: one prompt through populate, make cold, restore")
         with self._engine(self.setup.tier, "probe", 0) as eng:
+            assert eng.record is not None
+            self.sink.engine("probe", eng.record)
             self._prepare(eng)
-            reasons = [self._metrics_missing(eng)]
+            tokenizer = None
             if self.profile.tokenize.get(eng.profile.kind.value) is None:
-                reasons.append(f"the gate profile has no tokenizer endpoint for {eng.profile.kind} engines")
-            restored = self._tier_cycle(eng, "probe", f"{self.setup.salt}/probe")
-        self.result.probe = restored
-        found = [r for r in (*reasons, restored.invalid_reason) if r]
-        return f"tier probe: {'; '.join(found)}" if found else None
+                tokenizer = f"the gate profile has no tokenizer endpoint for {eng.profile.kind} engines"
+            has_tier = eng.profile.cache is not None
+            restore = self._tier_cycle(eng, "probe", f"{self.setup.salt}/probe") if has_tier else None
+            return TierProbe(self._metrics_missing(eng), tokenizer, restore)
 
     def _metrics_missing(self, eng: EngineService) -> str | None:
         """Which of the counters the profile names its /metrics does not expose."""

@@ -74,7 +74,8 @@ def group_alive(pgid: int) -> list[str]:
 def test_start_ready_complete_count_hits_and_stop_leaves_nothing(
     ex: LocalExecutor, tiny_hf: str, tmp_path: Path
 ) -> None:
-    with EngineService(ex, profile("vllm-cpu-prefix"), placement(tmp_path, tiny_hf)) as engine:
+    cold_by_reset = profile("vllm-cpu-prefix", cold_by="reset")  # its reset: POST /reset_prefix_cache
+    with EngineService(ex, cold_by_reset, placement(tmp_path, tiny_hf)) as engine:
         assert engine.record is not None
         pgid = engine.record.pid
         print(f"\nready {engine.record.ready_s:.1f} s, weights {engine.record.weights_load_s} s")
@@ -92,6 +93,13 @@ def test_start_ready_complete_count_hits_and_stop_leaves_nothing(
         prompt_tokens = first["usage"]["prompt_tokens"]
         hits = after.value("vllm:prefix_cache_hits_total") - before.value("vllm:prefix_cache_hits_total")
         assert 0.5 * prompt_tokens <= hits < prompt_tokens  # the second request, in whole blocks
+        # the restart-free cold path (issue 12): the DRAM prefix cache is emptied, the engine runs on
+        assert engine.make_cold() == ("reset: POST /reset_prefix_cache", None)
+        assert engine.pid == pgid
+        third = engine.request("POST", "/v1/completions", body=body, timeout_s=120).json()
+        cold = scrape(ex, str(VLLM_PYTHON), url)
+        assert cold.value("vllm:prefix_cache_hits_total") == after.value("vllm:prefix_cache_hits_total")
+        assert third["choices"][0]["text"] == first["choices"][0]["text"]
         assert group_alive(pgid)
     assert group_alive(pgid) == []
 

@@ -1,0 +1,15 @@
+"""``kvgate preflight``: in minutes, whether this lab can be measured, before hours of gates.
+
+Per host: SSH, sudo where the inventory says so, the agent's Python; per volume: the
+counter sanity probe (an O_DIRECT read must move the counters that stand for the
+volume) and, on NFS, the mount's options; per engine deployment: the engine starts, its
+/metrics exposes the counters its profile names, the gate profile can count its tokens,
+and one prompt goes through its tier cycle (populate, make cold the profile's way,
+restore) with hits, device and engine bytes all moving — G3's own tier probe. Every
+check that fails is INVALID with the reason (a gate would be INVALID by construction),
+a lab failure is ERROR. It is recorded like a gate run (results/<site>/preflight-*).
+
+    plan      inventory → PreflightCheck
+    measure   one host's probes → Measurements by check key
+    fixtures  every host at once (pytest fixtures of gates/preflight/)
+"""
