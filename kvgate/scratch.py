@@ -33,6 +33,7 @@ from kvgate.transport.base import CANCEL, CommandResult, Executor
 
 # a volume resolving into one of these trees would have kvgate write into the system itself
 SYSTEM_TREES = ("/proc", "/sys", "/dev", "/boot", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64")
+MEMORY_FS = "/dev/shm"  # a tmpfs, not a device: a scratch directory may live there
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # the command re-resolves the path and runs the rest only when it is still what was checked
 _SAME = '[ "$(realpath -m -- %s)" = %s ] || { echo "changed since it was checked" >&2; exit 3; }; '
@@ -95,6 +96,8 @@ def system_dir(root: str) -> str | None:
     """The system tree ``root`` lies in ("/" itself counts), or None."""
     if root == "/":
         return "/"
+    if under(root, MEMORY_FS) and root != MEMORY_FS:
+        return None
     return next((tree for tree in SYSTEM_TREES if under(root, tree)), None)
 
 
@@ -105,6 +108,15 @@ def resolve(ex: Executor, *paths: str) -> list[str]:
     if len(lines) != len(paths):
         raise LabError(f"{ex.host}: realpath gave {len(lines)} lines for {len(paths)} paths: {out!r}")
     return lines
+
+
+def write_refusals(ex: Executor, volume: Volume, path: str) -> list[str]:
+    """Why files may not be written at or under ``path`` on this host (the volume's own directory
+    included: fio's targets, G1's probe file); empty when they may."""
+    if lexical := lexical_refusal(path) or lexical_refusal(volume.path):
+        return [lexical]
+    resolved, root = resolve(ex, path, volume.path)
+    return refusals(volume, path, resolved=resolved, root=root)
 
 
 def checked(ex: Executor, volume: Volume, path: str) -> ScratchDir:

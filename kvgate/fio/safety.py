@@ -31,7 +31,7 @@ from typing import Any
 
 from kvgate.fio.job import IOENGINES, JOBFILE_OPTIONS, READ_MODES, TARGET_OPTIONS, WRITE_MODES, target_problem
 from kvgate.inventory.schema import Volume
-from kvgate.scratch import UnsafeWrite, refusals, resolve
+from kvgate.scratch import UnsafeWrite, resolve, write_refusals
 from kvgate.transport.base import Executor
 
 MAX_LINE_CHARS = 4000  # fio reads a job file line with fgets(4095): a longer one is read as two
@@ -187,13 +187,13 @@ def check_jobfile(
 ) -> SafeJobfile:
     """Raise UnsafeTarget unless the job file ``text`` may run against ``volume`` on this host."""
     view = parse_jobfile(text)
-    resolved, root = resolve(ex, view.target, volume.path)
+    [resolved] = resolve(ex, view.target)
     if ex.run("test -b %s", resolved).ok:
         facts = probe_device(ex, resolved, sudo=sudo)
         kw = {"writes": view.writes, "allow_destructive": allow_destructive}
         reasons = device_refusals(facts, volume=_declared(ex, volume, resolved), **kw)
     else:
-        reasons = refusals(volume, view.target, resolved=resolved, root=root)
+        reasons = write_refusals(ex, volume, view.target)
     if reasons:
         raise UnsafeTarget(view.target, reasons)
     return SafeJobfile(text, view.target, view.writes)
