@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import threading
 from dataclasses import asdict, dataclass, field
@@ -26,6 +25,7 @@ from typing import Any
 from kvgate import __version__
 from kvgate.errors import StoreError
 from kvgate.judge import Judgement, Verdict, worst
+from kvgate.safefile import append_line, write_file
 
 SCHEMA = "kvgate.run/1"
 
@@ -163,9 +163,7 @@ class RunStore:
         return str(recorded)
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
-        tmp = self.path / "run.json.tmp"
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
-        os.replace(tmp, self.path / "run.json")
+        write_file(self.path / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str).encode())
 
     def update_meta(self, **changes: Any) -> None:
         with self._lock:
@@ -186,10 +184,8 @@ class RunStore:
 
     # -- checks ---------------------------------------------------------------------
     def record(self, rec: CheckRecord) -> None:
-        with self._lock, open(self.path / "checks.jsonl", "a") as f:
-            f.write(rec.to_json() + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        with self._lock:
+            append_line(self.path / "checks.jsonl", rec.to_json(), sync=True)
 
     def checks(self) -> dict[str, dict[str, Any]]:
         """Latest record per check id, in first-recorded order; a torn last line is ignored."""
@@ -212,7 +208,7 @@ class RunStore:
     # -- facts and artifacts ----------------------------------------------------------
     def save_facts(self, host: str, facts: dict[str, Any]) -> None:
         (self.path / "facts").mkdir(exist_ok=True)
-        (self.path / "facts" / f"{host}.json").write_text(json.dumps(facts, indent=2, default=str))
+        write_file(self.path / "facts" / f"{host}.json", json.dumps(facts, indent=2, default=str).encode())
 
     def facts(self) -> dict[str, dict[str, Any]]:
         d = self.path / "facts"
@@ -223,7 +219,7 @@ class RunStore:
         raw = data.encode() if isinstance(data, str) else data
         rel = Path("artifacts") / host / name
         (self.path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (self.path / rel).write_bytes(raw)
+        write_file(self.path / rel, raw)
         entry = {
             "path": str(rel),
             "sha256": hashlib.sha256(raw).hexdigest(),
@@ -232,8 +228,8 @@ class RunStore:
             "at": utc_now(),
             **info,
         }
-        with self._lock, open(self.path / "artifacts" / "index.jsonl", "a") as f:
-            f.write(json.dumps(entry, default=str) + "\n")
+        with self._lock:
+            append_line(self.path / "artifacts" / "index.jsonl", json.dumps(entry, default=str))
         return str(rel)
 
 
