@@ -4,8 +4,8 @@ Nothing a path could shadow is executed: the tool is located with ``command -v``
 from ``/``, only an absolute path to an executable file is run (a builtin, a function
 or a hit through a relative PATH entry is not), from ``/``, with stdin closed and only
 option-style arguments (``TOOL version`` would have ``sh`` run a file called
-``version`` from the current directory). A name that is not a plain command name
-(a ``/``, a leading ``-``) is never looked up.
+``version`` from the current directory). A tool is a plain command name or an
+absolute path; anything else (a relative path, a leading ``-``, ``..``) is never run.
 
 >>> parse_version("fio-3.33\\n"), parse_version("nvme version 2.3 (git 2.3)\\n")
 ('3.33', '2.3')
@@ -21,7 +21,7 @@ from kvgate.transport.base import Executor
 
 BASE_TOOLS = ("fio", "nvme", "python3")
 VERSION_ARGS = ("--version", "-V")  # options only: a bare word can name a file in the cwd
-_COMMAND = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*")
+_COMMAND = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]*|(?:/[A-Za-z0-9_][A-Za-z0-9._+-]*)+")  # a name or a path
 _VERSION = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*(?:[-+~][0-9A-Za-z.]+)?)")
 
 
@@ -61,7 +61,9 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
     col = Collected(facts={"tools": {}})
     for tool in dict.fromkeys((*BASE_TOOLS, *ctx.tools)):
         if not _COMMAND.fullmatch(tool):
-            col.errors[tool] = f"{tool!r} is not a command name (letters, digits, ._+-; no '/'): not run"
+            col.errors[tool] = (
+                f"{tool!r} is not a command name nor an absolute path (letters, digits, ._+-): not run"
+            )
             continue
         found = locate(ex, tool)
         if found is None:

@@ -229,7 +229,11 @@ class SoakRun:
 
     def _adopt(self, work_dir: str, e: dict[str, Any]) -> EngineService:
         """The service of an engine this run started (maybe by an earlier controller), to stop it."""
-        eng = EngineService(self.ex, self.tier, self._placement(work_dir, "", e["index"]))
+        i = e["index"]  # its instance's environment and arguments, so their secrets stay redacted
+        env = self.dep.instance_envs[i] if i < len(self.dep.instance_envs) else {}
+        eng = EngineService(
+            self.ex, self.tier, self._placement(work_dir, "", i), env=env, args=self.dep.engine_args
+        )
         eng.pid, eng.launches = e["pid"], 1
         return eng
 

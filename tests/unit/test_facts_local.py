@@ -274,9 +274,9 @@ def test_probing_a_version_runs_nothing_a_path_could_shadow(
 
 
 def test_a_tool_that_is_not_a_command_name_is_never_looked_up() -> None:
-    names = ("-rf", "../../bin/sh", "a b")
+    names = ("-rf", "../../bin/sh", "bin/sh", "/usr/../bin/sh", "a b")
     col = tools.collect(LocalExecutor(), HostContext(host="localhost", volumes={}, sudo=False, tools=names))
-    assert all("is not a command name" in col.errors[n] for n in names)
+    assert all("is not a command name nor an absolute path" in col.errors[n] for n in names)
     assert col.facts["tools"]["python3"]["command"].startswith("/")  # run by its absolute path
 
 
