@@ -2,8 +2,9 @@
 
 The instance's environment carries a Hugging Face token (a known shape) and a key
 that only its name (``SITE_API_KEY``) marks as secret. Before, both were stored in
-run.json (the engines' records), engine-load.json and the report's engine table.
-Every file of the run directory is read back as bytes.
+run.json, in the engines' records (on a vLLM deployment in engine-load.json too; the
+record is the same, see tests/unit/test_redact.py). Every file of the run directory,
+the PDF included, is read back as bytes.
 """
 
 from __future__ import annotations
@@ -75,5 +76,3 @@ def test_a_planted_token_appears_in_no_file_of_the_run(tmp_path: Path) -> None:
         == engines["recompute"]["env"]["SITE_API_KEY"]
         == "<redacted>"
     )
-    load = json.loads((run / "artifacts/here/g3/storage/scratch/engine-load.json").read_text())
-    assert load["env"] == {"HF_TOKEN": "<redacted>", "SITE_API_KEY": "<redacted>"}
