@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvgate.errors import CommandTimeout, ToolMissing
+from kvgate.errors import CommandTimeout, LabError, ToolMissing
 from kvgate.fio.job import FioJob
 from kvgate.fio.parse import FioOutputError, FioResult, Summary, parse_output
 from kvgate.fio.safety import SafeJobfile, check_jobfile
@@ -150,9 +150,22 @@ def execute(
     )  # fmt: skip
 
 
+# the work directory is ours, not a link, and nobody else may write in it: fio reads the checked job
+# file from there (as root on a lab), so whoever could rename entries in it could swap the file
+_OWN_DIR = '[ -O %s ] && [ ! -L %s ] && [ -z "$(find %s -maxdepth 0 -perm /022)" ]'
+
+
 def _run_dir(ex: Executor, workdir: str, name: str) -> str:
     """A fresh directory on the host for this run's jobfile, outputs and evidence."""
-    res = ex.run("mkdir -p %s && mktemp -d %s", workdir, f"{workdir}/{name}.XXXXXX", check=True)
+    res = ex.run(
+        "mkdir -p -m 700 %s && " + _OWN_DIR + " && mktemp -d %s",
+        *[workdir] * 4,
+        f"{workdir}/{name}.XXXXXX",
+    )
+    if not res.ok:
+        raise LabError(
+            f"{ex.host}: fio work directory {workdir} is not ours alone (owner, link, g/o write)\n{res}"
+        )
     return res.stdout.strip()
 
 

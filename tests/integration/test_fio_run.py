@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from blockdevs import BlockLab, missing
 
+from kvgate.errors import LabError
 from kvgate.fio.cold import run_measured
 from kvgate.fio.job import FioJob
 from kvgate.fio.measure import measurements
@@ -280,3 +281,16 @@ def test_buffered_read_of_a_small_working_set_is_invalid(
     assert "buffered job with a working set of 8388608 bytes" in (
         measured.invalid_reason or ""
     )  # ...not cold
+
+
+def test_a_work_directory_others_could_write_in_is_refused(
+    ex: LocalExecutor, vol: Volume, tmp_path: Path
+) -> None:
+    """fio (root on a lab) reads the checked job file from there: nobody else may be able to swap it."""
+    wd = tmp_path / "shared"
+    wd.mkdir()
+    wd.chmod(0o777)
+    with pytest.raises(LabError, match="is not ours alone"):
+        run_fio(ex, randread(vol), vol, RunOptions(workdir=str(wd)))
+    assert list(wd.iterdir()) == []
+    assert list(Path(vol.path).iterdir()) == []
