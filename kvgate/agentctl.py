@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.errors import CommandTimeout, LabError, ToolMissing, TransportError
+from kvgate.scratch import ScratchDir
 from kvgate.transport.base import Executor
 
 AGENT_DIR = Path(__file__).parent / "agent"
@@ -174,8 +175,14 @@ def start(
     python: str = "python3",
     state_root: str | None = None,
     sudo: bool = False,
+    target: ScratchDir | None = None,
 ) -> RemoteJob:
-    """Upload (if needed) and launch ``workload`` detached; returns once its pid file exists."""
+    """Upload (if needed) and launch ``workload`` detached; returns once its pid file exists.
+
+    A workload that writes on a volume (its spec's ``target_dir``) starts only with the
+    proof that the directory passed the scratch check: ``target`` (kvgate.scratch.checked).
+    """
+    spec = _targeted(ex, spec, target)
     agent = ensure_uploaded(ex)
     check_python(ex, python)
     run_id = spec.get("run_id") or f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}"
@@ -193,6 +200,21 @@ def start(
     if len(fields) != 2:
         raise LabError(f"{ex.host}: the agent did not start in {state_dir}\n{stderr_tail(ex, state_dir)}")
     return RemoteJob(ex.host, workload, run_id, state_dir, agent, int(fields[0]), int(fields[1]), sudo)
+
+
+def _targeted(ex: Executor, spec: dict[str, Any], target: ScratchDir | None) -> dict[str, Any]:
+    """The spec with ``target_dir`` from the checked ``target``; a target_dir without one is refused."""
+    if target is None:
+        if "target_dir" in spec:
+            raise ValueError(
+                "an agent workload writes its target_dir only with a kvgate.scratch.checked target"
+            )
+        return spec
+    if target.host != ex.host or spec.get("target_dir", target.path) != target.path:
+        raise ValueError(
+            f"target_dir {spec.get('target_dir')!r} is not the checked {target.host}:{target.path}"
+        )
+    return {**spec, "target_dir": target.path}
 
 
 def stderr_tail(ex: Executor, state_dir: str, lines: int = 20) -> str:

@@ -10,6 +10,8 @@
     │   ├── CommandTimeout           a command overran its timeout and was killed
     │   ├── ToolMissing              a required tool is not installed on the host
     │   ├── Interrupted              the run was cancelled (Ctrl-C) before or while a command ran
+    │   ├── UnsafeWrite              a write outside what a scratch volume allows was refused
+    │   │                            (kvgate.scratch; fio's UnsafeTarget is one)
     │   └── EngineError              the serving engine crashed, never became ready, left
     │                                processes behind or refused a call (kvgate.engines.errors)
     └── StoreError                   a run directory is missing or unreadable

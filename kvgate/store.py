@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import threading
 from dataclasses import asdict, dataclass, field
@@ -23,9 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kvgate import __version__
+from kvgate import __version__, redact
 from kvgate.errors import StoreError
 from kvgate.judge import Judgement, Verdict, worst
+from kvgate.safefile import append_line, write_file
 
 SCHEMA = "kvgate.run/1"
 
@@ -163,9 +163,9 @@ class RunStore:
         return str(recorded)
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
-        tmp = self.path / "run.json.tmp"
-        tmp.write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
-        os.replace(tmp, self.path / "run.json")
+        if isinstance(meta.get("argv"), list):
+            meta = meta | {"argv": redact.argv([str(a) for a in meta["argv"]])}
+        _write(self.path / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str))
 
     def update_meta(self, **changes: Any) -> None:
         with self._lock:
@@ -186,10 +186,8 @@ class RunStore:
 
     # -- checks ---------------------------------------------------------------------
     def record(self, rec: CheckRecord) -> None:
-        with self._lock, open(self.path / "checks.jsonl", "a") as f:
-            f.write(rec.to_json() + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        with self._lock:
+            append_line(self.path / "checks.jsonl", redact.text(rec.to_json()), sync=True)
 
     def checks(self) -> dict[str, dict[str, Any]]:
         """Latest record per check id, in first-recorded order; a torn last line is ignored."""
@@ -212,18 +210,18 @@ class RunStore:
     # -- facts and artifacts ----------------------------------------------------------
     def save_facts(self, host: str, facts: dict[str, Any]) -> None:
         (self.path / "facts").mkdir(exist_ok=True)
-        (self.path / "facts" / f"{host}.json").write_text(json.dumps(facts, indent=2, default=str))
+        _write(self.path / "facts" / f"{host}.json", json.dumps(facts, indent=2, default=str))
 
     def facts(self) -> dict[str, dict[str, Any]]:
         d = self.path / "facts"
         return {p.stem: json.loads(p.read_text()) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
 
     def artifact(self, host: str, name: str, data: str | bytes, **info: Any) -> str:
-        """Store raw output; returns its path relative to the run directory."""
-        raw = data.encode() if isinstance(data, str) else data
+        """Store raw output, secrets redacted (kvgate.redact); returns its path relative to the run dir."""
+        raw = _redacted(data)
         rel = Path("artifacts") / host / name
         (self.path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (self.path / rel).write_bytes(raw)
+        write_file(self.path / rel, raw)
         entry = {
             "path": str(rel),
             "sha256": hashlib.sha256(raw).hexdigest(),
@@ -232,9 +230,20 @@ class RunStore:
             "at": utc_now(),
             **info,
         }
-        with self._lock, open(self.path / "artifacts" / "index.jsonl", "a") as f:
-            f.write(json.dumps(entry, default=str) + "\n")
+        with self._lock:
+            append_line(self.path / "artifacts" / "index.jsonl", redact.text(json.dumps(entry, default=str)))
         return str(rel)
+
+
+def _redacted(data: str | bytes) -> bytes:
+    """Text with every secret kvgate knows masked; bytes round-trip through it losslessly."""
+    text = data if isinstance(data, str) else data.decode("utf-8", "surrogateescape")
+    return redact.text(text).encode("utf-8", "surrogateescape")
+
+
+def _write(path: Path, text: str) -> None:
+    """Every JSON document of the run is written redacted and atomically."""
+    write_file(path, _redacted(text))
 
 
 def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None = None) -> RunStore | None:

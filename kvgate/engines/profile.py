@@ -5,6 +5,11 @@ without code. Templates may use these placeholders, filled in at launch:
 
     {python} {model} {port} {host} {cache_dir} {run_dir}
 
+Files written into the run directory (``files:``) have plain names; a config in a
+data format is declared as data (``{format: yaml, data: {...}}``) and a JSON
+argument as ``{json: {...}}``, both serialized at launch, so a volume path can
+never change their structure (kvgate.engines.templates).
+
 >>> p = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
 >>> p.kind.value, p.serves_concurrently
 ('llama-cpp', False)
@@ -12,42 +17,33 @@ without code. Templates may use these placeholders, filled in at launch:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kvgate.config_file import load_model
 from kvgate.engines.metrics import selector
+from kvgate.engines.templates import (
+    PLACEHOLDERS,
+    Arg,
+    FileName,
+    FileSpec,
+    as_file,
+    check_plain,
+    check_template,
+    check_values,
+    fill,
+    holes,
+    render_arg,
+)
 from kvgate.errors import ConfigError
 
-PLACEHOLDERS = frozenset({"python", "model", "port", "host", "cache_dir", "run_dir", "api_port"})
 API_PORT_OFFSET = 10000  # {api_port}: an engine's side API (LMCache's internal API server) at port + this
-# `{name}` with a bare identifier; JSON/YAML braces (`{"a": 1}`, `{use_odirect: true}`) never match
-_HOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "workloads" / "engines"
-
-
-def holes(template: str) -> set[str]:
-    """The placeholder names used in a template."""
-    return set(_HOLE.findall(template))
-
-
-def fill(template: str, values: Mapping[str, str]) -> str:
-    """Replace ``{name}`` placeholders; anything else (JSON braces) is left alone."""
-    return _HOLE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
-
-
-def _check_template(text: str) -> str:
-    unknown = holes(text) - PLACEHOLDERS
-    if unknown:
-        names = ", ".join(sorted(f"{{{u}}}" for u in unknown))
-        raise ValueError(f"unknown placeholder {names}; known: {', '.join(sorted(PLACEHOLDERS))}")
-    return text
 
 
 class EngineKind(StrEnum):
@@ -84,7 +80,7 @@ class CacheTier(Frozen):
     @field_validator("kv_dir")
     @classmethod
     def _known_holes(cls, v: str) -> str:
-        return _check_template(v)
+        return check_template(v)
 
 
 class EngineProfile(Frozen):
@@ -93,10 +89,10 @@ class EngineProfile(Frozen):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
     kind: EngineKind
     description: str
-    launch: list[str] = Field(min_length=1)
+    launch: list[Arg] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
     workdir: str = "{run_dir}"
-    files: dict[str, str] = Field(default_factory=dict, description="name -> template, put in run_dir")
+    files: dict[FileName, FileSpec] = Field(default_factory=dict, description="name -> file, put in run_dir")
     version_cmd: list[str] = Field(default_factory=list)
     ready: Endpoint
     metrics: Endpoint | None = None
@@ -133,13 +129,18 @@ class EngineProfile(Frozen):
 
     @field_validator("launch", "version_cmd")
     @classmethod
-    def _argv_holes(cls, v: list[str]) -> list[str]:
-        return [_check_template(a) for a in v]
+    def _argv_holes(cls, v: list[Arg]) -> list[Arg]:
+        return [check_plain(a) if isinstance(a, str) else a for a in v]
 
-    @field_validator("env", "files")
+    @field_validator("env")
     @classmethod
-    def _map_holes(cls, v: dict[str, str]) -> dict[str, str]:
-        return {k: _check_template(t) for k, t in v.items()}
+    def _env_holes(cls, v: dict[str, str]) -> dict[str, str]:
+        return {k: check_plain(t) for k, t in v.items()}
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _text_files(cls, v: Any) -> Any:
+        return {k: as_file(k, f) for k, f in v.items()} if isinstance(v, dict) else v
 
     @field_validator("hit_counter", "warm_hit_counter")
     @classmethod
@@ -162,15 +163,16 @@ class EngineProfile(Frozen):
     @field_validator("workdir")
     @classmethod
     def _workdir_holes(cls, v: str) -> str:
-        return _check_template(v)
+        return check_template(v)
 
     def render(self, values: Mapping[str, str]) -> Launch:
-        """Fill every template with the placement's values."""
+        """Fill every template with the placement's values; data files and JSON arguments are serialized."""
+        check_values(values, self.name)
         return Launch(
-            argv=tuple(fill(a, values) for a in self.launch),
+            argv=tuple(render_arg(a, values) for a in self.launch),
             env={k: fill(t, values) for k, t in self.env.items()},
             workdir=fill(self.workdir, values),
-            files={name: fill(t, values) for name, t in self.files.items()},
+            files={name: spec.render(values) for name, spec in self.files.items()},
             version_argv=tuple(fill(a, values) for a in self.version_cmd),
         )
 

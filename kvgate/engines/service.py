@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from kvgate import redact
 from kvgate.engines import hostcall
 from kvgate.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
 from kvgate.engines.hostcall import HttpResult
@@ -97,6 +98,7 @@ class EngineService:
         self.ex, self.profile, self.placement = ex, profile, placement
         launch = profile.render(placement.values())
         self.launch: Launch = replace(launch, env={**launch.env, **(env or {})}, argv=(*launch.argv, *args))
+        redact.remember(redact.secrets_in(self.launch.env, self.launch.argv))  # masked wherever stored
         self.pid: int | None = None
         self.record: EngineRecord | None = None
         self.launches = 0
@@ -315,10 +317,12 @@ class EngineService:
         return left
 
     def _make_record(self, pid: int, started_at: str, ready_s: float) -> EngineRecord:
+        """The record kept in the run: command line, environment and files with secrets redacted."""
         p, launch = self.profile, self.launch
+        files = {name: redact.text(text) for name, text in launch.files.items()}
         return EngineRecord(
-            profile=p.name, kind=p.kind.value, host=self.ex.host, argv=launch.argv, env=launch.env,
-            workdir=launch.workdir, files=launch.files, version=self._version(), pid=pid,
+            profile=p.name, kind=p.kind.value, host=self.ex.host, argv=tuple(redact.argv(launch.argv)),
+            env=redact.env(launch.env), workdir=launch.workdir, files=files, version=self._version(), pid=pid,
             log_path=self.log_path, started_at=started_at, ready_s=ready_s,
             serves_concurrently=p.serves_concurrently, notes=p.notes, weights_load_s=self._weights_load_s(),
         )  # fmt: skip

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import string
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,7 +113,11 @@ def write_gguf(path: Path, spec: TinyLlamaSpec | None = None) -> Path:
     import gguf  # type: ignore[import-not-found,unused-ignore]  # optional: `make engine`
 
     spec = spec or TinyLlamaSpec()
-    tmp = path.with_suffix(f".tmp{os.getpid()}")  # two runs generating at once do not share a file
+    # a fresh file of our own (mkstemp: O_EXCL, a random name): never shared by two runs, never a link
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o644)
+    os.close(fd)
+    tmp = Path(tmp_name)
     writer = gguf.GGUFWriter(str(tmp), "llama")
     _add_metadata(writer, spec)
     for name, array in _tensors(spec):

@@ -1,11 +1,14 @@
 """O_DIRECT capability of every volume (LMCache #4386): a small probe run by the host's python3.
 
-On a scratch volume the probe creates a file with O_DIRECT, writes one block from a
+This is the only place G1 writes. On a volume marked scratch, once the scratch check
+(:mod:`kvgate.scratch`) passed its directory, the probe creates a hidden file there
+(O_CREAT|O_EXCL, so never through a planted link), writes one block from a
 page-aligned buffer at the device's logical block size and at the filesystem's
 f_bsize, reads it back with O_DIRECT, compares, and always removes the file. A
 failure names the stage and the errno (EINVAL: the filesystem refuses O_DIRECT).
-Non-scratch volumes are never written: an existing file is read with O_DIRECT if
-there is one, otherwise the result is 'not probed: volume not scratch'.
+Other volumes, and a scratch volume the check refuses, are never written: an
+existing file is read with O_DIRECT if there is one, otherwise the result says why
+it was not probed.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgate.facts.base import Collected, HostContext, ParseError, guard, load_json, require_tool, run_text
+from kvgate.scratch import write_refusals
 from kvgate.transport.base import Executor
 
 TOOL = "python3"
@@ -132,11 +136,16 @@ def _failure(r: dict[str, Any]) -> str:
 
 
 def collect(ex: Executor, ctx: HostContext) -> Collected:
-    """Probe every volume: write+read on scratch volumes, read-only elsewhere."""
+    """Probe every volume: write+read on scratch volumes the scratch check passes, read-only elsewhere."""
     col = Collected(facts={"volumes": {}})
     if not ctx.volumes or not require_tool(ex, col, TOOL):
         return col
     for name, vol in ctx.volumes.items():
+        refused = "; ".join(write_refusals(ex, vol, vol.path)) if vol.scratch else ""
+        if refused:  # a scratch volume that resolves out of itself or into the system: not touched
+            status = f"not probed: {refused}"
+            col.facts["volumes"][name] = {"path": vol.path, "mode": "refused", "ok": None, "status": status}
+            continue
         mode = "write" if vol.scratch else "read"
         text = run_text(ex, col, name, "python3 -c %s %s %s", PROBE, vol.path, mode, timeout_s=120)
         result = guard(col, name, parse_probe, text)

@@ -1,7 +1,7 @@
 """fio, done properly: typed jobs, safe targets, a watchdog, json+ parsed and aggregated by kvgate.
 
 job.py       FioJob → jobfile (time_based + runtime + ramp < runtime, always)
-safety.py    writes only to scratch: file targets under the volume, raw devices checked
+safety.py    the rendered job file read back as fio would; file targets through kvgate.scratch
 watchdog.py  host-side wrapper: pid file, /proc/<pid>/stat evidence, TERM then KILL
 run.py       upload + run over an Executor, stderr apart, JSON located defensively
 hist.py      fio's log-linear latency buckets: merge and percentiles like fio

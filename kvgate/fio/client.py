@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from kvgate.errors import LabError
 from kvgate.fio.job import FioJob
 from kvgate.fio.parse import Summary, merge
-from kvgate.fio.run import FioRun, RunOptions, execute, fio_messages, resolve_ioengine
-from kvgate.fio.safety import check_job
+from kvgate.fio.run import FioRun, RunOptions, checked_jobfile, execute, fio_messages, resolve_ioengine
 from kvgate.inventory.schema import Volume
 from kvgate.transport.base import CANCEL, Executor
 
@@ -144,10 +143,13 @@ def run_clients(
     opts = opts or RunOptions()
     notes: tuple[str, ...] = ()
     for s in servers:
-        check_job(s.ex, job, volume, allow_destructive=opts.allow_destructive, sudo=opts.sudo)
         job, more = resolve_ioengine(s.ex, job)
         notes += more
-    run = execute(driver, job, opts, clients=[s.endpoint for s in servers], notes=notes)
+    text = job.to_jobfile()  # every server reads this one file: each checks it on its own host
+    checked = [checked_jobfile(s.ex, text, volume, opts) for s in servers]
+    if not checked:
+        raise ValueError("run_clients needs at least one fio server")
+    run = execute(driver, job, opts, jobfile=checked[0], clients=[s.endpoint for s in servers], notes=notes)
     per_host = run.result.per_host() if run.result else {}
     missing = [s.key for s in servers if s.key not in per_host]
     prefix = run.result.prefix if run.result else ""

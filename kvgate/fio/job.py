@@ -44,10 +44,109 @@ MANAGED = frozenset(
         "filename", "directory", "group_reporting", "output", "output-format", "create_only",
     }
 )  # fmt: skip
+# what `extra` may set: tuning that neither names a file nor runs a command (exec_prerun,
+# write_*_log, opendir, filename_format, ioscheduler, include … are refused)
+EXTRA_OPTIONS = frozenset(
+    [
+        "description",
+        "rate",
+        "rate_iops",
+        "rate_min",
+        "rwmixread",
+        "rwmixwrite",
+        "norandommap",
+        "randrepeat",
+        "random_distribution",
+        "thinktime",
+        "fsync",
+        "fdatasync",
+        "end_fsync",
+        "invalidate",
+        "zero_buffers",
+        "refill_buffers",
+        "buffer_compress_percentage",
+        "offset",
+        "io_size",
+        "loops",
+        "nrfiles",
+        "file_service_type",
+        "hipri",
+        "fixedbufs",
+        "registerfiles",
+        "sqthread_poll",
+        "cpus_allowed",
+        "numa_cpu_nodes",
+        "do_verify",
+        "verify_fatal",
+        "verify_backlog",
+        "percentile_list",
+        "startdelay",
+        "gtod_reduce",
+        "thread",
+        "iodepth_batch_submit",
+        "iodepth_batch_complete_min",
+        "blockalign",
+        "bssplit",
+    ]
+)
+# every option a kvgate job file may contain: what to_jobfile renders, and the extras
+RENDERED = frozenset(
+    [
+        "ioengine",
+        "direct",
+        "time_based",
+        "runtime",
+        "ramp_time",
+        "create_only",
+        "rw",
+        "bs",
+        "iodepth",
+        "numjobs",
+        "size",
+        "filename",
+        "directory",
+        "verify",
+    ]
+)
+JOBFILE_OPTIONS = RENDERED | EXTRA_OPTIONS
+TARGET_OPTIONS = ("filename", "directory")
+# I/O engines that read and write the target only (exec runs programs, http/nbd/rbd/net reach
+# other machines, external: loads a library, filedelete/dirdelete remove files)
+IOENGINES = frozenset(["libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "mmap"])
+# `fio --cmdhelp=verify` of fio 3.33 (this machine's): the names its verify= accepts
+VERIFY_NAMES = frozenset(
+    [
+        "0",
+        "md5",
+        "crc64",
+        "crc32",
+        "crc32c-intel",
+        "crc32c",
+        "crc16",
+        "crc7",
+        "sha1",
+        "sha256",
+        "sha512",
+        "sha3-224",
+        "sha3-256",
+        "sha3-384",
+        "sha3-512",
+        "xxhash",
+        "meta",
+        "pattern",
+        "null",
+    ]
+)
+MAX_VALUE_CHARS = 1024  # fio reads a job file line in pieces of 4095: a longer line would split in two
 _SUFFIX = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
-_SIZE = re.compile(r"(\d+)\s*([kmgtp]?)(?:i?b)?", re.IGNORECASE)
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_SIZE = re.compile(r"(\d+)([kmgtp]?)(?:i?b)?", re.IGNORECASE)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _OPTION = re.compile(r"[a-z][a-z0-9_]*")
+# a target path fio reads as one path: ':' separates several files or directories, '$' expands
+# the environment, '\\' escapes, blanks and control characters end or split the value
+_PATH = re.compile(r"/[A-Za-z0-9._/+@%,~-]*")
+# a free-text value: one line, no second '=' nor section syntax, no ${ENV} expansion
+_VALUE = re.compile(r"[^\x00-\x1f\x7f=$\[\]]*")
 
 
 def parse_size(text: str | int) -> int:
@@ -58,7 +157,7 @@ def parse_size(text: str | int) -> int:
     """
     if isinstance(text, int):
         return text
-    m = _SIZE.fullmatch(text.strip())
+    m = _SIZE.fullmatch(text)
     if not m:
         raise ValueError(f"expected a fio size like 4k, 1m, 16g or 1MiB, got {text!r}")
     return int(m[1]) * _SUFFIX[m[2].lower()]
@@ -96,18 +195,28 @@ class FioJob:
             raise ValueError(f"fio job {self.name!r}: {problem}")
 
     def _problems(self) -> list[str]:
-        """Every rule the job breaks, first the ones that make rendering unsafe."""
+        """Every rule the job breaks; the ones that make rendering unsafe come first."""
+        if not _counts(self) or not all(isinstance(t, str) for t in (self.name, self.rw, self.ioengine)):
+            return ["name, rw and ioengine must be text; runtime_s, ramp_s, iodepth, numjobs whole numbers"]
         checks = [
-            (_NAME.fullmatch(self.name) is not None, "name must match [A-Za-z0-9][A-Za-z0-9_.-]*"),
+            (_NAME.fullmatch(self.name) is not None, "name must match [A-Za-z0-9][A-Za-z0-9_.-]* (≤ 128)"),
             (self.rw in READ_MODES | WRITE_MODES, f"unknown rw {self.rw!r}"),
             ((self.filename is None) != (self.directory is None), "set exactly one of filename, directory"),
             (self.runtime_s >= 1, f"time_based needs runtime_s ≥ 1, got {self.runtime_s}"),
             (0 <= self.ramp_s < self.runtime_s, f"need 0 ≤ ramp_s < runtime_s, got {self.ramp_s}"),
             (self.iodepth >= 1 and self.numjobs >= 1, "iodepth and numjobs must be ≥ 1"),
-            (_positive_size(self.bs) and _positive_size(self.size), "bs and size must be fio sizes > 0"),
-            (_NAME.fullmatch(self.ioengine) is not None, f"bad ioengine {self.ioengine!r}"),
+            (
+                is_size(self.bs) and is_size(self.size),
+                f"bs and size must be fio sizes > 0 like 4k, 1m or 16g, got {self.bs!r} and {self.size!r}",
+            ),
+            (self.ioengine in IOENGINES, f"ioengine must be one of {', '.join(sorted(IOENGINES))}"),
+            (
+                self.verify is None or self.verify in VERIFY_NAMES,
+                f"verify must be one of fio's {', '.join(sorted(VERIFY_NAMES))}; got {self.verify!r}",
+            ),
         ]
         problems = [msg for ok, msg in checks if not ok]
+        problems += [p for p in [target_problem(self.target)] if p and self.filename != self.directory]
         return problems + [p for key, value in self.extra if (p := _extra_problem(key, value))]
 
     @property
@@ -154,17 +263,44 @@ class FioJob:
         return "\n".join(lines) + "\n"
 
 
-def _positive_size(text: str) -> bool:
+def is_size(text: object) -> bool:
+    """True for a fio size > 0 written the way kvgate renders it (no blanks, one line)."""
+    if not isinstance(text, str | int) or isinstance(text, bool):
+        return False
     try:
         return parse_size(text) > 0
     except ValueError:
         return False
 
 
+def target_problem(path: str) -> str | None:
+    """Why fio would not read ``path`` as one absolute path (see _PATH), or None."""
+    if _PATH.fullmatch(path) and len(path) <= MAX_VALUE_CHARS:
+        return None
+    return (
+        f"target {path!r} must be an absolute path of letters, digits and ._/+@%,~- only "
+        "(fio splits ':', expands '$', and a blank or line break would end the value)"
+    )
+
+
+def value_problem(value: str) -> str | None:
+    """Why ``value`` is not one free-text fio value (one line, no '=', '$' or brackets), or None."""
+    if _VALUE.fullmatch(value) and len(value) <= MAX_VALUE_CHARS:
+        return None
+    return f"value {value!r} is not a single fio option value (no line breaks, '=', '$', '[' or ']')"
+
+
+def _counts(job: FioJob) -> bool:
+    values = (job.runtime_s, job.ramp_s, job.iodepth, job.numjobs)
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
 def _extra_problem(key: str, value: str) -> str | None:
     """Why an ``extra`` option is refused, or None."""
     if key in MANAGED:
         return f"extra option {key!r} is managed by kvgate; use the FioJob field"
-    if not _OPTION.fullmatch(key) or "\n" in value or "\r" in value:
+    if not _OPTION.fullmatch(key) or value_problem(value):
         return f"extra option {key!r}={value!r} is not a single fio option line"
+    if key not in EXTRA_OPTIONS:
+        return f"extra option {key!r} is not one kvgate allows (it may name a file or run a command)"
     return None

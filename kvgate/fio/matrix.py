@@ -21,13 +21,40 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from kvgate.errors import ConfigError
-from kvgate.fio.job import FioJob, Rw
+from kvgate.fio.job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
+
+
+def _size(text: str) -> str:
+    if not is_size(text):
+        raise ValueError(f"expected a fio size > 0 like 4k, 1m, 16g or 1MiB (one word), got {text!r}")
+    return text
+
+
+def _verify(name: str) -> str:
+    if name not in VERIFY_NAMES:
+        raise ValueError(
+            f"expected one of fio's verify names ({', '.join(sorted(VERIFY_NAMES))}), got {name!r}"
+        )
+    return name
+
+
+def _ioengine(name: str) -> str:
+    if name not in IOENGINES:
+        raise ValueError(f"expected one of {', '.join(sorted(IOENGINES))}, got {name!r}")
+    return name
+
+
+# every value below ends up in a fio job file: each is checked for what fio would read there
+FioSize = Annotated[str, AfterValidator(_size)]
+Verify = Annotated[str, AfterValidator(_verify)]
+IoEngine = Annotated[str, AfterValidator(_ioengine)]
+Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
 
 
 class _Frozen(BaseModel):
@@ -37,29 +64,29 @@ class _Frozen(BaseModel):
 class JobDefaults(_Frozen):
     """Settings every job of the profile shares unless it overrides them."""
 
-    size: str = "16g"
+    size: FioSize = "16g"
     runtime_s: int = Field(default=60, ge=1)
     ramp_s: int = Field(default=10, ge=0)
     direct: bool = True
-    ioengine: str = "libaio"
+    ioengine: IoEngine = "libaio"
 
 
 class JobSpec(_Frozen):
     rw: Rw
-    bs: str
+    bs: FioSize
     iodepth: int = Field(default=1, ge=1)
     numjobs: int = Field(default=1, ge=1)
-    size: str | None = None
+    size: FioSize | None = None
     runtime_s: int | None = Field(default=None, ge=1)
     ramp_s: int | None = Field(default=None, ge=0)
     direct: bool | None = None
-    verify: str | None = None
+    verify: Verify | None = None
 
 
 class SweepSpec(_Frozen):
-    name: str = "sweep"
+    name: Word = "sweep"
     rw: Rw = "read"
-    bs: str = "1m"
+    bs: FioSize = "1m"
     numjobs: tuple[int, ...] = Field(min_length=1)
     iodepth: tuple[int, ...] = Field(min_length=1)
     knee_gain: float = Field(default=0.05, gt=0, lt=1)
@@ -74,7 +101,7 @@ class MatrixProfile(_Frozen):
     repeats: int = Field(default=3, ge=1)
     max_cv: float = Field(default=0.05, gt=0)  # judged: bandwidth variation over repeats
     defaults: JobDefaults = Field(default_factory=JobDefaults)
-    jobs: dict[str, JobSpec] = Field(default_factory=dict)
+    jobs: dict[Word, JobSpec] = Field(default_factory=dict)
     sweep: SweepSpec | None = None
 
     def fio_jobs(self, directory: str, *, tag: str = "") -> dict[str, FioJob]:
@@ -126,7 +153,8 @@ def load_profile(path: Path) -> MatrixProfile:
         profile.fio_jobs("/validate")  # building every FioJob checks ramp < runtime, sizes, names
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ConfigError(str(path), ".".join(str(p) for p in err["loc"]), err["msg"]) from exc
+        field = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(str(path), field, str(err["msg"]).removeprefix("Value error, ")) from exc
     except ValueError as exc:
         raise ConfigError(str(path), "jobs", str(exc)) from exc
     return profile

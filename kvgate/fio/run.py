@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kvgate.errors import CommandTimeout, ToolMissing
+from kvgate.errors import CommandTimeout, LabError, ToolMissing
 from kvgate.fio.job import FioJob
 from kvgate.fio.parse import FioOutputError, FioResult, Summary, parse_output
-from kvgate.fio.safety import check_job
+from kvgate.fio.safety import SafeJobfile, check_jobfile
 from kvgate.fio.watchdog import EVIDENCE_FILE, SCRIPT, STDERR_FILE, STDOUT_FILE, WatchdogReport
 from kvgate.inventory.schema import Volume
 from kvgate.transport.base import CommandResult, Executor
@@ -100,20 +100,25 @@ def resolve_ioengine(ex: Executor, job: FioJob) -> tuple[FioJob, tuple[str, ...]
 
 
 def run_fio(ex: Executor, job: FioJob, volume: Volume, opts: RunOptions | None = None) -> FioRun:
-    """Check the target is safe, then run ``job`` on the host under the watchdog."""
+    """Check the job file fio will read is safe, then run ``job`` on the host under the watchdog."""
     opts = opts or RunOptions()
-    check_job(ex, job, volume, allow_destructive=opts.allow_destructive, sudo=opts.sudo)
     job, notes = resolve_ioengine(ex, job)
-    return execute(ex, job, opts, notes=notes)
+    safe = checked_jobfile(ex, job.to_jobfile(), volume, opts)
+    return execute(ex, job, opts, jobfile=safe, notes=notes)
 
 
 def lay_out(ex: Executor, job: FioJob, volume: Volume, opts: RunOptions | None = None) -> FioRun:
     """Create the job's files without measuring (fio create_only), e.g. before dropping caches."""
     opts = opts or RunOptions()
-    check_job(ex, job, volume, allow_destructive=opts.allow_destructive, sudo=opts.sudo)
+    safe = checked_jobfile(ex, job.to_jobfile(layout_only=True), volume, opts)
     grace = opts.grace_s + job.working_set_bytes / LAYOUT_MIN_BYTES_PER_S
     layout_opts = RunOptions(opts.workdir, grace, opts.sudo, opts.allow_destructive)
-    return execute(ex, job, layout_opts, jobfile=job.to_jobfile(layout_only=True), expect_io=False)
+    return execute(ex, job, layout_opts, jobfile=safe, expect_io=False)
+
+
+def checked_jobfile(ex: Executor, text: str, volume: Volume, opts: RunOptions) -> SafeJobfile:
+    """The job file ``text`` once the safety check passed it on this host (kvgate.fio.safety)."""
+    return check_jobfile(ex, text, volume, allow_destructive=opts.allow_destructive, sudo=opts.sudo)
 
 
 def execute(
@@ -121,15 +126,14 @@ def execute(
     job: FioJob,
     opts: RunOptions,
     *,
-    jobfile: str | None = None,
+    jobfile: SafeJobfile,
     clients: Sequence[str] = (),
     notes: tuple[str, ...] = (),
     expect_io: bool = True,
 ) -> FioRun:
-    """Upload and run (no safety check: callers do it); ``clients`` runs fio in client mode."""
-    jobfile = jobfile or job.to_jobfile()
+    """Upload the checked job file and run it; ``clients`` runs fio in client mode."""
     run_dir = _run_dir(ex, opts.workdir, job.name)
-    _upload(ex, run_dir, {"job.fio": jobfile, "watchdog.sh": SCRIPT})
+    _upload(ex, run_dir, {"job.fio": jobfile.text, "watchdog.sh": SCRIPT})
     deadline = deadline_s(job, opts.grace_s)
     template, args = _command(run_dir, deadline, opts.grace_s, clients)
     try:
@@ -141,14 +145,27 @@ def execute(
     watchdog = WatchdogReport.parse(evidence, deadline) if evidence else None
     result, reason = _judge(res, output, watchdog, expect_io)
     return FioRun(
-        ex.host, job, jobfile, res.command, res.exit_status, res.stdout, res.stderr, output,
+        ex.host, job, jobfile.text, res.command, res.exit_status, res.stdout, res.stderr, output,
         res.duration_s, deadline, result, reason, watchdog, notes,
     )  # fmt: skip
 
 
+# the work directory is ours, not a link, and nobody else may write in it: fio reads the checked job
+# file from there (as root on a lab), so whoever could rename entries in it could swap the file
+_OWN_DIR = '[ -O %s ] && [ ! -L %s ] && [ -z "$(find %s -maxdepth 0 -perm /022)" ]'
+
+
 def _run_dir(ex: Executor, workdir: str, name: str) -> str:
     """A fresh directory on the host for this run's jobfile, outputs and evidence."""
-    res = ex.run("mkdir -p %s && mktemp -d %s", workdir, f"{workdir}/{name}.XXXXXX", check=True)
+    res = ex.run(
+        "mkdir -p -m 700 %s && " + _OWN_DIR + " && mktemp -d %s",
+        *[workdir] * 4,
+        f"{workdir}/{name}.XXXXXX",
+    )
+    if not res.ok:
+        raise LabError(
+            f"{ex.host}: fio work directory {workdir} is not ours alone (owner, link, g/o write)\n{res}"
+        )
     return res.stdout.strip()
 
 

@@ -1,39 +1,120 @@
 """Data safety: fio writes only to declared scratch targets (DESIGN rule 3).
 
-A file target must resolve, on the host, to a path under its volume's directory,
-and the volume must be marked scratch (fio lays out its files, i.e. writes them,
-even for read jobs). A raw block device may be read when it is the volume's
-declared device; it may be written only when the volume is scratch, nothing on
-it is mounted (itself, a partition, a holder), no signature is found on it or
-under it (``blkid -p``: filesystem, RAID/LVM member, partition table), and the
-run passes ``allow_destructive``. Every broken rule is listed in the refusal.
+The check runs on the job file fio will read, byte for byte: :func:`check_jobfile`
+parses the rendered text back the way fio does (one option per line, ``;``/``#``
+comments, ``[section]`` headers) and refuses any option kvgate does not render, an
+``include``, a ``$`` expansion, a control character, a line fio would read in two
+pieces, and any number of ``filename=``/``directory=`` lines other than one (fio
+obeys the last: a second target is refused, not ignored). Only then is the target
+checked on the host, before anything is created there.
 
->>> from kvgate.inventory.schema import Volume
->>> vol = Volume(path="/mnt/scratch", kind="candidate", scratch=True)
->>> file_refusals(vol, "/mnt/scratch/../etc", resolved="/mnt/etc", volume_resolved="/mnt/scratch")[0]
-"target /mnt/scratch/../etc contains '..': path traversal is refused"
+A file target must pass the scratch check (:mod:`kvgate.scratch`: under a volume
+marked scratch after resolving symlinks on the host; fio lays out its files, i.e.
+writes them, even for read jobs). A raw block device may be read when it is the
+volume's declared device; it may be written only when the volume is scratch,
+nothing on it is mounted (itself, a partition, a holder), no signature is found on
+it or under it (``blkid -p``: filesystem, RAID/LVM member, partition table), and
+the run passes ``allow_destructive``. Every broken rule is listed in the refusal.
+
+>>> parse_jobfile("[global]\\nrw=read\\n[j]\\ndirectory=/mnt/s\\ndirectory=/etc\\n")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+kvgate.fio.safety.UnsafeTarget: refused fio target job file: 2 target lines (directory=/mnt/s, ...
 """
 
 from __future__ import annotations
 
 import json
-import posixpath
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kvgate.errors import UsageError
-from kvgate.fio.job import FioJob
+from kvgate.fio.job import IOENGINES, JOBFILE_OPTIONS, READ_MODES, TARGET_OPTIONS, WRITE_MODES, target_problem
 from kvgate.inventory.schema import Volume
+from kvgate.scratch import UnsafeWrite, resolve, write_refusals
 from kvgate.transport.base import Executor
 
+MAX_LINE_CHARS = 4000  # fio reads a job file line with fgets(4095): a longer one is read as two
+_SECTION = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]*)\]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-class UnsafeTarget(UsageError):
+
+class UnsafeTarget(UnsafeWrite):
     """A fio job was refused because it could destroy data; str() lists every broken rule."""
 
-    def __init__(self, target: str, reasons: list[str]) -> None:
-        self.target, self.reasons = target, tuple(reasons)
-        super().__init__(f"refused fio target {target}: " + "; ".join(reasons))
+    what = "refused fio target"
+
+
+@dataclass(frozen=True)
+class JobfileView:
+    """What a job file makes fio do, as far as safety is concerned."""
+
+    target: str
+    writes: bool  # fio writes the target: a write mode, or laying the files out
+
+
+@dataclass(frozen=True)
+class SafeJobfile:
+    """The exact job file text that :func:`check_jobfile` passed on a host, and its target."""
+
+    text: str
+    target: str
+    writes: bool
+
+
+def parse_jobfile(text: str) -> JobfileView:
+    """Read a job file back as fio would; raise UnsafeTarget listing every line kvgate would not render."""
+    problems, targets, modes, layout = [], [], [], False
+    section: str | None = None
+    seen: set[str] = set()
+    for n, line in enumerate(text.split("\n"), start=1):
+        if len(line) > MAX_LINE_CHARS or _CONTROL.search(line):
+            problems.append(f"line {n} is over {MAX_LINE_CHARS} characters or has a control character")
+            continue
+        stripped = line.strip(" ")
+        if not stripped or stripped[0] in ";#":
+            continue
+        if stripped.startswith("["):
+            section = _section(stripped, n, seen, problems)
+            continue
+        key, _, value = (part.strip(" ") for part in stripped.partition("="))
+        problems += _option_problems(key, value, n, section)
+        targets += [f"{key}={value}"] if key in TARGET_OPTIONS else []
+        modes += [value] if key == "rw" else []
+        layout = layout or (key == "create_only" and value == "1")
+    problems += _target_problems(targets) + [
+        f"unknown rw={m}" for m in modes if m not in READ_MODES | WRITE_MODES
+    ]
+    if problems:
+        raise UnsafeTarget("job file", problems)
+    return JobfileView(targets[0].partition("=")[2], layout or any(m in WRITE_MODES for m in modes))
+
+
+def _section(header: str, n: int, seen: set[str], problems: list[str]) -> str | None:
+    m = _SECTION.fullmatch(header)
+    if m is None or m[1] in seen:
+        problems.append(f"line {n}: {header!r} is not a new [section] header")
+        return None
+    seen.add(m[1])
+    return m[1]
+
+
+def _option_problems(key: str, value: str, n: int, section: str | None) -> list[str]:
+    if key not in JOBFILE_OPTIONS:
+        return [f"line {n}: option {key!r} is not one kvgate renders (it may name a file or run a command)"]
+    if section is None or (section == "global" and key in TARGET_OPTIONS):
+        return [f"line {n}: {key} outside a job section"]
+    if key == "ioengine" and value not in IOENGINES:
+        return [f"line {n}: ioengine={value} is not one that only reads and writes its target"]
+    return [f"line {n}: {key}={value} expands '$'"] if "$" in value else []
+
+
+def _target_problems(targets: list[str]) -> list[str]:
+    if len(targets) != 1:
+        named = f" ({', '.join(targets)})" if targets else ""
+        return [f"{len(targets)} target lines{named}: fio would obey the last; exactly one is allowed"]
+    problem = target_problem(targets[0].partition("=")[2])
+    return [problem] if problem else []
 
 
 @dataclass(frozen=True)
@@ -101,48 +182,23 @@ def device_refusals(
     return reasons
 
 
-def file_refusals(volume: Volume, target: str, *, resolved: str, volume_resolved: str) -> list[str]:
-    """Why fio may not use this file/directory target; empty when it may."""
-    if not posixpath.isabs(target):
-        return [f"target {target} is not an absolute path"]
-    if ".." in target.split("/"):
-        return [f"target {target} contains '..': path traversal is refused"]
-    reasons = []
-    if not _under(posixpath.normpath(target), posixpath.normpath(volume.path)):
-        reasons.append(f"target {target} is outside the volume directory {volume.path}")
-    elif not _under(resolved, volume_resolved):
-        reasons.append(f"target {target} resolves to {resolved}, outside {volume_resolved} (symlink)")
-    if not volume.scratch:
-        reasons.append(f"volume {volume.path} is not marked scratch (fio lays out its files even to read)")
-    return reasons
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def check_job(
-    ex: Executor, job: FioJob, volume: Volume, *, allow_destructive: bool = False, sudo: bool = False
-) -> None:
-    """Raise UnsafeTarget unless ``job`` may run against ``volume`` on this host."""
-    resolved = _realpath(ex, job.target)
+def check_jobfile(
+    ex: Executor, text: str, volume: Volume, *, allow_destructive: bool = False, sudo: bool = False
+) -> SafeJobfile:
+    """Raise UnsafeTarget unless the job file ``text`` may run against ``volume`` on this host."""
+    view = parse_jobfile(text)
+    [resolved] = resolve(ex, view.target)
     if ex.run("test -b %s", resolved).ok:
         facts = probe_device(ex, resolved, sudo=sudo)
-        kw = {"writes": job.writes, "allow_destructive": allow_destructive}
+        kw = {"writes": view.writes, "allow_destructive": allow_destructive}
         reasons = device_refusals(facts, volume=_declared(ex, volume, resolved), **kw)
     else:
-        reasons = file_refusals(
-            volume, job.target, resolved=resolved, volume_resolved=_realpath(ex, volume.path)
-        )
+        reasons = write_refusals(ex, volume, view.target)
     if reasons:
-        raise UnsafeTarget(job.target, reasons)
+        raise UnsafeTarget(view.target, reasons)
+    return SafeJobfile(text, view.target, view.writes)
 
 
 def _declared(ex: Executor, volume: Volume, resolved: str) -> Volume | None:
     """The volume when the target is its declared device (compared after resolving links)."""
-    return volume if volume.device and _realpath(ex, volume.device) == resolved else None
-
-
-def _realpath(ex: Executor, path: str) -> str:
-    """The host's canonical path (symlinks resolved, missing tail allowed)."""
-    return ex.run("realpath -m %s", path, check=True).stdout.strip()
+    return volume if volume.device and resolve(ex, volume.device)[0] == resolved else None

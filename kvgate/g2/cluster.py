@@ -22,6 +22,7 @@ from kvgate.g2.plan import CLUSTER
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Host, Volume
 from kvgate.judge import Measurement
+from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 
@@ -55,9 +56,11 @@ def measure_cluster(
     job = profile.fio_jobs(directory, tag=CLUSTER)[spec_cell]
     specs = [(m.ex, m.host.address, DEFAULT_PORT + i) for i, m in enumerate(members)]
     driver, result = members[0], VolumeResult(CLUSTER, volume)
+    made: list[tuple[Member, ScratchDir]] = []
     try:
         for m in members:  # laid out one host at a time: on a shared volume the files are laid out once
-            m.ex.run("mkdir -p %s", directory, check=True, timeout_s=30)
+            made.append((m, checked(m.ex, vol, directory)))  # the scratch check, before anything is made
+            create(m.ex, made[-1][1])
             layout = lay_out(m.ex, job, vol, RunOptions(sudo=m.host.sudo))
             if layout.invalid_reason:
                 raise LabError(
@@ -70,8 +73,8 @@ def measure_cluster(
             run = run_clients(driver.ex, job, vol, servers, RunOptions(sudo=driver.host.sudo))
             after = _device_bytes(members, directory)
     finally:
-        for m in members:
-            remove_work_dir(m.ex, directory)
+        for m, d in made:
+            remove_work_dir(m.ex, d)
     device = sum(after[k] - before.get(k, after[k]) for k in after) if after else None
     evidence = [
         store.artifact(CLUSTER, f"g2/{volume}/fio-clients/{n}", t) for n, t in run.run.artifacts().items()

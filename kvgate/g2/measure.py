@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -19,8 +18,9 @@ from kvgate.fio.run import RunOptions
 from kvgate.g2.workloads import run_workloads
 from kvgate.inventory.schema import Host, Volume
 from kvgate.judge import Measurement
+from kvgate.scratch import ScratchDir, checked, create, remove
 from kvgate.store import RunStore
-from kvgate.transport.base import CANCEL, Executor
+from kvgate.transport.base import Executor
 
 Notify = Callable[[str], None]
 
@@ -44,11 +44,9 @@ def work_dir(vol: Volume, host: str, store: RunStore) -> str:
     return f"{vol.path.rstrip('/')}/kvgate-g2/{host}-{store.path.name}"
 
 
-def remove_work_dir(ex: Executor, directory: str) -> None:
+def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
     """Our own directory only (also after Ctrl-C); the shared parent goes when no run still uses it."""
-    with CANCEL.cleanup():
-        parent = posixpath.dirname(directory)
-        ex.run("rm -rf %s; rmdir --ignore-fail-on-non-empty %s", directory, parent, timeout_s=300)
+    remove(ex, directory, parents=1)
 
 
 def proof_json(mr: MeasuredRun) -> str:
@@ -67,11 +65,14 @@ def measure_volume(
     notify: Notify,
     scale: str,
 ) -> VolumeResult:
-    """Run the fio matrix and the workloads on one scratch volume; clean up our files after."""
-    result, directory = VolumeResult(ex.host, name), work_dir(vol, ex.host, store)
-    ex.run("mkdir -p %s", directory, check=True, timeout_s=30)
+    """Run the fio matrix and the workloads on one scratch volume; clean up our files after.
+
+    The work directory passes the scratch check (kvgate.scratch) before anything is created.
+    """
+    result, directory = VolumeResult(ex.host, name), checked(ex, vol, work_dir(vol, ex.host, store))
     try:
-        _fio(ex, host, result, vol=vol, profile=profile, directory=directory, store=store, notify=notify)
+        create(ex, directory)
+        _fio(ex, host, result, vol=vol, profile=profile, directory=directory.path, store=store, notify=notify)
         found = run_workloads(
             ex, host, directory=directory, store=store, notify=notify, prefix=name, scale=scale
         )

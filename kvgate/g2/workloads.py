@@ -19,6 +19,7 @@ from kvgate.evidence.window import cold_reason as evidence_cold_reason
 from kvgate.gates import repo_root
 from kvgate.inventory.schema import Host
 from kvgate.judge import Measurement
+from kvgate.scratch import ScratchDir
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 from kvgate.workload_profiles import ModelProfile, agent_spec, load_profile
@@ -113,18 +114,18 @@ def run_workloads(
     ex: Executor,
     host: Host,
     *,
-    directory: str,
+    directory: ScratchDir,
     store: RunStore,
     notify: Callable[[str], None],
     prefix: str,
     scale: str,
 ) -> list[Measurement]:
-    """Run the three workloads one after the other on a volume directory; store every result."""
+    """Run the three workloads one after the other in a checked scratch directory; store every result."""
     found: list[Measurement] = []
     for workload, profile in PROFILES[scale].items():
         notify(f"agent {workload}")
-        spec = agent_spec(model_profile(profile), workload, target_dir=directory)
-        job = agentctl.start(ex, workload, spec, sudo=host.sudo)
+        spec = agent_spec(model_profile(profile), workload, target_dir=directory.path)
+        job = agentctl.start(ex, workload, spec, target=directory, sudo=host.sudo)
         on_event = functools.partial(_progress, notify, workload)
         res = agentctl.wait(ex, job, on_event, timeout_s=WORKLOAD_TIMEOUT_S)
         ev = store.artifact(ex.host, f"g2/{prefix}/agent/{workload}.json", json.dumps(res, indent=1))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import posixpath
 import secrets
 import sys
 from dataclasses import asdict, dataclass, field
@@ -40,8 +39,9 @@ from kvgate.inventory.schema import EngineDeployment, Host, Inventory
 from kvgate.judge import Measurement
 from kvgate.loadgen.prompts import WORDS
 from kvgate.references import load_references
+from kvgate.scratch import ScratchDir, checked, remove
 from kvgate.store import RunStore
-from kvgate.transport.base import CANCEL, Executor
+from kvgate.transport.base import Executor
 
 MODEL_CACHE = Path(os.environ.get("KVGATE_MODEL_CACHE", "/var/tmp/kvgate-models"))
 
@@ -91,14 +91,9 @@ def work_root(volume_path: str, host: str, store: RunStore) -> str:
     return f"{volume_path.rstrip('/')}/kvgate-g3/{host}-{store.path.name}"
 
 
-def remove_work_dir(ex: Executor, directory: str) -> None:
+def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
     """Our own directory (also after Ctrl-C); its parents go when no other deployment or run uses them."""
-    parent = posixpath.dirname(directory)
-    with CANCEL.cleanup():
-        ex.run(
-            "rm -rf %s; rmdir --ignore-fail-on-non-empty %s %s",
-            directory, parent, posixpath.dirname(parent), timeout_s=300,
-        )  # fmt: skip
+    remove(ex, directory, parents=2)
 
 
 def engine_python(host: Host, dep: EngineDeployment) -> str:
@@ -178,7 +173,7 @@ def measure_deployment(
     try:
         arms = ColdRestore(ex, setup, profile, sink).run()
     finally:
-        remove_work_dir(ex, setup.work_dir)
+        remove_work_dir(ex, setup.work)
     _conclude(result, arms, profile, sink)
     return result
 
@@ -192,7 +187,7 @@ def probe_deployment(
     try:
         probe = ColdRestore(ex, setup, profile, sink).run(probe_only=True).probe
     finally:
-        remove_work_dir(ex, setup.work_dir)
+        remove_work_dir(ex, setup.work)
     assert probe is not None
     sink.save("tier-probe.json", json.dumps(probe.to_dict(), indent=1, default=str))
     return result, probe
@@ -208,10 +203,11 @@ def deployment_setup(
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier.kind)
     model, bpt = stage_model(ex, h, dep, tier.kind, python)
-    work = f"{work_root(inv.volumes[dep.volume].path, host, store)}/{name}"
+    vol = inv.volumes[dep.volume]
+    work = checked(ex, vol, f"{work_root(vol.path, host, store)}/{name}")  # before anything is created
     setup = Setup(
         deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
-        python=python, model=model, work_dir=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
+        python=python, model=model, work=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
         salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}", envs=dep.instance_envs,
         readers=read_profiles(dep), engine_args=dep.engine_args,
         loadgen_address=result.loadgen_address,

@@ -41,6 +41,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from kvgate import scratch
 from kvgate.engines import EngineRecord, EngineService, Placement
 from kvgate.engines.metrics import MetricsError, Snapshot, scrape, selector
 from kvgate.engines.profile import EngineProfile
@@ -57,6 +58,7 @@ from kvgate.g3.whole_machine import run_whole_machine
 from kvgate.g3.window import EngineWindow, restore_reason
 from kvgate.hostevidence import HostEvidence
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
+from kvgate.scratch import ScratchDir
 from kvgate.transport.base import Executor
 
 CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
@@ -71,7 +73,7 @@ class Setup:
     recompute: EngineProfile
     python: str
     model: str
-    work_dir: str  # on the candidate volume; the tier directories live below it
+    work: ScratchDir  # on the candidate volume (checked); the tier directories live below it
     port: int
     state_bytes_per_token: int
     sudo: bool
@@ -81,6 +83,10 @@ class Setup:
     readers: dict[str, EngineProfile] = field(default_factory=dict)  # R1: serial-read/parallel-read → profile
     # inventory loadgen: controller — the engine host's address as the controller reaches it
     loadgen_address: str | None = None  # None: the load generator runs on the engine host
+
+    @property
+    def work_dir(self) -> str:
+        return self.work.path
 
 
 @dataclass(frozen=True)
@@ -159,13 +165,7 @@ class ColdRestore:
             self.site = client.on_controller(addr)
         try:
             # a fresh work directory: a tier left by an interrupted run would fake (or hide) write-through
-            self.ex.run(
-                "rm -rf %s && mkdir -p %s",
-                self.setup.work_dir,
-                self.setup.work_dir,
-                timeout_s=300,
-                check=True,
-            )
+            scratch.create(self.ex, self.setup.work, fresh=True)
             self.volume = self.he.resolve(self.setup.work_dir)
             self.result.device = self.volume.how
             if probe_only:

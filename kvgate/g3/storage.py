@@ -26,6 +26,7 @@ from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory, VolumeKind
 from kvgate.judge import Criterion, Judgement, Measurement, Verdict, skipped
 from kvgate.references import criterion_for, improvement_measurement, judge_reference, load_references
+from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 from kvgate.workload_profiles import agent_spec
@@ -151,15 +152,24 @@ def measure_storage(
     result = StorageResult(check.host, check.candidate, check.baseline)
     run = AgentRun(ex, profile, store, notify, sudo=inv.hosts[check.host].sudo)
     for volume in (check.candidate, check.baseline):
-        work = f"{work_root(inv.volumes[volume].path, check.host, store)}/storage"
-        ex.run("rm -rf %s && mkdir -p %s", work, work, timeout_s=300, check=True)
+        vol = inv.volumes[volume]
+        work = checked(
+            ex, vol, f"{work_root(vol.path, check.host, store)}/storage"
+        )  # before anything is made
         try:
-            carriers = HostEvidence(ex).resolve(work).carriers
+            create(ex, work, fresh=True)
+            carriers = HostEvidence(ex).resolve(work.path).carriers
             result.devices[volume] = "+".join(carriers) if carriers else None
             result.measured[volume] = run.workloads(volume, work)
             notify(f"g3 storage {volume}: engine cold start")
             result.measured[volume] |= engine_load(
-                ex, inv, host=check.host, candidate=check.candidate, volume=volume, work=work, store=store
+                ex,
+                inv,
+                host=check.host,
+                candidate=check.candidate,
+                volume=volume,
+                work=work.path,
+                store=store,
             )
         finally:
             remove_work_dir(ex, work)
@@ -176,15 +186,15 @@ class AgentRun:
     notify: Notify
     sudo: bool
 
-    def workloads(self, volume: str, work: str) -> dict[str, Measurement]:
-        """Both workloads on one volume directory; a failed workload leaves its reason as a status."""
+    def workloads(self, volume: str, work: ScratchDir) -> dict[str, Measurement]:
+        """Both workloads in one checked volume directory; a failed workload leaves its reason as a status."""
         sp = self.profile.storage
         assert sp is not None, "storage_plan plans nothing without a storage section"
         found: dict[str, Measurement] = {}
         for workload, model in (("model-load", sp.model_load), ("checkpoint", sp.checkpoint)):
             self.notify(f"g3 storage {volume}: agent {workload}")
-            spec = agent_spec(model_profile(model), workload, target_dir=work)
-            job = agentctl.start(self.ex, workload, spec, sudo=self.sudo)
+            spec = agent_spec(model_profile(model), workload, target_dir=work.path)
+            job = agentctl.start(self.ex, workload, spec, target=work, sudo=self.sudo)
             res = agentctl.wait(self.ex, job, None, timeout_s=WORKLOAD_TIMEOUT_S)
             ev = self.store.artifact(
                 self.ex.host, f"g3/storage/{volume}/{workload}.json", json.dumps(res, indent=1)

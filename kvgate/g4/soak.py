@@ -30,6 +30,7 @@ from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
+from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 
@@ -102,18 +103,17 @@ class SoakRun:
     def _start(self) -> dict[str, Any]:
         check_engine_installed(self.ex, self.python, self.tier.kind)
         model, _ = stage_model(self.ex, self.inv.hosts[self.host], self.dep, self.tier.kind, self.python)
-        vol = self.inv.volumes[self.dep.volume].path.rstrip("/")
-        work = f"{vol}/kvgate-g4/{self.host}-{self.store.path.name}/{self.name}"
-        self.ex.run("rm -rf %s && mkdir -p %s", work, work, timeout_s=300, check=True)
+        work = self._work_dir(f"kvgate-g4/{self.host}-{self.store.path.name}/{self.name}")
         engines: list[EngineService] = []
         try:
+            create(self.ex, work, fresh=True)
             for i, env in enumerate(self.dep.instance_envs):
                 self.notify(f"starting engine {i + 1}/{len(self.dep.instance_envs)} ({self.tier.name})")
-                where = self._placement(work, model, i)
+                where = self._placement(work.path, model, i)
                 eng = EngineService(self.ex, self.tier, where, env=env, args=self.dep.engine_args)
                 engines.append(eng)
                 eng.start()
-            state = self._launch(engines, model, work)
+            state = self._launch(engines, model, work.path)
         except BaseException:
             for eng in engines:
                 eng.stop()
@@ -121,6 +121,12 @@ class SoakRun:
             raise
         self.store.merge_meta(g4_jobs={self.key: state})
         return state
+
+    def _work_dir(self, below: str) -> ScratchDir:
+        """The deployment's work directory on its volume, once the scratch check passed it."""
+        vol = self.inv.volumes[self.dep.volume]
+        path = below if below.startswith("/") else f"{vol.path.rstrip('/')}/{below}"
+        return checked(self.ex, vol, path)
 
     def _placement(self, work: str, model: str, i: int) -> Placement:
         """Engine instance ``i``: its own run and cache directories, port + 2i (as in G3)."""
@@ -223,7 +229,11 @@ class SoakRun:
 
     def _adopt(self, work_dir: str, e: dict[str, Any]) -> EngineService:
         """The service of an engine this run started (maybe by an earlier controller), to stop it."""
-        eng = EngineService(self.ex, self.tier, self._placement(work_dir, "", e["index"]))
+        i = e["index"]  # its instance's environment and arguments, so their secrets stay redacted
+        env = self.dep.instance_envs[i] if i < len(self.dep.instance_envs) else {}
+        eng = EngineService(
+            self.ex, self.tier, self._placement(work_dir, "", i), env=env, args=self.dep.engine_args
+        )
         eng.pid, eng.launches = e["pid"], 1
         return eng
 
@@ -249,8 +259,8 @@ class SoakRun:
                     eng.stop()  # verifies that nothing of it is left
             except LabError as exc:
                 errors.append(exc)
-        try:
-            remove_work_dir(self.ex, state["work_dir"])
+        try:  # the stored path is checked again: an edited run.json cannot point the removal elsewhere
+            remove_work_dir(self.ex, self._work_dir(str(state["work_dir"])))
         except LabError as exc:
             errors.append(exc)
         if errors:

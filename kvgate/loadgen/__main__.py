@@ -19,6 +19,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import urllib.request
 from typing import Any
 
@@ -152,8 +153,9 @@ def _ratios(text: str) -> tuple[float, ...]:
 
 
 def _write_atomically(path: str, document: dict[str, Any]) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
+    """Through a fresh file of our own in the same directory (mkstemp), renamed over ``path``."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(document, f)
     os.replace(tmp, path)
 

@@ -12,7 +12,6 @@ Usage::
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from kvgate.report.html import render_html
 from kvgate.report.junit import render_junit
 from kvgate.report.model import RunView, load_run
 from kvgate.report.pdf import write_pdf
+from kvgate.safefile import replacing, write_file
 from kvgate.store import utc_now
 
 __all__ = ["RenderedPaths", "RunView", "load_run", "render", "render_html", "render_junit"]
@@ -32,24 +32,16 @@ class RenderedPaths:
     junit: Path
 
 
-def _replace(path: Path, data: bytes) -> None:
-    """Write atomically: a reader never sees half a report."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def render(run_dir: Path, *, pdf: bool = True) -> RenderedPaths:
     """Write run_dir/report.html, report.pdf (unless ``pdf=False``) and junit.xml from the stored run."""
     view = load_run(run_dir)
     html = render_html(view, rendered_at=utc_now())
-    _replace(run_dir / "report.html", html.encode())
-    _replace(run_dir / "junit.xml", render_junit(view))
+    write_file(run_dir / "report.html", html.encode())  # atomic, never through a link (kvgate.safefile)
+    write_file(run_dir / "junit.xml", render_junit(view))
     target = run_dir / "report.pdf"
     if pdf:
-        tmp = target.with_name("report.pdf.tmp")
-        write_pdf(html, base_url=run_dir, target=tmp)
-        os.replace(tmp, target)
+        with replacing(target) as out:
+            write_pdf(html, run_dir=run_dir, target=out)
     else:
         target.unlink(missing_ok=True)  # a PDF from an earlier render would contradict the new HTML
     return RenderedPaths(run_dir / "report.html", target if pdf else None, run_dir / "junit.xml")

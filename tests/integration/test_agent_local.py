@@ -17,6 +17,8 @@ import pytest
 
 from kvgate import agentctl
 from kvgate.errors import LabError
+from kvgate.inventory.schema import Volume
+from kvgate.scratch import ScratchDir, checked
 from kvgate.transport.base import CommandResult
 from kvgate.transport.local import LocalExecutor
 
@@ -52,11 +54,17 @@ def scratch(tmp_path: Path) -> Path:
     return tmp_path / "scratch"
 
 
+def target(ex: LocalExecutor, spec: dict[str, Any]) -> ScratchDir:
+    """The spec's target_dir through the scratch check, its parent directory the scratch volume."""
+    path = Path(spec["target_dir"])
+    return checked(ex, Volume(path=str(path.parent), kind="candidate", scratch=True), str(path))
+
+
 def run_job(
     ex: HomeExecutor, workload: str, spec: dict[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     seen: list[dict[str, Any]] = []
-    job = agentctl.start(ex, workload, spec)
+    job = agentctl.start(ex, workload, spec, target=target(ex, spec))
     result = agentctl.wait(ex, job, seen.append, timeout_s=120, interval_s=0.1)
     return result, seen
 
@@ -156,12 +164,14 @@ def test_a_bad_target_is_refused_and_nothing_is_created(ex: HomeExecutor, tmp_pa
 
 def long_job(ex: HomeExecutor, scratch: Path) -> agentctl.RemoteJob:
     spec = {"target_dir": str(scratch), "kv_bytes_per_token": 16384, "prefix_tokens": 2048, "requests": 2}
-    return agentctl.start(ex, "kv-restore", {**spec, "readers_per_request": [1] * 200, "io_bytes": MIB})
+    spec |= {"readers_per_request": [1] * 200, "io_bytes": MIB}
+    return agentctl.start(ex, "kv-restore", spec, target=target(ex, spec))
 
 
 def test_poll_reads_events_incrementally_until_finished(ex: HomeExecutor, scratch: Path) -> None:
     spec = {"target_dir": str(scratch), "kv_bytes_per_token": 16384, "prefix_tokens": 512, "requests": 2}
-    job = agentctl.start(ex, "kv-restore", {**spec, "readers_per_request": [1, 1, 1], "io_bytes": MIB})
+    spec |= {"readers_per_request": [1, 1, 1], "io_bytes": MIB}
+    job = agentctl.start(ex, "kv-restore", spec, target=target(ex, spec))
     offset, collected, finished, polls = 0, [], False, 0
     while not finished and polls < 600:
         events, offset, finished = agentctl.poll(ex, job, offset)

@@ -8,6 +8,8 @@ import pytest
 from sshd import HostFactory, SSHServer
 
 from kvgate import agentctl
+from kvgate.inventory.schema import Volume
+from kvgate.scratch import checked
 from kvgate.transport.ssh import SSHExecutor
 
 pytestmark = pytest.mark.timeout(180)
@@ -29,7 +31,8 @@ def test_kv_restore_runs_over_ssh_and_the_upload_is_cached(
     with SSHExecutor("node-a", ssh_host(sshd_pair[0])) as ex:
         first = agentctl.ensure_uploaded(ex)
         events: list[dict[str, object]] = []
-        job = agentctl.start(ex, "kv-restore", spec)
+        vol = Volume(path=str(tmp_path), kind="candidate", scratch=True)
+        job = agentctl.start(ex, "kv-restore", spec, target=checked(ex, vol, str(target)))
         result = agentctl.wait(ex, job, events.append, timeout_s=120)
         assert agentctl.ensure_uploaded(ex) == first  # cached by content hash
     assert result["status"] == "ok"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from blockdevs import BlockLab, missing
 
+from kvgate.errors import LabError
 from kvgate.fio.cold import run_measured
 from kvgate.fio.job import FioJob
 from kvgate.fio.measure import measurements
@@ -106,19 +107,35 @@ def gone(pid: int) -> bool:
     return state == "Z"
 
 
+def running_with(text: str) -> list[int]:
+    """Live processes whose command line mentions ``text``."""
+    pids = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if text.encode() in path.read_bytes() and not gone(int(path.parent.name)):
+                pids.append(int(path.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
 def test_watchdog_kills_an_overrunning_fio_and_the_run_is_invalid(
     ex: LocalExecutor, vol: Volume, tmp_path: Path
 ) -> None:
-    """exec_prerun hangs the job: the watchdog kills fio and its children (fio #1414, #1004)."""
+    """A 60-s think time stalls the job: the watchdog kills fio and its job process (fio #1414, #1004).
+
+    (exec_prerun would hang it too, but a job file that runs commands is refused: kvgate.fio.safety.)
+    """
     opts = RunOptions(workdir=str(tmp_path / "wd"), grace_s=1)
-    job = randread(vol, runtime_s=1, ramp_s=0, extra=(("exec_prerun", "sleep 60"),))
+    job = randread(vol, runtime_s=1, ramp_s=0, extra=(("thinktime", "60s"),))
     run = run_fio(ex, job, vol, opts)
     assert run.result is None
     assert run.invalid_reason is not None
     assert run.invalid_reason.startswith("fio overran its 2 s deadline and the watchdog killed it")
     assert run.watchdog is not None
     seen = run.watchdog.at("deadline")
-    assert {"fio", "sleep"} <= {s.comm for s in seen}
+    assert "fio" in {s.comm for s in seen}
+    assert running_with(opts.workdir) == []  # nor fio's job process, which is in its own session
     assert run.elapsed_s < 10  # not the 60 s of the hung prerun
     assert run.artifacts()["watchdog.txt"].startswith("deadline ")  # the evidence, stored raw
     assert all(gone(s.pid) for s in seen)
@@ -204,10 +221,9 @@ def _fresh_ext4(lab: BlockLab) -> str:
 
 
 def test_fio_error_text_makes_the_run_invalid(ex: LocalExecutor, vol: Volume, opts: RunOptions) -> None:
-    run = run_fio(ex, randread(vol, ioengine="nonexistent"), vol, opts)
+    run = run_fio(ex, randread(vol, bs="8k", size="4k"), vol, opts)
     assert run.result is None
-    assert "engine nonexistent not loadable" in (run.invalid_reason or "")
-    assert "engine nonexistent not loadable" in run.stderr
+    assert "size too small, must not be less than minimum block size" in (run.invalid_reason or "")
 
 
 def test_missing_target_directory_is_invalid_with_fios_words(
@@ -268,3 +284,16 @@ def test_buffered_read_of_a_small_working_set_is_invalid(
     assert "buffered job with a working set of 8388608 bytes" in (
         measured.invalid_reason or ""
     )  # ...not cold
+
+
+def test_a_work_directory_others_could_write_in_is_refused(
+    ex: LocalExecutor, vol: Volume, tmp_path: Path
+) -> None:
+    """fio (root on a lab) reads the checked job file from there: nobody else may be able to swap it."""
+    wd = tmp_path / "shared"
+    wd.mkdir()
+    wd.chmod(0o777)
+    with pytest.raises(LabError, match="is not ours alone"):
+        run_fio(ex, randread(vol), vol, RunOptions(workdir=str(wd)))
+    assert list(wd.iterdir()) == []
+    assert list(Path(vol.path).iterdir()) == []

@@ -152,3 +152,16 @@ def test_blank_scratch_device_with_the_flag_is_written(
     )
     assert run.invalid_reason is None
     assert run.summary().write.io_bytes > 0
+
+
+def test_a_line_break_in_a_value_cannot_move_fio_out_of_the_volume(
+    ex: LocalExecutor, tmp_path: Path, opts: RunOptions
+) -> None:
+    """Before: the extra `directory=` line reached the job file and fio obeyed it (the last one wins)."""
+    (tmp_path / "vol").mkdir()
+    (tmp_path / "outside").mkdir()
+    vol = Volume(path=str(tmp_path / "vol"), kind="candidate", scratch=True)
+    with pytest.raises(ValueError, match="verify must be one of fio's"):
+        run_fio(ex, write_to(vol.path).replace(verify=f"crc32c\ndirectory={tmp_path}/outside"), vol, opts)
+    assert list((tmp_path / "outside").iterdir()) == []
+    assert not Path(opts.workdir).exists()

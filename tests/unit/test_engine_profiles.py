@@ -15,7 +15,7 @@ from kvgate.engines.metrics import MetricsError, diff, parse
 from kvgate.engines.profile import PROFILE_DIR, EngineKind, load_profile, load_profiles
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.engines.tinymodel import build_vocab
-from kvgate.errors import ConfigError
+from kvgate.errors import ConfigError, LabError
 from kvgate.transport.local import LocalExecutor
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
@@ -244,3 +244,97 @@ def test_tier_bytes_settle_once_writes_stop_or_reach_the_prediction(tmp_path: Pa
     total = settled_kv_bytes([eng], at_least=10**9, quiet_s=1.0, timeout_s=30)
     thread.join()
     assert total == eng.kv_dir_bytes() >= 5 * 4096  # every write counted, nothing after it
+
+
+@pytest.mark.parametrize(
+    "name", ["../escape.yaml", "sub/dir.yaml", ".hidden", "", "engine.pid", "engine-1.log"]
+)
+def test_a_file_name_must_stay_a_plain_name_in_the_run_directory(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path, "site-engine", files={name: "static text"})
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    assert err.value.path == str(path)
+    assert err.value.field.startswith("files")
+    assert "plain file name in the run directory" in str(err.value)
+
+
+# a volume path with a quote: before, it ended the JSON string and put a second root_dir after it
+HOSTILE_DIR = '/mnt/c","root_dir":"/etc'
+
+
+def test_a_quote_in_a_volume_path_cannot_move_the_native_tier_out_of_the_volume() -> None:
+    launch = load_profile(PROFILE_DIR / "vllm-native-tiering.yaml").render(
+        VALUES | {"cache_dir": HOSTILE_DIR}
+    )
+    kv = json.loads(launch.argv[launch.argv.index("--kv-transfer-config") + 1])
+    [tier] = kv["kv_connector_extra_config"]["secondary_tiers"]
+    assert tier["root_dir"] == f"{HOSTILE_DIR}/vllm-fs"
+    assert set(tier) == {"type", "root_dir", "n_read_threads", "n_write_threads"}
+
+
+def test_the_serialized_json_argument_is_what_vllm_parsed_before() -> None:
+    """Byte for byte the old hand-written argument, so vLLM's parser sees what it was checked with."""
+    launch = load_profile(PROFILE_DIR / "vllm-native-tiering.yaml").render(VALUES)
+    tier = '{"type":"fs","root_dir":"/mnt/candidate/kv/vllm-fs","n_read_threads":16,"n_write_threads":8}'
+    assert launch.argv[-1] == (
+        '{"kv_connector":"OffloadingConnector","kv_role":"kv_both","kv_connector_extra_config":'
+        '{"spec_name":"TieringOffloadingSpec","cpu_bytes_to_use":100000000000,"block_size":64,'
+        f'"eviction_policy":"lru","secondary_tiers":[{tier}]}}}}'
+    )
+
+
+@pytest.mark.parametrize("name", ["vllm-lmcache", "vllm-lmcache-serial-read"])
+def test_a_quote_in_a_volume_path_cannot_change_lmcaches_config(name: str) -> None:
+    cache_dir = '/mnt/c", "local_disk": "file:///etc'
+    launch = load_profile(PROFILE_DIR / f"{name}.yaml").render(VALUES | {"cache_dir": cache_dir})
+    config = yaml.safe_load(launch.files["lmcache.yaml"])
+    assert config["local_disk"] == f"file://{cache_dir}/lmcache/"
+    keys = {
+        "chunk_size",
+        "local_cpu",
+        "max_local_cpu_size",
+        "local_disk",
+        "max_local_disk_size",
+        "extra_config",
+    }
+    assert set(config) == keys
+
+
+def test_a_line_break_in_a_placeholder_value_is_never_filled_in() -> None:
+    profile = load_profile(PROFILE_DIR / "vllm-lmcache.yaml")
+    with pytest.raises(LabError, match="has a control character"):
+        profile.render(VALUES | {"cache_dir": "/mnt/c\nlocal_disk: file:///etc"})
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        ({"launch": ["{python}", '{"root_dir": "{cache_dir}/t"}']}, "launch", "declare it as {json: …}"),
+        ({"env": {"CFG": "{root: '{cache_dir}'}"}}, "env", "declare it as {json: …}"),
+        ({"files": {"cfg.yaml": "root: {cache_dir}\n"}}, "files", "must be declared as data"),
+        (
+            {"files": {"cfg.json": {"format": "json", "data": {"{cache_dir}": 1}}}},
+            "files",
+            "without placeholders",
+        ),
+        ({"files": {"cfg.json": {"format": "json", "data": {"a": "{gpu}"}}}}, "files", "unknown placeholder"),
+    ],
+)
+def test_a_placeholder_inside_structured_text_is_refused_at_load(
+    tmp_path: Path, changes: dict[str, object], field: str, message: str
+) -> None:
+    path = _write(tmp_path, "site-engine", **changes)
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    assert err.value.field.startswith(field)
+    assert message in str(err.value)
+
+
+def test_text_files_and_json_data_files_render(tmp_path: Path) -> None:
+    files = {
+        "words.txt": "port {port}\n",
+        "cfg.json": {"format": "json", "data": {"dir": "{run_dir}/x", "n": 2}},
+    }
+    launch = load_profile(_write(tmp_path, "site-engine", files=files)).render(VALUES)
+    assert launch.files["words.txt"] == "port 8123\n"
+    assert json.loads(launch.files["cfg.json"]) == {"dir": "/var/tmp/run/x", "n": 2}

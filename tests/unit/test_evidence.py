@@ -171,8 +171,10 @@ def _proc(root: Path, diskstats: str) -> Path:
 
 CHILD_READS = """
 import mmap, os, sys, time
-path, done = sys.argv[1], sys.argv[2]
+path, go, done = sys.argv[1], sys.argv[2], sys.argv[3]
 if os.fork() == 0:  # a child of the leader does the I/O, as vLLM's EngineCore does
+    while not os.path.exists(go):
+        time.sleep(0.01)
     buf = mmap.mmap(-1, 1 << 20)
     fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     for i in range(8):
@@ -190,21 +192,25 @@ def test_an_engines_reads_are_summed_over_its_session_not_only_its_leader(tmp_pa
     os.sync()
     if resolve(str(tmp_path)).kind == "none":
         pytest.skip(f"{tmp_path} has no block device (tmpfs): O_DIRECT reads are not counted there")
-    done = tmp_path / "done"
+    go, done = tmp_path / "go", tmp_path / "done"
     leader = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(CHILD_READS), str(data), str(done)], start_new_session=True
+        [sys.executable, "-c", textwrap.dedent(CHILD_READS), str(data), str(go), str(done)],
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 60
+        while len(session_members(leader.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        before, leader_before = engine_reads(leader.pid, "session"), process_read_bytes(leader.pid) or 0
+        go.touch()
         while not done.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert done.exists(), "the child never finished its reads"
-        members = session_members(leader.pid)
-        reads = engine_reads(leader.pid, "session")
-        assert len(members) == 2
-        assert reads["processes"] == 2
-        assert reads["read_bytes"] >= 8 * MIB  # the child's O_DIRECT reads are the engine's
-        assert (process_read_bytes(leader.pid) or 0) < 8 * MIB  # the leader alone never saw them
+        after = engine_reads(leader.pid, "session")
+        assert (before["processes"], after["processes"]) == (2, 2)
+        assert after["read_bytes"] - before["read_bytes"] >= 8 * MIB  # the child's reads are the engine's
+        leader_reads = (process_read_bytes(leader.pid) or 0) - leader_before
+        assert leader_reads < 8 * MIB  # the leader alone never saw them
     finally:
         os.killpg(leader.pid, 9)
         leader.wait()

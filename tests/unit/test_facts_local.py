@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kvgate.errors import CommandFailed, ToolMissing, TransportError
-from kvgate.facts import FAMILIES, Collected, HostContext, HostFacts, collect_host, mounts, odirect
+from kvgate.facts import FAMILIES, Collected, HostContext, HostFacts, collect_host, mounts, odirect, tools
 from kvgate.facts.base import ParseError, run_text
 from kvgate.inventory.schema import Volume
 from kvgate.transport.base import DEFAULT_TIMEOUT_S, CommandResult
@@ -247,3 +247,44 @@ def test_one_family_failing_does_not_stop_the_others(
     cpu = facts.family("cpu").to_json()
     assert {k: v for k, v in cpu.items() if v} == recorded
     assert facts.family("memory").facts["mem_total_bytes"] > 0
+
+
+def test_probing_a_version_runs_nothing_a_path_could_shadow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: `sh version` ran a file called `version` from the current directory (as root on a lab)."""
+    marker = tmp_path / "ran"
+    for planted in ("version", "--version", "-V"):
+        (tmp_path / planted).write_text(f"touch {marker}\n")
+    (tmp_path / "bomtool").write_text(f"#!/bin/sh\ntouch {marker}\n")  # reached by a relative PATH entry
+    (tmp_path / "bomtool").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f"{os.environ['PATH']}:.")
+    names = ("sh", "bomtool")
+    col = tools.collect(LocalExecutor(), HostContext(host="localhost", volumes={}, sudo=False, tools=names))
+    assert not marker.exists()
+    assert "no version string in the output of /" in col.errors["sh"]  # dash has no version option
+    assert "bomtool" in col.missing_tools  # looked up from /: the relative entry no longer reaches it
+    assert [tools.runnable(f) for f in ("/usr/bin/fio", "./bomtool", "echo", "/a/../b")] == [
+        True,
+        False,
+        False,
+        False,
+    ]
+
+
+def test_a_tool_that_is_not_a_command_name_is_never_looked_up() -> None:
+    names = ("-rf", "../../bin/sh", "bin/sh", "/usr/../bin/sh", "a b")
+    col = tools.collect(LocalExecutor(), HostContext(host="localhost", volumes={}, sudo=False, tools=names))
+    assert all("is not a command name nor an absolute path" in col.errors[n] for n in names)
+    assert col.facts["tools"]["python3"]["command"].startswith("/")  # run by its absolute path
+
+
+def test_odirect_does_not_write_through_a_scratch_volume_that_resolves_into_the_system(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "vol").symlink_to("/etc")
+    col = odirect.collect(LocalExecutor(), ctx(etc=volume(tmp_path / "vol", scratch=True)))
+    assert col.facts["volumes"]["etc"]["ok"] is None  # not probed at all: G1's check is INVALID, saying why
+    assert "inside the system directory /etc" in col.facts["volumes"]["etc"]["status"]
+    assert not [p for p in Path("/etc").iterdir() if p.name.startswith(".kvgate-odirect")]

@@ -41,6 +41,20 @@ def test_jobfile_is_time_based_with_runtime_and_ramp_and_no_group_reporting() ->
         ({"extra": (("group_reporting", "1"),)}, "managed by kvgate"),
         ({"extra": (("time_based", "0"),)}, "managed by kvgate"),
         ({"extra": (("description", "x\n[evil]\nrw=write"),)}, "single fio option line"),
+        ({"verify": "crc32c\ndirectory=/etc"}, "verify must be one of fio's"),
+        ({"verify": "crc32c directory=/etc"}, "verify must be one of fio's"),
+        ({"bs": "4k\nfilename=/etc/passwd"}, "fio sizes"),
+        ({"size": " 16g"}, "fio sizes"),
+        ({"directory": "/scratch\n[evil]"}, "must be an absolute path"),
+        ({"directory": "/scratch:/etc"}, "fio splits ':'"),
+        ({"directory": "/scratch/${HOME}"}, "must be an absolute path"),
+        ({"directory": "/scratch/" + "d" * 1100}, "must be an absolute path"),
+        ({"ioengine": "exec"}, "ioengine must be one of"),
+        ({"ioengine": "external:/tmp/evil.so"}, "ioengine must be one of"),
+        ({"extra": (("exec_prerun", "rm -rf /"),)}, "not one kvgate allows"),
+        ({"extra": (("write_bw_log", "/etc/cron.d/x"),)}, "not one kvgate allows"),
+        ({"extra": (("rate", "10m=1"),)}, "single fio option line"),
+        ({"iodepth": "8\nfilename=/etc"}, "whole numbers"),
     ],
 )
 def test_job_refuses_to_exist_when_unsafe_to_render(changes: dict[str, object], message: str) -> None:
@@ -86,6 +100,25 @@ def test_shipped_profiles_load(name: str) -> None:
 
 def test_baseline_repeats_default_to_three() -> None:
     assert load_profile(WORKLOADS / "baseline.yaml").repeats == 3
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('verify: "crc32c\\ndirectory=/etc"', "jobs.a.verify"),
+        ('bs: "1m\\nfilename=/etc/passwd"', "jobs.a.bs"),
+        ("size: 1m 2m", "jobs.a.size"),
+    ],
+)
+def test_a_job_file_value_from_a_profile_is_checked_for_its_option(
+    tmp_path: Path, line: str, field: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    bs = "" if line.startswith("bs:") else "    bs: 1m\n"
+    path.write_text(f"name: x\njobs:\n  a:\n    rw: read\n{bs}    {line}\n")
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    assert (err.value.path, err.value.field) == (str(path), field)
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,19 @@ from kvgate.evidence.blockdev import Resolved
 from kvgate.evidence.counters import meminfo_bytes, parse_diskstats
 from kvgate.evidence.window import Counts
 from kvgate.fio.cold import ColdProof
-from kvgate.fio.safety import DeviceFacts, device_refusals, file_refusals, parse_lsblk
+from kvgate.fio.job import FioJob
+from kvgate.fio.safety import (
+    DeviceFacts,
+    JobfileView,
+    UnsafeTarget,
+    device_refusals,
+    parse_jobfile,
+    parse_lsblk,
+)
 from kvgate.fio.watchdog import ProcState, WatchdogReport
 from kvgate.hostevidence import CacheDrop
 from kvgate.inventory.schema import Volume
+from kvgate.scratch import refusals
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
 SCRATCH = Volume(path="/mnt/scratch", kind="candidate", scratch=True, device="/dev/loop0")
@@ -106,16 +115,14 @@ def test_reading_the_declared_device_needs_no_scratch() -> None:
     ],
 )
 def test_file_target_refusals(volume: Volume, target: str, resolved: str, reason: str) -> None:
-    reasons = file_refusals(volume, target, resolved=resolved, volume_resolved=volume.path)
+    reasons = refusals(volume, target, resolved=resolved, root=volume.path)
     assert len(reasons) == 1
     assert reason in reasons[0]
 
 
 def test_file_target_inside_a_scratch_volume_is_allowed() -> None:
     assert (
-        file_refusals(
-            SCRATCH, "/mnt/scratch/kvgate/f", resolved="/mnt/scratch/kvgate/f", volume_resolved="/mnt/scratch"
-        )
+        refusals(SCRATCH, "/mnt/scratch/kvgate/f", resolved="/mnt/scratch/kvgate/f", root="/mnt/scratch")
         == []
     )
 
@@ -193,3 +200,44 @@ def test_watchdog_reason_names_d_state_and_survivors() -> None:
     assert "100 fio state S, 101 fio state D" in reason
     assert "D-state (uninterruptible I/O): 101 (deadline), 101 (after-term), 101 (after-kill)" in reason
     assert reason.endswith("alive after KILL: 101 state D")
+
+
+RENDERED = FioJob(name="j", rw="read", bs="1m", size="4m", runtime_s=3, ramp_s=1, directory="/mnt/scratch/k")
+
+
+def test_a_rendered_job_file_reads_back_to_its_one_target() -> None:
+    assert parse_jobfile(RENDERED.to_jobfile()) == JobfileView("/mnt/scratch/k", writes=False)
+    assert parse_jobfile(RENDERED.to_jobfile(layout_only=True)).writes  # laying out writes the files
+    assert parse_jobfile(RENDERED.replace(rw="randwrite").to_jobfile()).writes
+
+
+@pytest.mark.parametrize(
+    ("extra_lines", "reason"),
+    [
+        (
+            "directory=/etc",
+            "2 target lines (directory=/mnt/scratch/k, directory=/etc): fio would obey the last",
+        ),
+        ("filename=/dev/sda", "2 target lines"),
+        ("include /etc/evil.fio", "option 'include /etc/evil.fio' is not one kvgate renders"),
+        ("exec_prerun=rm -rf /", "option 'exec_prerun' is not one kvgate renders"),
+        ("description=${HOME}", "expands '$'"),
+        ("ioengine=exec", "ioengine=exec is not one that only reads and writes its target"),
+        ("description=" + "x" * 4100, "is over 4000 characters"),
+        ("description=a\rdirectory=/etc", "has a control character"),
+        ("[j]", "is not a new [section] header"),
+        ("[global]\ndirectory=/mnt/scratch/k", "directory outside a job section"),
+    ],
+)
+def test_the_job_file_fio_reads_is_refused_when_it_says_more_than_kvgate_rendered(
+    extra_lines: str, reason: str
+) -> None:
+    with pytest.raises(UnsafeTarget) as err:
+        parse_jobfile(RENDERED.to_jobfile() + extra_lines + "\n")
+    assert any(reason in r for r in err.value.reasons), err.value.reasons
+
+
+def test_a_job_file_without_a_target_is_refused() -> None:
+    text = RENDERED.to_jobfile().replace("directory=/mnt/scratch/k\n", "")
+    with pytest.raises(UnsafeTarget, match="0 target lines"):
+        parse_jobfile(text)

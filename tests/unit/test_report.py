@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from kvgate.errors import StoreError
+from kvgate.g2.sections import chart
 from kvgate.judge import Criterion, Measurement, Verdict, judge
 from kvgate.report import RenderedPaths, load_run, render, render_html, render_junit
+from kvgate.report.pdf import write_pdf
+from kvgate.report.svg import sanitize
 from kvgate.store import CheckRecord, RunStore
 from kvgate.waivers import Waiver, Waivers
 
@@ -221,3 +224,77 @@ def test_render_without_pdf_removes_a_stale_one(tmp_path: Path) -> None:
     assert not (store.path / "report.pdf").exists()
     assert "FAIL" in paths.html.read_text()
     assert ET.parse(paths.junit).getroot().tag == "testsuites"
+
+
+def test_a_symlink_planted_as_a_temporary_file_is_not_written_through(tmp_path: Path) -> None:
+    """Before: report.html.tmp (and junit.xml.tmp, report.pdf.tmp, run.json.tmp) were opened and followed."""
+    store = build_run(tmp_path / "runs")
+    victims = {}
+    for name in ("report.html", "junit.xml", "report.pdf", "run.json"):
+        victims[name] = tmp_path / f"victim-{name}"
+        victims[name].write_text("not kvgate's")
+        (store.path / f"{name}.tmp").symlink_to(victims[name])
+    store.update_meta(reference_notes=["re-rendered"])
+    render(store.path)
+    assert all(v.read_text() == "not kvgate's" for v in victims.values())
+    assert "re-rendered" in (store.path / "report.html").read_text()
+    assert not [p.name for p in store.path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+HOSTILE_SVGS = [
+    '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><rect width="1" height="1"/></svg>',
+    '<svg><a href="javascript:alert(1)"><text x="1" y="1">x</text></a></svg>',
+    '<svg><foreignObject><img xmlns="http://www.w3.org/1999/xhtml" src="x" onerror="alert(1)"/>'
+    "</foreignObject></svg>",
+    '<svg xmlns:x="http://www.w3.org/1999/xlink"><image x:href="file:///etc/hostname"/></svg>',
+    '<svg><rect width="1" height="1" style="fill:url(http://example.com/x)"/></svg>',
+    '<svg><rect width="1" height="1" fill="url(file:///etc/hostname)"/></svg>',
+    '<!DOCTYPE svg [<!ENTITY x "y">]><svg><text>&x;</text></svg>',
+]
+
+
+@pytest.mark.parametrize("svg", HOSTILE_SVGS)
+def test_a_chart_from_a_stored_run_is_rebuilt_from_an_allow_list(tmp_path: Path, svg: str) -> None:
+    section = {"title": "t", "template": "chart.html", "data": {"svg": svg}}
+    store = RunStore.create(tmp_path, site="s", gate="g2", meta={"sections": [section]})
+    with pytest.raises(StoreError, match=r"data\.svg"):
+        render_html(load_run(store.path), rendered_at="now")
+
+
+def test_kvgates_own_chart_passes_the_allow_list_unchanged_in_meaning() -> None:
+    svg = chart({"gpu-1/scratch": [(1, 1e9), (8, 3e9)], "<b>odd</b>": [(1, 2e9)]})
+    clean = sanitize(svg)
+    assert ET.fromstring(clean).tag == "{http://www.w3.org/2000/svg}svg"
+    assert clean.count("<polyline") == 2
+    assert "&lt;b&gt;odd&lt;/b&gt;" in clean
+
+
+def pdf_text(path: Path) -> str:
+    return subprocess.run(["pdftotext", str(path), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_pdf_reads_nothing_from_outside_the_run(tmp_path: Path) -> None:
+    """Before, WeasyPrint fetched any file:// link: images drawn and attachments embedded into the PDF."""
+    run_dir, outside = tmp_path / "run", tmp_path / "etc"
+    run_dir.mkdir()
+    outside.mkdir()
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="40"><text x="5" y="20">{}</text></svg>'
+    (outside / "secret.svg").write_text(svg.format("OUTSIDESECRET"))
+    (outside / "hostname").write_text("OUTSIDESECRET\n")
+    (run_dir / "chart.svg").write_text(svg.format("INSIDERUN"))
+    (run_dir / "escape.svg").symlink_to(outside / "secret.svg")
+    html = (
+        f'<html><head><link rel="attachment" href="file://{outside}/hostname"></head><body><p>report</p>'
+        f'<img src="file://{outside}/secret.svg"><img src="chart.svg"><img src="escape.svg">'
+        '<img src="http://127.0.0.1:9/x.svg"><a rel="attachment" href="../etc/hostname">evidence</a>'
+        "</body></html>"
+    )
+    with open(run_dir / "report.pdf", "wb") as out:
+        write_pdf(html, run_dir=run_dir, target=out)
+    text = pdf_text(run_dir / "report.pdf")
+    assert "INSIDERUN" in text
+    assert "OUTSIDESECRET" not in text
+    listed = subprocess.run(
+        ["pdfdetach", "-list", str(run_dir / "report.pdf")], capture_output=True, text=True, check=True
+    )
+    assert listed.stdout.startswith("0 embedded files"), listed.stdout
