@@ -17,7 +17,7 @@ never change their structure (kvgate.engines.templates).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -201,6 +201,27 @@ def load_profiles(directory: Path = PROFILE_DIR) -> dict[str, EngineProfile]:
     return {p.stem: load_profile(p) for p in sorted(directory.glob("*.yaml"))}
 
 
+TP_FLAGS = ("--tensor-parallel-size", "-tp", "--tp-size", "--tp")  # vLLM, vLLM short, SGLang, SGLang short
+
+
+def tensor_parallel(args: Sequence[str]) -> int:
+    """The tensor-parallel size an engine's extra arguments ask for; 1 without one.
+
+    A tier's capacity and some metrics are per TP rank (LMCache's max_local_disk_size is).
+
+    >>> tensor_parallel(["--tensor-parallel-size", "4"]), tensor_parallel(["--tp-size=8"])
+    (4, 8)
+    >>> tensor_parallel([])
+    1
+    """
+    for i, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if flag in TP_FLAGS:
+            text = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            return int(text) if text.isdigit() and int(text) > 0 else 1
+    return 1
+
+
 __all__ = [
     "PLACEHOLDERS",
     "PROFILE_DIR",
@@ -213,4 +234,5 @@ __all__ = [
     "holes",
     "load_profile",
     "load_profiles",
+    "tensor_parallel",
 ]

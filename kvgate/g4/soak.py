@@ -20,7 +20,7 @@ from typing import Any
 from kvgate import agentctl
 from kvgate.engines import EngineService, Placement
 from kvgate.engines.errors import EngineCallFailed
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
+from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile, tensor_parallel
 from kvgate.errors import CommandTimeout, Interrupted, LabError, TransportError
 from kvgate.g3.measure import check_engine_installed, engine_python, remove_work_dir, stage_model
 from kvgate.g3.profile import load_g3_profile
@@ -276,7 +276,8 @@ class SoakRun:
             self.store.artifact(self.host, f"g4/{self.name}/soak-result.json", json.dumps(outcome, indent=1)),
         )
         n = len(state["engines"])
-        cap = self.tier.cache.capacity_bytes if self.tier.cache is not None else None
+        per_rank = self.tier.cache.capacity_bytes if self.tier.cache is not None else None
+        cap = None if per_rank is None else per_rank * tensor_parallel(self.dep.engine_args)  # per engine
         ended = str(outcome.get("ended", outcome.get("status")))
         soak = trends.Soak(windows, self.profile.duration_s, n, None if cap is None else cap * n, ev, ended)
         result = SoakResult(self.host, self.name, self.tier, soak, engine_log_tails=tails)
