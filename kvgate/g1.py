@@ -18,21 +18,33 @@ from typing import Any
 
 from kvgate.facts import HostFacts
 from kvgate.facts.checks import PlanContext, PlannedCheck
+from kvgate.facts.plan_accel import accel_checks
+from kvgate.facts.plan_fabric import roce_checks
 from kvgate.facts.plan_gpu import gpu_checks, pcie_checks
 from kvgate.facts.plan_host import clock_checks, nic_checks, tool_checks, volume_checks
 from kvgate.facts.plan_hw import cpu_checks, memory_checks, nvme_checks, nvmeof_checks, os_checks
+from kvgate.facts.plan_numa import numa_checks
+from kvgate.facts.plan_nvmeof import nvmeof_quality_checks
+from kvgate.facts.plan_tuning import tuning_checks
 from kvgate.inventory.schema import Inventory
 
-PLANNERS: tuple[Callable[[PlanContext], list[PlannedCheck]], ...] = (
+PLANNERS: tuple[
+    Callable[[PlanContext], list[PlannedCheck]], ...
+] = (  # servers, fabric, array, accelerators, software
     cpu_checks,
     memory_checks,
     os_checks,
     nvme_checks,
-    nvmeof_checks,
-    gpu_checks,
     pcie_checks,
+    numa_checks,
     nic_checks,
+    roce_checks,
+    nvmeof_checks,
+    nvmeof_quality_checks,
     volume_checks,
+    gpu_checks,
+    accel_checks,
+    tuning_checks,
     clock_checks,
     tool_checks,
 )
