@@ -35,7 +35,7 @@ PROBE = (
     'r() { cat "$c/$1" 2>/dev/null | tr -d "\\n"; }; '
     'echo "ctrl|${c##*/}|$(r transport)|$(r address)|$(r state)|$(r subsysnqn)|$(r ctrl_loss_tmo)|'
     '$(r reconnect_delay)|$(r fast_io_fail_tmo)|$(r queue_count)"; '
-    'for a in "$c"/nvme*/ana_state; do [ -e "$a" ] || continue; n=${a%/ana_state}; '
+    'for a in "$c"/nvme*/ana_state; do [ -e "$a" ] || continue; n=${a%%/ana_state}; '
     'echo "ana|${c##*/}|${n##*/}|$(cat "$a" 2>/dev/null)"; done; done; '
     'for s in /sys/class/nvme-subsystem/nvme-subsys*; do [ -e "$s" ] || continue; '
     'echo "subsys|${s##*/}|$(cat "$s/subsysnqn" 2>/dev/null)|$(cat "$s/iopolicy" 2>/dev/null)"; done; true'

@@ -23,7 +23,7 @@ ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 IPV4_MAPPED = "0000:0000:0000:0000:0000:ffff:"
 # port|dev|port|link_layer|netdev · gid|dev|port|index|gid|type|netdev · ecn|netdev|roce_np|prio|0/1
 PROBE = (
-    'for p in /sys/class/infiniband/*/ports/*; do [ -d "$p" ] || continue; d=${p%/ports/*}; d=${d##*/}; '
+    'for p in /sys/class/infiniband/*/ports/*; do [ -d "$p" ] || continue; d=${p%%/ports/*}; d=${d##*/}; '
     'n=${p##*/}; a="$p/gid_attrs"; '
     'echo "port|$d|$n|$(cat "$p/link_layer" 2>/dev/null)|$(cat "$a/ndevs/0" 2>/dev/null)"; '
     'for g in "$p"/gids/*; do i=${g##*/}; v=$(cat "$g" 2>/dev/null); '
@@ -32,7 +32,7 @@ PROBE = (
     "done; done; "
     "for e in /sys/class/net/*/ecn/roce_np/enable/* /sys/class/net/*/ecn/roce_rp/enable/*; do "
     '[ -e "$e" ] || continue; r=${e#/sys/class/net/}; '
-    'echo "ecn|${r%%/*}|$(echo "$r" | cut -d/ -f3)|${e##*/}|$(cat "$e" 2>/dev/null)"; done; true'
+    'echo "ecn|${r%%%%/*}|$(echo "$r" | cut -d/ -f3)|${e##*/}|$(cat "$e" 2>/dev/null)"; done; true'
 )
 # cm|dev|port|mode ('-' unknown). rdma_cm shows a device's mode only once its configfs directory
 # exists; creating it (as cma_roce_mode does) and removing it again changes no setting.
