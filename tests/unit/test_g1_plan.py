@@ -53,7 +53,11 @@ def answers(volume_path: Path, probe_output: str) -> dict[str, tuple[int, str, s
         "cat /etc/nvme/discovery.conf": ok("nvme-config/constructed-discovery.conf"),
         "cat /etc/nvme/config.json": (1, "", "cat: /etc/nvme/config.json: No such file or directory"),
         "systemctl is-enabled nvmf-autoconnect.service": (0, "enabled\n", ""),
-        "cat /etc/nvme/hostnqn": (0, "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0047-3410-8051-b4c04f443533\n", ""),
+        "cat /etc/nvme/hostnqn": (
+            0,
+            "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0047-3410-8051-b4c04f443533\n",
+            "",
+        ),
         nvmeof.KERNEL_LOG: (0, CLEAN_KERNEL_LOG, ""),
         pcie.PROBE: ok("sysfs-pcie/constructed-lab-full-link.txt"),
         nics.PROBE: ok("sysfs-nics/constructed-lab-roce.txt"),
