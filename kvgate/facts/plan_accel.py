@@ -61,8 +61,11 @@ def _xgmi(check: PlannedCheck, col: Collected) -> Judgement:
         return invalid(
             check, errors_text(col, "amd-smi topology", *TOOLS["amd"]) or "amd-smi topology not read"
         )
-    gpus = sorted({d["index"] for d in _devices(col, "amd")})
-    seen = {(min(x["gpu"], x["peer"]), max(x["gpu"], x["peer"])): x for x in links}
+    # links join cards; the partitions of one card (CPX, DPX) share its die and have none between them
+    gpus = sorted({d["index"] for d in _devices(col, "amd") if d.get("partition_id") in (None, 0, "0")})
+    seen: dict[tuple[int, int], dict[str, Any]] = {}
+    for x in sorted(links, key=_xgmi_up, reverse=True):  # a pair is as good as its worse direction
+        seen[(min(x["gpu"], x["peer"]), max(x["gpu"], x["peer"]))] = x
     pairs = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1 :]]
     bad = [_pair_text(a, b, seen.get((a, b))) for a, b in pairs if not _xgmi_up(seen.get((a, b)))]
     j = measure(check, col, len(bad))

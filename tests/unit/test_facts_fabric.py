@@ -92,7 +92,7 @@ def test_persistent_connect_configuration_files() -> None:
     assert cfg == [
         {"nqn": "nqn.2024-01.com.example:fx100:kvcache", "traddr": "10.30.0.100", "transport": "rdma"}
     ]
-    with pytest.raises(ParseError, match="/etc/nvme/config.json"):
+    with pytest.raises(ParseError, match=r"/etc/nvme/config\.json"):
         nvmeof.parse_config_json('{"hosts": 3}')
 
 
