@@ -25,6 +25,7 @@ from kvgate.judge import Verdict
 from kvgate.transport.base import quote
 
 MIB = 1 << 20
+DF_HEADER = "Filesystem 1-blocks Used Available Capacity Mounted on\n"
 
 
 def test_amd_smi_static_list_form() -> None:
@@ -64,7 +65,8 @@ def test_amd_smi_text_that_is_not_its_json_is_a_parse_error() -> None:
 
 def test_amd_smi_topology_in_both_layouts() -> None:
     old = parse_amd_topology(recorded("amd-smi/constructed-topology-old-8gpu-xgmi.json"))["links"]
-    assert len(old) == 56 and {x["type"] for x in old} == {"XGMI"}
+    assert len(old) == 56  # 8 GPUs x 7 peers, self links left out
+    assert {x["type"] for x in old} == {"XGMI"}
     new = parse_amd_topology(recorded("amd-smi/constructed-topology-links-2gpu.json"))["links"]
     assert new == [
         {"gpu": 0, "peer": 1, "type": "XGMI", "status": "ENABLED"},
@@ -127,11 +129,7 @@ def gpu_answers() -> dict[str, Answer]:
         "amd-smi static --json": ok("amd-smi/constructed-static-list-mi300x-8gpu.json"),
         "amd-smi topology --json": ok("amd-smi/constructed-topology-old-8gpu-xgmi.json"),
         quote(numa.PROBE): ok("sysfs-numa/constructed-lab-2node-8gpu.txt"),
-        "df -P -B1 /dev/shm": (
-            0,
-            "Filesystem 1-blocks Used Available Capacity Mounted on\ntmpfs 1082331758592 0 1082331758592 0% /dev/shm\n",
-            "",
-        ),
+        "df -P -B1 /dev/shm": (0, DF_HEADER + "tmpfs 1082331758592 0 1082331758592 0% /dev/shm\n", ""),
         "cat /proc/cmdline": (
             0,
             "BOOT_IMAGE=/vmlinuz-5.15.0-119-generic root=UUID=0b8e ro iommu=pt pci=realloc=off\n",
