@@ -20,7 +20,13 @@ from kvgate.session import GateSession
 from kvgate.store import CheckRecord, RunStore
 from kvgate.transport.base import CANCEL
 
-pytest_plugins = ["kvgate.gatefixtures", "kvgate.g2.fixtures", "kvgate.g3.fixtures", "kvgate.g4.fixtures"]
+pytest_plugins = [
+    "kvgate.gatefixtures",
+    "kvgate.g2.fixtures",
+    "kvgate.g2.nic_fixtures",
+    "kvgate.g3.fixtures",
+    "kvgate.g4.fixtures",
+]
 
 SESSION = pytest.StashKey[GateSession]()
 
