@@ -10,7 +10,8 @@ from pathlib import Path
 
 from kvgate.g1 import plan
 from kvgate.g2.nic_counters import nic_plan
-from kvgate.g2.plan import line_rate_bytes_per_s, plan as g2_plan
+from kvgate.g2.plan import line_rate_bytes_per_s
+from kvgate.g2.plan import plan as g2_plan
 from kvgate.inventory import load
 
 LAB = Path(__file__).resolve().parents[2] / "inventory" / "example-lab.yaml"

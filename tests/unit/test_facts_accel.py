@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from replay import HOST, Answer, Replay, ok, recorded
 
-from kvgate.facts import HostContext, collect_host, numa
+from kvgate.facts import HostContext, collect_host, numa, pcie
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.base import ParseError
 from kvgate.facts.gpus import parse_npu_smi
@@ -113,6 +113,25 @@ def test_numa_probe_on_a_sysfs_tree_places_nics_and_accelerators_but_not_a_bmc_v
         "nics": [{"name": "ens1f0np0", "pci_address": "0000:41:00.0", "numa_node": 0}],
         "accelerators": [{"pci_address": "0000:85:00.0", "vendor": "amd", "numa_node": 1}],
     }
+
+
+def test_pcie_probe_counts_an_instinct_display_controller_as_a_gpu(tmp_path: Path) -> None:
+    """MI200-series Instinct GPUs are PCI class 0x0380 ('Display controller: … Aldebaran')."""
+    dev = "sys/bus/pci/devices/0000:03:00.0"
+    link = {
+        "current_link_speed": "16.0 GT/s PCIe",
+        "current_link_width": "8",
+        "max_link_speed": "16.0 GT/s PCIe",
+    }
+    write(
+        tmp_path,
+        {f"{dev}/class": "0x038000\n", f"{dev}/max_link_width": "16\n"}
+        | {f"{dev}/{k}": v for k, v in link.items()},
+    )
+    cmd = quote(pcie.PROBE).replace("/sys/", f"{tmp_path}/sys/")
+    out = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, check=True).stdout
+    (gpu,) = pcie.parse_pcie_links(out)["links"]
+    assert (gpu["kind"], gpu["address"], gpu["downgrade"]) == ("gpu", "0000:03:00.0", "x8 < x16")
 
 
 def test_no_numa_affinity_is_node_0_on_one_node_and_unknown_on_two() -> None:
