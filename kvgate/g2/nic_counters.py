@@ -12,7 +12,8 @@ Counter names differ by driver (from real `ethtool -S` outputs, PROVENANCE.md):
 - bnxt_en: judged rx_total_discard_pkts; PFC rx_pfc_ena_frames_priN (and tx_);
   shown rx_discard_packets_cosN, rx_stat_discard.
 - ice: judged rx_dropped.nic; PFC rx_priority_N_xoff.nic (and tx_).
-- i40e: judged port.rx_dropped; PFC port.rx_priority_N_xoff (and tx_).
+- i40e (names from the kernel's i40e_ethtool.c, not a recording): judged port.rx_dropped, later
+  renamed port.rx_discards; PFC port.rx_priority_N_xoff, later port.rx_priority_N_xoff_rx.
 
 CNPs and RDMA receive-queue overruns are RDMA counters, not ethtool's: mlx5's
 hw_counters `np_cnp_sent`, `rp_cnp_handled` and `out_of_buffer` (judged).
@@ -36,10 +37,11 @@ JUDGED = {  # a driver's marker counter -> the discard/overrun counters judged f
     "rx_discards_phy": ("rx_discards_phy", "rx_out_of_buffer", "rdma:out_of_buffer"),
     "rx_total_discard_pkts": ("rx_total_discard_pkts", "rdma:out_of_buffer"),
     "rx_dropped.nic": ("rx_dropped.nic", "rdma:out_of_buffer"),
-    "port.rx_dropped": ("port.rx_dropped", "rdma:out_of_buffer"),
+    "port.rx_dropped": ("port.rx_dropped", "rdma:out_of_buffer"),  # i40e; renamed port.rx_discards later
+    "port.rx_discards": ("port.rx_discards", "rdma:out_of_buffer"),
 }
 SHOWN = re.compile(
-    r"prio\d_pause$|pfc_ena_frames_pri\d$|priority_\d_xoff(\.nic)?$|pause_ctrl_phy$|global_pause$"
+    r"prio\d_pause$|pfc_ena_frames_pri\d$|priority_\d_xoff(_[rt]x)?(\.nic)?$|pause_ctrl_phy$|global_pause$"
     r"|prio\d_discards$|discard_packets_cos\d$|rx_stat_discard$|^rdma:"
 )
 RDMA_COUNTERS = ("np_cnp_sent", "rp_cnp_handled", "out_of_buffer")
