@@ -91,9 +91,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def check_id(item: pytest.Item) -> str:
     """'<host>/<check>' for parametrized check tests, '' otherwise."""
     callspec = getattr(item, "callspec", None)
-    check = callspec.params.get("check") if callspec else None
-    # an empty plan parametrizes one placeholder (pytest's NOTSET), which is no check
-    return f"{check.host}/{check.check}" if hasattr(check, "host") else ""
+    check: Any = callspec.params.get("check") if callspec else None
+    if not hasattr(check, "host"):  # none, or the placeholder (NOTSET) pytest makes for an empty plan
+        return ""
+    return f"{check.host}/{check.check}"
 
 
 @pytest.hookimpl(wrapper=True)
