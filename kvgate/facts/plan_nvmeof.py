@@ -75,7 +75,7 @@ def _iopolicy(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
 def _timeout_part(key: str, check: PlannedCheck, col: Collected, ctrl: dict[str, Any]) -> Judgement:
     label, value, c = f"{ctrl['name']}.{check.criterion.metric}", ctrl.get(key), check.criterion
     if value is None:
-        return part_invalid(check, label, f"{key.removesuffix('_s')} not in sysfs (kernel older than 5.10?)")
+        return part_invalid(check, label, f"{key.removesuffix('_s')} not in sysfs (older kernel?)")
     if value != "off":
         return measure(check, col, value, metric=label)
     ok = c.comparator == ">="  # off = never: meets any minimum, exceeds any maximum

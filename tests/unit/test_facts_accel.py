@@ -7,6 +7,7 @@ sysfs tree written here; verdicts are judged on facts the real collectors build 
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from replay import HOST, Answer, Replay, ok, recorded
 
-from kvgate.facts import HostContext, collect_host, numa, pcie
+from kvgate.facts import HostContext, HostFacts, collect_host, numa, pcie
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.base import ParseError
 from kvgate.facts.gpus import parse_npu_smi
@@ -300,3 +301,14 @@ def test_gpu_groups_by_uuid_cannot_be_placed() -> None:
     verdict, condition = host_g1(instances=[{"ROCR_VISIBLE_DEVICES": "GPU-afff74a1"}])["numa.gpu_groups"]
     assert verdict is Verdict.INVALID
     assert "do not map onto the 8 accelerators in PCI order" in condition
+
+
+def test_stored_accelerator_facts_rejudge_the_same() -> None:
+    inv = inventory(
+        {"gpus": GPUS, "nics": [{"name": "^ens1$", "rdma": True}], "numa": {"nodes": 2}, "tuning": TUNING},
+        TP4X2,
+    )
+    facts = collect_host(Replay(gpu_answers(), {"amd-smi"}), HostContext(HOST, {}, True))
+    stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
+    for check in plan(inv):
+        assert check.evaluate(stored).condition == check.evaluate(facts).condition

@@ -7,6 +7,7 @@ G1 checks are judged on facts the real collectors build through Replay.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from replay import HOST, Answer, Replay, ok, recorded
 
-from kvgate.facts import HostContext, collect_host, nvme, nvmeof, roce
+from kvgate.facts import HostContext, HostFacts, collect_host, nvme, nvmeof, roce
 from kvgate.facts.base import ParseError
 from kvgate.g1 import plan
 from kvgate.inventory.schema import Inventory
@@ -379,3 +380,13 @@ def test_the_arrays_model_firmware_and_capacity_are_judged_from_the_bom() -> Non
     wrong = array_g1(model="FX100", capacity_gb=100)
     assert wrong["nvmeof.model"] == (Verdict.FAIL, "nvme0n1.model=dellemc-powerstore matches /FX100/")
     assert wrong["nvmeof.capacity"][0] is Verdict.FAIL
+
+
+def test_stored_lab_facts_rejudge_the_same() -> None:
+    """Facts go through run.json's JSON and back (kvgate rejudge) without changing a condition."""
+    bom = {"nics": [NIC], "roce": ROCE, "nvmeof": NVMEOF, "pcie_full_link": False}
+    inv = Inventory.model_validate({"site": "lab", "hosts": {HOST: {"expect": bom}}})
+    facts = collect_host(Replay(lab_answers(), LAB_TOOLS), HostContext(HOST, {}, True))
+    stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
+    for check in plan(inv):
+        assert check.evaluate(stored).condition == check.evaluate(facts).condition
