@@ -80,9 +80,17 @@ def _nic_line(n: dict[str, Any]) -> str:
 
 
 def _gpu_line(g: dict[str, Any]) -> str:
-    return (
+    line = (
         f"{g['vendor']} {g.get('model')} {g.get('pci_address') or ''} {_gib(g.get('memory_total_bytes'))} GiB"
     )
+    return line + (
+        f" {g['compute_partition']}/{g.get('memory_partition')}" if g.get("compute_partition") else ""
+    )
+
+
+def _path_line(c: dict[str, Any]) -> str:
+    ana = "/".join(sorted({p["ana_state"] for p in c["paths"] if p["ana_state"]})) or "no ANA"
+    return f"{c['name']} {c['transport']} {c['address']} {c['state']} {ana}"
 
 
 def manifest(facts: HostFacts) -> dict[str, Any]:
@@ -100,6 +108,7 @@ def manifest(facts: HostFacts) -> dict[str, Any]:
         "kernel": os_.get("kernel"),
         "nvme_devices": [_nvme_line(d) for d in f.get("nvme", {}).get("devices", [])],
         "nvmeof_subsystems": [s.get("nqn") for s in f.get("nvme", {}).get("subsystems", [])],
+        "nvmeof_paths": [_path_line(c) for c in f.get("nvmeof", {}).get("controllers", []) if c["paths"]],
         "nics": [_nic_line(n) for n in f.get("nics", {}).get("interfaces", []) if not n.get("virtual")],
         "rdma_ports": [
             f"{p['device']}/{p['port']} {p['state']} {p['link_layer']}"

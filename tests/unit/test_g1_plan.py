@@ -303,3 +303,7 @@ def test_manifest_is_a_flat_summary(scratch: tuple[Path, str]) -> None:
     assert m["tools"] == {"fio": "3.33", "nvme": "2.3", "python3": "3.11.7"}
     assert "rocm-smi" in m["missing_tools"]
     assert m["nics"][1] == "ens1f0np0 up 100000 Mb/s mtu 9000 mlx5_core"
+    assert m["nvmeof_paths"] == [
+        "nvme3 tcp traddr=10.230.1.1,trsvcid=4420,src_addr=10.230.1.11 live optimized",
+        "nvme4 tcp traddr=10.230.1.2,trsvcid=4420,src_addr=10.230.1.11 live non-optimized",
+    ]
