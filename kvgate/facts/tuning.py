@@ -1,10 +1,10 @@
 """Host tuning the engines depend on: /dev/shm size, the kernel command line, NUMA
 balancing and the groups of the user kvgate logs in as.
 
-AMD's MI300X system optimization guide (ROCm docs, how-to/system-optimization/mi300x)
-asks for `iommu=pt` on the kernel command line and NUMA auto-balancing off
-(/proc/sys/kernel/numa_balancing = 0); ROCm needs the user in `video` and `render`
-for /dev/kfd and /dev/dri; vLLM and SGLang move tensors between processes through /dev/shm.
+AMD's MI300X system optimization guide (ROCm/ROCm `docs/how-to/system-optimization/mi300x.rst`,
+"GRUB settings" and "Disable NUMA auto-balancing") asks for `iommu=pt` (and `pci=realloc=off`)
+on the kernel command line and /proc/sys/kernel/numa_balancing = 0; ROCm needs the user in
+`video` and `render` for /dev/kfd and /dev/dri; vLLM and SGLang pass tensors through /dev/shm.
 
 >>> parse_cmdline("BOOT_IMAGE=/vmlinuz ro iommu=pt amd_iommu=on\\n")
 ['BOOT_IMAGE=/vmlinuz', 'ro', 'iommu=pt', 'amd_iommu=on']
