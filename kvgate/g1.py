@@ -18,21 +18,33 @@ from typing import Any
 
 from kvgate.facts import HostFacts
 from kvgate.facts.checks import PlanContext, PlannedCheck
+from kvgate.facts.plan_accel import accel_checks
+from kvgate.facts.plan_fabric import roce_checks
 from kvgate.facts.plan_gpu import gpu_checks, pcie_checks
 from kvgate.facts.plan_host import clock_checks, nic_checks, tool_checks, volume_checks
 from kvgate.facts.plan_hw import cpu_checks, memory_checks, nvme_checks, nvmeof_checks, os_checks
+from kvgate.facts.plan_numa import numa_checks
+from kvgate.facts.plan_nvmeof import nvmeof_quality_checks
+from kvgate.facts.plan_tuning import tuning_checks
 from kvgate.inventory.schema import Inventory
 
-PLANNERS: tuple[Callable[[PlanContext], list[PlannedCheck]], ...] = (
+PLANNERS: tuple[
+    Callable[[PlanContext], list[PlannedCheck]], ...
+] = (  # servers, fabric, array, accelerators, software
     cpu_checks,
     memory_checks,
     os_checks,
     nvme_checks,
-    nvmeof_checks,
-    gpu_checks,
     pcie_checks,
+    numa_checks,
     nic_checks,
+    roce_checks,
+    nvmeof_checks,
+    nvmeof_quality_checks,
     volume_checks,
+    gpu_checks,
+    accel_checks,
+    tuning_checks,
     clock_checks,
     tool_checks,
 )
@@ -68,9 +80,17 @@ def _nic_line(n: dict[str, Any]) -> str:
 
 
 def _gpu_line(g: dict[str, Any]) -> str:
-    return (
+    line = (
         f"{g['vendor']} {g.get('model')} {g.get('pci_address') or ''} {_gib(g.get('memory_total_bytes'))} GiB"
     )
+    return line + (
+        f" {g['compute_partition']}/{g.get('memory_partition')}" if g.get("compute_partition") else ""
+    )
+
+
+def _path_line(c: dict[str, Any]) -> str:
+    ana = "/".join(sorted({p["ana_state"] for p in c["paths"] if p["ana_state"]})) or "no ANA"
+    return f"{c['name']} {c['transport']} {c['address']} {c['state']} {ana}"
 
 
 def manifest(facts: HostFacts) -> dict[str, Any]:
@@ -88,6 +108,7 @@ def manifest(facts: HostFacts) -> dict[str, Any]:
         "kernel": os_.get("kernel"),
         "nvme_devices": [_nvme_line(d) for d in f.get("nvme", {}).get("devices", [])],
         "nvmeof_subsystems": [s.get("nqn") for s in f.get("nvme", {}).get("subsystems", [])],
+        "nvmeof_paths": [_path_line(c) for c in f.get("nvmeof", {}).get("controllers", []) if c["paths"]],
         "nics": [_nic_line(n) for n in f.get("nics", {}).get("interfaces", []) if not n.get("virtual")],
         "rdma_ports": [
             f"{p['device']}/{p['port']} {p['state']} {p['link_layer']}"

@@ -23,6 +23,7 @@ from kvgate.transport.base import CANCEL
 pytest_plugins = [
     "kvgate.gatefixtures",
     "kvgate.g2.fixtures",
+    "kvgate.g2.nic_fixtures",
     "kvgate.g3.fixtures",
     "kvgate.g4.fixtures",
     "kvgate.preflight.fixtures",
@@ -91,8 +92,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def check_id(item: pytest.Item) -> str:
     """'<host>/<check>' for parametrized check tests, '' otherwise."""
     callspec = getattr(item, "callspec", None)
-    check = callspec.params.get("check") if callspec else None
-    return f"{check.host}/{check.check}" if check is not None else ""
+    check: Any = callspec.params.get("check") if callspec else None
+    if not hasattr(check, "host"):  # none, or the placeholder (NOTSET) pytest makes for an empty plan
+        return ""
+    return f"{check.host}/{check.check}"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -25,12 +25,16 @@ from kvgate.facts import (
     memory,
     mounts,
     nics,
+    numa,
     nvme,
+    nvmeof,
     odirect,
     osinfo,
     pcie,
     rdma,
+    roce,
     tools,
+    tuning,
 )
 from kvgate.facts.base import Collected, HostContext, ParseError, artifact_name
 from kvgate.transport.base import Executor
@@ -46,10 +50,14 @@ FAMILIES: dict[str, Collector] = {
     "pcie": pcie.collect,
     "nics": nics.collect,
     "rdma": rdma.collect,
+    "roce": roce.collect,
+    "nvmeof": nvmeof.collect,
+    "numa": numa.collect,
     "gpus": gpus.collect,
     "mounts": mounts.collect,
     "odirect": odirect.collect,
     "clock": clock.collect,
+    "tuning": tuning.collect,
     "tools": tools.collect,
 }
 

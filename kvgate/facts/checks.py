@@ -32,7 +32,7 @@ class PlannedCheck:
     rule: str  # e.g. "G1-CPU-2"
     criterion: Criterion
     family: str  # the facts family the evaluator reads
-    tool: str | None = None  # the tool whose absence makes this check FAIL
+    tool: str | None = None  # the tool whose absence makes this check FAIL ("a or b": both absent)
     skip_reason: str | None = None  # set: the inventory declares the check not applicable
     evaluator: Evaluator | None = field(default=None, compare=False, repr=False)
 
@@ -41,7 +41,7 @@ class PlannedCheck:
         if self.skip_reason is not None:
             return skipped(self.criterion, self.skip_reason)
         col = facts.family(self.family)
-        if self.tool is not None and self.tool in col.missing_tools:
+        if self.tool is not None and all(t in col.missing_tools for t in self.tool.split(" or ")):
             return missing_tool(self)
         if "family" in col.errors:
             return invalid(self, col.errors["family"])

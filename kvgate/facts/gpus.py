@@ -1,7 +1,8 @@
-"""GPU/accelerator facts: `nvidia-smi -q -x`, `rocm-smi ... --json`, `npu-smi info`.
+"""GPU/accelerator facts: `nvidia-smi -q -x`, `amd-smi` (or `rocm-smi ... --json`), `npu-smi info`.
 
 Each vendor tool that exists on the host is run; the absent ones are listed in
-`missing_tools` and only matter when the BOM names that vendor.
+`missing_tools` and only matter when the BOM names that vendor. AMD GPUs are read
+with amd-smi (kvgate.facts.amd) and with rocm-smi only where amd-smi is absent.
 
 >>> parse_npu_smi("| npu-smi 23.0.2.1   Version: 23.0.2.1 |\\n")["driver_version"]
 '23.0.2.1'
@@ -13,6 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.base import (
     Collected,
     HostContext,
@@ -171,23 +173,50 @@ def parse_npu_smi(text: str) -> dict[str, Any]:
     return {"driver_version": version[1], "devices": [_npu(rows[i], rows[i + 1]) for i in starts]}
 
 
-VENDORS = {  # vendor -> (tool, command, parser)
+VENDORS = {  # vendor -> (tool, command, parser); AMD: amd-smi first, rocm-smi where it is absent
     "nvidia": ("nvidia-smi", "nvidia-smi -q -x", parse_nvidia_smi),
-    "amd": ("rocm-smi", f"rocm-smi {ROCM_FLAGS}", parse_rocm_smi),
+    "amd": ("amd-smi", "amd-smi static --json", parse_amd_static),
     "ascend": ("npu-smi", "npu-smi info", parse_npu_smi),
 }
+FALLBACK = {"amd": ("rocm-smi", f"rocm-smi {ROCM_FLAGS}", parse_rocm_smi)}
+TOOLS = {
+    vendor: (tool, *((FALLBACK[vendor][0],) if vendor in FALLBACK else ()))
+    for vendor, (tool, *_) in VENDORS.items()
+}
+
+
+def _run(ex: Executor, col: Collected, vendor: str) -> dict[str, Any] | None:
+    """The first of the vendor's tools that is installed; every absent one is listed as missing."""
+    for tool, command, parse in (VENDORS[vendor], *((FALLBACK[vendor],) if vendor in FALLBACK else ())):
+        if has_tool(ex, tool):
+            parsed: dict[str, Any] | None = guard(
+                col, tool, parse, run_text(ex, col, tool, command, timeout_s=120)
+            )
+            if parsed is not None:
+                parsed["source"] = tool
+            return parsed
+        col.missing_tools.append(tool)
+    return None
+
+
+def _xgmi(ex: Executor, col: Collected) -> None:
+    """GPU-to-GPU links from amd-smi topology (only amd-smi reports them)."""
+    text = run_text(ex, col, "amd-smi topology", "amd-smi topology --json", timeout_s=120)
+    col.facts["amd_links"] = (guard(col, "amd-smi topology", parse_amd_topology, text) or {}).get("links")
 
 
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Run every vendor tool present; facts are keyed by vendor plus one merged device list."""
     del ctx  # nothing host-specific to pass
-    col = Collected(facts={"devices": [], "driver_version": {}})
-    for vendor, (tool, command, parse) in VENDORS.items():
-        if not has_tool(ex, tool):
-            col.missing_tools.append(tool)
-            continue
-        parsed = guard(col, tool, parse, run_text(ex, col, tool, command, timeout_s=60))
+    col = Collected(facts={"devices": [], "driver_version": {}, "source": {}})
+    for vendor in VENDORS:
+        parsed = _run(ex, col, vendor)
         if parsed is not None:
             col.facts["devices"].extend(parsed["devices"])
             col.facts["driver_version"][vendor] = parsed["driver_version"]
+            col.facts["source"][vendor] = parsed["source"]
+    if col.facts["source"].get("amd") == "amd-smi" and any(
+        d["vendor"] == "amd" for d in col.facts["devices"]
+    ):
+        _xgmi(ex, col)
     return col

@@ -1,7 +1,8 @@
 """PCIe link facts from sysfs: current vs maximum link speed and width (LnkSta vs LnkCap).
 
 Covers NVMe controllers (/sys/class/nvme/*/device), network interfaces
-(/sys/class/net/*/device) and GPUs/accelerators (PCI class 0x0300, 0x0302, 0x1200).
+(/sys/class/net/*/device) and GPUs/accelerators (PCI class 0x0300, 0x0302, 0x0380 — AMD
+Instinct MI200 lists as a 'Display controller' —, 0x1200).
 GPUs lower their link *speed* when idle to save power, so for GPUs only a
 narrower *width* counts as a downgrade; their idle speed is recorded as a note.
 
@@ -28,7 +29,7 @@ PROBE = (
     'for c in /sys/class/nvme/*; do [ -e "$c/device" ] && link nvme "$c/device" "${c##*/}"; done; '
     'for n in /sys/class/net/*; do [ -e "$n/device" ] && link nic "$n/device" "${n##*/}"; done; '
     'for p in /sys/bus/pci/devices/*; do [ -e "$p/class" ] || continue; '
-    'case $(cat "$p/class") in 0x0300*|0x0302*|0x1200*) link gpu "$p" "${p##*/}";; esac; done; true'
+    'case $(cat "$p/class") in 0x0300*|0x0302*|0x0380*|0x1200*) link gpu "$p" "${p##*/}";; esac; done; true'
 )
 
 

@@ -17,7 +17,7 @@ from kvgate.facts.checks import (
     planned,
     with_note,
 )
-from kvgate.facts.gpus import VENDORS
+from kvgate.facts.gpus import TOOLS
 from kvgate.inventory.schema import parse_constraint
 from kvgate.judge import Criterion, Judgement
 
@@ -26,14 +26,24 @@ def _gpus(col: Collected, vendor: str) -> list[dict[str, Any]]:
     return [d for d in col.facts.get("devices", []) if d.get("vendor") == vendor]
 
 
-def _gpu_count(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, VENDORS[vendor][0]):
+def cards(devices: list[dict[str, Any]]) -> int:
+    """Physical boards: an Ascend NPU id carries one or two chips; an AMD card is its partition 0."""
+    if any(d["vendor"] == "ascend" for d in devices):
+        return len({d["index"] for d in devices})
+    return sum(1 for d in devices if d.get("partition_id") in (None, 0, "0"))
+
+
+def _gpu_count(vendor: str, unit: str, check: PlannedCheck, col: Collected) -> Judgement:
+    if err := errors_text(col, *TOOLS[vendor]):
         return invalid(check, err)
-    return measure(check, col, len(_gpus(col, vendor)))
+    found = _gpus(col, vendor)
+    n_cards = cards(found)
+    j = measure(check, col, n_cards if unit == "cards" else len(found))
+    return with_note(j, f"{len(found)} devices on {n_cards} cards" if found else None)
 
 
 def _gpu_model(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, VENDORS[vendor][0]):
+    if err := errors_text(col, *TOOLS[vendor]):
         return invalid(check, err)
     parts = [_one_model(check, col, d) for d in _gpus(col, vendor)]
     return combine(check, parts, f"no {vendor} GPU found")
@@ -50,20 +60,22 @@ def _one_model(check: PlannedCheck, col: Collected, gpu: dict[str, Any]) -> Judg
 def _gpu_driver(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
     version = col.facts.get("driver_version", {}).get(vendor)
     if version is None:
-        return invalid(check, errors_text(col, VENDORS[vendor][0]) or "driver version not reported")
+        return invalid(check, errors_text(col, *TOOLS[vendor]) or "driver version not reported")
     return measure(check, col, version)
 
 
 def gpu_checks(pc: PlanContext) -> list[PlannedCheck]:
-    """GPU count, model and driver version for the BOM's vendor."""
+    """GPU count (devices or cards), model and driver version for the BOM's vendor."""
     e = pc.expect.gpus
     if e is None:
         return []
-    count = Criterion("G1-GPU-1", "gpu_count", "==", e.count, source=pc.source("gpus", "count"))
+    metric = "gpu_count" if e.count_unit == "devices" else "gpu_card_count"
+    count = Criterion("G1-GPU-1", metric, "==", e.count, source=pc.source("gpus", "count"))
     if e.count == 0 or e.vendor is None:
         return [planned(pc, "gpu.count", "gpus", count, None, skip="inventory declares gpus.count: 0")]
-    tool = VENDORS[e.vendor][0]
-    out = [planned(pc, "gpu.count", "gpus", count, partial(_gpu_count, e.vendor), tool=tool)]
+    tool = " or ".join(TOOLS[e.vendor])
+    ev = partial(_gpu_count, e.vendor, e.count_unit)
+    out = [planned(pc, "gpu.count", "gpus", count, ev, tool=tool)]
     if e.model is not None:
         crit = Criterion("G1-GPU-2", "model", "matches", e.model, source=pc.source("gpus", "model"))
         out.append(planned(pc, "gpu.model", "gpus", crit, partial(_gpu_model, e.vendor), tool=tool))

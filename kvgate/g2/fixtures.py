@@ -24,9 +24,14 @@ HostResults = dict[str, VolumeResult]
 
 @pytest.fixture(scope="session")
 def g2_measured(
-    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
+    inventory: LoadedInventory,
+    executors: dict[str, Executor],
+    run_store: RunStore,
+    gate_session: GateSession,
+    nic_counters_before: object,  # the storage NICs' counters are read before the first fio job
 ) -> dict[str, HostResults | LabError]:
     """Every pending host measured at once (the same jobs on every storage client together)."""
+    del nic_counters_before
     inv = inventory.inventory
     profile = fio_profile(inv)
 

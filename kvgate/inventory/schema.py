@@ -115,6 +115,15 @@ class GpuExpect(Frozen):
     count: int = Field(ge=0)  # 0: the host has no GPU (checks SKIP)
     model: str | None = None  # regex
     driver: str | None = None  # constraint, e.g. ">= 550"
+    # G1 accelerator detail (issue 14): what `count` counts, per-device memory, AMD firmware,
+    # partition modes and XGMI (amd-smi); Ascend health is a kvgate rule on every NPU chip
+    count_unit: Literal["devices", "cards"] = "devices"  # devices: as the runtime lists them (an
+    # Ascend chip, an AMD partition); cards: physical boards (a 910 NPU with two chips is one card)
+    min_memory_gib: float | None = Field(default=None, gt=0)  # VRAM/HBM per device
+    firmware: str | None = None  # regex on the VBIOS/IFWI version amd-smi reports
+    compute_partition: Literal["SPX", "DPX", "QPX", "CPX"] | None = None  # AMD Instinct
+    memory_partition: Literal["NPS1", "NPS2", "NPS4", "NPS8"] | None = None
+    xgmi: bool = False  # AMD: every pair of GPUs joined by an enabled XGMI link
 
     @field_validator("driver")
     @classmethod
@@ -134,6 +143,49 @@ class NvmeofExpect(Frozen):
     subsystems: int = Field(ge=0)  # 0: no NVMe-oF on this host (checks SKIP)
     transport: Literal["rdma", "tcp", "fc"] = "rdma"
     min_live_paths: int = Field(default=1, ge=1)
+    # G1 path quality and the array's BOM (issue 14); a timeout bound left unset is not checked
+    min_optimized_paths: int = Field(default=1, ge=0)  # ANA optimized paths per subsystem (0: off)
+    iopolicy: Literal["numa", "round-robin", "queue-depth"] | None = None  # native multipath
+    min_ctrl_loss_tmo_s: int | None = Field(default=None, ge=0)  # "off" (retry forever) passes
+    max_reconnect_delay_s: int | None = Field(default=None, gt=0)
+    max_fast_io_fail_tmo_s: int | None = Field(default=None, ge=0)  # "off" fails: I/O waits out the loss
+    min_io_queues: int | None = Field(default=None, ge=1)  # per controller
+    persistent: bool = True  # discovery.conf/config.json + nvmf-autoconnect bring the array back
+    max_transport_errors: int | None = Field(default=0, ge=0)  # kernel log since boot; None: off
+    model: str | None = None  # regex on the array's namespaces
+    firmware: str | None = None  # regex
+    capacity_gb: float | None = Field(default=None, gt=0)  # per namespace, decimal GB
+
+
+# -- G1 fabric, placement and host tuning (issue 14) ----------------------------------------
+
+
+class RoceExpect(Frozen):
+    """RoCEv2 lossless setup of the storage interfaces: the BOM's `nics` with `rdma: true`."""
+
+    priority: int = Field(default=3, ge=0, le=7)  # the storage traffic's priority: PFC and ECN on it
+    trust: Literal["dscp", "pcp"] = "dscp"
+    ecn: bool = True  # DCQCN: roce_np and roce_rp enabled on `priority`
+    addresses: tuple[str, ...] = ()  # storage IPs that need a RoCE v2 GID; empty: any IPv4 GID
+    cm_mode: Literal["RoCE v2", "IB/RoCE v1"] = "RoCE v2"  # rdma_cm's default GID type
+    active_mtu: Literal[256, 512, 1024, 2048, 4096] = 4096  # the RoCE path MTU (netdev MTU >= 4200)
+    max_rx_discards: int = Field(default=0, ge=0)  # G2: NIC discards + buffer overruns in the baseline
+
+
+class NumaExpect(Frozen):
+    """Where storage NICs and GPUs sit: a GPU group far from its storage NIC crosses the socket."""
+
+    nodes: int | None = Field(default=None, ge=1)  # NUMA nodes the OS sees (sockets × NPS)
+    max_remote_gpu_groups: int = Field(default=0, ge=0)  # engine GPU groups with no storage NIC on their node
+
+
+class TuningExpect(Frozen):
+    """Host settings the engines need (AMD MI300X system optimization guide, ROCm docs)."""
+
+    min_shm_gib: float | None = Field(default=None, gt=0)  # /dev/shm size
+    kernel_cmdline: tuple[str, ...] = ()  # tokens on /proc/cmdline, e.g. iommu=pt
+    numa_balancing: bool | None = None  # False: /proc/sys/kernel/numa_balancing reads 0
+    user_groups: tuple[str, ...] = ()  # the SSH user's groups, e.g. [video, render] for /dev/kfd and /dev/dri
 
 
 class Expectations(Frozen):
@@ -149,6 +201,9 @@ class Expectations(Frozen):
     tools: dict[str, str] = Field(default_factory=dict)  # name -> ">= 3.28"
     max_clock_offset_ms: float | None = Field(default=None, gt=0)
     pcie_full_link: bool = True  # NVMe/NIC/GPU links must train at their capable speed/width
+    roce: RoceExpect | None = None
+    numa: NumaExpect | None = None
+    tuning: TuningExpect | None = None
 
     @field_validator("tools")
     @classmethod

@@ -82,6 +82,32 @@ def test_a_family_never_ends_empty_handed(this_host: HostFacts) -> None:
         assert col.facts or col.errors or col.missing_tools, name
 
 
+def test_this_machine_tuning_and_placement(this_host: HostFacts) -> None:
+    tuning = this_host.family("tuning").facts
+    shm = os.statvfs("/dev/shm")
+    assert tuning["shm_bytes"] == shm.f_blocks * shm.f_frsize
+    assert tuning["cmdline"] == Path("/proc/cmdline").read_text().split()
+    balancing = Path("/proc/sys/kernel/numa_balancing")
+    if balancing.exists():
+        assert tuning["numa_balancing"] == int(balancing.read_text())
+    me = subprocess.run(["id", "-nG"], capture_output=True, text=True, check=True).stdout.split()
+    assert tuning["groups"] == me
+    nodes = len(list(Path("/sys/devices/system/node").glob("node[0-9]*")))
+    assert this_host.family("numa").facts["nodes"] == (nodes or None)
+
+
+def test_no_rdma_and_no_nvme_of_here_is_an_empty_answer_not_an_error(this_host: HostFacts) -> None:
+    if not Path("/sys/class/infiniband").exists():
+        assert this_host.family("roce").to_json() == {
+            "facts": {"interfaces": {}},
+            "missing_tools": [],
+            "errors": {},
+        }
+    if not Path("/sys/class/nvme").exists():
+        nvmeof = this_host.family("nvmeof")
+        assert (nvmeof.facts, nvmeof.errors) == ({"controllers": [], "subsystems": []}, {})
+
+
 def test_facts_round_trip_through_json(this_host: HostFacts) -> None:
     stored = json.loads(json.dumps(this_host.to_json()))
     assert HostFacts.from_json(stored).to_json() == this_host.to_json()

@@ -4,60 +4,24 @@ from recorded outputs of real machines (Replay answers each command with its rec
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from replay import HOST, Replay, ok, recorded
 
-from kvgate.facts import HostContext, HostFacts, collect_host, nics, nvme, odirect, pcie, rdma
+from kvgate.facts import HostContext, HostFacts, collect_host, nics, nvme, nvmeof, odirect, pcie, rdma
 from kvgate.g1 import manifest, plan, tools_wanted
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
-from kvgate.transport.base import CommandResult, quote
+from kvgate.transport.base import quote
 
-DATA = Path(__file__).parents[1] / "data" / "recorded"
-HOST = "gpu-1"
-
-
-def recorded(name: str) -> str:
-    return (DATA / name).read_text()
-
-
-class Replay:
-    """Executor double for hardware that cannot exist here: each command gets a recorded output."""
-
-    def __init__(self, answers: dict[str, tuple[int, str, str]], tools: set[str]) -> None:
-        self.host = HOST
-        self.answers, self.tools = answers, tools
-
-    def run(self, command: str, *args: object, **_: Any) -> CommandResult:
-        cmd = quote(command, *args)
-        if cmd.startswith("realpath -m -z -- "):  # the scratch check: these paths have no links
-            return CommandResult(self.host, cmd, 0, "".join(f"{a}\0" for a in args), "", 0.0)
-        if cmd.startswith(("command -v ", "cd / && command -v ")):
-            tool = shlex.split(cmd)[-1]
-            found = tool in self.tools
-            return CommandResult(self.host, cmd, 0 if found else 1, f"/usr/bin/{tool}\n" * found, "", 0.0)
-        for prefix, (status, out, err) in self.answers.items():
-            if cmd.startswith(prefix):
-                return CommandResult(self.host, cmd, status, out, err, 0.0)
-        return CommandResult(self.host, cmd, 127, "", f"replay: nothing recorded for {cmd[:60]}", 0.0)
-
-    def put(self, local: Path, remote: str) -> None:
-        raise NotImplementedError
-
-    def get(self, remote: str, local: Path) -> None:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-
-def ok(name: str) -> tuple[int, str, str]:
-    return 0, recorded(name), ""
+# the connect lines (no error) that open a recorded NVMe/TCP kernel log, as the log probe prints them
+CLEAN_KERNEL_LOG = "#source journalctl -k -b\n" + "".join(
+    recorded("kernel-log/lore-nvme-tcp-reconnect.txt").splitlines(keepends=True)[:6]
+)
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +49,16 @@ def answers(volume_path: Path, probe_output: str) -> dict[str, tuple[int, str, s
         "nvme smart-log /dev/nvme1n1": ok("nvme/smart-log/netdata-nvme-smart-log-string.json"),
         "nvme smart-log /dev/nvme2n1": ok("nvme/smart-log/netdata-nvme-smart-log-float.json"),
         "nvme list-subsys -o json": ok("nvme/list-subsys/gonvme-session-info-valid.json"),
+        quote(nvmeof.PROBE): ok("sysfs-nvmeof/constructed-3-local-2-tcp-ana.txt"),
+        "cat /etc/nvme/discovery.conf": ok("nvme-config/constructed-discovery.conf"),
+        "cat /etc/nvme/config.json": (1, "", "cat: /etc/nvme/config.json: No such file or directory"),
+        "systemctl is-enabled nvmf-autoconnect.service": (0, "enabled\n", ""),
+        "cat /etc/nvme/hostnqn": (
+            0,
+            "nqn.2014-08.org.nvmexpress:uuid:4c4c4544-0047-3410-8051-b4c04f443533\n",
+            "",
+        ),
+        nvmeof.KERNEL_LOG: (0, CLEAN_KERNEL_LOG, ""),
         pcie.PROBE: ok("sysfs-pcie/constructed-lab-full-link.txt"),
         nics.PROBE: ok("sysfs-nics/constructed-lab-roce.txt"),
         rdma.PROBE: ok("sysfs-rdma/constructed-roce-one-port-down.txt"),
@@ -329,3 +303,7 @@ def test_manifest_is_a_flat_summary(scratch: tuple[Path, str]) -> None:
     assert m["tools"] == {"fio": "3.33", "nvme": "2.3", "python3": "3.11.7"}
     assert "rocm-smi" in m["missing_tools"]
     assert m["nics"][1] == "ens1f0np0 up 100000 Mb/s mtu 9000 mlx5_core"
+    assert m["nvmeof_paths"] == [
+        "nvme3 tcp traddr=10.230.1.1,trsvcid=4420,src_addr=10.230.1.11 live optimized",
+        "nvme4 tcp traddr=10.230.1.2,trsvcid=4420,src_addr=10.230.1.11 live non-optimized",
+    ]

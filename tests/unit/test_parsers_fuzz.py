@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.base import ParseError
 from kvgate.facts.block import parse_lsblk
 from kvgate.facts.clock import parse_chronyc_tracking, parse_timedatectl
@@ -29,11 +30,18 @@ from kvgate.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
 from kvgate.facts.memory import parse_meminfo
 from kvgate.facts.mounts import parse_df, parse_findmnt
 from kvgate.facts.nics import parse_nics
+from kvgate.facts.numa import parse_numa
 from kvgate.facts.nvme import parse_list_subsys, parse_nvme_list, parse_smart_log, parse_transports
+from kvgate.facts.nvmeof import parse_config_json, parse_discovery_conf, parse_kernel_log
+from kvgate.facts.nvmeof import parse_probe as parse_nvmeof_probe
 from kvgate.facts.osinfo import parse_os_release, parse_uname
 from kvgate.facts.pcie import parse_pcie_links
 from kvgate.facts.rdma import parse_rdma
+from kvgate.facts.roce import parse_cm, parse_dcb_pfc, parse_ibv_devinfo, parse_mlnx_qos
+from kvgate.facts.roce import parse_probe as parse_roce_probe
+from kvgate.facts.tuning import parse_cmdline, parse_groups, parse_numa_balancing
 from kvgate.fio.parse import FioOutputError, parse_output
+from kvgate.g2.nic_counters import parse_ethtool_stats
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 FUZZ = settings(
@@ -74,6 +82,9 @@ SMART_KEYS = ("critical_warning", "value", "temperature", "percent_used", "media
 SMART_KEYS += ("power_on_hours", "unsafe_shutdowns", "num_err_log_entries")
 ROCM_KEYS = ("card0", "card1", "system", "Driver version", "Card series", "Card model", "Device Name")
 ROCM_KEYS += ("PCI Bus", "VRAM Total Memory (B)", "Temperature (Sensor edge) (C)")
+AMD_KEYS = ("gpu_data", "gpu", "asic", "market_name", "bus", "bdf", "vram", "size", "value", "unit")
+AMD_KEYS += ("driver", "version", "vbios", "ifwi", "partition", "compute_partition", "partition_id", "numa")
+AMD_KEYS += ("vram_size_mb", "link_type", "link_accessibility", "links", "link_status", "gpu_1")
 FIO_KEYS = ("fio version", "jobs", "client_stats", "jobname", "hostname", "port", "error", "read", "write")
 FIO_KEYS += ("mixed", "io_bytes", "bw_bytes", "bw", "iops", "total_ios", "runtime", "clat_ns", "bins")
 FIO_KEYS += ("percentile", "job options", "global options", "group_reporting", "All clients", "99840")
@@ -125,6 +136,29 @@ PARSERS = [
     Parser("os-release", parse_os_release, ParseError, ("os-release/debian12.txt",)),
     Parser("uname", parse_uname, ParseError, ("os-release/uname-*",)),
     Parser("fio", parse_output, FioOutputError, ("fio/*.json",), FIO_KEYS),
+    # issue 14, G1 on the seed's platform
+    Parser("mlnx_qos", parse_mlnx_qos, ParseError, ("mlnx_qos/*",)),
+    Parser("dcb pfc", parse_dcb_pfc, ParseError, ("dcb/*",)),
+    Parser("ibv_devinfo", parse_ibv_devinfo, ParseError, ("ibv_devinfo/*",)),
+    Parser("roce probe", parse_roce_probe, ParseError, ("sysfs-roce/*",)),
+    Parser("rdma_cm probe", parse_cm, ParseError, ("rdma_cm/*",)),
+    Parser("nvme-of probe", parse_nvmeof_probe, ParseError, ("sysfs-nvmeof/*",)),
+    Parser("kernel log", parse_kernel_log, ParseError, ("kernel-log/*",)),
+    Parser("discovery.conf", parse_discovery_conf, ParseError, ("nvme-config/*.conf",)),
+    Parser(
+        "config.json",
+        parse_config_json,
+        ParseError,
+        ("nvme-config/*.json",),
+        ("hosts", "hostnqn", "subsystems", "nqn", "ports", "transport", "traddr"),
+    ),
+    Parser("numa probe", parse_numa, ParseError, ("sysfs-numa/*",)),
+    Parser("amd-smi static", parse_amd_static, ParseError, ("amd-smi/*static*",), AMD_KEYS),
+    Parser("amd-smi topology", parse_amd_topology, ParseError, ("amd-smi/*topology*",), AMD_KEYS),
+    Parser("ethtool -S", parse_ethtool_stats, ParseError, ("ethtool/*",)),
+    Parser("cmdline", parse_cmdline, ParseError, ("tuning/*cmdline*",)),
+    Parser("numa_balancing", parse_numa_balancing, ParseError, ("tuning/*numa_balancing*",)),
+    Parser("id", parse_groups, ParseError, ("tuning/*-id.txt",)),
 ]
 IDS = [p.name for p in PARSERS]
 LEAVES = (
