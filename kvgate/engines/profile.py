@@ -68,6 +68,9 @@ class Endpoint(Frozen):
     # the call goes to the engine's port + this: 0 is the engine itself; LMCache's internal API server's
     # worker 0 listens at {api_port} + 1 (API_PORT_OFFSET + 1), where its config puts it
     port_offset: int = Field(default=0, ge=0, le=API_PORT_OFFSET + 64)
+    # called once per tensor-parallel rank, at port_offset + rank (LMCache runs one worker, with its
+    # own CPU tier and API server, per rank)
+    each_rank: bool = False
 
 
 class CacheTier(Frozen):

@@ -30,7 +30,7 @@ from kvgate import redact
 from kvgate.engines import hostcall
 from kvgate.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
 from kvgate.engines.hostcall import HttpResult
-from kvgate.engines.profile import API_PORT_OFFSET, EngineProfile, Launch, fill
+from kvgate.engines.profile import API_PORT_OFFSET, EngineProfile, Launch, fill, tensor_parallel
 from kvgate.transport.base import CANCEL, Executor, quote
 
 LOG_TAIL_LINES = 40
@@ -200,15 +200,19 @@ class EngineService:
     def reset(self) -> list[HttpResult]:
         """Call every reset endpoint of the profile; a failed reset raises EngineCallFailed."""
         results = []
+        ranks = tensor_parallel(self.launch.argv)
         for ep in self.profile.reset:
-            res = self.request(
-                ep.method, ep.path, body=ep.body, timeout_s=ep.timeout_s, port_offset=ep.port_offset
-            )
-            if not res.ok:
-                raise EngineCallFailed(
-                    self.ex.host, self.profile.name, f"reset {ep.method} {ep.path}: {res.status} {res.error}"
+            for rank in range(ranks if ep.each_rank else 1):
+                offset = ep.port_offset + rank
+                res = self.request(
+                    ep.method, ep.path, body=ep.body, timeout_s=ep.timeout_s, port_offset=offset
                 )
-            results.append(res)
+                if not res.ok:
+                    where = f"{ep.method} {ep.path}" + (f" (port +{offset})" if offset else "")
+                    raise EngineCallFailed(
+                        self.ex.host, self.profile.name, f"reset {where}: {res.status} {res.error}"
+                    )
+                results.append(res)
         return results
 
     def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:

@@ -26,6 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from kvgate.errors import LabError
 
 PLACEHOLDERS = frozenset({"python", "model", "port", "host", "cache_dir", "run_dir", "api_port"})
+INT_PLACEHOLDERS = frozenset({"port", "api_port"})
 # `{name}` with a bare identifier; JSON/YAML braces (`{"a": 1}`, `{use_odirect: true}`) never match
 _HOLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -89,11 +90,23 @@ def check_data(value: Any, where: str = "data") -> Any:
 
 
 def fill_data(value: Any, values: Mapping[str, str]) -> Any:
-    """``value`` with placeholders filled in its scalar strings (the structure is untouched)."""
+    """``value`` with placeholders filled in its scalar strings (the structure is untouched).
+
+    A scalar that is exactly one port placeholder becomes a number, as a config expects a port:
+
+    >>> fill_data({"port": "{api_port}", "url": "http://h:{port}/"}, {"api_port": "28000", "port": "18000"})
+    {'port': 28000, 'url': 'http://h:18000/'}
+    """
     if isinstance(value, dict):
         return {k: fill_data(v, values) for k, v in value.items()}
     if isinstance(value, list):
         return [fill_data(v, values) for v in value]
+    if (
+        isinstance(value, str)
+        and value.strip("{}") in INT_PLACEHOLDERS
+        and value == f"{{{value.strip('{}')}}}"
+    ):
+        return int(values[value.strip("{}")])
     return fill(value, values) if isinstance(value, str) else value
 
 

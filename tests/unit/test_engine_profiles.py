@@ -20,7 +20,7 @@ from kvgate.transport.local import LocalExecutor
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
 VALUES = {"python": "/v/bin/python", "model": "/m/tiny.gguf", "port": "8123", "host": "127.0.0.1",
-          "cache_dir": "/mnt/candidate/kv", "run_dir": "/var/tmp/run"}  # fmt: skip
+          "cache_dir": "/mnt/candidate/kv", "run_dir": "/var/tmp/run", "api_port": "18123"}  # fmt: skip
 LAB_PROFILES = {
     "vllm-lmcache",
     "vllm-lmcache-serial-read",
@@ -73,6 +73,16 @@ def test_lmcache_config_puts_the_disk_tier_on_the_candidate_and_keeps_json_brace
     config = yaml.safe_load(launch.files["lmcache.yaml"])
     assert config["local_disk"] == "file:///mnt/candidate/kv/lmcache/"
     assert config["extra_config"] == {"use_odirect": True, "disk_io_threads": 8}
+    # the restart-free cold path: LMCache's internal API server at {api_port}, a number in the config
+    assert (config["internal_api_server_enabled"], config["internal_api_server_port_start"]) == (True, 18123)
+    profile = load_profile(PROFILE_DIR / "vllm-lmcache.yaml")
+    clear = profile.reset[-1]
+    assert (profile.cold_by, clear.method, clear.port_offset, clear.each_rank) == (
+        "reset",
+        "DELETE",
+        10001,
+        True,
+    )
     assert launch.env["LMCACHE_CONFIG_FILE"] == "/var/tmp/run/lmcache.yaml"
     kv = json.loads(launch.argv[launch.argv.index("--kv-transfer-config") + 1])
     assert kv["kv_connector"] == "LMCacheConnectorV1"
@@ -295,6 +305,8 @@ def test_a_quote_in_a_volume_path_cannot_change_lmcaches_config(name: str) -> No
         "max_local_cpu_size",
         "local_disk",
         "max_local_disk_size",
+        "internal_api_server_enabled",
+        "internal_api_server_port_start",
         "extra_config",
     }
     assert set(config) == keys
