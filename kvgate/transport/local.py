@@ -56,6 +56,9 @@ class LocalExecutor:
         except subprocess.TimeoutExpired as exc:
             _kill(proc)
             raise CommandTimeout(self.host, cmd, timeout_s or 0.0) from exc
+        except BaseException:  # Ctrl-C in this thread, or cancelled before communicate(): reap it
+            _kill(proc)
+            raise
         result = CommandResult(
             host=self.host,
             command=cmd,
@@ -87,7 +90,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the group and reap it (only from the thread that owns ``proc``)."""
+    """Kill the group, reap it and close its pipes (only from the thread that owns ``proc``)."""
     _kill_group(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):  # a D-state child may hold the pipes
         proc.communicate(timeout=5)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
