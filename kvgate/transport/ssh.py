@@ -179,12 +179,16 @@ class SSHExecutor:
     # --- connection -----------------------------------------------------------------
 
     def _open(self, fn: Callable[[paramiko.Transport], T]) -> T:
-        """Open a channel with ``fn``; if the connection had dropped, reconnect once and retry."""
+        """Open a channel with ``fn``; if the connection had dropped, reconnect once and retry.
+
+        A link the heartbeat found dead is not retried now (that would add a connect timeout
+        to the report); the next command reconnects.
+        """
         transport, fresh = self._transport()
         try:
             return fn(transport)
         except CONNECTION_ERRORS as exc:
-            if fresh:
+            if fresh or self._lost():
                 raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
         with self._lock:
             self._drop()

@@ -6,13 +6,18 @@ Each host is a network namespace with its own sshd, reached over a veth pair
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from netns import FarHost, unavailable
 from sshd import write_known_hosts
 
@@ -25,7 +30,8 @@ pytestmark = [
     pytest.mark.skipif(unavailable() is not None, reason=f"network namespaces: {unavailable()}"),
 ]
 
-# the heartbeat's bound, plus a second for its tick, under a loaded machine
+REPO = Path(__file__).resolve().parents[2]
+# the heartbeat's bound, plus its tick and slack for a loaded machine
 DETECTED_WITHIN_S = DEAD_AFTER_S + 5
 
 
@@ -135,3 +141,55 @@ def test_a_link_cut_during_a_file_transfer_is_connection_lost(
     message, took = lost_after_cut(far, lambda: far_ex.get(str(fifo), tmp_path / "got"))
     assert f"get {fifo} failed: nothing heard from the host for" in message
     assert took < DETECTED_WITHIN_S
+
+
+def wait_for(path: Path, gate: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 120
+    while not path.exists():
+        assert gate.poll() is None, gate.communicate()[1]
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def g1_host(expect: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    base = {"nvme": {"count": 0}, "gpus": {"count": 0}, "pcie_full_link": False}
+    return {"roles": ["storage-client"], "expect": base | expect, **fields}
+
+
+def test_g1_host_whose_link_dies_mid_facts_is_error_within_seconds(far: FarHost, tmp_path: Path) -> None:
+    """The issue measured 70-160 s before such a host failed, reported as 'was killed' and 'refused'."""
+    assert far.server is not None
+    started, tool = tmp_path / "started", tmp_path / "kvslowtool"
+    tool.write_text(f"#!/bin/sh\ntouch {started}\nsleep 10\necho kvslowtool 1.0\n")
+    tool.chmod(0o755)
+    known = write_known_hosts(tmp_path / "known_hosts", [far.server])
+    hosts = {
+        "far": g1_host({"tools": {str(tool): ">= 1.0"}}, **far.host(known).model_dump(exclude_defaults=True)),
+        "here": g1_host({}, transport="local"),
+    }
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(yaml.safe_dump({"site": "netlab", "hosts": hosts}))
+    results = tmp_path / "r"
+    argv = ["run", "g1", "--inventory", str(inv), "--results", str(results), "--no-pdf"]
+    gate = subprocess.Popen(
+        [sys.executable, "-m", "kvgate.cli", *argv], cwd=REPO, stderr=subprocess.PIPE, text=True
+    )
+
+    wait_for(started, gate)  # far is running its last facts probe
+    far.cut()
+    cut_at = time.monotonic()
+    _, err = gate.communicate(timeout=120)
+    took = time.monotonic() - cut_at
+
+    assert gate.returncode == 3, err
+    (run,) = (results / "netlab").glob("g1-*")
+    records = [json.loads(line) for line in (run / "checks.jsonl").read_text().splitlines()]
+    far_errors = [r["condition"] for r in records if r["host"] == "far"]
+    assert far_errors
+    assert all(r["verdict"] in ("PASS", "SKIP") for r in records if r["host"] == "here")
+    for condition in far_errors:
+        assert "connection lost while running" in condition
+        assert "nothing heard from the host for" in condition
+        assert "was killed" not in condition
+    assert took < DETECTED_WITHIN_S + 10, f"the gate ended {took:.0f} s after the cut"  # + report, teardown
+    assert f"kvgate run g1 --resume {run}" in " ".join(err.split())
