@@ -39,11 +39,22 @@ _OTHER_CAUSES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...]
 )
 
 
+# paramiko SSHException texts -> what they mean (a TCP connection that SSH never got going on)
+_SSH_TEXTS: dict[str, str] = {
+    "Error reading SSH protocol banner": "no SSH banner within {timeout_s:g} s",
+    "No existing session": "the session ended before login: no banner or key exchange within {timeout_s:g} s",
+    "Timeout opening channel.": "the host did not answer a channel request within {timeout_s:g} s",
+}
+_HUNG = ": the port accepted the connection but sshd does not answer (hung or overloaded?)"
+
+
 def cause(exc: BaseException, timeout_s: float) -> str:
     """A short, human reason for a paramiko / socket failure, from its errno when it has one."""
     exc = _first_wrapped(exc)
     if isinstance(exc, TimeoutError) or getattr(exc, "errno", None) == errno.ETIMEDOUT:
         return f"timed out after {timeout_s:g} s (ETIMEDOUT: no answer at all: host down or packets dropped)"
+    if isinstance(exc, paramiko.SSHException) and (text := _SSH_TEXTS.get(str(exc))):
+        return text.format(timeout_s=timeout_s) + _HUNG
     for types, text in _OTHER_CAUSES:
         if isinstance(exc, types):
             return text.format(exc=exc)

@@ -190,21 +190,25 @@ class SSHExecutor:
         except CONNECTION_ERRORS as exc:
             if fresh or self._lost():
                 raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
+            why = self._cause(exc)
         with self._lock:
             self._drop()
-        transport, _ = self._transport()
+        transport, _ = self._transport(why)
         try:
             return fn(transport)
         except CONNECTION_ERRORS as exc:
             raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
 
-    def _transport(self) -> tuple[paramiko.Transport, bool]:
-        """The live transport, connecting if there is none; True when it is a new connection."""
+    def _transport(self, why: str | None = None) -> tuple[paramiko.Transport, bool]:
+        """The live transport, connecting if there is none; True when it is a new connection.
+
+        ``why``: why the previous connection was given up, for the error if reconnecting fails.
+        """
         with self._lock:
             transport = self._clients[-1].get_transport() if self._clients else None
             if transport is not None and transport.is_active():
                 return transport, False
-            action = self._reconnect_action()
+            action = self._reconnect_action(why or self._lost())
             self._drop()
             self._clients = connect_route(self.route, self.label, action=action)
             self._was_connected = True
@@ -213,11 +217,11 @@ class SSHExecutor:
             self._heartbeat = Heartbeat(transport, self.liveness, self.label).start()
             return transport, True
 
-    def _reconnect_action(self) -> str:
+    def _reconnect_action(self, why: str | None) -> str:
         """How a failed (re)connect is worded: why the previous connection ended, if we know."""
         if not self._was_connected:
             return "cannot connect"
-        lost = f"connection lost ({self._lost()})" if self._lost() else "connection lost"
+        lost = f"connection lost ({why})" if why else "connection lost"
         return f"{lost}; reconnecting once failed"
 
     def _drop(self) -> None:
