@@ -95,7 +95,7 @@ def test_a_gate_run_does_not_inherit_the_test_suite_settings(tmp_path: Path) -> 
                 timeout=config.getini("timeout"),
                 plugin=config.pluginmanager.has_plugin("kvgate.pytest_plugin"),
             )
-            pytest.exit("probed", returncode=0)
+            raise pytest.UsageError("probed")  # stop here (pytest.exit would run the Ctrl-C hook)
 
     argv = ["run", "g1", "--inventory", str(repo_root() / "inventory/local.yaml"), "--results", str(tmp_path)]
     pytest.main(pytest_args(parser().parse_args(argv)), plugins=[Probe()])
