@@ -178,11 +178,13 @@ class SSHServer:
         """SIGKILL sshd and every per-connection child, so open sessions drop too."""
         if self.proc is None:
             return
-        for pid in [*descendants(self.proc.pid), self.proc.pid]:
+        victims = [*descendants(self.proc.pid), self.proc.pid]
+        for pid in victims:
             with contextlib.suppress(ProcessLookupError):  # it exited by itself meanwhile
                 os.kill(pid, signal.SIGKILL)
         self.proc.wait(timeout=10)
         self.proc = None
+        _wait_dead(victims)  # a loaded machine may let a per-connection child serve a moment longer
 
     stop = kill
 
@@ -196,6 +198,22 @@ class SSHServer:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (whose connections are already closed)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_dead(pids: list[int], timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while any(_alive(p) for p in pids):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"sshd processes {pids} still alive {timeout_s} s after SIGKILL")
+        time.sleep(0.02)
 
 
 def write_known_hosts(path: Path, servers: Iterable[SSHServer]) -> Path:
