@@ -86,8 +86,10 @@ class Heartbeat:
             if wait > 0:
                 self._stop.wait(wait)
                 continue
-            # wait=True sends want-reply; it returns on the answer or when the transport closes
-            self.transport.global_request("keepalive@openssh.com", wait=True)
+            try:  # wait=True sends want-reply; it returns on the answer or when the transport closes
+                self.transport.global_request("keepalive@openssh.com", wait=True)
+            except (paramiko.SSHException, EOFError, OSError):
+                return  # the transport is going away; whoever uses it next says why
 
     def _watch(self) -> None:
         judged_from = last_tick = time.monotonic()

@@ -172,7 +172,7 @@ class SSHExecutor:
         try:
             fn()
         except (paramiko.SSHException, EOFError, OSError) as exc:
-            if isinstance(exc, OSError) and not self._lost():
+            if isinstance(exc, OSError) and not self._link_down():
                 raise  # a file error (no such file, permission), as locally
             raise TransportError(f"{self.label}: {verb} {remote} failed: {self._cause(exc)}") from exc
 
@@ -229,6 +229,10 @@ class SSHExecutor:
             self._heartbeat.stop()
         clients, self._clients = self._clients, []
         close_all(clients)
+
+    def _link_down(self) -> bool:
+        transport = self._clients[-1].get_transport() if self._clients else None
+        return transport is None or not transport.is_active()
 
     def _lost(self) -> str | None:
         """Why the heartbeat closed the connection (nothing heard for too long), if it did."""
