@@ -209,10 +209,9 @@ def _alive(pid: int) -> bool:
 
 
 def _wait_dead(pids: list[int], timeout_s: float = 10) -> None:
+    """Best effort (a teardown that raised here would leave the other servers running)."""
     deadline = time.monotonic() + timeout_s
-    while any(_alive(p) for p in pids):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"sshd processes {pids} still alive {timeout_s} s after SIGKILL")
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.02)
 
 
