@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from kvgate.gates import PREFLIGHT, gate_dir, require_previous
+from kvgate.gates import PREFLIGHT, gate_dir, repo_root, require_previous
 from kvgate.inventory import load
+from kvgate.judge import Verdict
 from kvgate.live import LiveView, checks_table, summary_table
 from kvgate.store import RunStore, outcome
+
+GATE_INI = Path(__file__).with_name("gate_pytest.ini")
 
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
@@ -25,7 +29,9 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
 
 
 def pytest_args(args: argparse.Namespace) -> list[str]:
-    argv = [str(gate_dir(args.gate)), "-o", "addopts=", "-p", "no:terminal", "-p", "no:cacheprovider"]
+    """The gate suite under the gate-run settings (GATE_INI), never kvgate's own test-suite settings."""
+    argv = [str(gate_dir(args.gate)), "-c", str(GATE_INI), "--rootdir", str(repo_root())]
+    argv += ["-p", "kvgate.pytest_plugin", "-p", "no:terminal", "-p", "no:cacheprovider"]
     argv += ["--inventory", args.inventory, "--run-dir", args.results]
     for opt in ("resume", "waivers", "force_gate_order"):
         if value := getattr(args, opt):
@@ -51,13 +57,9 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
 
 def preflight(args: argparse.Namespace, console: Console) -> int:
     """The preflight as a gate run of its own; then what will and will not be measurable, and why."""
-    args.gate, args.resume, args.waivers, args.force_gate_order, args.keyword = (
-        PREFLIGHT,
-        None,
-        None,
-        None,
-        None,
-    )
+    for unused in ("resume", "waivers", "force_gate_order", "keyword"):
+        setattr(args, unused, None)
+    args.gate = PREFLIGHT
     return run_gate(args, console)
 
 
@@ -74,15 +76,43 @@ def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool
     paths = render(store.path, pdf=not no_pdf)
     console.print(checks_table(store) if store.meta()["gate"] == PREFLIGHT else summary_table(store))
     verdict, missing = outcome(store)
-    console.print(
-        f"gate verdict: [bold]{verdict}[/]" + (f" ({len(missing)} checks not evaluated)" if missing else "")
-    )
+    not_evaluated = f" ({len(missing)} checks not evaluated)" if missing else ""
+    if interrupted:
+        console.print(f"gate [bold yellow]interrupted[/] (Ctrl-C){not_evaluated}")
+    else:
+        console.print(f"gate verdict: [bold]{verdict}[/]{not_evaluated}")
     for label, path in (("HTML", paths.html), ("PDF", paths.pdf), ("JUnit", paths.junit)):
         if path is not None:
             console.print(f"{label:6} {path}")
-    if missing:
-        console.print(f"resume with: kvgate run {store.meta()['gate']} --resume {store.path}")
+    errors = [c for c, rec in store.checks().items() if rec["verdict"] == Verdict.ERROR]
+    if interrupted or missing or errors:
+        console.print(f"resume with: {escape(resume_command(store))}", highlight=False, soft_wrap=True)
     return EXIT_INTERRUPTED if interrupted else EXIT[verdict]
+
+
+def resume_command(store: RunStore) -> str:
+    """The exact command that re-runs this run's checks without a final verdict, from the same cwd.
+
+    The inventory is the run's own (`RunStore.inventory_path`); waivers and a -k selection
+    are not stored as paths, so they are repeated from the run's recorded argv.
+    """
+    meta = store.meta()
+    words = ["kvgate", "run", str(meta["gate"]), "--resume", str(store.path)]
+    argv = [str(a) for a in meta.get("argv", [])]
+    for flag in ("--waivers", "-k"):
+        if (value := _recorded_option(argv, flag)) is not None:
+            words += [flag, value]
+    return shlex.join(words)
+
+
+def _recorded_option(argv: list[str], flag: str) -> str | None:
+    """The value of ``flag`` in a recorded command line (``--flag value`` or ``--flag=value``)."""
+    for i, word in enumerate(argv):
+        if word == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(f"{flag}="):
+            return word.partition("=")[2]
+    return None
 
 
 def report(args: argparse.Namespace, console: Console) -> int:

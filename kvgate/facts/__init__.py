@@ -2,7 +2,8 @@
 
 A family's failure (a missing tool, a failed command, output a parser does not
 understand) is recorded in its `Collected` and never stops the other families;
-only a TransportError (host unreachable, connection dropped) propagates.
+only a TransportError (host unreachable, connection dropped) and Interrupted
+(Ctrl-C) propagate: an interrupted probe is not a fact, so no family records one.
 
 >>> from kvgate.transport.local import LocalExecutor
 >>> facts = collect_host(LocalExecutor(), HostContext(host="localhost", volumes={}, sudo=False))
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgate.errors import LabError, ToolMissing, TransportError
+from kvgate.errors import Interrupted, LabError, ToolMissing, TransportError
 from kvgate.facts import (
     block,
     clock,
@@ -95,10 +96,10 @@ class HostFacts:
 
 
 def collect_family(collector: Collector, ex: Executor, ctx: HostContext) -> Collected:
-    """Run one collector; anything but a TransportError becomes a recorded family error."""
+    """Run one collector; anything but a TransportError or Interrupted becomes a recorded family error."""
     try:
         return collector(ex, ctx)
-    except TransportError:
+    except (TransportError, Interrupted):
         raise
     except ToolMissing as exc:
         return Collected(missing_tools=[exc.tool])

@@ -2,7 +2,9 @@
 
 Every collector runs its commands through an Executor, so it behaves the same on
 this machine and over SSH. A sub-probe that fails is recorded, never raised: the
-family keeps going and the G1 plan turns the recorded error into INVALID.
+family keeps going and the G1 plan turns the recorded error into INVALID. A probe
+that did not end by itself is no failure of the host: a lost connection
+(TransportError) and Ctrl-C (Interrupted) propagate and nothing is recorded.
 """
 
 from __future__ import annotations
@@ -85,7 +87,10 @@ def failure_text(res: CommandResult) -> str:
 def run_result(
     ex: Executor, col: Collected, name: str, command: str, *args: object, timeout_s: float, sudo: bool = False
 ) -> CommandResult | None:
-    """Run a sub-probe and keep its output as artifact `name`; a timeout is recorded, not raised."""
+    """Run a sub-probe and keep its output as artifact `name`; a timeout is recorded, not raised.
+
+    TransportError and Interrupted propagate: an interrupted probe is not a fact.
+    """
     try:
         res = ex.run(command, *args, timeout_s=timeout_s, sudo=sudo)
     except CommandTimeout as exc:

@@ -19,11 +19,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 from kvgate.errors import LabError
+from kvgate.transport.base import CANCEL
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_MAX_WORKERS = 16
+# after Ctrl-C, how long the hosts' threads get to wind down (their commands are killed at once),
+# so none of them writes to the run after it was closed
+STOP_GRACE_S = 10.0
 
 
 def fan_out(
@@ -33,11 +37,15 @@ def fan_out(
     if not executors:
         return {}
     pool = ThreadPoolExecutor(max_workers=min(max_workers, len(executors)), thread_name_prefix="fan_out")
+    futures: dict[str, Future[R]] = {}
     try:
-        futures: dict[str, Future[R]] = {name: pool.submit(fn, ex) for name, ex in executors.items()}
+        futures.update((name, pool.submit(fn, ex)) for name, ex in executors.items())
         wait(futures.values())
-    except BaseException:  # Ctrl-C: do not start hosts still queued
+    except BaseException as exc:  # Ctrl-C: start no queued host, end the running ones' commands
         pool.shutdown(wait=False, cancel_futures=True)
+        if isinstance(exc, KeyboardInterrupt):  # ... and let them finish before the run is closed
+            CANCEL.cancel()
+            wait(futures.values(), timeout=STOP_GRACE_S)
         raise
     pool.shutdown()
     results: dict[str, R | LabError] = {}

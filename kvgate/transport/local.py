@@ -51,11 +51,14 @@ class LocalExecutor:
             start_new_session=True,
         )
         try:
-            with CANCEL.running(self.host, cmd, lambda: _kill_group(proc)):
+            with CANCEL.running(self.host, cmd, lambda: _kill_session(proc)):
                 out, err = proc.communicate(timeout=None if timeout_s is None else timeout_s + 10)
         except subprocess.TimeoutExpired as exc:
             _kill(proc)
             raise CommandTimeout(self.host, cmd, timeout_s or 0.0) from exc
+        except BaseException:  # Ctrl-C in this thread, or cancelled before communicate(): reap it
+            _kill(proc)
+            raise
         result = CommandResult(
             host=self.host,
             command=cmd,
@@ -80,14 +83,37 @@ class LocalExecutor:
         pass
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the command's whole process group (it runs in its own session); safe from any thread."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
+def _kill_session(proc: subprocess.Popen[bytes]) -> None:
+    """Kill every process of the command's session; safe from any thread.
+
+    Killing the process group is not enough: `timeout` (see `wrap`) moves itself and the
+    command into a group of their own, so they outlived a killpg of the shell.
+    """
+    if proc.returncode is not None:  # reaped: its pid, and so the session id, may be reused
+        return
+    for pid in _session_members(proc.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _session_members(sid: int) -> list[int]:
+    """Pids whose session id is ``sid`` (field 6 of /proc/PID/stat)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it exited while we looked
+            continue
+        if int(fields[3]) == sid:
+            members.append(int(stat.parent.name))
+    return members
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the group and reap it (only from the thread that owns ``proc``)."""
-    _kill_group(proc)
+    """Kill the session, reap it and close its pipes (only from the thread that owns ``proc``)."""
+    _kill_session(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):  # a D-state child may hold the pipes
         proc.communicate(timeout=5)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()

@@ -3,6 +3,8 @@
 Connects lazily, reconnects once when the connection dropped, reads stdout and
 stderr concurrently, and bounds every command twice: remotely with ``timeout
 --kill-after`` (`wrap`) and locally with a deadline after which the channel is closed.
+A `Heartbeat` notices a link that died silently within `Liveness.dead_after_s` and
+the error says "connection lost" with when the host was last heard from.
 
 Usage::
 
@@ -35,10 +37,11 @@ from kvgate.transport.base import (
     timed_out,
     wrap,
 )
+from kvgate.transport.causes import cause
+from kvgate.transport.liveness import DEFAULT_LIVENESS, Heartbeat, Liveness
 from kvgate.transport.sshroute import (
     CONNECTION_ERRORS,
     SSH_CONFIG,
-    cause,
     close_all,
     connect_route,
     load_ssh_config,
@@ -56,12 +59,16 @@ POLL_S = 0.2  # exit-status arrival does not wake select(); re-check at least th
 class SSHExecutor:
     """Run commands and move files on one inventory host over SSH."""
 
-    def __init__(self, name: str, host: Host, *, ssh_config: Path = SSH_CONFIG) -> None:
+    def __init__(
+        self, name: str, host: Host, *, ssh_config: Path = SSH_CONFIG, liveness: Liveness = DEFAULT_LIVENESS
+    ) -> None:
         self.host = name
         self.route = resolve(host, load_ssh_config(ssh_config))
+        self.liveness = liveness
         # root needs no sudo (and minimal hosts have none installed)
         self.sudo_allowed = host.sudo and self.route.target.user != "root"
         self._clients: list[paramiko.SSHClient] = []
+        self._heartbeat: Heartbeat | None = None
         self._was_connected = False
         self._lock = threading.RLock()
 
@@ -135,7 +142,8 @@ class SSHExecutor:
         if transport is not None:
             transport.join(LOST_GRACE_S)  # a dying server may close the channel just before the TCP link
         if not channel.eof_received or transport is None or not transport.is_active():
-            raise TransportError(f"{self.label}: connection lost while running `{cmd}`")
+            lost = f": {self._lost()}" if self._lost() else ""
+            raise TransportError(f"{self.label}: connection lost while running `{cmd}`{lost}")
         return -1  # killed by a signal: paramiko ignores the exit-signal message
 
     # --- files ----------------------------------------------------------------------
@@ -163,52 +171,81 @@ class SSHExecutor:
         """Run an SFTP step; file errors stay OSError (as locally), a dropped link is TransportError."""
         try:
             fn()
-        except (paramiko.SSHException, EOFError) as exc:
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            if isinstance(exc, OSError) and not self._link_down():
+                raise  # a file error (no such file, permission), as locally
             raise TransportError(f"{self.label}: {verb} {remote} failed: {self._cause(exc)}") from exc
 
     # --- connection -----------------------------------------------------------------
 
     def _open(self, fn: Callable[[paramiko.Transport], T]) -> T:
-        """Open a channel with ``fn``; if the connection had dropped, reconnect once and retry."""
+        """Open a channel with ``fn``; if the connection had dropped, reconnect once and retry.
+
+        A link the heartbeat found dead is not retried now (that would add a connect timeout
+        to the report); the next command reconnects.
+        """
         transport, fresh = self._transport()
         try:
             return fn(transport)
         except CONNECTION_ERRORS as exc:
-            if fresh:
+            if fresh or self._lost():
                 raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
+            why = self._cause(exc)
         with self._lock:
             self._drop()
-        transport, _ = self._transport()
+        transport, _ = self._transport(why)
         try:
             return fn(transport)
         except CONNECTION_ERRORS as exc:
             raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
 
-    def _transport(self) -> tuple[paramiko.Transport, bool]:
-        """The live transport, connecting if there is none; True when it is a new connection."""
+    def _transport(self, why: str | None = None) -> tuple[paramiko.Transport, bool]:
+        """The live transport, connecting if there is none; True when it is a new connection.
+
+        ``why``: why the previous connection was given up, for the error if reconnecting fails.
+        """
         with self._lock:
             transport = self._clients[-1].get_transport() if self._clients else None
             if transport is not None and transport.is_active():
                 return transport, False
+            action = self._reconnect_action(why or self._lost())
             self._drop()
-            action = "connection lost; reconnecting once failed" if self._was_connected else "cannot connect"
             self._clients = connect_route(self.route, self.label, action=action)
             self._was_connected = True
             transport = self._clients[-1].get_transport()
             assert transport is not None  # connect() succeeded
+            self._heartbeat = Heartbeat(transport, self.liveness, self.label).start()
             return transport, True
 
+    def _reconnect_action(self, why: str | None) -> str:
+        """How a failed (re)connect is worded: why the previous connection ended, if we know."""
+        if not self._was_connected:
+            return "cannot connect"
+        lost = f"connection lost ({why})" if why else "connection lost"
+        return f"{lost}; reconnecting once failed"
+
     def _drop(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
         clients, self._clients = self._clients, []
         close_all(clients)
 
+    def _link_down(self) -> bool:
+        transport = self._clients[-1].get_transport() if self._clients else None
+        return transport is None or not transport.is_active()
+
+    def _lost(self) -> str | None:
+        """Why the heartbeat closed the connection (nothing heard for too long), if it did."""
+        return self._heartbeat.lost if self._heartbeat is not None else None
+
     def _cause(self, exc: BaseException) -> str:
-        return cause(exc, self.route.timeout_s)
+        return self._lost() or cause(exc, self.route.timeout_s)
 
     def close(self) -> None:
         """Close the connection and its jump hosts; idempotent. The next command reconnects."""
         with self._lock:
             self._drop()
+            self._heartbeat = None
             self._was_connected = False
 
     def __enter__(self) -> SSHExecutor:

@@ -11,7 +11,6 @@ IdentityFile, ProxyJump, UserKnownHostsFile). ``ProxyJump`` hops are chained wit
 from __future__ import annotations
 
 import getpass
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,11 +18,12 @@ import paramiko
 
 from kvgate.errors import ConfigError, TransportError
 from kvgate.inventory.schema import Host
+from kvgate.transport.causes import cause
 from kvgate.transport.hostkeys import KnownHosts, known_hosts_name
+from kvgate.transport.liveness import new_transport
 
 SSH_CONFIG = Path("~/.ssh/config")
 KNOWN_HOSTS = Path("~/.ssh/known_hosts")
-KEEPALIVE_S = 15  # ServerAliveInterval: keeps NAT/firewall state alive during long commands
 
 # what paramiko raises when a connection cannot be made or has dropped
 CONNECTION_ERRORS = (paramiko.SSHException, EOFError, OSError)
@@ -122,23 +122,6 @@ def _with_keys(ep: Endpoint, keys: tuple[str, ...], *, inventory_first: bool) ->
     return Endpoint(ep.hostname, ep.port, ep.user, tuple(dict.fromkeys(merged)))
 
 
-_CAUSES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
-    (paramiko.ssh_exception.NoValidConnectionsError, "connection refused (is an SSH server listening?)"),
-    ((TimeoutError, socket.timeout), "timed out after {timeout_s:g} s"),
-    (socket.gaierror, "cannot resolve the host name ({exc.strerror})"),
-    (paramiko.ChannelException, "the jump host could not open a tunnel ({exc.text})"),
-    (EOFError, "the server closed the connection"),
-)
-
-
-def cause(exc: BaseException, timeout_s: float) -> str:
-    """A short, human reason for a paramiko / socket failure."""
-    for types, text in _CAUSES:
-        if isinstance(exc, types):
-            return text.format(exc=exc, timeout_s=timeout_s)
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
 def _hop_cause(hop: Endpoint, exc: BaseException, timeout_s: float) -> str:
     """`cause`, plus which user and keys were tried when authentication failed."""
     text = cause(exc, timeout_s)
@@ -191,18 +174,12 @@ def _connect_hop(
             auth_timeout=timeout_s,
             channel_timeout=timeout_s,
             sock=sock,
+            transport_factory=new_transport,  # notes each packet heard, for the Heartbeat
         )
     except BaseException:
         client.close()
         raise
-    _keepalive(client)
     return client
-
-
-def _keepalive(client: paramiko.SSHClient) -> None:
-    transport = client.get_transport()
-    if transport is not None:
-        transport.set_keepalive(KEEPALIVE_S)
 
 
 def close_all(clients: list[paramiko.SSHClient]) -> None:

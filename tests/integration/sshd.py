@@ -33,7 +33,7 @@ HostFactory = Callable[..., Host]  # the `ssh_host` fixture: (server, **Host fie
 # (kill() below) leaves behind, after which every later session waits 60 s for it.
 CONFIG = """\
 Port {port}
-ListenAddress 127.0.0.1
+ListenAddress {address}
 HostKey {dir}/host_ed25519_key
 AuthorizedKeysFile {dir}/authorized_keys
 PidFile none
@@ -95,21 +95,28 @@ def descendants(pid: int) -> list[int]:
 
 @dataclass
 class SSHServer:
-    """One sshd process; ``kill()`` also drops its open connections, ``restart()`` keeps port and keys."""
+    """One sshd process; ``kill()`` also drops its open connections, ``restart()`` keeps port and keys.
+
+    ``launcher`` prefixes the sshd command line, e.g. ``ip netns exec NS`` (tests/integration/netns.py).
+    """
 
     dir: Path
     port: int
+    address: str = "127.0.0.1"
+    launcher: tuple[str, ...] = ()
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @classmethod
-    def start(cls, dir: Path, port: int | None = None) -> SSHServer:
+    def start(
+        cls, dir: Path, port: int | None = None, *, address: str = "127.0.0.1", launcher: tuple[str, ...] = ()
+    ) -> SSHServer:
         """Create keys and config under ``dir`` and start sshd in the foreground."""
         (dir / "home").mkdir(parents=True, exist_ok=True)
         keygen(dir / "host_ed25519_key", "host")
         keygen(dir / "client_key", "client")
         (dir / "authorized_keys").write_bytes((dir / "client_key.pub").read_bytes())
-        server = cls(dir=dir, port=port or free_port())
-        server.config.write_text(CONFIG.format(port=server.port, dir=dir))
+        server = cls(dir=dir, port=port or free_port(), address=address, launcher=launcher)
+        server.config.write_text(CONFIG.format(port=server.port, address=address, dir=dir))
         server._spawn()
         return server
 
@@ -133,7 +140,7 @@ class SSHServer:
 
     @property
     def known_hosts_name(self) -> str:
-        return f"[127.0.0.1]:{self.port}"
+        return self.address if self.port == 22 else f"[{self.address}]:{self.port}"
 
     def authorize(self, private_key: Path) -> None:
         """Also accept logins with ``private_key`` (its ``.pub`` is appended to authorized_keys)."""
@@ -144,7 +151,7 @@ class SSHServer:
         PRIVSEP_DIR.mkdir(mode=0o755, exist_ok=True)
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [SSHD, "-D", "-e", "-f", str(self.config)],
+                [*self.launcher, SSHD, "-D", "-e", "-f", str(self.config)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -160,7 +167,7 @@ class SSHServer:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"sshd exited with {self.proc.returncode}:\n{self.log.read_text()}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                with socket.create_connection((self.address, self.port), timeout=1) as sock:
                     if sock.recv(8).startswith(b"SSH-"):
                         return
             except OSError:
@@ -171,11 +178,13 @@ class SSHServer:
         """SIGKILL sshd and every per-connection child, so open sessions drop too."""
         if self.proc is None:
             return
-        for pid in [*descendants(self.proc.pid), self.proc.pid]:
+        victims = [*descendants(self.proc.pid), self.proc.pid]
+        for pid in victims:
             with contextlib.suppress(ProcessLookupError):  # it exited by itself meanwhile
                 os.kill(pid, signal.SIGKILL)
         self.proc.wait(timeout=10)
         self.proc = None
+        _wait_dead(victims)  # a loaded machine may let a per-connection child serve a moment longer
 
     stop = kill
 
@@ -189,6 +198,21 @@ class SSHServer:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (whose connections are already closed)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_dead(pids: list[int], timeout_s: float = 10) -> None:
+    """Best effort (a teardown that raised here would leave the other servers running)."""
+    deadline = time.monotonic() + timeout_s
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def write_known_hosts(path: Path, servers: Iterable[SSHServer]) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -12,12 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from sshd import HostFactory, SSHServer, free_port
+from sshd import HostFactory, SSHServer, descendants, free_port
 
 from kvgate.errors import CommandTimeout, HostKeyError, TransportError
 from kvgate.inventory.schema import Host
 from kvgate.transport import CommandResult, connect
 from kvgate.transport.fanout import failed, fan_out
+from kvgate.transport.liveness import DEAD_AFTER_S
 from kvgate.transport.local import LocalExecutor
 from kvgate.transport.ssh import SSHExecutor
 
@@ -214,6 +216,40 @@ def test_connection_dropped_mid_command_is_not_an_exit_status(sshd_pair: Pair, s
         with pytest.raises(TransportError, match="lost while running `sleep 20`"):
             ex.run("sleep 20")
     killer.join()
+
+
+def test_a_frozen_server_is_connection_lost_within_seconds(sshd_pair: Pair, ssh_host: HostFactory) -> None:
+    """sshd stopped (SIGSTOP) mid-command: TCP stays up, no SSH packet comes. Not 'was killed' at 40 s."""
+    a = sshd_pair[0]
+    assert a.proc is not None
+    frozen = [a.proc.pid]
+
+    def freeze() -> None:
+        frozen.extend(descendants(a.proc.pid) if a.proc else [])
+        for pid in frozen:
+            os.kill(pid, signal.SIGSTOP)
+
+    timer = threading.Timer(1, freeze)
+    try:
+        with SSHExecutor("a", ssh_host(a)) as ex:
+            start = time.monotonic()
+            timer.start()
+            with pytest.raises(
+                TransportError, match="lost while running `sleep 30`: nothing heard from the host"
+            ):
+                ex.run("sleep 30", timeout_s=40)
+            assert DEAD_AFTER_S <= time.monotonic() - start < DEAD_AFTER_S + 6
+            with pytest.raises(
+                TransportError
+            ) as info:  # sshd still frozen: its port accepts, it says nothing
+                ex.run("true")
+            assert "connection lost (nothing heard from the host for" in str(info.value)
+            assert "reconnecting once failed: " in str(info.value)
+            assert "sshd does not answer (hung or overloaded?)" in str(info.value)
+    finally:
+        timer.cancel()
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
 
 
 def test_restarted_sshd_reconnects_once(sshd_pair: Pair, ssh_host: HostFactory) -> None:
