@@ -21,6 +21,7 @@ from kvgate.evidence.blockdev import Resolved
 from kvgate.evidence.window import Counts, snapshot
 
 MIB = 1 << 20
+DEFAULT_MIB = 64  # enough to stand above a busy device's background reads; seconds on any array
 SEARCH_LIMIT = 2000  # directory entries looked at for a file to read on a read-only volume
 O_DIRECT = getattr(os, "O_DIRECT", 0)
 

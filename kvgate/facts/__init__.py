@@ -21,6 +21,7 @@ from kvgate.errors import Interrupted, LabError, ToolMissing, TransportError
 from kvgate.facts import (
     block,
     clock,
+    counters,
     cpu,
     gpus,
     memory,
@@ -57,6 +58,7 @@ FAMILIES: dict[str, Collector] = {
     "gpus": gpus.collect,
     "mounts": mounts.collect,
     "odirect": odirect.collect,
+    "counters": counters.collect,
     "clock": clock.collect,
     "tuning": tuning.collect,
     "tools": tools.collect,

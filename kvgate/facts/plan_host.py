@@ -147,6 +147,19 @@ def _odirect(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     return with_note(measure(check, col, v["ok"]), note if v["ok"] else v["status"])
 
 
+def _counters(name: str, check: PlannedCheck, col: Collected) -> Judgement:
+    v = _volume_facts(name, col)
+    if v is None:
+        return invalid(check, errors_text(col, name) or f"volume {name} was not probed")
+    counts, read = v.get("counts") or {}, v.get("read_bytes")
+    moved = counts.get("device_read_bytes")
+    if not v.get("ok"):
+        return invalid(check, f"{v.get('reason')} ({v.get('how')})")
+    return with_note(
+        measure(check, col, moved / read if read else None), f"{v.get('how')}: {moved} B for {read} B"
+    )
+
+
 def _volume(pc: PlanContext, name: str, vol: Volume) -> list[PlannedCheck]:
     specs: list[tuple[str, str, str, str, Any, str, str, Evaluator]] = [
         # check, rule, metric, comparator, expected, inventory field, unit, evaluator
@@ -201,6 +214,16 @@ def _volume(pc: PlanContext, name: str, vol: Volume) -> list[PlannedCheck]:
             "",
             partial(_odirect, name),
         ),
+        (
+            "counters",
+            "G1-VOL-7",
+            "counters_moved_ratio",
+            ">=",
+            1.0,
+            "path",
+            "x",
+            partial(_counters, name),
+        ),
     ]
     out = []
     for check, rule, metric, comparator, expected, field, unit, ev in specs:
@@ -209,13 +232,15 @@ def _volume(pc: PlanContext, name: str, vol: Volume) -> list[PlannedCheck]:
         crit = Criterion(
             rule, metric, comparator, expected, unit=unit, source=f"inventory: volumes.{name}.{field}"
         )
-        family, tool = ("odirect", "python3") if check == "odirect" else ("mounts", "findmnt")
+        family, tool = {"odirect": ("odirect", "python3"), "counters": ("counters", "python3")}.get(
+            check, ("mounts", "findmnt")
+        )
         out.append(planned(pc, f"volume[{name}].{check}", family, crit, ev, tool=tool))
     return out
 
 
 def volume_checks(pc: PlanContext) -> list[PlannedCheck]:
-    """Per volume on this host: mounted, fstype, options, source, free space, O_DIRECT (scratch)."""
+    """Per volume on this host: mounted, fstype, options, source, free space, O_DIRECT (scratch), counters."""
     vols = pc.inventory.volumes_of(pc.host)
     return [check for name, vol in vols.items() for check in _volume(pc, name, vol)]
 

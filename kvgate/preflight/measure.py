@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvgate.errors import Interrupted, LabError
+from kvgate.evidence.probe import DEFAULT_MIB
 from kvgate.g3.measure import probe_deployment
 from kvgate.g3.profile import load_g3_profile
 from kvgate.hostevidence import HostEvidence
@@ -22,7 +23,6 @@ from kvgate.judge import Measurement
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 
-PROBE_MIB = 64  # enough to stand above a busy device's background reads; seconds on any array
 Found = dict[str, Measurement | LabError]
 _PY = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
 
@@ -71,7 +71,7 @@ class Probe:
 
     def volume(self, he: HostEvidence, name: str, path: str, *, scratch: bool) -> Found:
         """The counter sanity probe, and what NFS says about its server's cache."""
-        result = he.probe(path, mib=PROBE_MIB, scratch=scratch)
+        result = he.probe(path, mib=DEFAULT_MIB, scratch=scratch)
         text = json.dumps(result, indent=1)
         ev = (self.store.artifact(self.host, f"preflight/volume-{name}.json", text),)
         moved, read = (result["counts"] or {}).get("device_read_bytes"), result["read_bytes"]

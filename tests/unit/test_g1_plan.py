@@ -3,6 +3,8 @@ from recorded outputs of real machines (Replay answers each command with its rec
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import subprocess
 import sys
@@ -12,11 +14,14 @@ from typing import Any
 import pytest
 from replay import HOST, Replay, ok, recorded
 
+from kvgate import agentctl
 from kvgate.facts import HostContext, HostFacts, collect_host, nics, nvme, nvmeof, odirect, pcie, rdma
 from kvgate.g1 import manifest, plan, tools_wanted
+from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
 from kvgate.transport.base import quote
+from kvgate.transport.local import LocalExecutor
 
 # the connect lines (no error) that open a recorded NVMe/TCP kernel log, as the log probe prints them
 CLEAN_KERNEL_LOG = "#source journalctl -k -b\n" + "".join(
@@ -34,9 +39,25 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return path, out.stdout
 
 
+AGENT_HOME = "/home/kvgate"
+
+
+@functools.cache
+def counter_probe(volume_path: Path) -> dict[str, tuple[int, str, str]]:
+    """The agent's answers for the counter probe: uploaded already, and the probe's real output here."""
+    result = HostEvidence(LocalExecutor()).probe(str(volume_path), mib=8, scratch=True)
+    agent = f"{AGENT_HOME}/.cache/kvgate/agent-{hashlib.sha256(agentctl.zipapp_bytes()).hexdigest()[:16]}.pyz"
+    digest = hashlib.sha256(agentctl.zipapp_bytes()).hexdigest()
+    return {
+        'echo "$HOME"': (0, f"{AGENT_HOME}\n", ""),
+        f"sha256sum {agent}": (0, f"{digest}  {agent}\n", ""),
+        f"python3 {agent} evidence probe": (0, json.dumps({"result": result}), ""),
+    }
+
+
 def answers(volume_path: Path, probe_output: str) -> dict[str, tuple[int, str, str]]:
     """A gpu node with three local NVMe drives, one A100, two RoCE ports and an NVMe/TCP array."""
-    return {
+    return counter_probe(volume_path) | {
         "lscpu -J": ok("lscpu/debian12-kvm-epyc.json"),
         "cat /proc/meminfo": ok("meminfo/debian12-kvm.txt"),
         "cat /etc/os-release": ok("os-release/debian12.txt"),
@@ -137,6 +158,8 @@ def test_a_matching_bom_passes_every_check(scratch: tuple[Path, str]) -> None:
     assert results["gpu.driver"][1] == "driver_version=535.54.03 ≥ 535"
     assert results["clock.offset"][1].startswith("abs_offset_ms=0.042 ms ≤ 5 ms")
     assert results["volume[kvcache].odirect"][1].startswith("odirect_ok=True = True — 512 B, 4096 B")
+    # the counter sanity probe read 8 MiB O_DIRECT and this disk's counters saw it (issue 12)
+    assert results["volume[kvcache].counters"][1].startswith("counters_moved_ratio=")
 
 
 def test_the_plan_is_only_what_the_inventory_expects(scratch: tuple[Path, str]) -> None:
