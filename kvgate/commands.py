@@ -10,11 +10,13 @@ import pytest
 from rich.console import Console
 from rich.markup import escape
 
+from kvgate import manifest
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from kvgate.gates import PREFLIGHT, gate_dir, repo_root, require_previous
 from kvgate.inventory import load
 from kvgate.judge import Verdict
 from kvgate.live import LiveView, checks_table, summary_table
+from kvgate.manifest import verify
 from kvgate.store import RunStore, outcome
 
 GATE_INI = Path(__file__).with_name("gate_pytest.ini")
@@ -23,7 +25,7 @@ GATE_INI = Path(__file__).with_name("gate_pytest.ini")
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     handlers = {
         "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
-        "preflight": preflight,
+        "preflight": preflight, "sign": sign,
     }  # fmt: skip
     return handlers[args.command](args, console)
 
@@ -70,10 +72,18 @@ def default_inventory(resume: str | None) -> str:
     return RunStore.open(Path(resume)).inventory_path()
 
 
-def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool = False) -> int:
+def finish(
+    store: RunStore,
+    console: Console,
+    *,
+    no_pdf: bool,
+    interrupted: bool = False,
+    allowed_signers: Path | None = None,
+) -> int:
     from kvgate.report import render
 
-    paths = render(store.path, pdf=not no_pdf)
+    paths = render(store.path, pdf=not no_pdf, allowed_signers=allowed_signers)
+    record = verify(store.path, allowed_signers=allowed_signers)
     console.print(checks_table(store) if store.meta()["gate"] == PREFLIGHT else summary_table(store))
     verdict, missing = outcome(store)
     not_evaluated = f" ({len(missing)} checks not evaluated)" if missing else ""
@@ -87,7 +97,12 @@ def finish(store: RunStore, console: Console, *, no_pdf: bool, interrupted: bool
     errors = [c for c, rec in store.checks().items() if rec["verdict"] == Verdict.ERROR]
     if interrupted or missing or errors:
         console.print(f"resume with: {escape(resume_command(store))}", highlight=False, soft_wrap=True)
-    return EXIT_INTERRUPTED if interrupted else EXIT[verdict]
+    console.print(f"run record: {escape(record.summary())}", style=None if record.intact else "bold red")
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if record.status == "modified after the run" or record.signature_problem:
+        return max(EXIT[verdict], EXIT[Verdict.INVALID])  # an edited record proves nothing it says
+    return EXIT[verdict]
 
 
 def resume_command(store: RunStore) -> str:
@@ -116,6 +131,14 @@ def _recorded_option(argv: list[str], flag: str) -> str | None:
 
 
 def report(args: argparse.Namespace, console: Console) -> int:
+    signers = Path(args.allowed_signers) if args.allowed_signers else None
+    return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf, allowed_signers=signers)
+
+
+def sign(args: argparse.Namespace, console: Console) -> int:
+    """Sign a finished run's manifest with the engineer's SSH key, then re-render its report."""
+    record = manifest.sign(Path(args.run_dir), key=Path(args.key).expanduser(), identity=args.identity)
+    console.print(f"{args.run_dir}: {escape(record.summary())}", highlight=False)
     return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kvgate.errors import UsageError
 from kvgate.judge import Verdict
+from kvgate.manifest import verify
 from kvgate.store import RunStore, latest_run, outcome
 
 GATE_DIRS = {"g1": "g1_arrival", "g2": "g2_baseline", "g3": "g3_main", "g4": "g4_soak"}
@@ -44,4 +45,9 @@ def require_previous(results: Path, *, site: str, gate: str, inventory_sha256: s
     verdict, missing = outcome(run)
     if not verdict.gate_ok or missing or verdict is Verdict.ERROR:
         raise UsageError(f"{gate} needs a passed {prev} run; the latest, {run.path}, is {verdict}; {hint}")
+    record = verify(run.path)
+    if not record.intact:  # a passed run edited or forged after the fact does not open the next gate
+        raise UsageError(
+            f"{gate} needs a passed {prev} run; the latest, {run.path}: {record.summary()}; {hint}"
+        )
     return run

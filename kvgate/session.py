@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kvgate import manifest
 from kvgate.errors import KvgateError
 from kvgate.gates import require_previous
 from kvgate.inventory import LoadedInventory, load
@@ -122,3 +123,4 @@ class GateSession:
         missing = set(self.store.meta().get("planned", [])) - self.store.finished_ids()
         status = "interrupted" if interrupted else ("incomplete" if missing else "complete")
         self.store.finish(status)
+        manifest.write(self.store.path)  # what the run recorded, hashed: an edit after this shows

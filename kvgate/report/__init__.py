@@ -32,9 +32,9 @@ class RenderedPaths:
     junit: Path
 
 
-def render(run_dir: Path, *, pdf: bool = True) -> RenderedPaths:
+def render(run_dir: Path, *, pdf: bool = True, allowed_signers: Path | None = None) -> RenderedPaths:
     """Write run_dir/report.html, report.pdf (unless ``pdf=False``) and junit.xml from the stored run."""
-    view = load_run(run_dir)
+    view = load_run(run_dir, allowed_signers=allowed_signers)
     html = render_html(view, rendered_at=utc_now())
     write_file(run_dir / "report.html", html.encode())  # atomic, never through a link (kvgate.safefile)
     write_file(run_dir / "junit.xml", render_junit(view))

@@ -20,6 +20,7 @@ from typing import Any
 
 from kvgate.errors import StoreError
 from kvgate.judge import Verdict, fmt, symbol, worst
+from kvgate.manifest import Verification, verify
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
 from kvgate.store import RunStore
 
@@ -82,6 +83,7 @@ class RunView:
     artifacts: tuple[Artifact, ...]
     sections: tuple[Section, ...]
     facts_files: tuple[str, ...]
+    integrity: Verification  # the run record against its manifest (kvgate.manifest), and its signer
 
     @property
     def gate(self) -> str:
@@ -237,8 +239,9 @@ def incompleteness(meta: dict[str, Any], missing: tuple[str, ...]) -> str:
     return "; ".join(reasons)
 
 
-def load_run(run_dir: Path) -> RunView:
+def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     """Load a run directory; raises StoreError if it is not a readable kvgate run."""
+    integrity = verify(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
     store = RunStore.open(run_dir)
     meta = store.meta()
     where = run_dir / "checks.jsonl"
@@ -263,4 +266,5 @@ def load_run(run_dir: Path) -> RunView:
         artifacts=artifacts(run_dir),
         sections=sections(meta.get("sections"), run_dir / "run.json"),
         facts_files=tuple(f"facts/{p.name}" for p in sorted(facts_dir.glob("*.json"))),
+        integrity=integrity,
     )
