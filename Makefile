@@ -8,12 +8,13 @@ RESULTS   ?= results
 KVGATE    := $(BIN)/kvgate
 GATE_ARGS ?=
 
-.PHONY: help setup engine demo test check bench g1 g2 g3 g4 lock clean
+.PHONY: help setup engine demo test check bench preflight g1 g2 g3 g4 lock clean
 
 help:
 	@echo "make demo     install, run the gates on this machine (inventory/local.yaml), show the report"
 	@echo "make test     install, run kvgate's own test suite"
 	@echo "make check    ruff (format + lint) and mypy --strict"
+	@echo "make preflight INVENTORY=inventory/site.yaml   in minutes: can this lab be measured?"
 	@echo "make g1 INVENTORY=inventory/site.yaml   run one gate (g1 g2 g3 g4) on a lab"
 	@echo "make engine   install the CPU serving engines (llama.cpp: builds ~7 min once; vLLM CPU: ~2 min)"
 	@echo "make bench    performance benchmarks (pytest-benchmark)"
@@ -44,6 +45,7 @@ engine: $(VENV)/.engine $(VLLM_VENV)/.installed
 
 demo: setup engine
 	mkdir -p /var/tmp/kvgate-scratch
+	$(KVGATE) preflight --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g1 --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g2 --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g3 --inventory inventory/local.yaml --results $(RESULTS)
@@ -63,6 +65,9 @@ bench: setup engine
 
 g1 g2 g3 g4: setup
 	$(KVGATE) run $@ --inventory $(INVENTORY) --results $(RESULTS) $(GATE_ARGS)
+
+preflight: setup
+	$(KVGATE) preflight --inventory $(INVENTORY) --results $(RESULTS)
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: setup engine
