@@ -1,0 +1,86 @@
+"""`kvgate preflight` on this machine: real counters, a real llama.cpp tier cycle, a real tmpfs.
+
+A candidate volume on this VM's disk and one on tmpfs (/dev/shm): the disk's counters
+move with an O_DIRECT read, tmpfs has no device, so its counter probe is INVALID with
+that reason and the preflight exits 2 (a gate would be INVALID by construction). The
+llama.cpp deployment's tier probe runs the whole cycle — populate, restart, restore —
+and passes. Recorded like a gate run (run.json, checks.jsonl, report, manifest).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+from llama_marks import LLAMA_ENGINE
+from ports import free_port_pair
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = LLAMA_ENGINE
+
+
+def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    shm = Path(tempfile.mkdtemp(prefix="kvgate-preflight-", dir="/dev/shm"))
+    try:
+        inv = tmp_path / "inv.yaml"
+        inv.write_text(
+            yaml.safe_dump(
+                {
+                    "site": "pre",
+                    "scale": "smoke",
+                    "hosts": {
+                        "here": {"transport": "local", "sudo": True, "roles": ["engine", "storage-client"]}
+                    },
+                    "volumes": {
+                        "disk": {"path": str(disk), "kind": "candidate", "scratch": True},
+                        "shm": {"path": str(shm), "kind": "candidate", "scratch": True},
+                    },
+                    "engines": {
+                        "tiny": {
+                            "tier_profile": "llama-cpp-disk",
+                            "recompute_profile": "llama-cpp-recompute",
+                            "volume": "disk",
+                            "port": free_port_pair(1),
+                        }
+                    },
+                }
+            )
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "kvgate.cli",
+            "preflight",
+            "--inventory",
+            str(inv),
+            "--no-pdf",
+            "--results",
+            str(tmp_path / "r"),
+        ]
+        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+
+    [run] = (tmp_path / "r" / "pre").glob("preflight-*")
+    checks = {
+        json.loads(line)["check"]: json.loads(line)
+        for line in (run / "checks.jsonl").read_text().splitlines()
+    }
+    shown = proc.stderr + json.dumps({k: (c["verdict"], c["condition"]) for k, c in checks.items()}, indent=1)
+    assert proc.returncode == 2, shown  # INVALID: the tmpfs volume cannot be measured
+    assert checks["volume[shm].counters"]["verdict"] == "INVALID", shown
+    assert "tmpfs" in checks["volume[shm].counters"]["condition"], shown
+    assert checks["volume[disk].counters"]["verdict"] == "PASS", shown
+    for probe in ("start", "metrics", "tokenizer", "tier-cycle"):
+        assert checks[f"engine[tiny].{probe}"]["verdict"] == "PASS", shown
+    assert checks["sudo"]["verdict"] == "PASS", shown  # root needs no sudo
+    assert "what can be measured" in proc.stderr  # the table, worst first
+    assert (run / "manifest.json").is_file()
+    assert list(disk.iterdir()) == []  # the probe's files and the tier's work directory are gone
