@@ -15,8 +15,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from kvgate.config_file import field_error
 from kvgate.errors import ConfigError
 
 ReportId = Annotated[str, Field(pattern=r"^R\d+(?:[/–]R\d+)?$")]
@@ -28,7 +28,7 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Kind(StrEnum):
@@ -389,8 +389,7 @@ def _unique_ids(section: str, items: tuple[Reference | ContextFigure | CrossChec
 
 def _error(loc: tuple[str | int, ...], message: str, value: Any) -> ValidationError:
     """A validation error at a precise field path (pydantic keeps its `loc`)."""
-    detail = InitErrorDetails(type=PydanticCustomError("reference", message), loc=loc, input=value)
-    return ValidationError.from_exception_data("References", [detail])
+    return field_error(loc, message, value)
 
 
 def _check(ok: bool, loc: tuple[str | int, ...], message: str) -> None:

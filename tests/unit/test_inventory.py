@@ -54,7 +54,7 @@ MALFORMED = [
         GOOD_HOST.replace("hosts", "site: s\nhosts")
         + "volumes:\n  v:\n    path: data\n    kind: candidate\n",
         "volumes.v.path",
-        "should match pattern",
+        "not an absolute path",
     ),
     ("no_hosts", "site: s\nhosts: {}\n", "hosts", "at least 1 item"),
     ("yaml_syntax", "site: s\nhosts:\n  h1: [unclosed\n", "line", "not valid YAML"),
