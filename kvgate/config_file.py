@@ -26,42 +26,62 @@ MAX_FILE_BYTES = 256 * 1024  # the largest shipped file (gates/references.yaml) 
 MAX_LISTED_ERRORS = 10
 
 
-def read_bytes(path: Path) -> bytes:
-    """The bytes of a regular file of at most MAX_FILE_BYTES; opened non-blocking, never a FIFO."""
-    try:
-        _regular(path, os.stat(path))
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ConfigError(str(path), "", f"cannot read the file ({exc.strerror})") from None
+class NotRegular(Exception):
+    """The path is not a regular file, or a file larger than allowed; str() says which."""
+
+
+def read_regular(path: Path, *, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes``; opened non-blocking, so never a FIFO's wait.
+
+    Raises NotRegular, or OSError (FileNotFoundError, PermissionError, …) as the system gave it.
+    """
+    _regular(os.stat(path), max_bytes)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
-        _regular(path, os.fstat(fd))  # replaced between stat and open
-        data = f.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ConfigError(str(path), "", f"the file is larger than {MAX_FILE_BYTES // 1024} KiB")
+        _regular(os.fstat(fd), max_bytes)  # replaced between stat and open
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise NotRegular(f"the file is larger than {max_bytes // 1024} KiB")
     return data
 
 
-def _regular(path: Path, st: os.stat_result) -> None:
+def _regular(st: os.stat_result, max_bytes: int) -> None:
     kinds = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
              stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}  # fmt: skip
     kind = next((name for test, name in kinds.items() if test(st.st_mode)), None)
     if kind is not None or not stat.S_ISREG(st.st_mode):
-        raise ConfigError(str(path), "", f"expected a regular file, got {kind or 'something else'}")
-    if st.st_size > MAX_FILE_BYTES:
-        raise ConfigError(str(path), "", f"the file is larger than {MAX_FILE_BYTES // 1024} KiB")
+        raise NotRegular(f"expected a regular file, got {kind or 'something else'}")
+    if st.st_size > max_bytes:
+        raise NotRegular(f"the file is larger than {max_bytes // 1024} KiB")
+
+
+def read_bytes(path: Path) -> bytes:
+    """A user-written file's bytes (at most MAX_FILE_BYTES of a regular file); raises ConfigError."""
+    try:
+        return read_regular(path, max_bytes=MAX_FILE_BYTES)
+    except NotRegular as exc:
+        raise ConfigError(str(path), "", str(exc)) from None
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read the file ({exc.strerror})") from None
 
 
 def decode(raw: bytes, path: Path) -> str:
     """UTF-8 text (a BOM is allowed); bad bytes and NUL bytes are refused with their line."""
+    problem = text_problem(raw)
+    if problem is not None:
+        raise ConfigError(str(path), *problem)
+    return raw.decode("utf-8").removeprefix("\ufeff")
+
+
+def text_problem(raw: bytes) -> tuple[str, str] | None:
+    """(where, what) when the bytes are not UTF-8 text without NUL bytes; None when they are."""
     try:
-        text = raw.decode("utf-8")
+        raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        where = _position(raw, exc.start)
-        raise ConfigError(str(path), where, f"not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
-    if "\x00" in text:
-        where = _position(raw, raw.index(b"\x00"))
-        raise ConfigError(str(path), where, "a NUL byte: expected a text file")
-    return text.removeprefix("\ufeff")
+        return _position(raw, exc.start), f"not UTF-8 text (byte 0x{raw[exc.start]:02x})"
+    if b"\x00" in raw:
+        return _position(raw, raw.index(b"\x00")), "a NUL byte: expected a text file"
+    return None
 
 
 def _position(raw: bytes, offset: int) -> str:
@@ -104,8 +124,9 @@ def explain(err: dict[str, Any]) -> str:
     if err["type"] == "missing":
         return "required field is missing"
     got = err.get("input")
-    shown = "" if isinstance(got, dict | list | tuple) or got is None else f", got {_short(got)}"
-    return f"{msg}{shown}"
+    if isinstance(got, dict | list | tuple):
+        return f"{msg}, got a {'mapping' if isinstance(got, dict) else 'list'}"
+    return msg if got is None else f"{msg}, got {_short(got)}"
 
 
 def _short(value: object) -> str:

@@ -198,8 +198,11 @@ def test_rerender_is_deterministic_except_timestamps(rendered: RenderedPaths, ht
         ({"title": "t", "template": "../report.html", "data": {}}, "sections/<name>.html"),
         ({"title": "t", "template": "nope.html", "data": {}}, "no template"),
         ({"title": "t", "template": "chart.html", "data": {"svg": "<svg><script>x</script></svg>"}}, "svg"),
-        ({"template": "table.html"}, "needs 'title'"),
-        ({"title": "t", "template": "table.html", "data": {"rows": []}}, "lacks a field"),
+        ({"template": "table.html"}, "sections[0].title: required field is missing"),  # run.json is checked
+        (
+            {"title": "t", "template": "table.html", "data": {"rows": []}},
+            "sections[0].data.columns: required",
+        ),
     ],
 )
 def test_bad_sections_are_refused(tmp_path: Path, section: dict[str, object], error: str) -> None:
