@@ -83,10 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[yellow]interrupted[/]")
         return EXIT_INTERRUPTED
     except LabError as exc:  # outside a gate run (e.g. `kvgate stop` with a host down)
-        console.print(f"[bold red]lab error:[/] {escape(str(exc))}", highlight=False)
+        console.print(f"[bold red]lab error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT[Verdict.ERROR]
     except KvgateError as exc:
-        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
     except Exception as exc:  # a bug: its own exit code and a traceback file, never "gate failed"
         from kvgate.crash import tell, write_traceback

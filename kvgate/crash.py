@@ -30,6 +30,7 @@ def tell(console: Console, summary: str, report: Path) -> None:
         f"This is a bug in kvgate, not in the lab or the inventory. Please report it with the "
         f"traceback in {escape(str(report))}",
         highlight=False,
+        soft_wrap=True,  # a path is copied from the screen: never broken across lines
     )
 
 
