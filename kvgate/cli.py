@@ -6,7 +6,8 @@ Exit codes (documented in the README):
     2  gate invalid (no FAIL, but a number could not be trusted: INVALID)
     3  lab error (no FAIL/INVALID, but a check could not be evaluated: ERROR; outside a
        gate run, e.g. `kvgate stop`: a host could not be reached or a command failed)
-    4  usage or configuration error (bad inventory, waivers, gate order refused)
+    4  usage or configuration error (bad command line, inventory, waivers or other user file,
+       an inventory that plans no checks, an edited run directory, gate order refused)
     5  run interrupted (Ctrl-C): resume with --resume RUN
    70  internal error (a bug in kvgate: the traceback is written to a file to report)
 """
