@@ -69,10 +69,13 @@ class _Loader(yaml.SafeLoader):
     def construct_object(self, node: Node, deep: bool = False) -> Any:
         try:
             return super().construct_object(node, deep)
-        except (ValueError, OverflowError) as exc:  # e.g. a date 2027-02-30, a 5000-digit integer
+        # PyYAML's scalar constructors raise what Python raises: 2027-02-30 a ValueError, a
+        # 5000-digit integer too, `!!timestamp soon` an AttributeError, `!!bool maybe` a KeyError
+        except (ValueError, ArithmeticError, LookupError, AttributeError, TypeError) as exc:
             shown = f"{node.value!r} " if isinstance(node, ScalarNode) else ""
             kind = str(node.tag).rpartition(":")[2]
-            raise YamlRefused(_line(node), "", f"{shown[:80]}is not a valid {kind} ({exc})") from None
+            why = f" ({exc})" if isinstance(exc, ValueError) else ""
+            raise YamlRefused(_line(node), "", f"{shown[:80]}is not a valid {kind}{why}") from None
 
 
 def parse(text: str) -> Any:
@@ -126,7 +129,7 @@ class _Inspector:
     def check_scalar(self, node: ScalarNode, field: str) -> None:
         if len(node.value) > MAX_SCALAR_CHARS:
             raise YamlRefused(_line(node), field, f"a value longer than {MAX_SCALAR_CHARS} characters")
-        if node.tag == _FLOAT and not math.isfinite(self.loader.construct_yaml_float(node)):
+        if node.tag == _FLOAT and not math.isfinite(self.loader.construct_object(node)):
             raise YamlRefused(_line(node), field, f"{node.value!r} is not a finite number")
 
     def children(self, node: Node, field: str) -> Iterator[tuple[str, Node]]:

@@ -12,6 +12,7 @@ True
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Annotated
 
 from pydantic import AfterValidator, Field
@@ -30,11 +31,20 @@ _HOP = re.compile(
 
 
 def _regex(value: str) -> str:
-    """A pattern is compiled on load: a bad one is a config error, not a crash in G1."""
-    try:
-        re.compile(value)
-    except re.error as exc:
-        raise ValueError(f"not a valid regular expression ({exc})") from None
+    """A pattern is compiled on load: a bad one is a config error, not a crash in G1.
+
+    One Python warns about ("possible nested set": its meaning will change) is refused too.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression ({exc})") from None
+        except Warning as exc:
+            raise ValueError(
+                f"an ambiguous regular expression ({exc}): escape the '[' or '-' meant literally"
+            ) from None
     return value
 
 
