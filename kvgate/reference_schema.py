@@ -242,6 +242,8 @@ def parse_expression(text: str) -> ast.Expression:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise ValueError("not an arithmetic expression") from None
+    except (RecursionError, MemoryError):  # Python's parser on thousands of nested operators
+        raise ValueError("an arithmetic expression nested too deeply") from None
     allowed = (
         ast.Expression,
         ast.BinOp,
@@ -274,9 +276,9 @@ class CrossCheck(Frozen):
     reason: str
     # name → <reference id>.baseline|candidate[.low|.high] or context.<id>
     figures: dict[Name, str] = Field(min_length=1)
-    left: str
+    left: str = Field(max_length=500)  # a formula over a few figures; its evaluation recurses per operator
     compare: Literal["approx", "<=", ">="]
-    right: str
+    right: str = Field(max_length=500)
     rel_tolerance: float = Field(ge=0, lt=1)
     unit: str
 
