@@ -50,25 +50,28 @@ class _TableData(_Read):
 
 
 class _ChartData(_Read):
-    """reports/templates/sections/chart.html's data (the SVG is checked where it is rendered)."""
+    """reports/templates/sections/chart.html's data (what the SVG may contain is the report's to check)."""
 
-    svg: str
+    svg: str = Field(pattern=r"^\s*<svg[\s>]")
 
 
+# every section template and the data it renders: a new template adds its data model here
 _SECTION_DATA: dict[str, type[_Read]] = {"table.html": _TableData, "chart.html": _ChartData}
 
 
 class _Section(_Read):
     title: str
-    template: str  # which templates exist is the report's to check
+    template: str
     data: dict[str, Any] = {}
 
     @model_validator(mode="after")
     def _data_fits_template(self) -> _Section:
         model = _SECTION_DATA.get(self.template.removeprefix("sections/"))
+        if model is None:
+            known = ", ".join(_SECTION_DATA)
+            raise field_error(("template",), f"expected one of the section templates: {known}", self.template)
         try:
-            if model is not None:
-                model.model_validate(self.data)
+            model.model_validate(self.data)
         except ValidationError as exc:
             e = exc.errors()[0]
             raise field_error(("data", *e["loc"]), explain(dict(e)), None) from None
