@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kvgate.config_file import NotRegular, explain, field_error, field_path, read_regular, text_problem
 from kvgate.errors import StoreError
+from kvgate.inventory.fields import Name
 from kvgate.judge import COMPARATORS, Verdict
 
 
@@ -82,15 +83,15 @@ class RunMeta(_Read):
     """run.json: the keys the report, gate order and ``--resume`` read."""
 
     schema_: str = Field(alias="schema")
-    gate: str
-    site: str
+    gate: Name  # the names of a run come from an inventory: anything else was edited in
+    site: Name
     status: Literal["running", "interrupted", "incomplete", "complete"]
     started_at: str | None = None
     ended_at: str | None = None
     planned: list[str] = []
     resumes: list[str] = []
     inventory: _InventoryRef | None = None
-    hosts: dict[str, _HostRecord] = {}
+    hosts: dict[Name, _HostRecord] = {}
     forced: list[dict[str, Any]] = []
     waivers: list[dict[str, Any]] = []
     manifest: dict[str, dict[str, Any]] = {}
@@ -104,7 +105,7 @@ class StoredCheck(_Read):
     """One line of checks.jsonl, as ``kvgate.store.CheckRecord`` writes it."""
 
     id: str
-    host: str
+    host: Name  # an inventory host, or "cluster"
     check: str
     verdict: Verdict = Field(strict=False)  # stored as its string value
     condition: str = ""

@@ -145,8 +145,9 @@ def stored_run(tmp_path: Path) -> RunStore:
         ("run.json", '{"schema": "kvgate.run/1", "gate": "g1", "site": "cli", "status": "complete", '
          '"hosts": {"here": {"roles": "gpu-node"}}}', "hosts.here.roles: Input should be a valid list"),
         ("facts/here.json", '{"cpu": {"model": "EPYC"', "not valid JSON"),
+        ("checks.jsonl", RECORD.replace("here", "[/x]") + "\n", "line 1: host: String should match pattern"),
     ],
-    ids=["checks-garbage-line", "checks-wrong-type", "run-json-wrong-type", "facts-truncated"],
+    ids=["checks-garbage-line", "checks-wrong-type", "run-json-wrong-type", "facts-truncated", "markup-host"],
 )  # fmt: skip
 def test_report_and_resume_of_an_edited_run_name_the_file(
     tmp_path: Path, name: str, content: str, expected: str

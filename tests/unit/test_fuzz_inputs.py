@@ -11,6 +11,7 @@ so CI sees the same examples every run.
 from __future__ import annotations
 
 import copy
+import io
 import json
 import math
 import os
@@ -26,6 +27,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from kvgate.engines.profile import load_profile as load_engine_profile
 from kvgate.errors import ConfigError, StoreError
@@ -35,6 +37,7 @@ from kvgate.g4.profile import read_g4_profile
 from kvgate.gates import repo_root
 from kvgate.inventory import load
 from kvgate.judge import Criterion, Measurement, Verdict, judge
+from kvgate.live import summary_table
 from kvgate.references import load_references
 from kvgate.report import load_run, render_html, render_junit
 from kvgate.store import CheckRecord, RunStore, outcome
@@ -334,7 +337,7 @@ def mutated_run_file(draw: st.DrawFn, run: Path) -> tuple[str, bytes]:
 
 
 def read_back(run: Path) -> None:
-    """What `kvgate report` and `--resume` read, in their order."""
+    """What `kvgate report` and `--resume` read and print, in their order."""
     store = RunStore.open(run)
     store.check_files()
     store.inventory_path()
@@ -343,6 +346,7 @@ def read_back(run: Path) -> None:
     view = load_run(run)
     render_html(view, rendered_at="now")
     render_junit(view)
+    Console(file=io.StringIO()).print(summary_table(store))  # rich markup in a name must not break it
 
 
 @fuzz(120)

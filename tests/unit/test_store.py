@@ -97,6 +97,18 @@ def edited_meta(store: RunStore, **changes: object) -> RunStore:
             "inventory.path: Input should be a valid",
         ),
         (lambda s: edited_meta(s, gate=None), "run.json", "gate: Input should be a valid string"),
+        (
+            lambda s: edited_meta(s, site="[/x]"),
+            "run.json",
+            "site: String should match pattern",
+        ),  # rich markup
+        (
+            lambda s: broken(
+                s, "checks.jsonl", '{"id": "[/x]/x", "host": "[/x]", "check": "x", "verdict": "PASS"}\n'
+            ),
+            "checks.jsonl",
+            "line 1: host: String should match pattern",
+        ),
         (lambda s: broken(s, "checks.jsonl", "garbage\n"), "checks.jsonl", "line 1: not valid JSON"),
         (
             lambda s: broken(s, "checks.jsonl", '{"id": "a/x"}\n'),
