@@ -109,8 +109,10 @@ def test_inventory_check_of_a_fifo_does_not_hang(tmp_path: Path) -> None:
         ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
             f"a{i}: &a{i} [{', '.join(['*a' if i == 1 else f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)
         ) + "site: s\nhosts: {h1: {roles: *a8}}\n", "expands to more than 100000 values"),
+        ("site: s\nhosts:\n  h1: {address: 10.0.0.1, connect_timeout_s: .inf}\n",
+         "hosts.h1.connect_timeout_s (line 3): '.inf' is not a finite number"),
     ],
-    ids=["duplicate-host", "markup-in-a-name", "alias-bomb"],
+    ids=["duplicate-host", "markup-in-a-name", "alias-bomb", "infinite-timeout"],
 )  # fmt: skip
 def test_inventory_check_and_run_refuse_a_hostile_inventory(tmp_path: Path, text: str, expected: str) -> None:
     inv = tmp_path / "inv.yaml"
