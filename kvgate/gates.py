@@ -22,7 +22,7 @@ def gate_dir(gate: str) -> Path:
     return repo_root() / "gates" / GATE_DIRS[gate]
 
 
-# what an inventory must declare for each gate to plan a check (README, "Running a gate on a lab")
+# what an inventory must declare for a gate to plan any check (said when it plans none)
 NEEDS = {
     "g1": "a host",
     "g2": "a volume mounted on a host (a volume's `hosts:`, or a host with the storage-client role)",
