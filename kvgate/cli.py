@@ -6,19 +6,24 @@ Exit codes (documented in the README):
     2  gate invalid (no FAIL, but a number could not be trusted: INVALID)
     3  lab error (no FAIL/INVALID, but a check could not be evaluated: ERROR; outside a
        gate run, e.g. `kvgate stop`: a host could not be reached or a command failed)
-    4  usage or configuration error (bad inventory, waivers, gate order refused)
+    4  usage or configuration error (bad command line, inventory, waivers or other user file,
+       an inventory that plans no checks, an edited run directory, gate order refused)
     5  run interrupted (Ctrl-C): resume with --resume RUN
-   70  internal error (a bug in kvgate: please report it)
+   70  internal error (a bug in kvgate: the traceback is written to a file to report)
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
+from typing import NoReturn
 
 from rich.console import Console
+from rich.markup import escape
 
-from kvgate.errors import Interrupted, KvgateError, LabError
+from kvgate.errors import Interrupted, KvgateError, LabError, UsageError
+from kvgate.gates import GATES
 from kvgate.judge import Verdict
 
 EXIT = {
@@ -32,11 +37,18 @@ EXIT = {
 EXIT_USAGE, EXIT_INTERRUPTED, EXIT_INTERNAL = 4, 5, 70
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse exits 2 on a bad command line, which is kvgate's "gate invalid": raise exit 4's error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}\n{self.format_usage().rstrip()}")
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kvgate", description=__doc__.splitlines()[0])
+    p = Parser(prog="kvgate", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a gate (g1, g2, g3, g4) against an inventory")
-    run.add_argument("gate")
+    run.add_argument("gate", choices=GATES)
     run.add_argument("--inventory", help="default: the resumed run's inventory, else inventory/local.yaml")
     run.add_argument("--results", default="results", help="root of run directories")
     run.add_argument("--resume", metavar="RUN", help="finish an earlier, incomplete run directory")
@@ -72,9 +84,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
     console = Console(stderr=True)
     try:
+        args = parser().parse_args(argv)
         from kvgate import commands
 
         return commands.dispatch(args, console)
@@ -82,11 +94,16 @@ def main(argv: list[str] | None = None) -> int:
         console.print("[yellow]interrupted[/]")
         return EXIT_INTERRUPTED
     except LabError as exc:  # outside a gate run (e.g. `kvgate stop` with a host down)
-        console.print(f"[bold red]lab error:[/] {exc}", highlight=False)
+        console.print(f"[bold red]lab error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT[Verdict.ERROR]
     except KvgateError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE
+    except Exception as exc:  # a bug: its own exit code and a traceback file, never "gate failed"
+        from kvgate.crash import tell, write_traceback
+
+        tell(console, f"{type(exc).__name__}: {exc}", write_traceback(traceback.format_exc()))
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -12,12 +12,15 @@ from rich.markup import escape
 
 from kvgate import manifest
 from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from kvgate.cli_args import check_keyword, check_output_file, check_writable_dir, write_output_file
+from kvgate.crash import InternalErrors, tell
 from kvgate.gates import PREFLIGHT, gate_dir, repo_root, require_previous
 from kvgate.inventory import load
 from kvgate.judge import Verdict
 from kvgate.live import LiveView, checks_table, summary_table
 from kvgate.manifest import verify
 from kvgate.store import RunStore, outcome
+from kvgate.waivers import load_waivers
 
 GATE_INI = Path(__file__).with_name("gate_pytest.ini")
 
@@ -43,13 +46,17 @@ def pytest_args(args: argparse.Namespace) -> list[str]:
 
 def run_gate(args: argparse.Namespace, console: Console) -> int:
     """Validate the inventory, run the gate suite with a live view, render, summarize."""
+    check_run_args(args)
     args.inventory = args.inventory or default_inventory(args.resume)
     loaded = load(args.inventory)  # a bad inventory stops here with its clear error
     if not (args.resume or args.force_gate_order):
         require_previous(Path(args.results), site=loaded.site, gate=args.gate, inventory_sha256=loaded.sha256)
     console.print(f"kvgate {args.gate} on site [bold]{loaded.site}[/] ({len(loaded.inventory.hosts)} hosts)")
-    live = LiveView(console)
-    code = pytest.main(pytest_args(args), plugins=[live])
+    live, crashes = LiveView(console), InternalErrors()
+    code = pytest.main(pytest_args(args), plugins=[live, crashes])
+    if crashes.report is not None:
+        tell(console, crashes.summary, crashes.report)
+        return EXIT_INTERNAL
     store = live.session.store if live.session else None
     if store is None:
         console.print("[red]the gate did not start (see the errors above)")
@@ -63,6 +70,18 @@ def preflight(args: argparse.Namespace, console: Console) -> int:
         setattr(args, unused, None)
     args.gate = PREFLIGHT
     return run_gate(args, console)
+
+
+def check_run_args(args: argparse.Namespace) -> None:
+    """Everything `kvgate run` was given that can be checked before the gate starts (exit 4 if wrong)."""
+    check_keyword(args.keyword)
+    check_writable_dir("--results", Path(args.results))
+    load_waivers(args.waivers)
+    if args.resume:
+        store = RunStore.open(Path(args.resume))
+        store.check_files()
+        store.inventory_path()  # the resume compares the inventory with the run's
+        check_writable_dir("--resume", store.path)
 
 
 def default_inventory(resume: str | None) -> str:
@@ -132,7 +151,9 @@ def _recorded_option(argv: list[str], flag: str) -> str | None:
 
 def report(args: argparse.Namespace, console: Console) -> int:
     signers = Path(args.allowed_signers) if args.allowed_signers else None
-    return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf, allowed_signers=signers)
+    store = RunStore.open(Path(args.run_dir))
+    store.check_files()  # an edited or truncated file is named here, not as a crash mid-render
+    return finish(store, console, no_pdf=args.no_pdf, allowed_signers=signers)
 
 
 def sign(args: argparse.Namespace, console: Console) -> int:
@@ -158,16 +179,17 @@ def inventory(args: argparse.Namespace, console: Console) -> int:
     if args.action == "check":
         loaded = load(args.file)
         inv = loaded.inventory
-        console.print(
-            f"{args.file}: valid — site {inv.site}, {len(inv.hosts)} hosts, {len(inv.volumes)} volumes"
-        )
+        counts = f"{len(inv.hosts)} hosts, {len(inv.volumes)} volumes"
+        console.print(f"{escape(args.file)}: valid — site {inv.site}, {counts}")
         return 0
     from kvgate.capture import capture
 
+    if args.output:
+        check_output_file("-o", Path(args.output))  # before reaching the host
     text = capture(load(args.inventory), args.host)
     if args.output:
-        Path(args.output).write_text(text)
-        console.print(f"expectations of {args.host} written to {args.output}")
+        write_output_file("-o", Path(args.output), text)
+        console.print(f"expectations of {escape(args.host)} written to {escape(args.output)}")
     else:
         print(text, end="")
     return 0

@@ -26,6 +26,20 @@ def gate_dir(gate: str) -> Path:
     return repo_root() / "gates" / GATE_DIRS[gate]
 
 
+# what an inventory must declare for a gate to plan any check (said when it plans none)
+NEEDS = {
+    "g1": "a host",
+    "g2": "a volume mounted on a host (a volume's `hosts:`, or a host with the storage-client role)",
+    "g3": "an engine deployment (`engines:`) on a host (its `hosts:`, or a host with the engine role)",
+    "g4": "an engine deployment (`engines:`) on a host (its `hosts:`, or a host with the engine role)",
+}
+
+
+def no_checks(gate: str, inventory: str) -> str:
+    """Why a gate has nothing to do with an inventory: what it would need."""
+    return f"{inventory} plans no {gate} checks: {gate} needs {NEEDS[gate]}"
+
+
 def previous_gate(gate: str) -> str | None:
     if gate not in GATES:  # preflight
         return None

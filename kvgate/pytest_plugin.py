@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kvgate.errors import KvgateError, LabError
+from kvgate.gates import no_checks
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Judgement, Verdict
 from kvgate.session import GateSession
@@ -79,6 +80,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(f"one gate per run, got {sorted(gates)}")
     sess = _session(config)
     planned = [check_id(i) for i in items if check_id(i)]
+    if not planned:  # every plan was empty: nothing to run, and nothing to call PASS
+        raise pytest.UsageError(no_checks(gates.pop(), sess.option("inventory")))
     sess.gate = gates.pop()
     store = sess.open_store(planned)
     done = store.finished_ids()
@@ -93,9 +96,8 @@ def check_id(item: pytest.Item) -> str:
     """'<host>/<check>' for parametrized check tests, '' otherwise."""
     callspec = getattr(item, "callspec", None)
     check: Any = callspec.params.get("check") if callspec else None
-    if not hasattr(check, "host"):  # none, or the placeholder (NOTSET) pytest makes for an empty plan
-        return ""
-    return f"{check.host}/{check.check}"
+    # an empty plan parametrizes with pytest's NOTSET placeholder: no check
+    return f"{check.host}/{check.check}" if hasattr(check, "host") else ""
 
 
 @pytest.hookimpl(wrapper=True)

@@ -15,8 +15,8 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from kvgate.config_file import field_error
 from kvgate.errors import ConfigError
 
 ReportId = Annotated[str, Field(pattern=r"^R\d+(?:[/–]R\d+)?$")]
@@ -28,7 +28,7 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Kind(StrEnum):
@@ -242,6 +242,8 @@ def parse_expression(text: str) -> ast.Expression:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise ValueError("not an arithmetic expression") from None
+    except (RecursionError, MemoryError):  # Python's parser on thousands of nested operators
+        raise ValueError("an arithmetic expression nested too deeply") from None
     allowed = (
         ast.Expression,
         ast.BinOp,
@@ -274,9 +276,9 @@ class CrossCheck(Frozen):
     reason: str
     # name → <reference id>.baseline|candidate[.low|.high] or context.<id>
     figures: dict[Name, str] = Field(min_length=1)
-    left: str
+    left: str = Field(max_length=500)  # a formula over a few figures; its evaluation recurses per operator
     compare: Literal["approx", "<=", ">="]
-    right: str
+    right: str = Field(max_length=500)
     rel_tolerance: float = Field(ge=0, lt=1)
     unit: str
 
@@ -389,8 +391,7 @@ def _unique_ids(section: str, items: tuple[Reference | ContextFigure | CrossChec
 
 def _error(loc: tuple[str | int, ...], message: str, value: Any) -> ValidationError:
     """A validation error at a precise field path (pydantic keeps its `loc`)."""
-    detail = InitErrorDetails(type=PydanticCustomError("reference", message), loc=loc, input=value)
-    return ValidationError.from_exception_data("References", [detail])
+    return field_error(loc, message, value)
 
 
 def _check(ok: bool, loc: tuple[str | int, ...], message: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 from kvgate import __version__, redact
 from kvgate.errors import StoreError
 from kvgate.judge import Judgement, Verdict, worst
+from kvgate.run_files import ArtifactEntry, StoredCheck, check_meta, parse_json, parse_lines, read_text
 from kvgate.safefile import append_line, write_file
 
 SCHEMA = "kvgate.run/1"
@@ -147,13 +148,13 @@ class RunStore:
 
     # -- run.json -------------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
+        """run.json, checked for the keys and types kvgate reads (kvgate.run_files.RunMeta)."""
+        where = self.path / "run.json"
         try:
-            data: dict[str, Any] = json.loads((self.path / "run.json").read_text())
+            text = read_text(where)
         except FileNotFoundError:
             raise StoreError(f"{self.path}: not a kvgate run directory (no run.json)") from None
-        except (OSError, json.JSONDecodeError) as exc:
-            raise StoreError(f"{self.path / 'run.json'}: unreadable ({exc})") from None
-        return data
+        return check_meta(parse_json(text, str(where)), str(where))
 
     def inventory_path(self) -> str:
         """The inventory this run was started with (run.json ``inventory.path``)."""
@@ -190,19 +191,21 @@ class RunStore:
             append_line(self.path / "checks.jsonl", redact.text(rec.to_json()), sync=True)
 
     def checks(self) -> dict[str, dict[str, Any]]:
-        """Latest record per check id, in first-recorded order; a torn last line is ignored."""
+        """Latest record per check id, in first-recorded order; a torn last line is ignored.
+
+        Any other line that is not a check record (an edit, a truncation) is a StoreError naming it.
+        """
         out: dict[str, dict[str, Any]] = {}
-        try:
-            lines = (self.path / "checks.jsonl").read_text().splitlines()
-        except FileNotFoundError:
-            return out
-        for line in lines:
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a crash mid-write leaves at most one torn line
+        for rec in self._lines("checks.jsonl", StoredCheck):
             out[rec["id"]] = rec
         return out
+
+    def _lines(self, name: str, model: type[StoredCheck] | type[ArtifactEntry]) -> list[dict[str, Any]]:
+        where = self.path / name
+        try:
+            return parse_lines(read_text(where), str(where), model)
+        except FileNotFoundError:
+            return []
 
     def finished_ids(self) -> set[str]:
         return {i for i, r in self.checks().items() if r["verdict"] != Verdict.ERROR}
@@ -213,8 +216,27 @@ class RunStore:
         _write(self.path / "facts" / f"{host}.json", json.dumps(facts, indent=2, default=str))
 
     def facts(self) -> dict[str, dict[str, Any]]:
+        """facts/<host>.json by host; each must be a JSON object."""
         d = self.path / "facts"
-        return {p.stem: json.loads(p.read_text()) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
+        return {p.stem: self._json_object(p) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
+
+    @staticmethod
+    def _json_object(path: Path) -> dict[str, Any]:
+        data = parse_json(read_text(path), str(path))
+        if not isinstance(data, dict):
+            raise StoreError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        return data
+
+    def artifact_index(self) -> list[dict[str, Any]]:
+        """artifacts/index.jsonl's entries, checked as checks.jsonl is."""
+        return self._lines("artifacts/index.jsonl", ArtifactEntry)
+
+    def check_files(self) -> None:
+        """Read every file a report or a resume reads; the first one that is wrong is a StoreError."""
+        self.meta()
+        self.checks()
+        self.facts()
+        self.artifact_index()
 
     def artifact(self, host: str, name: str, data: str | bytes, **info: Any) -> str:
         """Store raw output, secrets redacted (kvgate.redact); returns its path relative to the run dir."""
@@ -253,7 +275,10 @@ def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None
         if not (p / "run.json").is_file():
             continue
         store = RunStore(p)
-        if inventory_sha256 is None or store.meta().get("inventory", {}).get("sha256") == inventory_sha256:
+        if (
+            inventory_sha256 is None
+            or (store.meta().get("inventory") or {}).get("sha256") == inventory_sha256
+        ):
             return store
     return None
 

@@ -31,7 +31,7 @@ MiB = 1 << 20
 class Frozen(BaseModel):
     """Base: immutable, unknown fields refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class KVGeometry(Frozen):

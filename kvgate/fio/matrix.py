@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from kvgate.config_file import read_yaml
 from kvgate.errors import ConfigError
 from kvgate.fio.job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
 
@@ -144,10 +144,7 @@ def sweep_cell(name: str, numjobs: int, iodepth: int) -> str:
 
 def load_profile(path: Path) -> MatrixProfile:
     """Load and validate a profile; errors name the file and the field path."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(str(path), "", f"cannot read a YAML profile: {exc}") from exc
+    data = read_yaml(path)  # bounded, hostile-file-safe reading: kvgate.config_file
     try:
         profile = MatrixProfile.model_validate(data)
         profile.fio_jobs("/validate")  # building every FioJob checks ramp < runtime, sizes, names

@@ -29,7 +29,7 @@ Statistic = Literal["ttft_p50_s", "output_throughput_tok_per_s", "read_bw_gb_per
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Unmeasurable(StrEnum):
@@ -200,7 +200,11 @@ def profile_path(scale: str) -> Path:
 
 def load_g3_profile(scale: str) -> G3Profile:
     """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
-    path = profile_path(scale)
+    return read_g3_profile(profile_path(scale))
+
+
+def read_g3_profile(path: Path) -> G3Profile:
+    """One profile file; its ``name`` must be its file name."""
     profile = load_model(path, G3Profile)
     if profile.name != path.stem:
         raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}")

@@ -17,7 +17,7 @@ from kvgate.gates import repo_root
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class SoakLoad(Frozen):
@@ -86,7 +86,11 @@ def profile_path(scale: str) -> Path:
 
 def load_g4_profile(scale: str) -> G4Profile:
     """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
-    path = profile_path(scale)
+    return read_g4_profile(profile_path(scale))
+
+
+def read_g4_profile(path: Path) -> G4Profile:
+    """One profile file; its ``name`` must be its file name."""
     profile = load_model(path, G4Profile)
     if profile.name != path.stem:
         raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}")

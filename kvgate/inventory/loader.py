@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvgate.config_file import load_model
+from kvgate.config_file import load_model, parse_yaml, read_bytes
 from kvgate.engines.profile import PROFILE_DIR
 from kvgate.errors import ConfigError
 from kvgate.inventory.schema import Inventory
@@ -29,10 +29,10 @@ class LoadedInventory:
 def load(path: str | Path) -> LoadedInventory:
     """Load and validate an inventory; raises ConfigError naming file, field and expectation."""
     p = Path(path)
-    inv = _resolve_engine_pythons(load_model(p, Inventory), p.parent)
+    raw = read_bytes(p)  # read once: the hash is of the bytes that were validated
+    inv = _resolve_engine_pythons(load_model(p, Inventory, parse_yaml(raw, p)), p.parent)
     _check_engine_profiles(inv, p)
-    digest = hashlib.sha256(p.read_bytes()).hexdigest()
-    return LoadedInventory(path=p, sha256=digest, inventory=inv)
+    return LoadedInventory(path=p, sha256=hashlib.sha256(raw).hexdigest(), inventory=inv)
 
 
 def _check_engine_profiles(inv: Inventory, path: Path) -> None:

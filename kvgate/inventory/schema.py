@@ -12,11 +12,21 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kvgate.config_file import field_error
+from kvgate.inventory.fields import (
+    EnvName,
+    Name,
+    ProxyJump,
+    Regex,
+    canonical_volume_path,
+    scratch_path_problem,
+)
 from kvgate.judge import COMPARATORS
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # a number that is not finite ("inf" as a string too) is never a threshold or a timeout
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Role(StrEnum):
@@ -49,7 +59,7 @@ class VolumeExpect(Frozen):
 class Volume(Frozen):
     """A mount under test; writes go only under `path` and only if `scratch` is true."""
 
-    path: str = Field(pattern=r"^/", description="absolute directory on the host")
+    path: str = Field(max_length=4096, description="absolute directory on the host")
     kind: VolumeKind
     scratch: bool = False
     device: str | None = Field(default=None, pattern=r"^/dev/")
@@ -58,6 +68,21 @@ class Volume(Frozen):
     min_free_gib: float | None = Field(default=None, ge=0)
     hosts: tuple[str, ...] = ()  # empty: every host with the storage-client role
     expect: VolumeExpect = Field(default_factory=VolumeExpect)
+
+    @field_validator("path")
+    @classmethod
+    def _canonical(cls, v: str) -> str:
+        return canonical_volume_path(v)
+
+    @model_validator(mode="after")
+    def _scratch_target(self) -> Volume:
+        """What can be known from the file alone; a host-side check resolves links at run time."""
+        problem = scratch_path_problem(self.path) if self.scratch else None
+        if problem is not None:
+            raise field_error(
+                ("path",), f"{problem} (scratch: true lets gates write and delete there)", self.path
+            )
+        return self
 
 
 class ToolConstraint(Frozen):
@@ -75,7 +100,7 @@ def parse_constraint(text: str) -> ToolConstraint:
 
 
 class CpuExpect(Frozen):
-    model: str | None = None  # regex searched in lscpu's model name
+    model: Regex | None = None  # regex searched in lscpu's model name
     sockets: int | None = Field(default=None, ge=1)
     cores: int | None = Field(default=None, ge=1)  # physical cores, all sockets
     threads: int | None = Field(default=None, ge=1)  # logical CPUs
@@ -88,21 +113,21 @@ class MemoryExpect(Frozen):
 
 class OsExpect(Frozen):
     id: str | None = None  # os-release ID, e.g. ubuntu
-    version: str | None = None  # os-release VERSION_ID, regex
-    kernel: str | None = None  # regex on uname -r
+    version: Regex | None = None  # os-release VERSION_ID, regex
+    kernel: Regex | None = None  # regex on uname -r
 
 
 class NvmeExpect(Frozen):
     count: int = Field(ge=0)  # 0: the host has no NVMe (checks SKIP)
-    model: str | None = None  # regex
-    firmware: str | None = None  # regex
+    model: Regex | None = None
+    firmware: Regex | None = None
     capacity_gb: float | None = Field(default=None, gt=0)  # per device, decimal GB
     max_temperature_c: float = 70.0
     max_percentage_used: int = Field(default=90, ge=0, le=255)
 
 
 class NicExpect(Frozen):
-    name: str  # interface name regex, e.g. "^ens1f[01]$"
+    name: Regex  # interface name regex, e.g. "^ens1f[01]$"
     count: int = Field(default=1, ge=1)
     speed_mbps: int | None = Field(default=None, gt=0)
     mtu: int | None = Field(default=None, ge=576)
@@ -113,7 +138,7 @@ class NicExpect(Frozen):
 class GpuExpect(Frozen):
     vendor: Literal["nvidia", "amd", "ascend"] | None = None
     count: int = Field(ge=0)  # 0: the host has no GPU (checks SKIP)
-    model: str | None = None  # regex
+    model: Regex | None = None
     driver: str | None = None  # constraint, e.g. ">= 550"
     # G1 accelerator detail (issue 14): what `count` counts, per-device memory, AMD firmware,
     # partition modes and XGMI (amd-smi); Ascend health is a kvgate rule on every NPU chip
@@ -222,25 +247,22 @@ class Expectations(Frozen):
 class Host(Frozen):
     """One machine of the lab and how to reach it."""
 
-    address: str = "localhost"
+    address: str = Field(default="localhost", min_length=1, max_length=253)
     transport: Literal["ssh", "local"] = "ssh"
     port: int = Field(default=22, ge=1, le=65535)
     user: str | None = None
     key_file: str | None = None  # None: ssh-agent / ~/.ssh/config identities
-    proxy_jump: str | None = None  # "user@bastion:22"; ~/.ssh/config ProxyJump also honoured
+    proxy_jump: ProxyJump | None = None  # "user@bastion:22"; ~/.ssh/config ProxyJump also honoured
     known_hosts: str | None = None  # default ~/.ssh/known_hosts
     trust_on_first_use: bool = False  # accept and record an unknown host key
     sudo: bool = False  # may run `sudo -n` (drop caches, nvme smart-log)
-    connect_timeout_s: float = Field(default=15, gt=0)
+    connect_timeout_s: float = Field(default=15, gt=0, le=3600)
     roles: tuple[Role, ...] = ()
     groups: tuple[str, ...] = ()
     expect: Expectations = Field(default_factory=Expectations)
 
 
-Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
-
-
-ProfileName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+ProfileName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
 
 
 class ColdReadProfiles(Frozen):
@@ -273,7 +295,7 @@ class EngineDeployment(Frozen):
     # the engine instances on each host: a count, or one entry per instance with its extra
     # environment (e.g. {HIP_VISIBLE_DEVICES: "0,1,2,3"}); two or more: G3 also drives them all
     # together (whole machine, R3's TP4×2). Instance i: tier engine on port + 2i, recompute + 2i + 1
-    instances: tuple[dict[str, str], ...] = Field(default=({},), min_length=1, max_length=64)
+    instances: tuple[dict[EnvName, str], ...] = Field(default=({},), min_length=1, max_length=64)
     # R1 (LMCache's parallel-read patch): two tier profiles of the same engine and tier, its reader
     # serial in one and parallel in the other; G3 restores the same prompts cold with each
     cold_read: ColdReadProfiles | None = None

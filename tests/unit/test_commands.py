@@ -26,7 +26,7 @@ def run_with(root: Path, argv: list[str], verdicts: dict[str, Verdict]) -> RunSt
         "argv": argv,
         "planned": PLANNED,
     }
-    store = RunStore.create(root, site="lab a", gate="g1", meta=meta)
+    store = RunStore.create(root / "lab results", site="lab", gate="g1", meta=meta)  # a space to quote
     for cid, verdict in verdicts.items():
         host, _, check = cid.partition("/")
         store.record(CheckRecord(id=cid, host=host, check=check, verdict=verdict, condition="x"))

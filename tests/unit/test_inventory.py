@@ -54,7 +54,7 @@ MALFORMED = [
         GOOD_HOST.replace("hosts", "site: s\nhosts")
         + "volumes:\n  v:\n    path: data\n    kind: candidate\n",
         "volumes.v.path",
-        "should match pattern",
+        "not an absolute path",
     ),
     ("no_hosts", "site: s\nhosts: {}\n", "hosts", "at least 1 item"),
     ("yaml_syntax", "site: s\nhosts:\n  h1: [unclosed\n", "line", "not valid YAML"),
@@ -162,3 +162,83 @@ def test_a_load_generator_the_controller_cannot_place_is_refused(
         load(inv)
     assert "engines.e.loadgen" in str(err.value) or "engines" in err.value.field, str(err.value)
     assert expected in str(err.value)
+
+
+def volume_inventory(path: Path, volume: str) -> Path:
+    path.write_text(f"site: s\nhosts: {{h: {{roles: [storage-client]}}}}\nvolumes: {{v: {volume}}}\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("volume_path", "why"),
+    [
+        ("/", "a whole system directory"),
+        ("/etc", "under /etc"),
+        ("/etc/kvgate", "under /etc"),
+        ("/boot", "under /boot"),
+        ("/proc/1", "under /proc"),
+        ("/sys", "under /sys"),
+        ("/dev/nvme0n1", "name a raw device under `device:`"),
+        ("/usr/local/scratch", "under /usr"),
+        ("/bin", "under /bin"),
+        ("/lib64", "under /lib64"),
+        ("/var", "a whole system directory"),
+        ("/root", "a whole system directory"),
+        ("/home", "a whole system directory"),
+        ("/home/", "a whole system directory"),
+        ("/mnt/fx100/../../etc", "'..' component"),
+        ("/mnt/./fx100", "'.' or '..' component"),
+        ("/mnt//fx100", "'//'"),
+        ("relative/dir", "not an absolute path"),
+    ],
+)
+def test_a_scratch_volume_where_writes_would_do_harm_is_refused_at_check(
+    tmp_path: Path, volume_path: str, why: str
+) -> None:
+    inv = volume_inventory(
+        tmp_path / "inv.yaml", f"{{path: {volume_path!r}, kind: candidate, scratch: true}}"
+    )
+    with pytest.raises(ConfigError) as err:
+        load(inv)
+    assert err.value.field == "volumes.v.path", err.value
+    assert why in err.value.expected, err.value
+
+
+@pytest.mark.parametrize(
+    ("volume_path", "scratch", "loaded"),
+    [
+        ("/mnt/fx100/kvgate/", True, "/mnt/fx100/kvgate"),  # a trailing slash is normalised
+        ("/var/tmp/kvgate-scratch", True, "/var/tmp/kvgate-scratch"),
+        ("/home/qa/scratch", True, "/home/qa/scratch"),
+        ("/dev/shm/kvgate", True, "/dev/shm/kvgate"),
+        ("/", False, "/"),  # measured, never written
+    ],
+)
+def test_a_scratch_volume_of_its_own_loads(
+    tmp_path: Path, volume_path: str, scratch: bool, loaded: str
+) -> None:
+    kind = "candidate" if scratch else "baseline"
+    inv = volume_inventory(
+        tmp_path / "inv.yaml", f"{{path: {volume_path!r}, kind: {kind}, scratch: {scratch}}}"
+    )
+    assert load(inv).inventory.volumes["v"].path == loaded
+
+
+@pytest.mark.parametrize("name", ["-u", "--unset=PATH", "A B", "A=B", "1GPU", "HIP;rm", ""])
+def test_an_engine_environment_name_that_is_not_a_variable_name_is_refused(tmp_path: Path, name: str) -> None:
+    inv = loadgen_inventory(tmp_path / "site.yaml", "{address: 10.0.0.5, roles: [engine]}", "host")
+    inv.write_text(inv.read_text().replace("loadgen: host", f"loadgen: host, instances: [{{{name!r}: x}}]"))
+    with pytest.raises(ConfigError) as err:
+        load(inv)
+    assert err.value.field.startswith("engines.e.instances[0]"), err.value
+    assert "[A-Za-z_][A-Za-z0-9_]*" in err.value.expected, err.value
+
+
+def test_an_engine_environment_value_may_hold_anything_a_shell_would_need_quoted(tmp_path: Path) -> None:
+    inv = loadgen_inventory(tmp_path / "site.yaml", "{address: 10.0.0.5, roles: [engine]}", "host")
+    inv.write_text(
+        inv.read_text().replace(
+            "loadgen: host", "loadgen: host, instances: [{HIP_VISIBLE_DEVICES: '0,1; -x'}]"
+        )
+    )
+    assert load(inv).inventory.engines["e"].instances == ({"HIP_VISIBLE_DEVICES": "0,1; -x"},)

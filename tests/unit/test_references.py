@@ -269,6 +269,10 @@ MALFORMED: list[tuple[str, Callable[[dict[str, Any]], object], str, str]] = [
      "cross_checks[0].figures.snapshot", "no context figure 'nope'"),
     ("cross-check code", lambda d: d["cross_checks"][0].update(left="__import__('os')"),
      "cross_checks[0].left", "only numbers"),
+    ("cross-check nested deep", lambda d: d["cross_checks"][0].update(left="-" * 16000 + "1"),
+     "cross_checks[0].left", "at most 500 characters"),  # MemoryError in Python's parser
+    ("cross-check too long", lambda d: d["cross_checks"][0].update(left="+".join(["snapshot"] * 1500)),
+     "cross_checks[0].left", "at most 500 characters"),  # RecursionError in Python's parser
 ]  # fmt: skip
 
 

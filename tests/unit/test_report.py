@@ -198,11 +198,14 @@ def test_rerender_is_deterministic_except_timestamps(rendered: RenderedPaths, ht
 @pytest.mark.parametrize(
     ("section", "error"),
     [
-        ({"title": "t", "template": "../report.html", "data": {}}, "sections/<name>.html"),
-        ({"title": "t", "template": "nope.html", "data": {}}, "no template"),
+        ({"title": "t", "template": "../report.html", "data": {}}, "sections[0].template: expected one of"),
+        ({"title": "t", "template": "nope.html", "data": {}}, "sections[0].template: expected one of"),
         ({"title": "t", "template": "chart.html", "data": {"svg": "<svg><script>x</script></svg>"}}, "svg"),
-        ({"template": "table.html"}, "needs 'title'"),
-        ({"title": "t", "template": "table.html", "data": {"rows": []}}, "lacks a field"),
+        ({"template": "table.html"}, "sections[0].title: required field is missing"),  # run.json is checked
+        (
+            {"title": "t", "template": "table.html", "data": {"rows": []}},
+            "sections[0].data.columns: required",
+        ),
     ],
 )
 def test_bad_sections_are_refused(tmp_path: Path, section: dict[str, object], error: str) -> None:

@@ -1,8 +1,13 @@
 """The run store keeps partial runs readable and knows what is left to resume."""
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from kvgate.errors import StoreError
 from kvgate.judge import Criterion, Measurement, Verdict, judge
 from kvgate.store import CheckRecord, RunStore, latest_run, outcome
 
@@ -63,3 +68,102 @@ def test_latest_run_filters_by_inventory(tmp_path: Path) -> None:
     assert latest_run(tmp_path, "s", "g2") is None
     store.finish("complete")
     assert RunStore.open(store.path).meta()["ended_at"]
+
+
+def broken(store: RunStore, name: str, text: str | bytes) -> RunStore:
+    path = store.path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return store
+
+
+def edited_meta(store: RunStore, **changes: object) -> RunStore:
+    meta = json.loads((store.path / "run.json").read_text())
+    meta.update(changes)
+    return broken(store, "run.json", json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "what"),
+    [
+        (lambda s: broken(s, "run.json", '{"schema": "kvgate.run/1", "gate"'), "run.json", "not valid JSON"),
+        (lambda s: broken(s, "run.json", "[1, 2]"), "run.json", "expected a JSON object, got list"),
+        (lambda s: broken(s, "run.json", b'{"gate": "\xff"}'), "run.json", "line 1, column 11: not UTF-8"),
+        (lambda s: edited_meta(s, planned="a/x"), "run.json", "planned: Input should be a valid list"),
+        (lambda s: edited_meta(s, status="PASSED"), "run.json", "status: Input should be 'running'"),
+        (
+            lambda s: edited_meta(s, inventory={"path": 3}),
+            "run.json",
+            "inventory.path: Input should be a valid",
+        ),
+        (lambda s: edited_meta(s, gate=None), "run.json", "gate: Input should be a valid string"),
+        (
+            lambda s: edited_meta(s, site="[/x]"),
+            "run.json",
+            "site: String should match pattern",
+        ),  # rich markup
+        (
+            lambda s: broken(
+                s, "checks.jsonl", '{"id": "[/x]/x", "host": "[/x]", "check": "x", "verdict": "PASS"}\n'
+            ),
+            "checks.jsonl",
+            "line 1: host: String should match pattern",
+        ),
+        (lambda s: broken(s, "checks.jsonl", "garbage\n"), "checks.jsonl", "line 1: not valid JSON"),
+        (
+            lambda s: broken(s, "checks.jsonl", '{"id": "a/x"}\n'),
+            "checks.jsonl",
+            "line 1: host: required field",
+        ),
+        (
+            lambda s: broken(
+                s, "checks.jsonl", '{"id": "a/x", "host": "a", "check": "x", "verdict": "OK"}\n'
+            ),
+            "checks.jsonl",
+            "line 1: verdict: Input should be 'PASS'",
+        ),
+        (
+            lambda s: broken(
+                s, "checks.jsonl", '{"id": "b/x", "host": "a", "check": "x", "verdict": "PASS"}\n'
+            ),
+            "checks.jsonl",
+            "id 'b/x' is not '<host>/<check>'",
+        ),
+        (lambda s: broken(s, "facts/a.json", '{"cpu": '), "facts/a.json", "not valid JSON"),
+        (lambda s: broken(s, "facts/a.json", "[]"), "facts/a.json", "expected a JSON object, got list"),
+        (
+            lambda s: broken(s, "artifacts/index.jsonl", '{"bytes": -1}\n'),
+            "artifacts/index.jsonl",
+            "line 1: path",
+        ),
+    ],
+)
+def test_an_edited_or_truncated_run_file_is_a_store_error_naming_it(
+    tmp_path: Path, edit: Callable[[RunStore], RunStore], where: str, what: str
+) -> None:
+    store = make(tmp_path, ["a/x"])
+    store.record(rec("a", "x", Verdict.PASS))
+    store.save_facts("a", {"cpu": {}})
+    edit(store)
+    with pytest.raises(StoreError) as err:
+        RunStore.open(store.path).check_files()
+    assert str(err.value).startswith(f"{store.path / where}: "), err.value
+    assert what in str(err.value), err.value
+
+
+def test_a_torn_line_in_the_middle_is_named_but_a_torn_last_line_is_a_crash_mid_write(tmp_path: Path) -> None:
+    store = make(tmp_path, ["a/x", "a/y"])
+    store.record(rec("a", "x", Verdict.PASS))
+    with open(store.path / "checks.jsonl", "a") as f:
+        f.write('{"id": "a/y", "verd\n')  # then another record after it: not a crash, an edit
+    store.record(rec("a", "y", Verdict.PASS))
+    with pytest.raises(StoreError, match=r"checks\.jsonl: line 2: not valid JSON"):
+        store.checks()
+
+
+def test_a_run_file_that_is_a_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
+    store = make(tmp_path, [])
+    (store.path / "checks.jsonl").unlink(missing_ok=True)
+    os.mkfifo(store.path / "checks.jsonl")
+    with pytest.raises(StoreError, match="expected a regular file, got a FIFO"):
+        store.checks()
