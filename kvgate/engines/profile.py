@@ -73,6 +73,25 @@ class Endpoint(Frozen):
     each_rank: bool = False
 
 
+class Container(Frozen):
+    """Run the engine in a container, as AMD (ROCm) and Ascend labs ship vLLM and SGLang.
+
+    kvgate runs ``<runtime> run --rm --network host`` attached, with the model (read-only),
+    the run and cache directories mounted at their own paths and the profile's environment
+    passed in; the profile's ``launch`` is the command inside the image. The engine's reads
+    are counted on the container's cgroup (kvgate.evidence.engines), not on the client process.
+    """
+
+    runtime: Literal["docker", "podman"] = "docker"
+    image: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
+    options: list[str] = Field(default_factory=list)  # devices, groups, --shm-size, --ipc=host …
+
+    @field_validator("options")
+    @classmethod
+    def _option_holes(cls, v: list[str]) -> list[str]:
+        return [check_plain(o) for o in v]
+
+
 class CacheTier(Frozen):
     """Where the engine's external KV tier lives and how it behaves."""
 
@@ -119,6 +138,7 @@ class EngineProfile(Frozen):
     # index on restart, LMCache #1175). Either way the page cache is dropped and the evidence decides.
     cold_by: Literal["restart", "reset"] = "restart"
     cache: CacheTier | None = None
+    container: Container | None = None  # None: the engine runs on the host, under setsid
     serves_concurrently: bool
     # the streamed completion ends with a `usage` chunk (stream_options.include_usage); False
     # (llama-cpp-python): G3 counts output tokens from the chunks and prompt tokens with the tokenizer
@@ -177,7 +197,21 @@ class EngineProfile(Frozen):
             workdir=fill(self.workdir, values),
             files={name: spec.render(values) for name, spec in self.files.items()},
             version_argv=tuple(fill(a, values) for a in self.version_cmd),
+            container=None if self.container is None else self._containerized(values),
         )
+
+    def _containerized(self, values: Mapping[str, str]) -> tuple[str, ...]:
+        """The runtime's arguments before the image: mounts, host network, the profile's options."""
+        assert self.container is not None
+        mounts = [
+            f"{values['model']}:{values['model']}:ro",
+            *(f"{values[d]}:{values[d]}" for d in ("run_dir", "cache_dir")),
+        ]
+        return (
+            self.container.runtime, "run", "--rm", "--network", "host",
+            *(a for m in mounts for a in ("-v", m)),
+            *(fill(o, values) for o in self.container.options),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -189,6 +223,7 @@ class Launch:
     workdir: str
     files: dict[str, str]
     version_argv: tuple[str, ...]
+    container: tuple[str, ...] | None = None  # the container runtime's run command, up to the image
 
 
 def load_profile(path: Path) -> EngineProfile:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -102,6 +103,7 @@ class EngineService:
         self.pid: int | None = None
         self.record: EngineRecord | None = None
         self.launches = 0
+        self.container_name: str | None = None  # the running container, for a containerized profile
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> EngineService:
@@ -150,6 +152,10 @@ class EngineService:
         if self.pid is None:
             return
         with CANCEL.cleanup():
+            if self.container_name is not None and self.launch.container is not None:
+                timeout = int(self.profile.stop_timeout_s)  # the runtime stops the container, then the client
+                self.ex.run("%s stop -t %s %s", self.launch.container[0], timeout, self.container_name,
+                            timeout_s=self.profile.stop_timeout_s + 30)  # fmt: skip
             self._stop_group()
 
     def _stop_group(self) -> None:
@@ -247,9 +253,20 @@ class EngineService:
         return int(out[0]) if out else 0
 
     @property
-    def evidence_scope(self) -> str:
-        """What counts this engine's reads (kvgate.evidence.engines): its session, started by setsid."""
-        return "session"
+    def evidence_target(self) -> tuple[int, str]:
+        """(pid, scope) whose reads are this engine's (kvgate.evidence.engines).
+
+        On the host: the session setsid started (the API server and every process it made).
+        In a container: the container's cgroup, found from its init process.
+        """
+        if self.container_name is None:
+            assert self.pid is not None, "the engine is not running"
+            return self.pid, "session"
+        runtime = self.launch.container[0] if self.launch.container else "docker"
+        res = self.ex.run(
+            "%s inspect -f {{.State.Pid}} %s", runtime, self.container_name, timeout_s=60, check=True
+        )
+        return int(res.stdout.strip()), "cgroup"
 
     @property
     def log_path(self) -> str:
@@ -269,12 +286,11 @@ class EngineService:
         )
         self._put_files()
         self.launches += 1
-        env_args = [f"{k}={v}" for k, v in self.launch.env.items()]
+        env_args, argv = [f"{k}={v}" for k, v in self.launch.env.items()], list(self.launch.argv)
+        if self.launch.container is not None:  # the environment goes into the container, not the client
+            argv, env_args = self._in_container(argv, env_args), []
         inner = quote(
-            "echo $$ > %s; exec nohup env" + " %s" * (len(env_args) + len(self.launch.argv)),
-            pid_file,
-            *env_args,
-            *self.launch.argv,
+            "echo $$ > %s; exec nohup env" + " %s" * (len(env_args) + len(argv)), pid_file, *env_args, *argv
         )
         out = self.ex.run(
             "cd %s && (setsid sh -c %s > %s 2>&1 < /dev/null &) && "
@@ -283,6 +299,17 @@ class EngineService:
         )  # fmt: skip
         self.pid = int(out.stdout.split()[0])
         return self.pid
+
+    def _in_container(self, argv: list[str], env_args: list[str]) -> list[str]:
+        """The runtime's attached ``run`` of the profile's image with ``argv``, named for this launch."""
+        assert self.launch.container is not None
+        assert self.profile.container is not None
+        self.container_name = f"kvgate-{self.placement.port}-{secrets.token_hex(4)}"
+        environment = [a for e in env_args for a in ("-e", e)]
+        return [
+            *self.launch.container, "--name", self.container_name, "-w", self.launch.workdir,
+            *environment, self.profile.container.image, *argv,
+        ]  # fmt: skip
 
     def _put_files(self) -> None:
         for name, text in self.launch.files.items():
@@ -343,6 +370,8 @@ class EngineService:
         argv = self.launch.version_argv
         if not argv:
             return "unknown (profile has no version_cmd)"
+        if self.container_name is not None and self.launch.container is not None:  # inside the running one
+            argv = (self.launch.container[0], "exec", self.container_name, *argv)
         res = self.ex.run(" ".join(["%s"] * len(argv)), *argv, timeout_s=120, env=self.launch.env or None)
         return res.stdout.strip() if res.ok else f"unknown (exit {res.exit_status}: {res.tail(1)})"
 

@@ -87,7 +87,7 @@ class EngineWindow:
         self.logs: list[str] = []  # what each engine logged during the window (evidence)
 
     def _snapshot(self) -> dict[str, object]:
-        leaders = tuple((e.pid or 0, e.evidence_scope) for e in self.engines)
+        leaders = tuple(e.evidence_target for e in self.engines)
         logs = tuple(e.log_path for e in self.engines)
         return self.he.snapshot(self.volume, engines=leaders, count_lines=logs)
 

@@ -12,7 +12,7 @@ import yaml
 
 from kvgate.engines import EngineService, Placement
 from kvgate.engines.metrics import MetricsError, diff, parse
-from kvgate.engines.profile import PROFILE_DIR, EngineKind, load_profile, load_profiles
+from kvgate.engines.profile import PROFILE_DIR, Container, EngineKind, load_profile, load_profiles
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.engines.tinymodel import build_vocab
 from kvgate.errors import ConfigError, LabError
@@ -350,3 +350,40 @@ def test_text_files_and_json_data_files_render(tmp_path: Path) -> None:
     launch = load_profile(_write(tmp_path, "site-engine", files=files)).render(VALUES)
     assert launch.files["words.txt"] == "port 8123\n"
     assert json.loads(launch.files["cfg.json"]) == {"dir": "/var/tmp/run/x", "n": 2}
+
+
+def test_a_containerized_profile_runs_its_image_with_the_tier_mounted_and_its_env_inside() -> None:
+    """Issue 12: AMD and Ascend labs run the engine from a container (no runtime runs here: the command
+    line kvgate hands the runtime is what is checked; the lifecycle around it is the host engine's)."""
+    base = load_profile(PROFILE_DIR / "vllm-cpu-prefix.yaml")
+    rocm = Container(
+        image="rocm/vllm:latest", options=["--device=/dev/kfd", "--device=/dev/dri", "--ipc=host"]
+    )
+    profile = base.model_copy(
+        update={"container": rocm, "launch": ["vllm", "serve", "{model}", "--port", "{port}"]}
+    )
+    where = Placement(run_dir="/scratch/run", model="/models/m", cache_dir="/scratch/cache", port=18000)
+    service = EngineService(LocalExecutor(), profile, where, env={"HIP_VISIBLE_DEVICES": "0,1"})
+    assert service.launch.container == (
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "host",
+        "-v",
+        "/models/m:/models/m:ro",
+        "-v",
+        "/scratch/run:/scratch/run",
+        "-v",
+        "/scratch/cache:/scratch/cache",
+        "--device=/dev/kfd",
+        "--device=/dev/dri",
+        "--ipc=host",
+    )
+    env = [f"{k}={v}" for k, v in service.launch.env.items()]
+    argv = service._in_container(list(service.launch.argv), env)
+    image = argv.index("rocm/vllm:latest")
+    assert argv[image + 1 :] == ["vllm", "serve", "/models/m", "--port", "18000"]
+    assert "HIP_VISIBLE_DEVICES=0,1" in argv[:image]  # passed into the container with -e
+    assert argv[argv.index("--name") + 1] == service.container_name
+    assert argv[argv.index("-w") + 1] == service.launch.workdir
