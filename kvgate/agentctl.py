@@ -21,7 +21,6 @@ import json
 import secrets
 import tempfile
 import time
-import weakref
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,17 +128,9 @@ def remote_sha256(ex: Executor, path: str) -> str | None:
     return res.stdout.split()[0] if res.ok and res.stdout.strip() else None
 
 
-_UPLOADED: weakref.WeakKeyDictionary[Executor, str] = weakref.WeakKeyDictionary()
-
-
 def ensure_uploaded(ex: Executor) -> str:
-    """Upload the agent to ``~/.cache/kvgate/agent-<sha256[:16]>.pyz`` unless it is there; return its path.
-
-    Remembered per executor: the evidence commands call it before every snapshot.
-    """
-    if ex not in _UPLOADED:
-        _UPLOADED[ex] = upload(ex, "agent", build_zipapp())
-    return _UPLOADED[ex]
+    """Upload the agent to ``~/.cache/kvgate/agent-<sha256[:16]>.pyz`` unless it is there; return its path."""
+    return upload(ex, "agent", build_zipapp())
 
 
 def upload(ex: Executor, name: str, local: Path) -> str:
