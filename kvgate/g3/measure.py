@@ -249,10 +249,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "load_mismatches": arms.load_mismatches,
         "near_ties": arms.near_ties,
     }
-    doc["tier_probe"] = {
-        "unmeasurable": arms.unmeasurable,
-        "restore": arms.probe.to_dict() if arms.probe else None,
-    }
+    doc["tier_probe"] = arms.probe.to_dict() if arms.probe else None  # metrics, tokenizer, restore, reason
     ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
     if arms.unmeasurable:  # the probe stopped the deployment: every check says why, none runs for hours
         keys = [
