@@ -1,9 +1,10 @@
 """The G2 baseline matrix: a workload profile (YAML) → fio jobs, and the statistics over them.
 
 A profile names the fixed jobs (sequential read and write at 1 MiB, random read at
-4 KiB), an optional numjobs × iodepth sweep, the repeat count (default 3) and the
-bounds the gate judges (coefficient of variation, knee gain). Repeats give the
-coefficient of variation; the sweep gives the saturation knee:
+4 KiB), an optional block size × numjobs × iodepth sweep, the repeat count (default 3)
+and the bounds the gate judges (coefficient of variation, knee gain). Repeats give the
+coefficient of variation; the sweep gives the device's read ceiling (its best cell,
+re-measured: :mod:`kvgate.fio.ceiling`) and the saturation knee:
 
     parallelism P = numjobs × iodepth (I/Os in flight). For each P the best
     bandwidth over its cells counts. The knee is the smallest P from which no
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from kvgate.errors import ConfigError
 from kvgate.fio.job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
@@ -83,13 +84,40 @@ class JobSpec(_Frozen):
     verify: Verify | None = None
 
 
+def _sizes(value: object) -> object:
+    return (value,) if isinstance(value, str) else value
+
+
 class SweepSpec(_Frozen):
+    """Every block size × numjobs × iodepth cell, read (or written) like the fixed jobs.
+
+    ``repeats``, ``runtime_s`` and ``ramp_s`` default to the profile's: a large sweep
+    may run each cell once and shorter, because its best cell is re-measured with the
+    profile's repeats and runtime as the ceiling (kvgate.fio.ceiling).
+    """
+
     name: Word = "sweep"
     rw: Rw = "read"
-    bs: FioSize = "1m"
+    bs: Annotated[tuple[FioSize, ...], BeforeValidator(_sizes)] = Field(default=("1m",), min_length=1)
     numjobs: tuple[int, ...] = Field(min_length=1)
     iodepth: tuple[int, ...] = Field(min_length=1)
     knee_gain: float = Field(default=0.05, gt=0, lt=1)
+    repeats: int | None = Field(default=None, ge=1)
+    runtime_s: int | None = Field(default=None, ge=1)
+    ramp_s: int | None = Field(default=None, ge=0)
+
+    def cells(self) -> list[tuple[str, JobSpec]]:
+        """(cell name, job) of every point, block size outermost."""
+        return [
+            (sweep_cell(self.name, bs, nj, qd), self.spec(bs, nj, qd))
+            for bs in self.bs
+            for nj in self.numjobs
+            for qd in self.iodepth
+        ]
+
+    def spec(self, bs: str, numjobs: int, iodepth: int) -> JobSpec:
+        return JobSpec(rw=self.rw, bs=bs, numjobs=numjobs, iodepth=iodepth,
+                       runtime_s=self.runtime_s, ramp_s=self.ramp_s)  # fmt: skip
 
 
 class MatrixProfile(_Frozen):
@@ -108,10 +136,17 @@ class MatrixProfile(_Frozen):
         """Every cell as a FioJob doing I/O under ``directory``; ``tag`` (host/device) prefixes names."""
         specs = dict(self.jobs)
         if self.sweep:
-            specs |= dict(_sweep_specs(self.sweep))
-        return {cell: self._job(cell, spec, directory, tag) for cell, spec in specs.items()}
+            specs |= dict(self.sweep.cells())
+        return {cell: self.job(cell, spec, directory, tag) for cell, spec in specs.items()}
 
-    def _job(self, cell: str, spec: JobSpec, directory: str, tag: str) -> FioJob:
+    def repeats_of(self, cell: str) -> int:
+        """How often a cell runs: the sweep's own repeats for its cells, else the profile's."""
+        if self.sweep and self.sweep.repeats and cell not in self.jobs:
+            return self.sweep.repeats
+        return self.repeats
+
+    def job(self, cell: str, spec: JobSpec, directory: str, tag: str = "") -> FioJob:
+        """One cell as a FioJob, the profile's defaults filling what the spec leaves open."""
         d = self.defaults
         return FioJob(
             name=f"{tag}.{cell}" if tag else cell,
@@ -129,17 +164,9 @@ class MatrixProfile(_Frozen):
         )
 
 
-def _sweep_specs(sweep: SweepSpec) -> list[tuple[str, JobSpec]]:
-    return [
-        (sweep_cell(sweep.name, nj, qd), JobSpec(rw=sweep.rw, bs=sweep.bs, numjobs=nj, iodepth=qd))
-        for nj in sweep.numjobs
-        for qd in sweep.iodepth
-    ]
-
-
-def sweep_cell(name: str, numjobs: int, iodepth: int) -> str:
-    """The cell name of one sweep point: ``sweep-j4-qd16``."""
-    return f"{name}-j{numjobs}-qd{iodepth}"
+def sweep_cell(name: str, bs: str, numjobs: int, iodepth: int) -> str:
+    """The cell name of one sweep point: ``sweep-4m-j4-qd16``."""
+    return f"{name}-{bs}-j{numjobs}-qd{iodepth}"
 
 
 def load_profile(path: Path) -> MatrixProfile:
@@ -172,6 +199,7 @@ class SweepPoint:
     numjobs: int
     iodepth: int
     bw_bytes_per_s: float
+    bs: str = "1m"
 
     @property
     def parallelism(self) -> int:
@@ -189,6 +217,7 @@ class Knee:
     bw_bytes_per_s: float
     saturated: bool  # False: bandwidth still grew at the largest parallelism measured
     gain: float
+    bs: str = "1m"
 
 
 def saturation_knee(points: Sequence[SweepPoint], gain: float = 0.05) -> Knee:
@@ -204,5 +233,5 @@ def saturation_knee(points: Sequence[SweepPoint], gain: float = 0.05) -> Knee:
         later = max((q.bw_bytes_per_s for q in levels[i + 1 :]), default=0.0)
         if later < p.bw_bytes_per_s * (1 + gain):
             saturated = i < len(levels) - 1
-            return Knee(p.parallelism, p.numjobs, p.iodepth, p.bw_bytes_per_s, saturated, gain)
+            return Knee(p.parallelism, p.numjobs, p.iodepth, p.bw_bytes_per_s, saturated, gain, p.bs)
     raise AssertionError("unreachable: the last level always qualifies")
