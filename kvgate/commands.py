@@ -19,7 +19,7 @@ from kvgate.store import RunStore, outcome
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     handlers = {
         "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
-        "preflight": preflight,
+        "preflight": preflight, "plan": plan,
     }  # fmt: skip
     return handlers[args.command](args, console)
 
@@ -128,4 +128,13 @@ def references(_args: argparse.Namespace, console: Console) -> int:
     for p in problems:
         console.print(f"[yellow]disagreement:[/] {escape(str(p))}")
     console.print(f"{len(refs.entries)} references loaded; {len(problems)} disagreements")
+    return 0
+
+
+def plan(args: argparse.Namespace, console: Console) -> int:
+    """Print the tiering plan of every engine deployment (kvgate.plan); bad options are usage errors."""
+    from kvgate.plan.cli import options, show
+
+    loaded = load(args.inventory)
+    show(console, loaded, Path(args.results), options(args))
     return 0

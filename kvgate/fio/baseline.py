@@ -88,7 +88,7 @@ def run_matrix(
     if knee and profile.sweep:
         found += knee_measurements(profile.sweep.name, knee)
     if best is not None:
-        found += ceiling_measurements(best)
+        found += ceiling_measurements(best, runs[CEILING_CELL])
     return BaselineResult(profile.name, runs, tuple(found), knee, best, tuple(points))
 
 

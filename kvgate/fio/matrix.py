@@ -116,8 +116,9 @@ class SweepSpec(_Frozen):
         ]
 
     def spec(self, bs: str, numjobs: int, iodepth: int) -> JobSpec:
-        return JobSpec(rw=self.rw, bs=bs, numjobs=numjobs, iodepth=iodepth,
-                       runtime_s=self.runtime_s, ramp_s=self.ramp_s)  # fmt: skip
+        return JobSpec(
+            rw=self.rw, bs=bs, numjobs=numjobs, iodepth=iodepth, runtime_s=self.runtime_s, ramp_s=self.ramp_s
+        )
 
 
 class MatrixProfile(_Frozen):

@@ -91,9 +91,13 @@ def test_equal_cells_prefer_fewer_ios_in_flight() -> None:
 
 def test_g2_judges_the_ceiling_as_a_trusted_site_baseline() -> None:
     inv = Inventory.model_validate(
-        {"site": "s", "scale": "smoke", "hosts": {"h": {"roles": ["storage-client"]}},
-         "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}}
-    )  # fmt: skip
+        {
+            "site": "s",
+            "scale": "smoke",
+            "hosts": {"h": {"roles": ["storage-client"]}},
+            "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
+        }
+    )
     check = next(c for c in plan(inv) if c.check == "volume[v].fio.ceiling.bw")
     assert check.criterion.metric == "ceiling.read_bw_bytes_per_s"
     assert check.evaluate({}).verdict is Verdict.INVALID  # not measured is never PASS
