@@ -131,10 +131,10 @@ def references(_args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def plan(args: argparse.Namespace, console: Console) -> int:
+def plan(args: argparse.Namespace, _console: Console) -> int:
     """Print the tiering plan of every engine deployment (kvgate.plan); bad options are usage errors."""
     from kvgate.plan.cli import options, show
 
     loaded = load(args.inventory)
-    show(console, loaded, Path(args.results), options(args))
+    show(Console(soft_wrap=True), loaded, Path(args.results), options(args))  # the plan is the output: stdout
     return 0

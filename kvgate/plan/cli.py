@@ -12,7 +12,7 @@ from rich.table import Table
 from kvgate.errors import UsageError
 from kvgate.inventory import LoadedInventory
 from kvgate.plan.deployments import Options, plan_inventory
-from kvgate.plan.render import COLUMNS, inputs, row, title, why_empty
+from kvgate.plan.render import CAPTION, COLUMNS, inputs, row, title, why_empty
 
 
 def options(args: argparse.Namespace) -> Options:
@@ -33,7 +33,7 @@ def show(console: Console, loaded: LoadedInventory, results: Path, opts: Options
     if not plans:
         raise UsageError(f"{loaded.path}: the inventory declares no engine deployment (engines:) to plan")
     for plan in plans:
-        table = Table(*COLUMNS, title=escape(title(plan)), title_justify="left")
+        table = Table(*COLUMNS, title=escape(title(plan)), title_justify="left", caption=CAPTION)
         for p in plan.predictions:
             table.add_row(*row(p))
         console.print(table)

@@ -26,7 +26,9 @@ from typing import Any
 from kvgate.engines import tinyhf
 from kvgate.engines.profile import EngineKind
 from kvgate.errors import StoreError
-from kvgate.fio.ceiling import CEILING_CELL
+from kvgate.fio.ceiling import CEILING_CELL, configuration
+from kvgate.fio.job import fio_size
+from kvgate.fio.matrix import SweepPoint
 from kvgate.g2.plan import line_rate_bytes_per_s
 from kvgate.inventory.schema import EngineDeployment, Inventory
 from kvgate.judge import Verdict
@@ -94,9 +96,7 @@ def g2_storage(store: RunStore, host: str, volume: str) -> StorageFigures | None
         return None
     where = f"G2 {store.path}"
     ceiling = _trusted(ms, f"{CEILING_CELL}.read_bw_bytes_per_s")
-    shape = " × ".join(str(_trusted(ms, f"{CEILING_CELL}.{k}") or "?") for k in ("numjobs", "iodepth"))
-    bs = _trusted(ms, f"{CEILING_CELL}.bs_bytes")
-    config = f"bs {int(bs) >> 20} MiB, {shape} jobs × QD" if bs else "configuration not recorded"
+    config = _configuration(ms)
     per_request = _trusted(ms, "kv_restore.parallel.request_bytes_per_s")
     requests = _trusted(ms, "kv_restore.requests")
     best = _trusted(ms, f"{CEILING_CELL}.best_read_bw_bytes_per_s") or ceiling
@@ -106,12 +106,20 @@ def g2_storage(store: RunStore, host: str, volume: str) -> StorageFigures | None
         ),
         Figure(
             per_request,
-            f"{where}: KV restore, {requests or '?'} requests at once, p50 latency"
+            f"{where}: KV restore, {requests or 0:.0f} requests at once, p50 latency"
             if per_request
             else f"{where}: no trusted KV-restore latency",
         ),
         Figure(best, f"{where}: the best read bandwidth G2 saw (sweep and ceiling repeats)"),
     )
+
+
+def _configuration(ms: dict[str, Any]) -> str:
+    """How G2 reached the ceiling: ``bs 4m, 8 jobs × QD 16``."""
+    bs, nj, qd = (_trusted(ms, f"{CEILING_CELL}.{k}") for k in ("bs_bytes", "numjobs", "iodepth"))
+    if bs is None or nj is None or qd is None:
+        return "configuration not recorded"
+    return configuration(SweepPoint(int(nj), int(qd), 0.0, fio_size(int(bs))))
 
 
 def _trusted(ms: dict[str, Any], metric: str) -> float | None:

@@ -12,16 +12,10 @@ from kvgate.plan.deployments import DeploymentPlan
 from kvgate.plan.inputs import Figure
 from kvgate.plan.model import Prediction
 
-COLUMNS = (
-    "conc",
-    "prompt tokens",
-    "restore TTFT p50",
-    "recompute TTFT p50",
-    "speedup",
-    "TTFT reduction",
-    "capacity gain",
-    "storage floor",
-    "SSD tier",
+COLUMNS = ("conc", "prompt", "restore", "recompute", "speedup", "TTFT", "capacity", "floor", "SSD tier")
+CAPTION = (
+    "restore / recompute: TTFT p50 predicted; speedup = recompute / restore; TTFT: restore vs recompute; "
+    "capacity: output throughput of the SSD tier over DRAM only; floor: no restore of the load can be faster"
 )
 
 
@@ -63,7 +57,10 @@ def title(plan: DeploymentPlan) -> str:
 
 
 def _figure(f: Figure, unit: str, scale: float = 1.0) -> str:
-    return "unknown" if f.value is None else f"{f.value / scale:.4g} {unit}"
+    if f.value is None:
+        return "unknown"
+    value = f.value / scale
+    return f"{value:.0f} {unit}" if value >= 1000 else f"{value:.4g} {unit}"
 
 
 def inputs(plan: DeploymentPlan) -> list[str]:

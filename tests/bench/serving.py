@@ -16,11 +16,14 @@ requests, and how much CPU the client took from a machine it shares with the ser
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -256,3 +259,86 @@ def vllm_run(server: Server, shape: Shape, salt: str) -> ToolRun:
 def _client(summary: dict[str, Any]) -> dict[str, float]:
     """p50 and mean of each latency metric under vLLM's result keys (kvgate uses the same keys)."""
     return {f"{s}_{k}": float(summary[f"{s}_{k}_ms"]) for k in CLIENT_KEYS for s in ("p50", "mean")}
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """ABBA pairs of both clients on one server and one trace shape (A B, B A, …)."""
+
+    shape: Shape
+    runs: tuple[ToolRun, ...]
+
+    def of(self, tool: str) -> list[ToolRun]:
+        return [r for r in self.runs if r.tool == tool]
+
+    def client(self, tool: str, key: str) -> float:
+        """Median over the tool's runs of one client statistic (``p50_ttft``, ``mean_tpot``, …)."""
+        return statistics.median(r.client_ms[key] for r in self.of(tool))
+
+    def server(self, tool: str, key: str) -> float:
+        """Median over the tool's runs of what the server measured (``mean_tpot``, …)."""
+        return statistics.median(r.server_ms[key] for r in self.of(tool))
+
+    def ratio(self, key: str) -> float:
+        """kvgate's reading over vllm bench serve's (medians of the runs)."""
+        return self.client("kvgate", key) / self.client("vllm", key)
+
+    def explained(self, metric: str) -> float:
+        """kvgate / vllm as the clients read a mean, over the same ratio as the server measured it.
+
+        1 when the two clients differ only because the server itself ran differently while
+        each one measured (what a shared machine, or one client slowing the server, does).
+        """
+        server = self.server("kvgate", f"mean_{metric}") / self.server("vllm", f"mean_{metric}")
+        return self.ratio(f"mean_{metric}") / server
+
+    def agreement(self, tool: str, metric: str) -> float:
+        """Median over the tool's runs of client mean / server mean: 1 when the client reads the server."""
+        return statistics.median(
+            r.client_ms[f"mean_{metric}"] / r.server_ms[f"mean_{metric}"] for r in self.of(tool)
+        )
+
+    def excess_ms(self, tool: str, metric: str) -> float:
+        """Median over the tool's runs of client mean − server mean (what the client adds)."""
+        return statistics.median(
+            r.client_ms[f"mean_{metric}"] - r.server_ms[f"mean_{metric}"] for r in self.of(tool)
+        )
+
+    def cpu_us_per_chunk(self, tool: str) -> float:
+        return statistics.median(1e6 * r.client_cpu_s / r.chunks for r in self.of(tool) if r.chunks)
+
+    def table(self) -> str:
+        """Per statistic: both clients' medians, kvgate / vllm, and the server's own over each tool's runs."""
+        lines = [f"{self.shape.name}: {self.shape.label}, {len(self.of('kvgate'))} ABBA pairs"]
+        lines.append(
+            f"  {'ms':11} {'kvgate':>9} {'vllm':>9} {'kv/vllm':>8}   {'server|kv':>9} {'server|vllm':>11}"
+        )
+        for key in ("p50_ttft", "mean_ttft", "p50_tpot", "mean_tpot", "p50_itl", "mean_itl"):
+            mean = "mean_" + key.split("_", 1)[1]
+            kv, vl = self.client("kvgate", key), self.client("vllm", key)
+            ratio = f"{kv / vl:8.3f}" if vl else f"{'—':>8}"
+            seen = (
+                f"{self.server('kvgate', mean):9.3f} {self.server('vllm', mean):11.3f}" if key == mean else ""
+            )
+            lines.append(f"  {key:11} {kv:9.3f} {vl:9.3f} {ratio}   {seen}")
+        for tool in ("kvgate", "vllm"):
+            lines.append(
+                f"  {tool}: TTFT client − server {self.excess_ms(tool, 'ttft'):+.2f} ms, "
+                f"TPOT client / server {self.agreement(tool, 'tpot'):.3f}, "
+                f"CPU {self.cpu_us_per_chunk(tool):.0f} µs per token chunk"
+            )
+        return "\n".join(lines)
+
+    def record(self) -> dict[str, Any]:
+        return {"shape": self.shape.__dict__, "runs": [r.record() for r in self.runs]}
+
+
+def abba(server: Server, shape: Shape, *, pairs: int, rest_s: float = 2.0) -> Campaign:
+    """``pairs`` rounds of both clients, the order reversed every round, each run on fresh prompts."""
+    runs = []
+    for i in range(pairs):
+        order = (kvgate_run, vllm_run) if i % 2 == 0 else (vllm_run, kvgate_run)
+        for position, run in enumerate(order):
+            time.sleep(rest_s)
+            runs.append(dataclasses.replace(run(server, shape, f"{shape.name}/{i}"), position=position))
+    return Campaign(shape, tuple(runs))
