@@ -81,7 +81,10 @@ def run_matrix(
     points = sweep_points(profile, runs)
     best = best_cell(points) if points else None
     if best is not None:
-        job = profile.job(CEILING_CELL, ceiling_spec(profile, best), directory, tag)
+        assert profile.sweep is not None  # a best cell comes from the sweep
+        job = profile.job(
+            profile.sweep.name, ceiling_spec(profile, best), directory, tag
+        )  # the sweep's files
         runs[CEILING_CELL] = runner.repeat(CEILING_CELL, job, profile.repeats)
     found = [m for cell, rs in runs.items() for m in measurements(cell, rs)]
     knee = sweep_knee(profile, points, best)

@@ -134,11 +134,18 @@ class MatrixProfile(_Frozen):
     sweep: SweepSpec | None = None
 
     def fio_jobs(self, directory: str, *, tag: str = "") -> dict[str, FioJob]:
-        """Every cell as a FioJob doing I/O under ``directory``; ``tag`` (host/device) prefixes names."""
-        specs = dict(self.jobs)
+        """Every cell as a FioJob doing I/O under ``directory``; ``tag`` (host/device) prefixes names.
+
+        Every sweep cell is one fio job name (the sweep's), so all cells read the same files
+        (fio names them ``<job>.<clone>.0``): the sweep lays out max(numjobs) × size once,
+        not numjobs × size per cell (on main: ~2 TB at full scale before the block sizes).
+        """
+        out = {cell: self.job(cell, spec, directory, tag) for cell, spec in self.jobs.items()}
         if self.sweep:
-            specs |= dict(self.sweep.cells())
-        return {cell: self.job(cell, spec, directory, tag) for cell, spec in specs.items()}
+            out |= {
+                cell: self.job(self.sweep.name, spec, directory, tag) for cell, spec in self.sweep.cells()
+            }
+        return out
 
     def repeats_of(self, cell: str) -> int:
         """How often a cell runs: the sweep's own repeats for its cells, else the profile's."""
@@ -146,11 +153,11 @@ class MatrixProfile(_Frozen):
             return self.sweep.repeats
         return self.repeats
 
-    def job(self, cell: str, spec: JobSpec, directory: str, tag: str = "") -> FioJob:
-        """One cell as a FioJob, the profile's defaults filling what the spec leaves open."""
+    def job(self, name: str, spec: JobSpec, directory: str, tag: str = "") -> FioJob:
+        """One cell as a FioJob named ``name`` (its files' prefix), the profile's defaults for the rest."""
         d = self.defaults
         return FioJob(
-            name=f"{tag}.{cell}" if tag else cell,
+            name=f"{tag}.{name}" if tag else name,
             rw=spec.rw,
             bs=spec.bs,
             iodepth=spec.iodepth,

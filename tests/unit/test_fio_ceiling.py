@@ -52,6 +52,7 @@ def test_the_sweep_covers_every_block_size_and_runs_once_where_it_says() -> None
     cells = list(p.fio_jobs("/scratch"))
     assert cells == ["sw-1m-j1-qd1", "sw-1m-j1-qd4", "sw-4m-j1-qd1", "sw-4m-j1-qd4"]
     assert p.fio_jobs("/scratch")["sw-4m-j1-qd4"].bs_bytes == 4 << 20
+    assert {j.name for j in p.fio_jobs("/scratch", tag="h").values()} == {"h.sw"}  # one set of files for all
     assert (p.repeats_of("sw-4m-j1-qd4"), p.repeats) == (1, 3)
 
 
@@ -81,7 +82,7 @@ def test_the_ceiling_is_the_best_cell_over_block_sizes_and_runs_with_the_profile
     assert (best.bs, best.numjobs, best.iodepth) == ("4m", 2, 8)
     assert configuration(best) == "bs 4m, 2 jobs × QD 8"
     p = load_profile(WORKLOADS / "baseline.yaml")
-    job = p.job(CEILING_CELL, ceiling_spec(p, best), "/scratch")
+    job = p.job(CEILING_CELL, ceiling_spec(p, best), "/scratch")  # a profile's default runtime
     assert (job.bs, job.numjobs, job.iodepth, job.runtime_s) == ("4m", 2, 8, p.defaults.runtime_s)
 
 

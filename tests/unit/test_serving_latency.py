@@ -50,6 +50,19 @@ def test_a_profiles_histograms_give_exact_means_and_estimated_p50s() -> None:
     assert engines_latency([{}]) is None
 
 
+def test_a_vllm_032_scrape_gives_ttft_itl_and_tpot_as_the_profile_names_them() -> None:
+    """Recorded on this machine's vLLM 0.32 CPU server (engines/PROVENANCE.md)."""
+    text = (RECORDED / "engines" / "vllm_0.32_cpu_latency_histograms.txt").read_text()
+    found = histograms(parse(text), load_profile(PROFILE_DIR / "vllm-cpu-recompute.yaml"))
+    assert set(found) == {"ttft", "itl", "tpot"}
+    latency = engines_latency([found])
+    assert latency is not None
+    assert (latency["count_ttft"], latency["count_itl"], latency["count_tpot"]) == (400, 6000, 400)
+    assert latency["mean_tpot_ms"] == pytest.approx(10.139632773999683 / 400 * 1000)
+    assert latency["mean_itl_ms"] == pytest.approx(152.0944916099952 / 6000 * 1000)
+    assert 0 < latency["p50_itl_ms"] < latency["mean_itl_ms"] * 4
+
+
 def test_the_null_server_measures_itself_as_vllm_does_and_agrees_with_the_client() -> None:
     server = NullServer(NullConfig(first_token_delay_s=0.02, token_delay_s=0.004))
     with server.in_thread() as url:
