@@ -138,7 +138,7 @@ def ceiling(bench: Bench) -> FioJob:
 def profile_spec(bench: Bench, profile: str, workload: str, **overrides: Any) -> dict[str, Any]:
     """The agent spec of a realistic profile with its sizes overridden (its knobs kept)."""
     model = load_profile(PROFILES_DIR / f"{profile}.yaml")
-    return agent_spec(model, workload, target_dir=bench.directory, **overrides)
+    return agent_spec(model, workload, target_dir=f"{bench.directory}/agent", **overrides)
 
 
 def kv_prefix_tokens(profile: str, total_bytes: int) -> int:
