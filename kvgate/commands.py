@@ -18,8 +18,9 @@ from kvgate.store import RunStore, outcome
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     handlers = {
+        "plan": plan,
         "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
-        "preflight": preflight, "plan": plan,
+        "preflight": preflight,
     }  # fmt: skip
     return handlers[args.command](args, console)
 

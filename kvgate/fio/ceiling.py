@@ -31,7 +31,7 @@ def sweep_points(profile: MatrixProfile, runs: Mapping[str, Sequence[MeasuredRun
     sweep, points = profile.sweep, list[SweepPoint]()
     if sweep is None:
         return points
-    for bs, nj, qd in itertools.product(sweep.bs, sweep.numjobs, sweep.iodepth):
+    for bs, nj, qd in itertools.product(sweep.sizes, sweep.numjobs, sweep.iodepth):
         cell = runs.get(sweep_cell(sweep.name, bs, nj, qd), ())
         valid = [r.run.summary() for r in cell if not r.invalid_reason]
         if valid:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from kvgate.errors import ConfigError
 from kvgate.fio.job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
@@ -84,10 +84,6 @@ class JobSpec(_Frozen):
     verify: Verify | None = None
 
 
-def _sizes(value: object) -> object:
-    return (value,) if isinstance(value, str) else value
-
-
 class SweepSpec(_Frozen):
     """Every block size × numjobs × iodepth cell, read (or written) like the fixed jobs.
 
@@ -98,7 +94,7 @@ class SweepSpec(_Frozen):
 
     name: Word = "sweep"
     rw: Rw = "read"
-    bs: Annotated[tuple[FioSize, ...], BeforeValidator(_sizes)] = Field(default=("1m",), min_length=1)
+    bs: FioSize | Annotated[tuple[FioSize, ...], Field(min_length=1)] = "1m"  # one size or several: ``sizes``
     numjobs: tuple[int, ...] = Field(min_length=1)
     iodepth: tuple[int, ...] = Field(min_length=1)
     knee_gain: float = Field(default=0.05, gt=0, lt=1)
@@ -106,11 +102,16 @@ class SweepSpec(_Frozen):
     runtime_s: int | None = Field(default=None, ge=1)
     ramp_s: int | None = Field(default=None, ge=0)
 
+    @property
+    def sizes(self) -> tuple[str, ...]:
+        """The block sizes swept, in order."""
+        return (self.bs,) if isinstance(self.bs, str) else self.bs
+
     def cells(self) -> list[tuple[str, JobSpec]]:
         """(cell name, job) of every point, block size outermost."""
         return [
             (sweep_cell(self.name, bs, nj, qd), self.spec(bs, nj, qd))
-            for bs in self.bs
+            for bs in self.sizes
             for nj in self.numjobs
             for qd in self.iodepth
         ]

@@ -61,7 +61,7 @@ def test_a_single_block_size_is_still_accepted_as_text() -> None:
         {"name": "p", "sweep": {"bs": "128k", "numjobs": [1], "iodepth": [1]}}
     ).sweep
     assert sweep is not None
-    assert sweep.bs == ("128k",)
+    assert sweep.sizes == ("128k",)
 
 
 def test_sweep_points_average_valid_runs_per_cell_and_drop_invalid_ones() -> None:
@@ -120,6 +120,6 @@ def test_the_report_shows_the_ceiling_with_its_configuration_and_one_line_per_bl
 def test_shipped_profiles_sweep_block_sizes_once_per_cell(name: str) -> None:
     p = load_profile(WORKLOADS / f"{name}.yaml")
     assert p.sweep is not None
-    assert p.sweep.bs == ("1m", "4m", "8m")
+    assert p.sweep.sizes == ("1m", "4m", "8m")
     assert p.sweep.repeats == 1
     assert p.repeats >= 2  # the ceiling cell gets the profile's repeats
