@@ -62,13 +62,14 @@ def parser() -> argparse.ArgumentParser:
     pre.add_argument("--results", default="results", help="root of run directories")
     pre.add_argument("--no-pdf", action="store_true", help="skip the PDF (HTML and JUnit only)")
     sub.add_parser("references", help="check gates/references.yaml for internal consistency")
-    plan_parser(sub)
+    plan_arguments(
+        sub.add_parser("plan", help="predict G3's numbers and the SSD tier size from G2's figures")
+    )
     return p
 
 
-def plan_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``kvgate plan``: what G3 should measure here, and how big the SSD tier must be."""
-    pl = sub.add_parser("plan", help="predict G3's numbers and the SSD tier size from G2's figures")
+def plan_arguments(pl: argparse.ArgumentParser) -> None:
+    """``kvgate plan``'s options: what G3 should measure here, and how big the SSD tier must be."""
     pl.add_argument("--inventory", default="inventory/local.yaml")
     pl.add_argument("--results", default="results", help="root of run directories (G2 and G3 runs are read)")
     pl.add_argument(
