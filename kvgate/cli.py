@@ -80,7 +80,25 @@ def parser() -> argparse.ArgumentParser:
     pre.add_argument("--results", default="results", help="root of run directories")
     pre.add_argument("--no-pdf", action="store_true", help="skip the PDF (HTML and JUnit only)")
     sub.add_parser("references", help="check gates/references.yaml for internal consistency")
+    plan_arguments(
+        sub.add_parser("plan", help="predict G3's numbers and the SSD tier size from G2's figures")
+    )
     return p
+
+
+def plan_arguments(pl: argparse.ArgumentParser) -> None:
+    """``kvgate plan``'s options: what G3 should measure here, and how big the SSD tier must be."""
+    pl.add_argument("--inventory", default="inventory/local.yaml")
+    pl.add_argument("--results", default="results", help="root of run directories (G2 and G3 runs are read)")
+    pl.add_argument(
+        "--prefill-tok-per-s",
+        type=float,
+        metavar="N",
+        help="prefill rate where no G3 run measured the recompute arm",
+    )
+    pl.add_argument("--reuse", type=float, default=1.0, help="share of each prompt the tier restores (0-1)")
+    pl.add_argument("--documents", type=int, metavar="N", help="distinct reusable prefixes the tier holds")
+    pl.add_argument("--dram-hit", type=float, default=0.0, help="share of reused prefixes DRAM holds (0-1)")
 
 
 def main(argv: list[str] | None = None) -> int:

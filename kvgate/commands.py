@@ -27,6 +27,7 @@ GATE_INI = Path(__file__).with_name("gate_pytest.ini")
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     handlers = {
+        "plan": plan,
         "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
         "preflight": preflight, "sign": sign,
     }  # fmt: skip
@@ -203,4 +204,13 @@ def references(_args: argparse.Namespace, console: Console) -> int:
     for p in problems:
         console.print(f"[yellow]disagreement:[/] {escape(str(p))}")
     console.print(f"{len(refs.entries)} references loaded; {len(problems)} disagreements")
+    return 0
+
+
+def plan(args: argparse.Namespace, _console: Console) -> int:
+    """Print the tiering plan of every engine deployment (kvgate.plan); bad options are usage errors."""
+    from kvgate.plan.cli import options, show
+
+    loaded = load(args.inventory)
+    show(Console(soft_wrap=True), loaded, Path(args.results), options(args))  # the plan is the output: stdout
     return 0

@@ -82,6 +82,30 @@ class Histogram:
             raise MetricsError("histogram has no observations: its mean is undefined")
         return self.sum / self.count
 
+    def quantile(self, q: float) -> float:
+        """Prometheus ``histogram_quantile(q, …)``: linear inside the bucket that holds rank q × count.
+
+        As prometheus/prometheus ``promql/quantile.go`` ``bucketQuantile``: the first bucket
+        starts at 0, a rank in the +Inf bucket returns the highest finite bound. An estimate:
+        it is only as fine as the engine's buckets.
+
+        >>> Histogram(((0.1, 2.0), (0.2, 6.0), (float("inf"), 6.0)), 0.7, 6.0).quantile(0.5)
+        0.125
+        """
+        if self.count <= 0:
+            raise MetricsError("histogram has no observations: its quantiles are undefined")
+        if not 0 <= q <= 1:
+            raise ValueError(f"quantile {q} outside [0, 1]")
+        rank, below, start = q * self.count, 0.0, 0.0
+        for le, cumulative in self.buckets:
+            if cumulative >= rank:
+                if le == float("inf"):
+                    return start
+                share = (rank - below) / (cumulative - below) if cumulative > below else 0.0
+                return start + (le - start) * share
+            below, start = cumulative, le
+        raise MetricsError("histogram has no +Inf bucket holding every observation")
+
 
 @dataclass(frozen=True)
 class Snapshot:

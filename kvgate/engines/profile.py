@@ -128,6 +128,11 @@ class EngineProfile(Frozen):
     # Prometheus histogram of the engine's own time to first token, in seconds (vLLM:
     # vllm:time_to_first_token_seconds, from the request's arrival): reported beside the client's
     ttft_histogram: str | None = None
+    # its inter-token latency and per-request time per output token histograms, in seconds (vLLM:
+    # vllm:inter_token_latency_seconds, vllm:request_time_per_output_token_seconds; SGLang has the
+    # first): beside the client's ITL and TPOT for every load (kvgate.engines.latency)
+    itl_histogram: str | None = None
+    tpot_histogram: str | None = None
     # regex on the engine log whose group 1 is the weight-load time in seconds (model loading
     # separated from the rest of start-up); None: the engine does not log it
     weights_log: str | None = None

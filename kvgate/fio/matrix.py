@@ -1,9 +1,10 @@
 """The G2 baseline matrix: a workload profile (YAML) → fio jobs, and the statistics over them.
 
 A profile names the fixed jobs (sequential read and write at 1 MiB, random read at
-4 KiB), an optional numjobs × iodepth sweep, the repeat count (default 3) and the
-bounds the gate judges (coefficient of variation, knee gain). Repeats give the
-coefficient of variation; the sweep gives the saturation knee:
+4 KiB), an optional block size × numjobs × iodepth sweep, the repeat count (default 3)
+and the bounds the gate judges (coefficient of variation, knee gain). Repeats give the
+coefficient of variation; the sweep gives the device's read ceiling (its best cell,
+re-measured: :mod:`kvgate.fio.ceiling`) and the saturation knee:
 
     parallelism P = numjobs × iodepth (I/Os in flight). For each P the best
     bandwidth over its cells counts. The knee is the smallest P from which no
@@ -84,12 +85,41 @@ class JobSpec(_Frozen):
 
 
 class SweepSpec(_Frozen):
+    """Every block size × numjobs × iodepth cell, read (or written) like the fixed jobs.
+
+    ``repeats``, ``runtime_s`` and ``ramp_s`` default to the profile's: a large sweep
+    may run each cell once and shorter, because its best cell is re-measured with the
+    profile's repeats and runtime as the ceiling (kvgate.fio.ceiling).
+    """
+
     name: Word = "sweep"
     rw: Rw = "read"
-    bs: FioSize = "1m"
+    bs: FioSize | Annotated[tuple[FioSize, ...], Field(min_length=1)] = "1m"  # one size or several: ``sizes``
     numjobs: tuple[int, ...] = Field(min_length=1)
     iodepth: tuple[int, ...] = Field(min_length=1)
     knee_gain: float = Field(default=0.05, gt=0, lt=1)
+    repeats: int | None = Field(default=None, ge=1)
+    runtime_s: int | None = Field(default=None, ge=1)
+    ramp_s: int | None = Field(default=None, ge=0)
+
+    @property
+    def sizes(self) -> tuple[str, ...]:
+        """The block sizes swept, in order."""
+        return (self.bs,) if isinstance(self.bs, str) else self.bs
+
+    def cells(self) -> list[tuple[str, JobSpec]]:
+        """(cell name, job) of every point, block size outermost."""
+        return [
+            (sweep_cell(self.name, bs, nj, qd), self.spec(bs, nj, qd))
+            for bs in self.sizes
+            for nj in self.numjobs
+            for qd in self.iodepth
+        ]
+
+    def spec(self, bs: str, numjobs: int, iodepth: int) -> JobSpec:
+        return JobSpec(
+            rw=self.rw, bs=bs, numjobs=numjobs, iodepth=iodepth, runtime_s=self.runtime_s, ramp_s=self.ramp_s
+        )
 
 
 class MatrixProfile(_Frozen):
@@ -105,16 +135,30 @@ class MatrixProfile(_Frozen):
     sweep: SweepSpec | None = None
 
     def fio_jobs(self, directory: str, *, tag: str = "") -> dict[str, FioJob]:
-        """Every cell as a FioJob doing I/O under ``directory``; ``tag`` (host/device) prefixes names."""
-        specs = dict(self.jobs)
-        if self.sweep:
-            specs |= dict(_sweep_specs(self.sweep))
-        return {cell: self._job(cell, spec, directory, tag) for cell, spec in specs.items()}
+        """Every cell as a FioJob doing I/O under ``directory``; ``tag`` (host/device) prefixes names.
 
-    def _job(self, cell: str, spec: JobSpec, directory: str, tag: str) -> FioJob:
+        Every sweep cell is one fio job name (the sweep's), so all cells read the same files
+        (fio names them ``<job>.<clone>.0``): the sweep lays out max(numjobs) × size once,
+        not numjobs × size per cell (on main: ~2 TB at full scale before the block sizes).
+        """
+        out = {cell: self.job(cell, spec, directory, tag) for cell, spec in self.jobs.items()}
+        if self.sweep:
+            out |= {
+                cell: self.job(self.sweep.name, spec, directory, tag) for cell, spec in self.sweep.cells()
+            }
+        return out
+
+    def repeats_of(self, cell: str) -> int:
+        """How often a cell runs: the sweep's own repeats for its cells, else the profile's."""
+        if self.sweep and self.sweep.repeats and cell not in self.jobs:
+            return self.sweep.repeats
+        return self.repeats
+
+    def job(self, name: str, spec: JobSpec, directory: str, tag: str = "") -> FioJob:
+        """One cell as a FioJob named ``name`` (its files' prefix), the profile's defaults for the rest."""
         d = self.defaults
         return FioJob(
-            name=f"{tag}.{cell}" if tag else cell,
+            name=f"{tag}.{name}" if tag else name,
             rw=spec.rw,
             bs=spec.bs,
             iodepth=spec.iodepth,
@@ -129,17 +173,9 @@ class MatrixProfile(_Frozen):
         )
 
 
-def _sweep_specs(sweep: SweepSpec) -> list[tuple[str, JobSpec]]:
-    return [
-        (sweep_cell(sweep.name, nj, qd), JobSpec(rw=sweep.rw, bs=sweep.bs, numjobs=nj, iodepth=qd))
-        for nj in sweep.numjobs
-        for qd in sweep.iodepth
-    ]
-
-
-def sweep_cell(name: str, numjobs: int, iodepth: int) -> str:
-    """The cell name of one sweep point: ``sweep-j4-qd16``."""
-    return f"{name}-j{numjobs}-qd{iodepth}"
+def sweep_cell(name: str, bs: str, numjobs: int, iodepth: int) -> str:
+    """The cell name of one sweep point: ``sweep-4m-j4-qd16``."""
+    return f"{name}-{bs}-j{numjobs}-qd{iodepth}"
 
 
 def load_profile(path: Path) -> MatrixProfile:
@@ -169,6 +205,7 @@ class SweepPoint:
     numjobs: int
     iodepth: int
     bw_bytes_per_s: float
+    bs: str = "1m"
 
     @property
     def parallelism(self) -> int:
@@ -186,6 +223,7 @@ class Knee:
     bw_bytes_per_s: float
     saturated: bool  # False: bandwidth still grew at the largest parallelism measured
     gain: float
+    bs: str = "1m"
 
 
 def saturation_knee(points: Sequence[SweepPoint], gain: float = 0.05) -> Knee:
@@ -201,5 +239,5 @@ def saturation_knee(points: Sequence[SweepPoint], gain: float = 0.05) -> Knee:
         later = max((q.bw_bytes_per_s for q in levels[i + 1 :]), default=0.0)
         if later < p.bw_bytes_per_s * (1 + gain):
             saturated = i < len(levels) - 1
-            return Knee(p.parallelism, p.numjobs, p.iodepth, p.bw_bytes_per_s, saturated, gain)
+            return Knee(p.parallelism, p.numjobs, p.iodepth, p.bw_bytes_per_s, saturated, gain, p.bs)
     raise AssertionError("unreachable: the last level always qualifies")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kvgate.fio.baseline import run_matrix
 from kvgate.fio.cold import MeasuredRun
-from kvgate.fio.matrix import Knee, MatrixProfile, sweep_cell
+from kvgate.fio.job import parse_size
+from kvgate.fio.matrix import Knee, MatrixProfile, SweepPoint
 from kvgate.fio.run import RunOptions
 from kvgate.g2.workloads import run_workloads
 from kvgate.inventory.schema import Host, Volume
@@ -33,7 +34,8 @@ class VolumeResult:
     volume: str
     measurements: dict[str, Measurement] = field(default_factory=dict)
     knee: Knee | None = None
-    sweep: list[tuple[int, float]] = field(default_factory=list)  # (parallelism, bytes/s)
+    ceiling: SweepPoint | None = None  # the sweep's best cell (its re-measured bandwidth: "ceiling.*")
+    sweep: list[tuple[str, int, float]] = field(default_factory=list)  # (bs, parallelism, bytes/s)
 
     def add(self, found: list[Measurement]) -> None:
         self.measurements |= {m.metric: m for m in found}
@@ -107,22 +109,17 @@ def _fio(
     for m in base.measurements:
         cell = m.metric.split(".")[0]
         result.add([dataclasses.replace(m, evidence=tuple(evidence.get(cell, ())))])
-    result.knee = base.knee
-    result.sweep = _sweep_points(base.runs, profile)
+    result.knee, result.ceiling = base.knee, base.ceiling
+    result.sweep = sweep_series(base.points)
 
 
-def _sweep_points(
-    runs: Mapping[str, tuple[MeasuredRun, ...]], profile: MatrixProfile
-) -> list[tuple[int, float]]:
-    """Mean bandwidth of each valid sweep cell, by parallelism (numjobs × iodepth)."""
-    if profile.sweep is None:
-        return []
-    points = []
-    for nj in profile.sweep.numjobs:
-        for qd in profile.sweep.iodepth:
-            cell = sweep_cell(profile.sweep.name, nj, qd)
-            valid = [r.run.summary() for r in runs.get(cell, ()) if not r.invalid_reason]
-            if valid:
-                bw = sum(s.read.bw_bytes_per_s for s in valid) / len(valid)
-                points.append((nj * qd, bw))
-    return sorted(points)
+def sweep_series(points: tuple[SweepPoint, ...]) -> list[tuple[str, int, float]]:
+    """Per block size, the best bandwidth at each parallelism (numjobs × iodepth), for the chart."""
+    best: dict[tuple[str, int], float] = {}
+    for p in points:
+        key = (p.bs, p.parallelism)
+        best[key] = max(best.get(key, 0.0), p.bw_bytes_per_s)
+    return [
+        (bs, par, bw)
+        for (bs, par), bw in sorted(best.items(), key=lambda kv: (parse_size(kv[0][0]), kv[0][1]))
+    ]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvgate.fio.ceiling import CEILING_CELL
 from kvgate.fio.matrix import MatrixProfile, load_profile
 from kvgate.gates import repo_root
 from kvgate.inventory.schema import Inventory, Volume, VolumeExpect
@@ -126,6 +127,8 @@ def volume_checks(inv: Inventory, host: str, name: str, vol: Volume, profile: Ma
     if profile.sweep:
         knee = f"{profile.sweep.name}.knee_bw_bytes_per_s"
         crits.append(("fio.sweep.knee", _at_least("G2-FIO-6", knee, "B/s", None, src)))
+        ceiling = f"{CEILING_CELL}.read_bw_bytes_per_s"  # the planner's and G3's storage bound
+        crits.append(("fio.ceiling.bw", _at_least("G2-FIO-8", ceiling, "B/s", None, src)))
     crits += workload_criteria(e, src)
     skip = None if vol.scratch else "volume is not marked scratch: kvgate writes only to scratch volumes"
     return [G2Check(host, name, f"volume[{name}].{c}", crit, skip) for c, crit in crits]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvgate.fio.ceiling import CEILING_CELL, configuration
 from kvgate.g2.measure import VolumeResult
 from kvgate.judge import Measurement
 
@@ -25,7 +26,7 @@ def _value(ms: dict[str, Measurement], metric: str, scale: float = 1.0, digits: 
 def row(r: VolumeResult) -> dict[str, Any]:
     """One host/volume's numbers for the tables, plus its sweep points for the chart."""
     ms = r.measurements
-    knee = f"{r.knee.parallelism} @ {r.knee.bw_bytes_per_s / GB:.2f}" if r.knee else "—"
+    knee = f"{r.knee.parallelism} @ {r.knee.bw_bytes_per_s / GB:.2f} (bs {r.knee.bs})" if r.knee else "—"
     fio = [
         r.host,
         r.volume,
@@ -34,6 +35,7 @@ def row(r: VolumeResult) -> dict[str, Any]:
         _value(ms, "randread-4k.read_iops", 1000, 1),
         _value(ms, "randread-4k.read_clat_p99_ns", 1e6),
         knee,
+        _ceiling(r),
     ]
     serial, parallel = (ms.get(f"kv_restore.{k}.read_bw_bytes_per_s") for k in ("serial", "parallel"))
     speedup = "—"
@@ -54,6 +56,23 @@ def row(r: VolumeResult) -> dict[str, Any]:
     return {"fio": fio, "workloads": work, "sweep": r.sweep}
 
 
+def _ceiling(r: VolumeResult) -> str:
+    """The re-measured ceiling and how it was reached: ``2.31 (bs 4m, 4 jobs × QD 8)``."""
+    if r.ceiling is None:
+        return "—"
+    return f"{_value(r.measurements, f'{CEILING_CELL}.read_bw_bytes_per_s', GB)} ({configuration(r.ceiling)})"
+
+
+def series(rows: dict[str, dict[str, Any]]) -> dict[str, list[tuple[int, float]]]:
+    """One chart line per host/volume and block size (rows stored before block sizes: one line each)."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for key in sorted(rows):
+        for point in rows[key]["sweep"]:
+            *bs, parallelism, bw = point
+            out.setdefault(f"{key} {bs[0]}" if bs else key, []).append((int(parallelism), float(bw)))
+    return out
+
+
 def sections(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The G2 sections of the report, from every stored row."""
     ordered = [rows[k] for k in sorted(rows)]
@@ -65,6 +84,7 @@ def sections(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         "rand read kIOPS",
         "rand read p99 ms",
         "knee (I/Os in flight @ GB/s)",
+        "read ceiling GB/s (where)",
     ]
     work_cols = [
         "host",
@@ -85,7 +105,9 @@ def sections(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             "data": {
                 "columns": fio_cols,
                 "rows": [r["fio"] for r in ordered],
-                "note": "Latency percentiles are merged from fio's json+ histograms across jobs and repeats.",
+                "note": "Latency percentiles are merged from fio's json+ histograms across jobs and repeats. "
+                "Read ceiling: the best cell of the block size × jobs × depth sweep, run again with the "
+                "profile's repeats (their mean); the planner and G3 hold restores to it.",
             },
         },
         {
@@ -99,11 +121,12 @@ def sections(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             },
         },
         {
-            "title": "G2 read bandwidth vs parallelism (numjobs × iodepth)",
+            "title": "G2 read bandwidth vs parallelism (numjobs × iodepth), per block size",
             "template": "chart.html",
             "data": {
-                "svg": chart({k: rows[k]["sweep"] for k in sorted(rows)}),
-                "note": "The knee is where more I/Os in flight stop adding 5 % bandwidth.",
+                "svg": chart(series(rows)),
+                "note": "The knee is where more I/Os in flight stop adding 5 % bandwidth, along the "
+                "block size that reached the ceiling.",
             },
         },
     ]

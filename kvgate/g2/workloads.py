@@ -65,7 +65,10 @@ def m(metric: str, value: Any, unit: str, evidence: str, reason: str | None = No
 
 def kv_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
     restores = sorted(res.get("restores", []), key=lambda r: r["readers_per_request"])
+    layout = res.get("layout") or {}
     out = [m("kv_restore.corrupt_chunks", sum(r["checksums_failed"] for r in restores), "chunks", ev)]
+    if layout.get("requests"):  # the concurrency G2 restored at: the planner scales from it
+        out.append(m("kv_restore.requests", layout["requests"], "requests", ev))
     for label, r in (("serial", restores[0]), ("parallel", restores[-1])) if restores else ():
         why = cold_reason(r.get("cold"), r)
         out += [
@@ -74,6 +77,9 @@ def kv_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
             m(f"kv_restore.{label}.latency_p99_s", r["restore_latency_p99_s"], "s", ev, why),
             m(f"kv_restore.{label}.readers_per_request", r["readers_per_request"], "", ev),
         ]
+        if layout.get("request_bytes") and r["restore_latency_p50_s"]:
+            per_request = layout["request_bytes"] / r["restore_latency_p50_s"]  # one request's bandwidth
+            out.append(m(f"kv_restore.{label}.request_bytes_per_s", per_request, "B/s", ev, why))
     return out
 
 

@@ -70,6 +70,7 @@ class LoadTrial:
     engine_read_bytes: int | None = None  # the engines' process-tree read bytes, where bracketed
     counted_prompt_tokens: int | None = None  # by the engines' tokenizer, where the stream has no usage
     server_ttft_mean_s: float | None = None  # the engines' own TTFT histogram over the load (mean)
+    server_latency: dict[str, float] | None = None  # the engines' own TTFT/ITL/TPOT (kvgate.engines.latency)
 
     @property
     def read_bw_gb_per_s(self) -> float | None:
@@ -208,6 +209,7 @@ def load_trial(
         logprobs=tuple(tuple(TokenLogprob(**x) for x in r.get("logprobs") or []) for r in records),
         first_tokens_done_s=first_tokens_done_s(records),
         server_ttft_mean_s=bracket.server_ttft_mean_s,
+        server_latency=getattr(bracket, "server_latency", None),  # EngineWindow's; a populate load has none
     )  # fmt: skip
 
 

@@ -26,8 +26,10 @@ from kvgate.g3.cold_read import measured_arms
 from kvgate.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.g3.load_arms import summaries as load_summaries
 from kvgate.g3.plan import read_profiles
+from kvgate.g3.prediction import StorageBound
 from kvgate.g3.profile import READ_ARMS, G3Profile
 from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup, TierProbe
+from kvgate.g3.serving import level_latency
 from kvgate.g3.verdicts import (
     cache_hits_measurement,
     cold_proof_measurement,
@@ -62,6 +64,10 @@ class DeploymentResult:
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     device: str | None = None
     loadgen_address: str | None = None  # where the controller reached the engines; None: loadgen on the host
+    predictions: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # the planner beside the arms (prediction)
+    serving: dict[str, Any] = field(default_factory=dict)  # per load: client and engine latency (serving)
 
     def detail(self, key: str) -> str:
         """Extra text for a verdict that is not PASS (the first output mismatch)."""
@@ -170,11 +176,14 @@ def measure_deployment(
     """Run every arm of one deployment on one host and judge-ready measurements from them."""
     setup, result = deployment_setup(ex, inv, host=host, name=name, store=store)
     sink = StoreSink(store, result, notify)
+    bound = StorageBound.load(store, inv, host=host, name=name)  # G2's figures (kvgate.g3.prediction)
     try:
         arms = ColdRestore(ex, setup, profile, sink).run()
     finally:
         remove_work_dir(ex, setup.work)
-    _conclude(result, arms, profile, sink)
+    _conclude(result, bound.hold(arms), profile, sink)
+    bound.conclude(result, arms)
+    result.serving = level_latency(arms.load_trials, arms.whole_trials) | level_latency(arms.read_trials)
     return result
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvgate.g3 import prediction, serving
 from kvgate.g3.arms import ArmSummary
 from kvgate.g3.measure import DeploymentResult
 from kvgate.g3.plan import G3Check
@@ -116,6 +117,8 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
         "verdicts": [verdict_row(c, r) for c in checks],
         "engines": engine_rows(r),
         "limits": limits_note(r),
+        "predictions": prediction.rows(where, r.predictions),
+        "serving": serving.rows(where, r.serving),
     }
 
 
@@ -217,6 +220,20 @@ def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             "(workloads/g3/<scale>.yaml). Verdicts before waivers; the checks table shows waivers.",
         ),
         table("G3 engines", ENGINE_COLUMNS, "engines", ordered, limits),
+        table(
+            "G3 predicted (tiering planner) vs measured",
+            prediction.COLUMNS,
+            "predictions",
+            ordered,
+            prediction.NOTE,
+        ),
+        table(
+            "G3 serving latency: client vs engine, every load",
+            serving.COLUMNS,
+            "serving",
+            ordered,
+            serving.NOTE,
+        ),
         table(
             "G3 model loading and checkpoint: candidate vs baseline",
             STORAGE_COLUMNS,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kvgate.engines.latency import engines_latency, histograms
 from kvgate.engines.metrics import Histogram, MetricsError, diff, scrape
 from kvgate.evidence.window import Counts, cold_reason
 from kvgate.g3 import hostio
@@ -47,8 +48,10 @@ class Bracket:
         m1 = self._scrape()
         self.hit_tokens: int | None = None
         self.server_ttft: Histogram | None = None
+        self.latency: dict[str, Histogram] = {}  # the engine's own TTFT, ITL, TPOT (kvgate.engines.latency)
         if self._m0 is not None and m1 is not None:
             window = diff(self._m0, m1)
+            self.latency = histograms(window, self.eng.profile)
             if self.counter:
                 name, labels = self.counter
                 try:
@@ -84,6 +87,7 @@ class EngineWindow:
         self.counts: Counts | None = None
         self.hit_tokens: int | None = None
         self.server_ttft_mean_s: float | None = None
+        self.server_latency: dict[str, float] | None = None  # the engines' own TTFT/ITL/TPOT, ms
         self.logs: list[str] = []  # what each engine logged during the window (evidence)
 
     def _snapshot(self) -> dict[str, object]:
@@ -109,6 +113,7 @@ class EngineWindow:
             else:
                 hits.append(hostio.hit_tokens(eng.profile.kind.value, self.logs[-1], resident=self.resident))
         self.hit_tokens = None if None in hits else sum(h or 0 for h in hits)
+        self.server_latency = engines_latency([b.latency for b in self._brackets])
         ttft = [b.server_ttft for b in self._brackets]
         if ttft and None not in ttft and sum(h.count for h in ttft if h) > 0:
             self.server_ttft_mean_s = sum(h.sum for h in ttft if h) / sum(h.count for h in ttft if h)

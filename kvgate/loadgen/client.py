@@ -3,8 +3,9 @@
 Raw asyncio streams instead of aiohttp/httpx: the load generator runs on the
 engine host, which may have nothing but ``python3`` (3.8+). One connection per
 in-flight request slot, reused while the server keeps it alive. Each network
-read is stamped once with ``time.perf_counter_ns`` as soon as it returns, before
-any parsing (as aiohttp's ``iter_any`` hands vLLM one read at a time).
+read is decoded at once (as aiohttp's ``iter_any`` hands vLLM one read at a time)
+and each token chunk in it stamped with ``time.perf_counter_ns`` once its JSON is
+decoded, as vLLM stamps each message (:class:`~kvgate.loadgen.stream.EventStream`).
 
 Chunk and timing rules follow ``vllm bench serve`` (vllm-project/vllm
 ``vllm/benchmarks/lib/endpoint_request_func.py`` @02cfb534df5674737558730b10f23d1b7aef9b7c);
@@ -20,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -107,10 +109,16 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-async def stream_completion(pool: Pool, body: bytes, record: RequestRecord, *, timeout_s: float) -> None:
-    """Send one streaming completion and fill ``record``; network and server faults become its error."""
-    request = pool.request_bytes(body)
+async def stream_completion(
+    pool: Pool, body: Callable[[], bytes], record: RequestRecord, *, timeout_s: float
+) -> None:
+    """Send one streaming completion and fill ``record``; network and server faults become its error.
+
+    The send time is taken before ``body()`` encodes the request, as vLLM's client takes
+    ``st`` before aiohttp serialises its ``json=`` payload and writes it.
+    """
     record.send_ns = time.perf_counter_ns()
+    request = pool.request_bytes(body())
     try:
         await asyncio.wait_for(_exchange(pool, request, record), timeout_s)
     except asyncio.TimeoutError:  # noqa: UP041 - before 3.11 this is not the builtin TimeoutError
@@ -184,12 +192,11 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], reco
     events = EventStream(record)
     while not body.done:
         data = await reader.read(_READ_SIZE)
-        t_ns = time.perf_counter_ns()
         if not data:
             body.eof()
             break
-        events.feed(body.feed(data), t_ns)
-    events.close(time.perf_counter_ns())
+        events.feed(body.feed(data))
+    events.close()
     return body.reusable and headers.get("connection", "").lower() != "close"
 
 

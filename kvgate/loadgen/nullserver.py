@@ -10,6 +10,11 @@ chunk carries a completions ``logprobs`` object: the token " tok" first of K
 (" alt1"… after it), as vLLM sends greedy output. Faults on demand: an
 HTTP error status, or dropping the connection mid-stream.
 
+It also measures itself as vLLM does: ``GET /metrics`` exposes vLLM's TTFT (from
+the request's arrival to its first token chunk written), inter-token, per-request
+time-per-output-token and end-to-end histograms in Prometheus text, so a client's
+numbers can be set beside what the server did over the same requests.
+
 Run it alone: ``python -m kvgate.loadgen.nullserver --port 0`` prints its URL.
 
 >>> NullConfig(first_token_delay_s=0.1).fail_status is None
@@ -23,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -52,11 +58,52 @@ class NullConfig:
     keep_alive: bool = True  # False: close after each response without saying so (an idle timeout)
 
 
+# vLLM 0.32 v1/metrics/loggers.py bucket bounds (seconds), the finer ones a null server needs
+_BUCKETS = (0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0)
+
+
+class Timings:
+    """The server's own latency histograms, named as vLLM's (``vllm:…_seconds``)."""
+
+    NAMES = (
+        "vllm:time_to_first_token_seconds",
+        "vllm:inter_token_latency_seconds",
+        "vllm:request_time_per_output_token_seconds",
+        "vllm:e2e_request_latency_seconds",
+    )
+
+    def __init__(self) -> None:
+        self._obs: dict[str, list[float]] = {name: [] for name in self.NAMES}
+
+    def request(self, arrival_s: float, chunks_s: list[float]) -> None:
+        """One finished request: its arrival and the time each token chunk was written."""
+        if not chunks_s:
+            return
+        ttft, itl, tpot, e2e = self.NAMES
+        self._obs[ttft].append(chunks_s[0] - arrival_s)
+        self._obs[itl] += [b - a for a, b in zip(chunks_s, chunks_s[1:])]  # noqa: B905, RUF007 - 3.8
+        if len(chunks_s) > 1:
+            self._obs[tpot].append((chunks_s[-1] - chunks_s[0]) / (len(chunks_s) - 1))
+        self._obs[e2e].append(chunks_s[-1] - arrival_s)
+
+    def prometheus(self) -> bytes:
+        """Every histogram as Prometheus text exposition (cumulative buckets, sum, count)."""
+        lines = []
+        for name, values in self._obs.items():
+            lines.append(f"# TYPE {name} histogram")
+            for le in _BUCKETS:
+                lines.append(f'{name}_bucket{{le="{le}"}} {sum(v <= le for v in values)}')
+            lines += [f'{name}_bucket{{le="+Inf"}} {len(values)}', f"{name}_sum {sum(values)}"]
+            lines.append(f"{name}_count {len(values)}")
+        return ("\n".join(lines) + "\n").encode()
+
+
 class NullServer:
     """Serve :class:`NullConfig` on ``host:port`` (port 0 picks a free one)."""
 
     def __init__(self, config: NullConfig, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.config = config
+        self.timings = Timings()
         self.requests_seen = 0
         self.connections_seen = 0
         self.last_request: dict[str, object] = {}  # the last completion body, prompt left out
@@ -128,6 +175,8 @@ class NullServer:
             await self._complete(completion, writer)
         elif target.endswith("/models"):
             _respond(writer, 200, b'{"object":"list","data":[{"id":"null-model","object":"model"}]}')
+        elif target == "/metrics":
+            _respond(writer, 200, self.timings.prometheus(), content_type="text/plain")
         else:
             _respond(writer, 404 if target != "/health" else 200, b"{}")
         await writer.drain()
@@ -142,6 +191,8 @@ class NullServer:
         n = min(max_tokens, cfg.stop_after_tokens) if cfg.stop_after_tokens is not None else max_tokens
         model = json.dumps(request.get("model", "null-model"))
         top_k = request.get("logprobs")
+        arrival_s = time.perf_counter()
+        written: list[float] = []
         writer.write(_OK_HEAD)
         await self._pause(cfg.first_token_delay_s)
         for i in range(n):
@@ -155,6 +206,8 @@ class NullServer:
                 token = token.replace('"logprobs":null', '"logprobs":' + _logprobs(i, top_k))
             writer.write(_event(token))
             await writer.drain()
+            written.append(time.perf_counter())
+        self.timings.request(arrival_s, written)
         options = request.get("stream_options")
         if isinstance(options, dict) and options.get("include_usage"):
             prompt_tokens = len(str(request.get("prompt", "")).split())
@@ -208,8 +261,10 @@ def _event(data: str) -> bytes:
     return b"%x\r\n%s\r\n" % (len(payload), payload)
 
 
-def _respond(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
-    head = f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+def _respond(
+    writer: asyncio.StreamWriter, status: int, body: bytes, content_type: str = "application/json"
+) -> None:
+    head = f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
     writer.write(head.encode("latin-1") + body)
 
 

@@ -7,8 +7,9 @@ The derivations are those of ``vllm bench serve``
 - the send time ``st`` is taken just before the HTTP request goes out (after the
   client's concurrency semaphore is acquired);
 - every SSE event whose ``choices`` is non-empty is a token chunk (its text may be
-  empty, "e.g. for special tokens"); the first one gives ``ttft = t - st``, each
-  later one appends ``t - previous`` to ``itl``;
+  empty, "e.g. for special tokens"), stamped ``t`` once its JSON is decoded (so two
+  events in one network read get two times); the first one gives ``ttft = t - st``,
+  each later one appends ``t - previous`` to ``itl``;
 - ``latency`` (E2EL) ends at the *last token chunk*, not at ``[DONE]`` or the
   trailing usage-only chunk;
 - ``usage.completion_tokens`` / ``usage.prompt_tokens`` come from the chunk that

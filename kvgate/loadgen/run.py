@@ -24,11 +24,12 @@ computed over the union of samples (see :mod:`kvgate.loadgen.metrics`).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -103,6 +104,9 @@ class LoadResult:
     records: list[RequestRecord]
     duration_s: float
     started_unix_s: float
+    # this client's own CPU seconds over the run: on a host it shares with the engine, the share
+    # of a core it took from the server (set beside the engine's own latency histograms)
+    client_cpu_s: float | None = None
 
     def summary(self, **options: Any) -> dict[str, Any]:
         """Metrics over every endpoint's records together (``summarize`` options pass through)."""
@@ -119,6 +123,7 @@ class LoadResult:
             "config": _json_safe(asdict(self.config)),
             "started_unix_s": self.started_unix_s,
             "duration_s": self.duration_s,
+            "client_cpu_s": self.client_cpu_s,
             "summary": None,
             "summary_error": None,
             "per_endpoint": {},
@@ -162,28 +167,27 @@ def run(config: LoadConfig, prompts: Sequence[str]) -> LoadResult:
 async def run_async(config: LoadConfig, prompts: Sequence[str]) -> LoadResult:
     """:func:`run` inside a running event loop."""
     pools = [Pool(url, path=config.path, connect_timeout_s=config.connect_timeout_s) for url in config.urls]
-    bodies = [config.body(p) for p in prompts]
-    records = [RequestRecord(index=i, endpoint=config.urls[i % len(pools)]) for i in range(len(bodies))]
+    records = [RequestRecord(index=i, endpoint=config.urls[i % len(pools)]) for i in range(len(prompts))]
     offsets = arrival_offsets_s(
-        len(bodies), request_rate=config.request_rate, burstiness=config.burstiness, seed=config.seed
+        len(prompts), request_rate=config.request_rate, burstiness=config.burstiness, seed=config.seed
     )
-    started_unix_s = time.time()
+    started_unix_s, cpu0 = time.time(), time.process_time()
     try:
-        start_ns = await _dispatch(config, pools, bodies, records, offsets)
-        duration_ns = time.perf_counter_ns() - start_ns
+        start_ns = await _dispatch(config, pools, prompts, records, offsets)
+        duration_ns, cpu_s = time.perf_counter_ns() - start_ns, time.process_time() - cpu0
     finally:
         for pool in pools:
             await pool.close()
         await asyncio.sleep(0)  # let transports closed on error paths finish closing
     for record in records:
         record.shift(start_ns)
-    return LoadResult(config, records, duration_ns / 1e9, started_unix_s)
+    return LoadResult(config, records, duration_ns / 1e9, started_unix_s, cpu_s)
 
 
 async def _dispatch(
     config: LoadConfig,
     pools: list[Pool],
-    bodies: list[bytes],
+    prompts: Sequence[str],
     records: list[RequestRecord],
     offsets: list[float],
 ) -> int:
@@ -191,11 +195,12 @@ async def _dispatch(
     slots = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
     start_ns = time.perf_counter_ns()
     tasks = []
-    for i, body in enumerate(bodies):
+    for i, prompt in enumerate(prompts):
         delay_s = (start_ns + offsets[i] * 1e9 - time.perf_counter_ns()) / 1e9
         if delay_s > 0:
             await asyncio.sleep(delay_s)
         records[i].arrival_ns = time.perf_counter_ns()
+        body = functools.partial(config.body, prompt)  # encoded once the clock runs, as vLLM's payload
         request = _limited(slots, pools[i % len(pools)], body, records[i], config.request_timeout_s)
         tasks.append(asyncio.ensure_future(request))
     await asyncio.gather(*tasks)
@@ -203,7 +208,11 @@ async def _dispatch(
 
 
 async def _limited(
-    slots: asyncio.Semaphore | None, pool: Pool, body: bytes, record: RequestRecord, timeout_s: float
+    slots: asyncio.Semaphore | None,
+    pool: Pool,
+    body: Callable[[], bytes],
+    record: RequestRecord,
+    timeout_s: float,
 ) -> None:
     if slots is None:
         await stream_completion(pool, body, record, timeout_s=timeout_s)

@@ -12,6 +12,8 @@ here; no await per chunk. Framing: ``Transfer-Encoding: chunked``,
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from .record import RequestRecord, TokenLogprob
@@ -116,37 +118,44 @@ def body_decoder(headers: dict[str, str]) -> Body:
 
 
 class EventStream:
-    """Splits SSE bytes into ``data:`` payloads and applies vLLM's chunk rules to the record."""
+    """Splits SSE bytes into ``data:`` payloads and applies vLLM's chunk rules to the record.
 
-    def __init__(self, record: RequestRecord) -> None:
+    Each token chunk is stamped (``clock()``) once its JSON is decoded, as vLLM's client
+    stamps every message after ``json.loads``: chunks that arrive in one network read
+    get their own increasing times, so an inter-token gap is never an exact 0 that the
+    field's client would not have reported.
+    """
+
+    def __init__(self, record: RequestRecord, clock: Callable[[], int] = time.perf_counter_ns) -> None:
         self._record = record
+        self._clock = clock
         self._buffer = b""
         self._texts: list[str] = []
 
-    def feed(self, data: bytes, t_ns: int) -> None:
-        """Handle every complete event in ``data``, stamped with its arrival time."""
+    def feed(self, data: bytes) -> None:
+        """Handle every complete event in ``data``."""
         buffer = self._buffer + data
         if b"\r" in buffer:
             buffer = buffer.replace(b"\r\n", b"\n")
         *events, self._buffer = buffer.split(b"\n\n")
         for event in events:
-            self._event(event, t_ns)
+            self._event(event)
 
-    def close(self, t_ns: int) -> None:
+    def close(self) -> None:
         """Handle a last event not followed by a blank line, then store the text."""
         if self._buffer.strip():
-            self._event(self._buffer, t_ns)
+            self._event(self._buffer)
         self._buffer = b""
         self._record.text = "".join(self._texts)
 
-    def _event(self, event: bytes, t_ns: int) -> None:
+    def _event(self, event: bytes) -> None:
         for line in event.split(b"\n"):
             if line.startswith(b"data:"):
                 payload = line[5:].strip()
                 if payload and payload != b"[DONE]":
-                    self._data(_decode_json(payload.decode("utf-8")), t_ns)
+                    self._data(_decode_json(payload.decode("utf-8")))
 
-    def _data(self, data: Any, t_ns: int) -> None:
+    def _data(self, data: Any) -> None:
         if not isinstance(data, dict):
             raise ProtocolError(f"SSE data is not a JSON object: {str(data)[:80]}")
         if data.get("error") or data.get("object") == "error":
@@ -154,7 +163,7 @@ class EventStream:
         choices = data.get("choices")
         if choices:
             choice = choices[0]
-            self._record.chunk_ns.append(t_ns)
+            self._record.chunk_ns.append(self._clock())
             self._texts.append(choice.get("text") or "")
             self._record.finish_reason = choice.get("finish_reason") or self._record.finish_reason
             self._record.logprobs.extend(token_logprobs(choice.get("logprobs")))

@@ -36,6 +36,7 @@ from kvgate.fio.parse import DirectionStats, locate_json
 from kvgate.g2.workloads import cold_reason
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Volume
+from kvgate.scratch import checked, create
 from kvgate.transport.local import LocalExecutor
 
 GB = 1e9
@@ -228,9 +229,22 @@ class Bench:
         time.sleep(SETTLE_S)
 
     def agent(self, workload: str, spec: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one agent workload (cold start), wait for it, return its result; raises unless ok."""
+        """Run one agent workload (cold start), wait for it, return its result; raises unless ok.
+
+        The agent writes only below a checked scratch directory (kvgate.scratch), strictly
+        inside the volume, as G2 has it do.
+        """
+        target = checked(self.ex, self.volume, f"{self.directory}/agent")
+        create(self.ex, target)
         self.cold()
-        job = agentctl.start(self.ex, workload, dict(spec), python=self.python, state_root=self.state_root)
+        job = agentctl.start(
+            self.ex,
+            workload,
+            {**spec, "target_dir": target.path},
+            python=self.python,
+            state_root=self.state_root,
+            target=target,
+        )
         res = agentctl.wait(self.ex, job, timeout_s=AGENT_TIMEOUT_S, interval_s=0.5)
         if res.get("status") != "ok":
             raise LabError(f"agent {workload} ended {res.get('status')}: {res.get('error')}")

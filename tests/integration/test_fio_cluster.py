@@ -97,13 +97,20 @@ def test_matrix_runs_every_cell_and_repeat_and_finds_a_knee(tmp_path: Path) -> N
         opts=RunOptions(workdir=str(tmp_path / "wd"), grace_s=30),
         on_run=lambda cell, repeat, _run: seen.append((cell, repeat)),
     )
-    assert seen == [("sw-j1-qd1", 1), ("sw-j1-qd1", 2), ("sw-j1-qd4", 1), ("sw-j1-qd4", 2)]
+    sweep = [("sw-128k-j1-qd1", 1), ("sw-128k-j1-qd1", 2), ("sw-128k-j1-qd4", 1), ("sw-128k-j1-qd4", 2)]
+    assert seen == [*sweep, ("ceiling", 1), ("ceiling", 2)]  # the best cell, run again
     metrics = {m.metric: m for m in result.measurements}
     assert {
-        "sw-j1-qd1.read_bw_bytes_per_s",
-        "sw-j1-qd4.read_bw_bytes_per_s_cv",
+        "sw-128k-j1-qd1.read_bw_bytes_per_s",
+        "sw-128k-j1-qd4.read_bw_bytes_per_s_cv",
         "sw.knee_parallelism",
+        "ceiling.read_bw_bytes_per_s",
+        "ceiling.read_bw_bytes_per_s_cv",
+        "ceiling.iodepth",
     } <= set(metrics)
+    assert result.ceiling is not None
+    assert metrics["ceiling.iodepth"].value == result.ceiling.iodepth in (1, 4)
+    assert metrics["ceiling.bs_bytes"].value == 128 << 10
     assert all(m.invalid_reason is None for m in result.measurements), [
         m.invalid_reason for m in result.measurements if m.invalid_reason
     ]

@@ -25,7 +25,9 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
             {
                 "site": "g2test",
                 "scale": "smoke",
-                "hosts": {"here": {"transport": "local", "sudo": True, "roles": ["storage-client"]}},
+                "hosts": {
+                    "here": {"transport": "local", "sudo": True, "roles": ["storage-client", "engine"]}
+                },
                 "volumes": {
                     "scratch": {
                         "path": str(scratch),
@@ -34,6 +36,13 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
                         "expect": {"max_cv": 1.0},
                     },
                     "precious": {"path": str(keep), "kind": "baseline", "scratch": False},
+                },
+                "engines": {  # not run by G2: what `kvgate plan` plans from this G2 run
+                    "tiny": {
+                        "tier_profile": "llama-cpp-disk",
+                        "recompute_profile": "llama-cpp-recompute",
+                        "volume": "scratch",
+                    },
                 },
             }
         )
@@ -69,3 +78,20 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
     assert "<svg" in html
     assert "test: G1 is covered elsewhere" in html
     assert (run / "artifacts" / "here" / "g2" / "scratch" / "measurements.json").is_file()
+    assert verdicts["volume[scratch].fio.ceiling.bw"] == "PASS"  # the sweep's best cell, run again
+    assert "read ceiling GB/s (where)" in html
+    plan = [
+        sys.executable,
+        "-m",
+        "kvgate.cli",
+        "plan",
+        "--inventory",
+        str(inv),
+        "--results",
+        str(tmp_path / "r"),
+    ]
+    planned = subprocess.run(plan, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert planned.returncode == 0, planned.stderr
+    assert f"G2 {run}: read ceiling (bs " in " ".join(
+        planned.stdout.split()
+    )  # this run's ceiling, not a guess

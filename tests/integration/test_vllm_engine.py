@@ -31,6 +31,7 @@ from kvgate.engines.profile import PROFILE_DIR, EngineProfile
 from kvgate.evidence.engines import process_read_bytes, session_members
 from kvgate.g3.measure import MODEL_CACHE, _tiny_hf
 from kvgate.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
+from kvgate.g3.serving import COLUMNS as SERVING_COLUMNS
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Host
 from kvgate.transport.local import LocalExecutor
@@ -201,6 +202,16 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_concurrency_8_and_16(tmp_path:
     assert float(evidence["warm@c16"][restored]) > 0.9 * 16 * 2048
     client, engine = arms["warm@c16"][ARM_COLUMNS.index("TTFT mean s client / engine")].split(" / ")
     assert 0 < float(engine) <= float(client)  # the engine's own TTFT (from arrival) within the client's
+    serving = {
+        r[1]: r for r in rows["serving"]
+    }  # every load: the engine's TTFT, TPOT, ITL beside the client's
+    assert {"recompute@c8", "warm@c8", "recompute@c16", "warm@c16"} <= set(serving)
+    for column in ("TPOT mean ms client / engine", "ITL mean ms client / engine"):
+        client_ms, engine_ms = (
+            float(x) for x in serving["warm@c16"][SERVING_COLUMNS.index(column)].split(" / ")
+        )
+        assert client_ms > 0
+        assert engine_ms > 0
     engines = {r[1]: r for r in rows["engines"]}
     assert engines["recompute"][6] != "not logged"  # weight-load time from the vLLM log
     assert MODEL_CACHE.name in engines["warm"][4]  # the generated model, in the recorded command line

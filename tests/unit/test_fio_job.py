@@ -94,8 +94,9 @@ def test_shipped_profiles_load(name: str) -> None:
     assert (jobs["randread-4k"].rw, jobs["randread-4k"].bs_bytes) == ("randread", 4096)
     assert all(j.direct and j.ramp_s < j.runtime_s for j in jobs.values())
     assert profile.sweep is not None
-    sweep_cells = len(profile.sweep.numjobs) * len(profile.sweep.iodepth)
+    sweep_cells = len(profile.sweep.sizes) * len(profile.sweep.numjobs) * len(profile.sweep.iodepth)
     assert len(jobs) == len(profile.jobs) + sweep_cells
+    assert {"1m", "4m", "8m"} <= set(profile.sweep.sizes)  # the ceiling is searched over block sizes too
 
 
 def test_baseline_repeats_default_to_three() -> None:

@@ -78,8 +78,8 @@ def test_a_divergence_without_top_logprobs_is_not_close() -> None:
 def recorded(name: str) -> list[TokenLogprob]:
     record = RequestRecord(0, "u")
     events = EventStream(record)
-    events.feed((RECORDED / name).read_bytes(), 0)
-    events.close(1)
+    events.feed((RECORDED / name).read_bytes())
+    events.close()
     return record.logprobs
 
 

@@ -57,13 +57,29 @@ def test_length_and_close_delimited_bodies() -> None:
     assert not until_close.reusable
 
 
-def stream(*events: bytes, t_ns: int = 0) -> RequestRecord:
-    record = RequestRecord(0, "u")
-    es = EventStream(record)
-    for i, event in enumerate(events):
-        es.feed(event, t_ns + i)
-    es.close(t_ns + len(events))
+def stream(*reads: bytes) -> RequestRecord:
+    """Feed each read in turn; the clock reads the index of the read being handled."""
+    record, now = RequestRecord(0, "u"), [0]
+    es = EventStream(record, clock=lambda: now[0])
+    for i, data in enumerate(reads):
+        now[0] = i
+        es.feed(data)
+    now[0] = len(reads)
+    es.close()
     return record
+
+
+def test_events_in_one_read_are_stamped_one_by_one_as_vllm_stamps_each_message() -> None:
+    """vLLM's client takes ``time.perf_counter()`` per message after ``json.loads``; main stamped a read once.
+
+    Fails on main: every chunk of one read had the read's time (an inter-token gap of exactly 0).
+    """
+    record, ticks = RequestRecord(0, "u"), iter(range(100, 200))
+    es = EventStream(record, clock=lambda: next(ticks))
+    es.feed(sse(TOKEN % ("a", "null")) + sse(TOKEN % ("b", "null")) + sse(USAGE))
+    es.close()
+    assert record.chunk_ns == [100, 101]  # two clock reads, one per token chunk, after each decode
+    assert record.itl_ms == [1e-6]
 
 
 def test_every_chunk_with_choices_is_a_token_chunk_even_with_empty_text() -> None:
