@@ -20,6 +20,7 @@ import yaml
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
+from kvgate import manifest
 from kvgate.judge import Verdict
 from kvgate.store import CheckRecord, RunStore
 
@@ -41,6 +42,7 @@ def stored_g2(root: Path, inv: Path) -> Path:
     ms = {"ceiling.read_bw_bytes_per_s": SLOW, "ceiling.best_read_bw_bytes_per_s": SLOW}
     store.artifact("here", "g2/scratch/measurements.json", json.dumps(ms))
     store.finish("complete")
+    manifest.write(store.path)  # as every gate run ends: G3 refuses a G2 run without one
     return store.path
 
 
@@ -84,7 +86,9 @@ def test_restores_faster_than_g2_measured_the_storage_are_invalid_and_predicted_
     ]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
 
-    (run,) = (tmp_path / "r" / "g3pred").glob("g3-*")
+    runs = list((tmp_path / "r" / "g3pred").glob("g3-*"))
+    assert len(runs) == 1, proc.stderr[-3000:]  # a refusal (gate order, inventory) says why here
+    (run,) = runs
     checks = {c["check"]: c for c in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}
     shown = proc.stderr[-3000:] + json.dumps({k: c["condition"] for k, c in checks.items()}, indent=1)
     cold = checks["engine[tiny].ssd-restore.cold-proof"]
