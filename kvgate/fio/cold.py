@@ -7,14 +7,16 @@ bytes fio read (LMCache #1522, dlio_benchmark #277: O_DIRECT flags silently fall
 to buffered I/O). The devices, counters and wording are :mod:`kvgate.evidence`'s, run
 on the host through :mod:`kvgate.hostevidence`. Before every cold read, ``sync; echo
 3 > /proc/sys/vm/drop_caches`` runs where kvgate may (root or sudo) and is recorded.
-A buffered job whose working set is under 2 × host RAM is INVALID outright: the page
-cache can hold it. Where caches cannot be dropped (no root, no sudo) that is
+On NFS the server's own cache is made cold too, or the read is INVALID
+(:mod:`kvgate.nfs_server`). A buffered job whose working set is under 2 × host RAM is
+INVALID outright: the page cache can hold it. Where caches cannot be dropped (no root, no sudo) that is
 recorded and the counters alone decide. Other readers of the same devices can only
 raise the count, so a proof can be fooled by concurrent load, never failed by it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ from kvgate.fio.job import FioJob
 from kvgate.fio.run import FioRun, RunOptions, lay_out, run_fio
 from kvgate.hostevidence import CacheDrop, HostEvidence
 from kvgate.inventory.schema import Volume
+from kvgate.nfs_server import ServerCold
 from kvgate.transport.base import Executor
 
 RAM_FACTOR = 2  # a buffered working set must exceed 2 × RAM to defeat the page cache
@@ -40,6 +43,7 @@ class ColdProof:
     direct: bool
     working_set_bytes: int
     ram_bytes: int
+    server: ServerCold | None = None  # NFS: what was done about the server's cache
 
     @property
     def device_read_bytes(self) -> int | None:
@@ -59,6 +63,8 @@ class ColdProof:
                 self.counts, needed_bytes=self.fio_read_bytes, what="fio read", caches_dropped=True
             )
             out += [why] if why else []
+        if self.server is not None and self.server.reason:
+            out.append(self.server.reason)
         return out
 
     @property
@@ -75,6 +81,7 @@ class ColdProof:
             "direct": self.direct,
             "working_set_bytes": self.working_set_bytes,
             "ram_bytes": self.ram_bytes,
+            "nfs_server_cache": self.server.how if self.server else None,
             "invalid_reason": self.invalid_reason,
         }
 
@@ -109,11 +116,18 @@ def run_measured(
         return MeasuredRun(layout, _proof(layout, None, None, None, 0), layout, cold)
     vol = he.resolve(job.target if raw_device else job.directory or posixpath.dirname(job.target))
     drop = he.drop() if cold else None
+    server = _server_cold(opts, job) if cold and vol is not None and vol.kind == "nfs" else None
     before = he.snapshot(vol)
     run = run_fio(ex, job, volume, opts)
     after = he.snapshot(vol)
     proof = _proof(run, vol, Counts.between(before, after), drop, after["mem_total_bytes"])
-    return MeasuredRun(run, proof, layout, cold)
+    return MeasuredRun(run, dataclasses.replace(proof, server=server), layout, cold)
+
+
+def _server_cold(opts: RunOptions, job: FioJob) -> ServerCold:
+    if opts.server_cache is None:
+        return ServerCold(False, "this run was given no control of the server (kvgate.nfs_server)")
+    return opts.server_cache.make_cold(data_bytes=job.working_set_bytes)
 
 
 def _proof(

@@ -23,12 +23,16 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kvgate.errors import CommandTimeout, LabError, ToolMissing
 from kvgate.fio.job import FioJob
 from kvgate.fio.parse import FioOutputError, FioResult, Summary, parse_output
 from kvgate.fio.safety import SafeJobfile, check_jobfile
 from kvgate.fio.watchdog import EVIDENCE_FILE, SCRIPT, STDERR_FILE, STDOUT_FILE, WatchdogReport
+
+if TYPE_CHECKING:
+    from kvgate.nfs_server import ServerCache
 from kvgate.inventory.schema import Volume
 from kvgate.transport.base import CommandResult, Executor
 
@@ -44,6 +48,7 @@ class RunOptions:
     grace_s: float = 30.0  # beyond runtime + ramp before the watchdog fires (startup, layout)
     sudo: bool = False
     allow_destructive: bool = False  # raw-device writes (see kvgate.fio.safety)
+    server_cache: ServerCache | None = None  # an NFS volume's server cache (kvgate.nfs_server)
 
 
 @dataclass(frozen=True)

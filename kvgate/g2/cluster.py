@@ -22,6 +22,7 @@ from kvgate.g2.plan import CLUSTER
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Host, Volume
 from kvgate.judge import Measurement
+from kvgate.nfs_server import ServerCache
 from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
@@ -37,18 +38,31 @@ class Member:
 
 
 def _device_bytes(members: list[Member], directory: str) -> dict[tuple[str, str], int]:
-    """Read bytes so far of each distinct device carrying the volume (hosts sharing one count it once)."""
+    """Read bytes so far of each distinct device carrying the volume (hosts sharing one count it once).
+
+    On NFS each client counts what it read from the server (mountstats): summed over the clients.
+    """
     out: dict[tuple[str, str], int] = {}
     for m in members:
         he = HostEvidence(m.ex, sudo=m.host.sudo)
         snap = he.snapshot(he.resolve(directory))
         for name, (read, _written) in snap.get("devices", {}).items():
             out[(m.host.address, name)] = read
+        if snap.get("nfs"):
+            out[(m.host.address, f"nfs:{snap['nfs']['mount_point']}")] = snap["nfs"]["counts"].get(
+                "server_read", 0
+            )
     return out
 
 
 def measure_cluster(
-    members: list[Member], *, volume: str, vol: Volume, profile: MatrixProfile, store: RunStore
+    members: list[Member],
+    *,
+    volume: str,
+    vol: Volume,
+    profile: MatrixProfile,
+    store: RunStore,
+    server_cache: ServerCache | None = None,
 ) -> VolumeResult:
     """Run the profile's first sequential-read job on all members together; aggregate and per host."""
     directory = work_dir(vol, CLUSTER, store)
@@ -70,6 +84,9 @@ def measure_cluster(
             for m in members:
                 HostEvidence(m.ex, sudo=m.host.sudo).drop()
             before = _device_bytes(members, directory)
+            nfs = any(k.startswith("nfs:") for _, k in before)
+            control = server_cache or ServerCache(volume, None, None)
+            server = control.make_cold(data_bytes=job.working_set_bytes) if nfs else None  # one file set
             run = run_clients(driver.ex, job, vol, servers, RunOptions(sudo=driver.host.sudo))
             after = _device_bytes(members, directory)
     finally:
@@ -81,15 +98,23 @@ def measure_cluster(
     ]
     counts = Counts(device, None, None, counted_on="the devices of every member")
     fio_read = run.all_clients.read.io_bytes if run.all_clients else 0
-    reason = run.invalid_reason or cold_reason(
-        counts, needed_bytes=fio_read, what="fio read", caches_dropped=True
+    reason = (
+        run.invalid_reason
+        or cold_reason(counts, needed_bytes=fio_read, what="fio read", caches_dropped=True)
+        or (server.reason if server else None)
     )
     ev = (
         *evidence,
         store.artifact(
             CLUSTER,
             f"g2/{volume}/fio-clients/device-bytes.json",
-            json.dumps({"device_read_bytes": device, "devices": sorted(map(str, after))}),
+            json.dumps(
+                {
+                    "device_read_bytes": device,
+                    "devices": sorted(map(str, after)),
+                    "nfs_server_cache": server.how if server else None,
+                }
+            ),
         ),
     )
     metric = f"{CLUSTER}.{spec_cell}.read_bw_bytes_per_s"

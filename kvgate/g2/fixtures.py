@@ -14,6 +14,7 @@ from kvgate.g2.plan import CLUSTER, G2Check, fio_profile, shared_volumes
 from kvgate.g2.sections import row, sections
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Measurement
+from kvgate.nfs_server import ServerCache
 from kvgate.session import GateSession
 from kvgate.store import RunStore
 from kvgate.transport import Executor
@@ -48,6 +49,7 @@ def g2_measured(
                     store=run_store,
                     notify=lambda e: gate_session.notify(name, e),
                     scale=inv.scale,
+                    server_cache=ServerCache.of(inv, vname, executors),
                 )
                 save(run_store, out[vname])
         return out
@@ -78,7 +80,12 @@ def _cluster(
         members = [Member(h, executors[h], inv.hosts[h]) for h in hosts]
         try:
             out[vname] = measure_cluster(
-                members, volume=vname, vol=inv.volumes[vname], profile=fio_profile(inv), store=store
+                members,
+                volume=vname,
+                vol=inv.volumes[vname],
+                profile=fio_profile(inv),
+                store=store,
+                server_cache=ServerCache.of(inv, vname, executors),
             )
         except LabError as exc:
             return exc

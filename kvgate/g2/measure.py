@@ -19,6 +19,7 @@ from kvgate.fio.run import RunOptions
 from kvgate.g2.workloads import run_workloads
 from kvgate.inventory.schema import Host, Volume
 from kvgate.judge import Measurement
+from kvgate.nfs_server import ServerCache
 from kvgate.scratch import ScratchDir, checked, create, remove
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
@@ -66,6 +67,7 @@ def measure_volume(
     store: RunStore,
     notify: Notify,
     scale: str,
+    server_cache: ServerCache | None = None,
 ) -> VolumeResult:
     """Run the fio matrix and the workloads on one scratch volume; clean up our files after.
 
@@ -74,9 +76,26 @@ def measure_volume(
     result, directory = VolumeResult(ex.host, name), checked(ex, vol, work_dir(vol, ex.host, store))
     try:
         create(ex, directory)
-        _fio(ex, host, result, vol=vol, profile=profile, directory=directory.path, store=store, notify=notify)
+        opts = RunOptions(sudo=host.sudo, server_cache=server_cache)
+        _fio(
+            ex,
+            result,
+            opts=opts,
+            vol=vol,
+            profile=profile,
+            directory=directory.path,
+            store=store,
+            notify=notify,
+        )
         found = run_workloads(
-            ex, host, directory=directory, store=store, notify=notify, prefix=name, scale=scale
+            ex,
+            host,
+            directory=directory,
+            store=store,
+            notify=notify,
+            prefix=name,
+            scale=scale,
+            server_cache=server_cache,
         )
         result.add(found)
     finally:
@@ -86,9 +105,9 @@ def measure_volume(
 
 def _fio(
     ex: Executor,
-    host: Host,
     result: VolumeResult,
     *,
+    opts: RunOptions,
     vol: Volume,
     profile: MatrixProfile,
     directory: str,
@@ -104,7 +123,6 @@ def _fio(
         paths.append(store.artifact(ex.host, f"{base}/cold-proof.json", proof_json(mr)))
         evidence.setdefault(cell, []).extend(paths)
 
-    opts = RunOptions(sudo=host.sudo)
     base = run_matrix(ex, profile, vol, directory=directory, opts=opts, on_run=on_run)
     for m in base.measurements:
         cell = m.metric.split(".")[0]

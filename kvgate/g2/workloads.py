@@ -19,6 +19,7 @@ from kvgate.evidence.window import cold_reason as evidence_cold_reason
 from kvgate.gates import repo_root
 from kvgate.inventory.schema import Host
 from kvgate.judge import Measurement
+from kvgate.nfs_server import ServerCache
 from kvgate.scratch import ScratchDir
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
@@ -41,10 +42,16 @@ def model_profile(name: str) -> ModelProfile:
     return load_profile(repo_root() / "workloads" / "models" / f"{name}.yaml")
 
 
-def cold_reason(cold: dict[str, Any] | None, direct: dict[str, Any]) -> str | None:
+def cold_reason(
+    cold: dict[str, Any] | None, direct: dict[str, Any], server: ServerCache | None
+) -> str | None:
     """Why a read cannot count as cold, from the agent's cold record (kvgate.agent.cold); None if proven."""
     if not cold or "counts" not in cold:
         return "no cold record"
+    if (cold.get("volume") or {}).get("kind") == "nfs":  # its server's cache: only outsized by the data
+        nfs = (server or ServerCache("?", None, None)).outsized(data_bytes=int(cold["expected_read_bytes"]))
+        if nfs.reason:
+            return nfs.reason
     drop = cold.get("drop_caches") or {}
     why = evidence_cold_reason(
         Counts(**cold["counts"]),
@@ -63,14 +70,14 @@ def m(metric: str, value: Any, unit: str, evidence: str, reason: str | None = No
     return Measurement(metric, value, unit, (evidence,), reason)
 
 
-def kv_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
+def kv_measurements(res: dict[str, Any], ev: str, server: ServerCache | None = None) -> list[Measurement]:
     restores = sorted(res.get("restores", []), key=lambda r: r["readers_per_request"])
     layout = res.get("layout") or {}
     out = [m("kv_restore.corrupt_chunks", sum(r["checksums_failed"] for r in restores), "chunks", ev)]
     if layout.get("requests"):  # the concurrency G2 restored at: the planner scales from it
         out.append(m("kv_restore.requests", layout["requests"], "requests", ev))
     for label, r in (("serial", restores[0]), ("parallel", restores[-1])) if restores else ():
-        why = cold_reason(r.get("cold"), r)
+        why = cold_reason(r.get("cold"), r, server)
         out += [
             m(f"kv_restore.{label}.read_bw_bytes_per_s", r["restore_bytes_per_s"], "B/s", ev, why),
             m(f"kv_restore.{label}.latency_p50_s", r["restore_latency_p50_s"], "s", ev, why),
@@ -83,17 +90,21 @@ def kv_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
     return out
 
 
-def model_load_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
+def model_load_measurements(
+    res: dict[str, Any], ev: str, server: ServerCache | None = None
+) -> list[Measurement]:
     loads = [x for x in res.get("loads", []) if x.get("status") == "ok"]
     out = [m("model_load.corrupt_cells", sum(x["checksums_failed"] for x in loads), "cells", ev)]
     for x in loads:
-        why = cold_reason(x.get("cold"), x)
+        why = cold_reason(x.get("cold"), x, server)
         out.append(m(f"model_load.{x['loader']}.read_bw_bytes_per_s", x["read_bytes_per_s"], "B/s", ev, why))
         out.append(m(f"model_load.{x['loader']}.elapsed_s", x["elapsed_s"], "s", ev, why))
     return out
 
 
-def checkpoint_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
+def checkpoint_measurements(
+    res: dict[str, Any], ev: str, server: ServerCache | None = None
+) -> list[Measurement]:
     write, back = res["write"], res["readback"]
     return [
         m("checkpoint.write_bw_bytes_per_s", write["write_bytes_per_s"], "B/s", ev),
@@ -103,13 +114,13 @@ def checkpoint_measurements(res: dict[str, Any], ev: str) -> list[Measurement]:
             back["read_bytes_per_s"],
             "B/s",
             ev,
-            cold_reason(back.get("cold"), back),
+            cold_reason(back.get("cold"), back, server),
         ),
         m("checkpoint.corrupt_shards", back["checksums_failed"], "shards", ev),
     ]
 
 
-TO_MEASUREMENTS: dict[str, Callable[[dict[str, Any], str], list[Measurement]]] = {
+TO_MEASUREMENTS: dict[str, Callable[[dict[str, Any], str, ServerCache | None], list[Measurement]]] = {
     "kv-restore": kv_measurements,
     "model-load": model_load_measurements,
     "checkpoint": checkpoint_measurements,
@@ -125,6 +136,7 @@ def run_workloads(
     notify: Callable[[str], None],
     prefix: str,
     scale: str,
+    server_cache: ServerCache | None = None,
 ) -> list[Measurement]:
     """Run the three workloads one after the other in a checked scratch directory; store every result."""
     found: list[Measurement] = []
@@ -139,7 +151,7 @@ def run_workloads(
             reason = f"agent {workload} failed: {res.get('error') or res.get('status')}"
             found.append(Measurement(f"{workload.replace('-', '_')}.status", None, "", (ev,), reason))
             continue
-        found += TO_MEASUREMENTS[workload](res, ev)
+        found += TO_MEASUREMENTS[workload](res, ev, server_cache)
     return found
 
 

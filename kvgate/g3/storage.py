@@ -203,5 +203,5 @@ class AgentRun:
                 reason = f"agent {workload} failed: {res.get('error') or res.get('status')}"
                 found[f"{workload.replace('-', '_')}.status"] = Measurement("status", None, "", (ev,), reason)
                 continue
-            found |= {m.metric: m for m in TO_MEASUREMENTS[workload](res, ev)}
+            found |= {m.metric: m for m in TO_MEASUREMENTS[workload](res, ev, None)}
         return found

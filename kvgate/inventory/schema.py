@@ -56,6 +56,13 @@ class VolumeExpect(Frozen):
     min_checkpoint_write_gb_per_s: float | None = Field(default=None, gt=0)
 
 
+class NfsServer(Frozen):
+    """An NFS volume's server, so its cache can be controlled (see kvgate.nfs_server)."""
+
+    host: Name | None = None  # an inventory host: kvgate drops its page cache over SSH before cold reads
+    ram_gib: float | None = Field(default=None, gt=0)  # else: a data set larger than this defeats its cache
+
+
 class Volume(Frozen):
     """A mount under test; writes go only under `path` and only if `scratch` is true."""
 
@@ -67,6 +74,7 @@ class Volume(Frozen):
     mount_options: tuple[str, ...] = ()  # options that must be present, e.g. noatime
     min_free_gib: float | None = Field(default=None, ge=0)
     hosts: tuple[str, ...] = ()  # empty: every host with the storage-client role
+    nfs_server: NfsServer | None = None  # an NFS volume's server (its cache is DRAM outside the storage)
     expect: VolumeExpect = Field(default_factory=VolumeExpect)
 
     @field_validator("path")
@@ -351,6 +359,11 @@ class Inventory(Frozen):
             for h in vol.hosts:
                 if h not in self.hosts:
                     raise ValueError(f"volumes.{vname}.hosts: host {h!r} is not defined under hosts")
+            server = vol.nfs_server.host if vol.nfs_server else None
+            if server is not None and server not in self.hosts:
+                raise ValueError(
+                    f"volumes.{vname}.nfs_server.host: host {server!r} is not defined under hosts"
+                )
         for ename, dep in self.engines.items():
             self._check_engine(ename, dep)
         return self

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from kvgate.errors import LabError
@@ -23,7 +25,9 @@ def preflight_measured(
     inv = inventory.inventory
 
     def probe(host: str) -> Found:
-        return Probe(executors[host], inv, host, run_store, lambda e: gate_session.notify(host, e)).all()
+        return Probe(
+            executors[host], inv, host, run_store, functools.partial(gate_session.notify, host), executors
+        ).all()
 
     results = fan_out({h: h for h in sorted(gate_session.hosts_pending)}, probe)
     for host, r in results.items():

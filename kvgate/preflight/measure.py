@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from kvgate.errors import Interrupted, LabError
@@ -20,6 +20,7 @@ from kvgate.g3.profile import load_g3_profile
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement
+from kvgate.nfs_server import ServerCache
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 
@@ -36,6 +37,7 @@ class Probe:
     host: str
     store: RunStore
     notify: Callable[[str], None]
+    executors: Mapping[str, Executor]  # every host's: an NFS volume's server may be another host
 
     def all(self) -> Found:
         """Every probe of the host (see kvgate.preflight.plan for what each must show)."""
@@ -77,10 +79,19 @@ class Probe:
         moved, read = (result["counts"] or {}).get("device_read_bytes"), result["read_bytes"]
         ratio = moved / read if moved is not None and read else None
         counters = Measurement("counters_moved_ratio", ratio, "x", ev, result["reason"])
-        source = result["volume"]["source"]
-        why = f"NFS {source}: kvgate cannot drop the server's cache; results on this volume carry that limit"
-        cache = Measurement("nfs_server_cache", "not controlled", "", ev, why)
-        return {f"volume[{name}].counters": counters, f"volume[{name}].nfs": cache}
+        return {f"volume[{name}].counters": counters, f"volume[{name}].nfs": self.server_cache(name, ev)}
+
+    def server_cache(self, name: str, ev: tuple[str, ...]) -> Measurement:
+        """Whether G2 and G3 will control this NFS volume's server cache: a real drop, or its declared RAM."""
+        cache = ServerCache.of(self.inv, name, self.executors)
+        if cache.evidence is not None:
+            cold = cache.make_cold(data_bytes=0)
+            return Measurement(
+                "nfs_server_cache", "dropped" if cold.controlled else None, "", ev, cold.reason
+            )
+        if cache.server is not None and cache.server.ram_gib is not None:
+            return Measurement("nfs_server_cache", "ram_gib declared", "", ev)
+        return Measurement("nfs_server_cache", None, "", ev, cache.make_cold(data_bytes=0).reason)
 
     def deployment(self, name: str) -> Found:
         """G3's tier probe on one deployment: start, /metrics, tokenizer, one prompt's tier cycle."""

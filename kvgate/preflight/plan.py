@@ -64,9 +64,9 @@ NFS_CACHE = (
     "PF-VOL-2",
     "nfs_server_cache",
     "in",
-    ("dropped", "exceeded"),
+    ("dropped", "ram_gib declared"),
     "",
-    "the NFS server's page cache is dropped, or the data set exceeds it",
+    "the NFS server's page cache is dropped over SSH, or its RAM is declared (larger data sets are cold)",
 )
 START = ("PF-ENG-1", "ready_s", ">", 0, "s", "the engine starts and answers")
 METRICS = (

@@ -342,7 +342,7 @@ def agent_read_run(part: Mapping[str, Any], bw_key: str, *, other_io_bytes: int)
     ``other_io_bytes``: what the agent run moved besides this read (writing its files,
     other loaders), for the device accounting.
     """
-    why = cold_reason(part.get("cold"), dict(part))
+    why = cold_reason(part.get("cold"), dict(part), None)
     if why:
         raise LabError(f"agent read not usable: {why}")
     if not part.get("verify_ok"):

@@ -1,0 +1,125 @@
+"""An NFS volume's server cache: dropped over SSH, outsized by the data, or the cold read is INVALID.
+
+The client's mountstats (recorded, tests/data/recorded/evidence/procfs-mountstats-26231.txt)
+prove bytes came from the server, never that the server's disks served them. The drop on
+"the server" runs for real on this machine through a LocalExecutor (it is root here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kvgate.errors import ConfigError
+from kvgate.evidence.blockdev import Resolved
+from kvgate.evidence.window import Counts
+from kvgate.fio.cold import ColdProof
+from kvgate.g2.workloads import cold_reason
+from kvgate.hostevidence import HostEvidence
+from kvgate.inventory import load
+from kvgate.inventory.schema import Inventory, NfsServer
+from kvgate.nfs_server import GIB, ServerCache
+from kvgate.preflight.measure import Probe
+from kvgate.store import RunStore
+from kvgate.transport.local import LocalExecutor
+
+NFS = Resolved(None, (), "nfs", "nfs4", "/mnt/nfs", "filer:/export")
+GB = 10**9
+
+
+def inventory(nfs_server: dict[str, Any] | None) -> dict[str, Any]:
+    vol: dict[str, Any] = {"path": "/mnt/nfs/kvgate", "kind": "baseline", "scratch": True}
+    if nfs_server is not None:
+        vol["nfs_server"] = nfs_server
+    return {
+        "site": "s",
+        "hosts": {"client": {"roles": ["storage-client"]}, "filer": {"transport": "local", "sudo": True}},
+        "volumes": {"nfs": vol},
+    }
+
+
+def test_an_undeclared_server_makes_the_cold_read_invalid_naming_the_fields() -> None:
+    cold = ServerCache("nfs", None, None).make_cold(data_bytes=8 * GB)
+    assert not cold.controlled
+    assert cold.reason is not None
+    assert cold.reason.startswith("NFS server cache not controlled")
+    assert "volumes.nfs.nfs_server" in cold.reason
+    assert "ram_gib" in cold.reason
+
+
+def test_a_data_set_larger_than_the_servers_ram_is_cold_without_a_drop() -> None:
+    cache = ServerCache("nfs", NfsServer(ram_gib=4), None)
+    assert cache.make_cold(data_bytes=5 * GIB).controlled
+    small = cache.make_cold(data_bytes=3 * GIB)
+    assert not small.controlled
+    assert "fits the server's 4 GiB" in small.how
+
+
+def test_a_named_server_host_has_its_page_cache_dropped_for_real() -> None:
+    inv = Inventory.model_validate(inventory({"host": "filer"}))
+    ex = LocalExecutor("filer")
+    cold = ServerCache.of(inv, "nfs", {"filer": ex, "client": ex}).make_cold(data_bytes=GB)
+    assert cold.controlled, cold.how
+    assert cold.how == "dropped on filer (root)"
+
+
+def test_a_server_host_without_root_or_sudo_is_not_controlled() -> None:
+    he = HostEvidence(LocalExecutor("filer"), sudo=False)
+    he._root = False  # the SSH user is not root on the server and may not sudo
+    cold = ServerCache("nfs", NfsServer(host="filer"), he).make_cold(data_bytes=GB)
+    assert not cold.controlled
+    assert "not root and sudo not allowed" in (cold.reason or "")
+
+
+def test_the_server_host_must_be_in_the_inventory(tmp_path: Any) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text(
+        "site: s\nhosts: {client: {roles: [storage-client]}}\n"
+        "volumes: {nfs: {path: /mnt/nfs/kvgate, kind: baseline, scratch: true, nfs_server: {host: filer}}}\n"
+    )
+    with pytest.raises(ConfigError, match=r"volumes\.nfs\.nfs_server\.host: host 'filer' is not defined"):
+        load(path)
+
+
+def test_a_fio_read_on_nfs_carries_the_servers_cache_in_its_proof() -> None:
+    counts = Counts(8 * GB, 0, None, "NFS server reads of /mnt/nfs")  # the client read it all from the server
+    proof = ColdProof(NFS, counts, 8 * GB, None, True, 8 * GB, 64 * GB)
+    assert proof.invalid_reason is None  # the client's side alone is proven
+    uncontrolled = ServerCache("nfs", None, None).make_cold(data_bytes=8 * GB)
+    unproven = ColdProof(NFS, counts, 8 * GB, None, True, 8 * GB, 64 * GB, uncontrolled)
+    assert unproven.invalid_reason == uncontrolled.reason
+    assert unproven.to_json()["nfs_server_cache"] == uncontrolled.how
+
+
+def test_agent_reads_on_nfs_are_cold_only_when_their_data_outsizes_the_server() -> None:
+    cold = {
+        "volume": NFS.to_json(),
+        "counts": Counts(2 * GB, 2 * GB, None, "NFS server reads of /mnt/nfs").to_json(),
+        "drop_caches": {"requested": True, "done": True},
+        "expected_read_bytes": 2 * GB,
+    }
+    declared = ServerCache("nfs", NfsServer(host="filer", ram_gib=1), None)
+    assert cold_reason(cold, {}, declared) is None  # 2 GB > 1 GiB of server RAM
+    why = cold_reason(cold, {}, ServerCache("nfs", NfsServer(host="filer", ram_gib=256), None))
+    assert why is not None
+    assert "writes 2.0 GB and reads it back in one run" in why
+    assert "volumes.nfs.nfs_server.ram_gib" in why
+    local = {**cold, "volume": Resolved("vda", ("vda",), "disk", "ext4", "/", "/dev/vda").to_json()}
+    assert cold_reason(local, {}, None) is None  # a block device needs no server
+
+
+@pytest.mark.parametrize(
+    ("server", "value"),
+    [({"host": "filer"}, "dropped"), ({"ram_gib": 256}, "ram_gib declared"), (None, None)],
+)
+def test_preflight_says_whether_the_gates_will_control_the_server_cache(
+    tmp_path: Any, server: dict[str, Any] | None, value: str | None
+) -> None:
+    inv = Inventory.model_validate(inventory(server))
+    ex = LocalExecutor("filer")
+    store = RunStore.create(tmp_path, site="s", gate="preflight", meta={})
+    probe = Probe(ex, inv, "client", store, print, {"client": ex, "filer": ex})
+    m = probe.server_cache("nfs", ())
+    assert m.value == value
+    assert (m.invalid_reason is None) == (value is not None)
