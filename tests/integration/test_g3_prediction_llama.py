@@ -2,7 +2,7 @@
 
 A restore faster than the storage could have delivered it was served by something other
 than the SSD: INVALID, never PASS. The disk of this VM cannot be made slower, so the G2
-run G3 reads is a stored run that measured it slower (0.02 GB/s at best, a run directory as
+run G3 reads is a stored run that measured it slower (0.01 GB/s at best, a run directory as
 G2 writes it: run.json, a PASS check, measurements.json). The real restores (≈ 96 MB in
 ≈ 0.2 s) then cannot have come from it. On main G3 read no G2 figure: the same restores
 passed the cold proof.
@@ -26,11 +26,11 @@ from kvgate.store import CheckRecord, RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = LLAMA_ENGINE
-SLOW = {"value": 0.02e9, "unit": "B/s", "invalid_reason": None, "evidence": []}
+SLOW = {"value": 0.01e9, "unit": "B/s", "invalid_reason": None, "evidence": []}
 
 
 def stored_g2(root: Path, inv: Path) -> Path:
-    """A passed G2 run of this inventory that measured the candidate at 0.02 GB/s."""
+    """A passed G2 run of this inventory that measured the candidate at 0.01 GB/s."""
     sha = hashlib.sha256(inv.read_bytes()).hexdigest()
     store = RunStore.create(
         root,
@@ -93,7 +93,7 @@ def test_restores_faster_than_g2_measured_the_storage_are_invalid_and_predicted_
     shown = proc.stderr[-3000:] + json.dumps({k: c["condition"] for k, c in checks.items()}, indent=1)
     cold = checks["engine[tiny].ssd-restore.cold-proof"]
     assert cold["verdict"] == "INVALID", shown
-    assert "more than the storage can deliver (G2 best 0.02 GB/s + 25%)" in cold["condition"], shown
+    assert "more than the storage can deliver (G2 best 0.01 GB/s + 25%)" in cold["condition"], shown
     assert checks["engine[tiny].ttft-p50-reduction"]["verdict"] == "INVALID", shown  # the R2 verdict too
     assert proc.returncode == (1 if "FAIL" in {c["verdict"] for c in checks.values()} else 2), shown
     html = (run / "report.html").read_text()
@@ -102,7 +102,7 @@ def test_restores_faster_than_g2_measured_the_storage_are_invalid_and_predicted_
     (row,) = meta["g3_rows"]["here/tiny"]["predictions"]  # llama.cpp: one prompt at a time
     assert row[1] == "one prompt"
     predicted, measured = (float(x) for x in row[3].split(" / "))
-    assert predicted > 10 * measured  # 0.02 GB/s predicts seconds; the engine restored in a fraction
+    assert predicted > 5 * measured  # 0.01 GB/s predicts ~10 s; the engine restored in a fraction
     plan = [
         sys.executable,
         "-m",
