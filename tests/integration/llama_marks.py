@@ -9,7 +9,7 @@ import pytest
 LLAMA_ENGINE = [
     pytest.mark.engine,
     pytest.mark.slow,
-    pytest.mark.timeout(900),
+    pytest.mark.timeout(1800),  # a hang guard above run_cli's: G3 smoke runs every arm, capacity included
     pytest.mark.skipif(
         importlib.util.find_spec("llama_cpp") is None, reason="engine not installed: make engine"
     ),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gate_cli import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(600)
@@ -60,7 +61,7 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
         "--force-gate-order",
         "test: G1 is covered elsewhere",
     ]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=540, check=False)
+    proc = run_cli(cmd, timeout_s=540)
 
     (run,) = (tmp_path / "r" / "g2test").glob("g2-*")
     checks = [json.loads(x) for x in (run / "checks.jsonl").read_text().splitlines()]

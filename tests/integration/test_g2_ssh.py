@@ -4,12 +4,12 @@ fio client/server cluster aggregate (fio --server on each host, --client from on
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from gate_cli import run_cli
 from sshd import SSHServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_g2_two_hosts_and_cluster_aggregate(
         "test",
         "--no-pdf",
     ]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
+    proc = run_cli(cmd, timeout_s=840)
 
     (run,) = (tmp_path / "r" / "g2ssh").glob("g2-*")
     checks = {c["id"]: c for c in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}

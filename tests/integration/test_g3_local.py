@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
+from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
@@ -57,7 +58,7 @@ def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Pa
 def run_g3(tmp_path: Path, inv: Path) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "kvgate.cli", "run", "g3", "--inventory", str(inv), "--no-pdf",
            "--results", str(tmp_path / "r"), "--force-gate-order", "test: G2 runs elsewhere"]  # fmt: skip
-    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
+    return run_cli(cmd, timeout_s=1500)
 
 
 def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
@@ -84,7 +85,7 @@ def test_restores_faster_than_g2_measured_the_storage_are_invalid_and_predicted_
         "--results",
         str(tmp_path / "r"),
     ]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
+    proc = run_cli(cmd, timeout_s=1500)
 
     runs = list((tmp_path / "r" / "g3pred").glob("g3-*"))
     assert len(runs) == 1, proc.stderr[-3000:]  # a refusal (gate order, inventory) says why here

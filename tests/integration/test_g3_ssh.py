@@ -11,12 +11,12 @@ address, and the engines listen on every address of their host.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 from sshd import SSHServer
@@ -54,7 +54,7 @@ def test_g3_over_ssh_with_the_load_generator_on_either_side(
     }))  # fmt: skip
     cmd = [sys.executable, "-m", "kvgate.cli", "run", "g3", "--inventory", str(inv), "--no-pdf",
            "--results", str(tmp_path / "r"), "--force-gate-order", "test: G2 runs elsewhere"]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
+    proc = run_cli(cmd, timeout_s=1500)
 
     (run,) = (tmp_path / "r" / "g3ssh").glob("g3-*")
     checks = {c["id"]: c for c in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}

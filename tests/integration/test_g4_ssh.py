@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 from sshd import SSHServer
@@ -34,7 +35,7 @@ RUN_G4 = [*BASE, "run", "g4", "--no-pdf"]
 
 
 def kvgate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*BASE, *args], cwd=REPO, capture_output=True, text=True, timeout=480, check=False)
+    return run_cli([*BASE, *args], timeout_s=480)
 
 
 def start_and_detach(tmp_path: Path, host: SSHServer, known_hosts: Path) -> tuple[Path, dict[str, Any]]:

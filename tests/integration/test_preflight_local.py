@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import yaml
+from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
@@ -64,7 +64,7 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
             "--results",
             str(tmp_path / "r"),
         ]
-        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
+        proc = run_cli(cmd, timeout_s=840)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
 

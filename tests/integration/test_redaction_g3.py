@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
@@ -60,7 +60,7 @@ def test_a_planted_token_appears_in_no_file_of_the_run(tmp_path: Path) -> None:
         "--force-gate-order",
         "test: redaction",
     ]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=840, check=False)
+    proc = run_cli(cmd, timeout_s=1500)
 
     (run,) = (tmp_path / "r" / "redact").glob("g3-*")
     assert (run / "report.pdf").is_file(), proc.stderr[-2000:]

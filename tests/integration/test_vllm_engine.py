@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 import yaml
+from gate_cli import run_cli
 from ports import free_port_pair
 
 from kvgate.engines import EngineCrashed, EngineService, Placement, load_profile
@@ -40,7 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = Path(os.environ.get("KVGATE_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
 pytestmark = [
     pytest.mark.engine,
-    pytest.mark.timeout(1200),
+    pytest.mark.timeout(1800),
     pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=f"vLLM not installed at {VLLM_PYTHON}: make engine"),
 ]
 
@@ -174,7 +175,7 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
     cmd = [sys.executable, "-m", "kvgate.cli", "run", "g3", "--inventory", str(g3_inventory(tmp_path)),
            "--no-pdf", "--results", str(tmp_path / "r"),
            "--force-gate-order", "test: G2 runs elsewhere"]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=1100, check=False)
+    proc = run_cli(cmd, timeout_s=1500)
     (run,) = (tmp_path / "r" / "g3vllm").iterdir()
     verdicts = {}
     for line in (run / "checks.jsonl").read_text().splitlines():

@@ -1,0 +1,46 @@
+"""Run the real ``kvgate`` command from a test; a run that hangs is interrupted as a person would.
+
+``subprocess.run(timeout=...)`` kills the command with SIGKILL, so the engines it
+started in their own sessions live on and load the machine for every later test. A
+run past its time gets Ctrl-C instead (SIGINT to its process group: the CLI stops and
+reaps its engines), then SIGKILL if it is still there two minutes later, and the test
+fails with the end of its output.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+REAP_S = 120.0
+
+
+def run_cli(cmd: list[str], *, timeout_s: float, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """A ``kvgate`` command line to its end; past ``timeout_s``, interrupted and a test failure."""
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        err = _interrupt(proc)
+        pytest.fail(f"{' '.join(cmd[2:])}: not done in {timeout_s:.0f} s, interrupted\n{err[-3000:]}")
+    except BaseException:  # the test's own timeout, or Ctrl-C: the run's engines must not outlive it
+        _interrupt(proc)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _interrupt(proc: subprocess.Popen[str]) -> str:
+    """Ctrl-C to the run's process group, SIGKILL if it is still there after REAP_S; its stderr."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        return proc.communicate(timeout=REAP_S)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.communicate()[1]
