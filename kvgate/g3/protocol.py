@@ -56,6 +56,7 @@ from kvgate.g3.evidence import Output, compare_outputs, shape_reason, write_thro
 from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.g3.plan import cold_read_blocker, measures_levels
 from kvgate.g3.profile import G3Profile
+from kvgate.g3.staging import staging_reason
 from kvgate.g3.window import EngineWindow, restore_reason
 from kvgate.hostevidence import HostEvidence
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
@@ -111,12 +112,13 @@ class TierProbe:
     metrics: str | None  # counters the profile names that /metrics does not expose
     tokenizer: str | None  # the gate profile cannot count this engine's tokens
     restore: Trial | None  # the probe prompt's restore; None: the profile has no SSD tier
+    staging: str | None = None  # an LMCache engine's CPU pool cannot stage the restores in flight
 
     @property
     def reason(self) -> str | None:
         """One sentence for every check the probe stops; None when nothing stops them."""
         cycle = self.restore.invalid_reason if self.restore else None
-        found = [r for r in (self.metrics, self.tokenizer, cycle) if r]
+        found = [r for r in (self.metrics, self.tokenizer, cycle, self.staging) if r]
         return f"tier probe: {'; '.join(found)}" if found else None
 
     def to_dict(self) -> dict[str, object]:
@@ -124,6 +126,7 @@ class TierProbe:
             "metrics": self.metrics,
             "tokenizer": self.tokenizer,
             "restore": self.restore.to_dict() if self.restore else None,
+            "staging": self.staging,
             "reason": self.reason,
         }
 
@@ -278,7 +281,9 @@ class ColdRestore:
 
         Its /metrics must expose the counters its profile names, the gate profile must count
         its tokens, and, where it has an SSD tier, one prompt goes through the whole tier cycle
-        (populate, make cold the profile's way, restore) judged as a trial is. G3 runs it
+        (populate, make cold the profile's way, restore) judged as a trial is, and an LMCache
+        engine's CPU pool must stage the restores the gate drives at once
+        (:mod:`kvgate.g3.staging`). G3 runs it
         before any arm and stops when it fails; ``kvgate preflight`` runs it alone.
         """
         self.sink.notify("tier probe: one prompt through populate, make cold, restore")
@@ -291,7 +296,8 @@ class ColdRestore:
                 tokenizer = f"the gate profile has no tokenizer endpoint for {eng.profile.kind} engines"
             has_tier = eng.profile.cache is not None
             restore = self._tier_cycle(eng, "probe", f"{self.setup.salt}/probe") if has_tier else None
-            return TierProbe(self._metrics_missing(eng), tokenizer, restore)
+            staging = staging_reason(self.setup, self.profile)
+            return TierProbe(self._metrics_missing(eng), tokenizer, restore, staging)
 
     def _metrics_missing(self, eng: EngineService) -> str | None:
         """Which of the counters the profile names its /metrics does not expose."""

@@ -202,16 +202,22 @@ def test_an_instance_runs_the_profile_with_its_environment_and_the_site_argument
     assert eng.launch.env["LMCACHE_CONFIG_FILE"] == "/r/lmcache.yaml"  # the profile's env is kept
 
 
-def test_r1_serial_reader_is_the_lmcache_profile_with_one_disk_reader() -> None:
+def test_r1s_readers_differ_in_their_disk_readers_only() -> None:
     serial = load_profile(PROFILE_DIR / "vllm-lmcache-serial-read.yaml").render(VALUES)
-    parallel = load_profile(PROFILE_DIR / "vllm-lmcache.yaml").render(VALUES)
+    parallel = load_profile(PROFILE_DIR / "vllm-lmcache-parallel-read.yaml").render(VALUES)
     assert serial.argv == parallel.argv
     assert serial.env == parallel.env
     s_cfg = yaml.safe_load(serial.files["lmcache.yaml"])
     p_cfg = yaml.safe_load(parallel.files["lmcache.yaml"])
     assert s_cfg["extra_config"].pop("disk_io_threads") == 1
-    assert p_cfg["extra_config"].pop("disk_io_threads") > 1
+    threads = p_cfg["extra_config"].pop("disk_io_threads")
+    assert threads > 1
     assert s_cfg == p_cfg  # nothing else differs between R1's two readers
+    tier = yaml.safe_load(
+        load_profile(PROFILE_DIR / "vllm-lmcache.yaml").render(VALUES).files["lmcache.yaml"]
+    )
+    assert tier["extra_config"]["disk_io_threads"] == threads
+    assert tier["max_local_cpu_size"] < s_cfg["max_local_cpu_size"]  # G3's tier: small CPU tier; R1: one card
 
 
 def test_hit_counters_are_selectors_and_the_warm_arm_may_count_resident_hits() -> None:
