@@ -4,7 +4,8 @@ The seed's R9 is service load (服务加载: DeepSeek-32B 691 s → 112 s, 70B 1
 Ascend, against NFS): the time from launch to an endpoint that answers, which is what G3
 judges (``ready_s``). The profile's ``weights_log`` pattern finds the weight-load time in
 the engine's log (vLLM: "Loading weights took N seconds"), shown beside it: weights only.
-The page cache is dropped first, so every byte comes from the volume under test.
+The page cache is dropped first (and on NFS the server's, :mod:`kvgate.nfs_server`), so
+every byte comes from the volume under test.
 
 Two sources of an engine to start:
 
@@ -27,6 +28,7 @@ from kvgate.g3.measure import engine_python, stage_model
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement
+from kvgate.nfs_server import ServerCache
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 
@@ -49,7 +51,15 @@ def _status(key: str, reason: str, evidence: tuple[str, ...] = ()) -> dict[str, 
 
 
 def engine_load(
-    ex: Executor, inv: Inventory, *, host: str, candidate: str, volume: str, work: str, store: RunStore
+    ex: Executor,
+    inv: Inventory,
+    *,
+    host: str,
+    candidate: str,
+    volume: str,
+    work: str,
+    store: RunStore,
+    server: ServerCache | None = None,
 ) -> dict[str, Measurement]:
     """Cold-start the engine of the first deployment on ``candidate`` with its model on ``volume``."""
     found = [(n, d) for n, d in inv.engines.items() if d.volume == candidate and host in inv.engine_hosts(n)]
@@ -67,25 +77,45 @@ def engine_load(
     else:
         return _status("engine", f"engines.{name}.model_copies has no copy of the model on volume {volume}")
     start = ColdStart("engine", profile, python, model, dep.port + 1, dep.instance_envs[0], dep.engine_args)
-    return start_cold(ex, start, volume=volume, work=work, store=store, sudo=inv.hosts[host].sudo)
+    return start_cold(
+        ex, start, volume=volume, work=work, store=store, sudo=inv.hosts[host].sudo, server=server
+    )
 
 
 def service_load(
-    ex: Executor, inv: Inventory, *, host: str, name: str, volume: str, work: str, store: RunStore
+    ex: Executor,
+    inv: Inventory,
+    *,
+    host: str,
+    name: str,
+    volume: str,
+    work: str,
+    store: RunStore,
+    server: ServerCache | None = None,
 ) -> dict[str, Measurement]:
     """Cold-start model load ``name`` (``model_loads:``) from its copy on ``volume``."""
     ml, key = inv.model_loads[name], f"service[{name}]"
     profile = load_profile(PROFILE_DIR / f"{ml.profile}.yaml")
     python = ml.python or "python3"
     start = ColdStart(key, profile, python, ml.copies[volume], ml.port, ml.env, ml.engine_args)
-    return start_cold(ex, start, volume=volume, work=work, store=store, sudo=inv.hosts[host].sudo)
+    return start_cold(
+        ex, start, volume=volume, work=work, store=store, sudo=inv.hosts[host].sudo, server=server
+    )
 
 
 def start_cold(
-    ex: Executor, start: ColdStart, *, volume: str, work: str, store: RunStore, sudo: bool
+    ex: Executor,
+    start: ColdStart,
+    *,
+    volume: str,
+    work: str,
+    store: RunStore,
+    sudo: bool,
+    server: ServerCache | None = None,
 ) -> dict[str, Measurement]:
-    """Drop the page cache, start the engine until ready, stop it; its ready and weight-load times."""
+    """Drop the page cache (and an NFS server's), start the engine until ready, stop it; its times."""
     drop = HostEvidence(ex, sudo=sudo).drop()
+    nfs = server.make_cold(data_bytes=_bytes_of(ex, start.model)) if server else None
     slug = start.key.replace("[", "-").rstrip("]")  # service[deepseek-32b] → service-deepseek-32b
     run_dir, cache_dir = f"{work}/{slug}-run", f"{work}/{slug}-cache"
     where = Placement(run_dir, start.model, cache_dir, port=start.port, python=start.python)
@@ -99,10 +129,19 @@ def start_cold(
         raise  # it started, but stopping it failed (processes left): a lab error, not a measurement
     record = eng.record
     assert record is not None  # __enter__ returned: the engine was ready
-    doc = {**record.to_dict(), "drop_caches": drop.how, "model": start.model}
+    doc = {
+        **record.to_dict(),
+        "drop_caches": drop.how,
+        "model": start.model,
+        "nfs_server_cache": nfs and nfs.how,
+    }
     name = f"g3/storage/{volume}/{slug}-load.json"
     ev = (store.artifact(ex.host, name, json.dumps(doc, indent=1)),)
-    reason = None if drop.dropped else f"page cache not dropped ({drop.how}): not a cold load"
+    reasons = [
+        None if drop.dropped else f"page cache not dropped ({drop.how}): not a cold load",
+        nfs and nfs.reason,
+    ]
+    reason = "; ".join(r for r in reasons if r) or None
     key = start.key
     found = {f"{key}.ready_s": Measurement(f"{key}.ready_s", record.ready_s, "s", ev, reason)}
     if record.weights_load_s is not None:
@@ -112,3 +151,8 @@ def start_cold(
         why = f"{start.profile.name} does not log its weight-load time (weights_log)"
         found[f"{key}.weights_load_s"] = Measurement(f"{key}.weights_load_s", None, "s", ev, why)
     return found
+
+
+def _bytes_of(ex: Executor, model: str) -> int:
+    """The model's bytes on the volume (links followed): what an NFS server's cache would have to hold."""
+    return int(ex.run("du -sbL %s", model, timeout_s=300, check=True).stdout.split()[0])

@@ -15,6 +15,7 @@ from kvgate.g3.sections import rows, sections, storage_rows
 from kvgate.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Measurement
+from kvgate.nfs_server import ServerCache
 from kvgate.references import check_consistency, load_references
 from kvgate.session import GateSession
 from kvgate.store import RunStore
@@ -74,7 +75,10 @@ def g3_storage(
         for candidate in dict.fromkeys(c.candidate for c in checks if c.host == host):
             notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
             mine = [c for c in checks if c.host == host and c.candidate == candidate]
-            r = measure_storage(executors[host], inv, mine, profile=profile, store=run_store, notify=notify)
+            servers = {v: ServerCache.of(inv, v, executors) for v in inv.volumes}
+            r = measure_storage(
+                executors[host], inv, mine, profile=profile, store=run_store, notify=notify, servers=servers
+            )
             run_store.merge_meta(g3_rows={f"{host}/storage[{candidate}]": storage_rows(r, mine)})
             out[candidate] = r
         return out

@@ -16,7 +16,7 @@ declared policy — SKIP or INVALID, never PASS — with the measured numbers sh
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kvgate import agentctl
@@ -28,6 +28,7 @@ from kvgate.g3.profile import G3Profile, StorageBinding, StorageProfile, Unmeasu
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory, VolumeKind
 from kvgate.judge import Criterion, Judgement, Measurement, Verdict, fmt, skipped
+from kvgate.nfs_server import ServerCache
 from kvgate.references import (
     criterion_for,
     improvement_measurement,
@@ -230,8 +231,12 @@ def measure_storage(
     profile: G3Profile,
     store: RunStore,
     notify: Notify,
+    servers: Mapping[str, ServerCache],
 ) -> StorageResult:
-    """What ``checks`` (one host, one candidate) need, cold on the candidate and the baseline volume."""
+    """What ``checks`` (one host, one candidate) need, cold on the candidate and the baseline volume.
+
+    ``servers``: per volume, control of its NFS server's cache (used where the volume is NFS).
+    """
     first = checks[0]
     assert first.baseline is not None, "a check without a baseline is not measured"
     result = StorageResult(first.host, first.candidate, first.baseline)
@@ -244,10 +249,11 @@ def measure_storage(
         )  # before anything is made
         try:
             create(ex, work, fresh=True)
-            carriers = HostEvidence(ex).resolve(work.path).carriers
-            result.devices[volume] = "+".join(carriers) if carriers else None
-            result.measured[volume] = run.workloads(volume, work) if needs.agent else {}
-            result.measured[volume] |= run.engines(needs, first, volume, work.path)
+            resolved = HostEvidence(ex).resolve(work.path)
+            result.devices[volume] = "+".join(resolved.carriers) if resolved.carriers else None
+            server = servers.get(volume) if resolved.kind == "nfs" else None
+            result.measured[volume] = run.workloads(volume, work, server) if needs.agent else {}
+            result.measured[volume] |= run.engines(needs, first, volume, work.path, server)
         finally:
             remove_work_dir(ex, work)
     return result
@@ -280,19 +286,23 @@ class AgentRun:
     sudo: bool
     inv: Inventory
 
-    def engines(self, needs: _Needs, check: StorageCheck, volume: str, work: str) -> dict[str, Measurement]:
+    def engines(
+        self, needs: _Needs, check: StorageCheck, volume: str, work: str, server: ServerCache | None
+    ) -> dict[str, Measurement]:
         """The engines ``check``'s group needs, each started cold from its model's copy on ``volume``."""
         found: dict[str, Measurement] = {}
         where = {"host": check.host, "volume": volume, "work": work}
         if needs.engine:
             self.notify(f"g3 storage {volume}: engine cold start")
-            found |= engine_load(self.ex, self.inv, candidate=check.candidate, store=self.store, **where)
+            found |= engine_load(
+                self.ex, self.inv, candidate=check.candidate, store=self.store, server=server, **where
+            )
         for name in needs.model_loads:
             self.notify(f"g3 storage {volume}: {name} service load")
-            found |= service_load(self.ex, self.inv, name=name, store=self.store, **where)
+            found |= service_load(self.ex, self.inv, name=name, store=self.store, server=server, **where)
         return found
 
-    def workloads(self, volume: str, work: ScratchDir) -> dict[str, Measurement]:
+    def workloads(self, volume: str, work: ScratchDir, server: ServerCache | None) -> dict[str, Measurement]:
         """Both workloads in one checked volume directory; a failed workload leaves its reason as a status."""
         sp = self.profile.storage
         assert sp is not None, "storage_plan plans nothing without a storage section"
@@ -309,5 +319,5 @@ class AgentRun:
                 reason = f"agent {workload} failed: {res.get('error') or res.get('status')}"
                 found[f"{workload.replace('-', '_')}.status"] = Measurement("status", None, "", (ev,), reason)
                 continue
-            found |= {m.metric: m for m in TO_MEASUREMENTS[workload](res, ev, None)}
+            found |= {m.metric: m for m in TO_MEASUREMENTS[workload](res, ev, server)}
         return found

@@ -84,7 +84,9 @@ def test_g3_agent_workloads_refuse_a_work_directory_that_leads_out_of_the_volume
     precious = plant(tmp_path / "cand" / "kvgate-g3", tmp_path / "outside", below)
     check = storage_plan(inv)[0]
     with pytest.raises(UnsafeWrite, match=r"outside .*symlink"):
-        measure_storage(EX, inv, check, profile=load_g3_profile("smoke"), store=store, notify=print)
+        measure_storage(
+            EX, inv, [check], profile=load_g3_profile("smoke"), store=store, notify=print, servers={}
+        )
     assert precious.read_text() == "customer data"
 
 
