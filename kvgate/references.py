@@ -112,6 +112,49 @@ def judge_reference(
     return replace(j, condition=f"{j.condition} ({scale}{ref.annotation})")
 
 
+FAR_ABOVE = 2.0  # a speed-up more than twice the seed's upper end's is "far above" it
+
+
+def speed_factor(kind: Kind, value: float) -> float:
+    """An improvement as a speed factor, so the kinds compare: 2× → 2, +40% → 1.4, ↓50% → 2.
+
+    >>> speed_factor(Kind.PERCENT_REDUCTION, 50.0), speed_factor(Kind.PERCENT_GAIN, 40.0)
+    (2.0, 1.4)
+    """
+    if kind is Kind.RATIO:
+        return value
+    if kind is Kind.PERCENT_GAIN:
+        return 1 + value / 100
+    return 1 / (1 - value / 100) if value < 100 else float("inf")
+
+
+def seed_position(ref: Reference, value: float) -> str:
+    """Where a measured improvement lands against the seed's stated figure or range.
+
+    Below, inside (within the rounding of the stated ends) or above it; "far above" when
+    the speed-up is more than FAR_ABOVE times the one at the seed's upper end, which asks
+    whether the baseline arm was the seed's.
+
+    >>> ref = load_references().get("R2-ttft-p50-tp8")
+    >>> seed_position(ref, 29.0), seed_position(ref, 20.0)
+    ("inside the seed's ↓26–32%", "below the seed's ↓26–32%")
+    >>> seed_position(ref, 80.0)
+    "far above the seed's ↓26–32% (3.4× the speed-up at its upper end): was the baseline arm the seed's?"
+    """
+    imp = ref.improvement
+    lo_tol, hi_tol = imp.half_units()
+    stated = f"the seed's {imp.stated}"
+    if value < imp.low - lo_tol:
+        return f"below {stated}"
+    if value <= imp.high + hi_tol:
+        return f"inside {stated}"
+    times = speed_factor(imp.kind, value) / speed_factor(imp.kind, imp.high)
+    if times > FAR_ABOVE:
+        why = "was the baseline arm the seed's?"
+        return f"far above {stated} ({times:.1f}× the speed-up at its upper end): {why}"
+    return f"above {stated}"
+
+
 # ---- do the published figures agree with themselves? ---------------------------------------
 
 Severity = Literal["mismatch", "unsupported"]
@@ -287,4 +330,6 @@ __all__ = [
     "judge_reference",
     "load_references",
     "recompute",
+    "seed_position",
+    "speed_factor",
 ]

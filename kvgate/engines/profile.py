@@ -105,6 +105,21 @@ class CacheTier(Frozen):
         return check_template(v)
 
 
+ProfileName = str  # a profile's file stem under workloads/engines (checked where it is loaded)
+
+
+class CapacityArms(Frozen):
+    """G3's capacity arms (R2/R3): how this engine runs without its SSD tier, and with it.
+
+    ``dram_only``: the same engine with its HBM/DRAM prefix cache on and no SSD tier (the seed's
+    baseline for its capacity gains); ``ssd_tier``: the profile that runs the arm with the tier
+    (None: this one), for an engine whose own tier profile cannot hold a document set.
+    """
+
+    dram_only: ProfileName = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    ssd_tier: ProfileName | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+
+
 class EngineProfile(Frozen):
     """A serving engine as data: argv template, env, endpoints, tier, caveats."""
 
@@ -144,6 +159,7 @@ class EngineProfile(Frozen):
     cold_by: Literal["restart", "reset"] = "restart"
     cache: CacheTier | None = None
     container: Container | None = None  # None: the engine runs on the host, under setsid
+    capacity_arms: CapacityArms | None = None  # None: G3's capacity bindings are not measurable on it
     serves_concurrently: bool
     # the streamed completion ends with a `usage` chunk (stream_options.include_usage); False
     # (llama-cpp-python): G3 counts output tokens from the chunks and prompt tokens with the tokenizer
@@ -269,6 +285,7 @@ __all__ = [
     "PLACEHOLDERS",
     "PROFILE_DIR",
     "CacheTier",
+    "CapacityArms",
     "Endpoint",
     "EngineKind",
     "EngineProfile",

@@ -38,12 +38,20 @@ if TYPE_CHECKING:
     from kvgate.engines import EngineService
 
 CLIENT_CACHE = Path("/tmp/kvgate-g3-client")  # the zipapp, built once per content on the controller
-BOOT = b"import sys\nfrom kvgate.loadgen.__main__ import main\nsys.exit(main())\n"
+# ``loadgen.pyz ARGS`` runs kvgate.loadgen; ``loadgen.pyz sessions ARGS`` the capacity arms' sessions
+BOOT = (
+    b"import sys\n"
+    b"if sys.argv[1:2] == ['sessions']:\n"
+    b"    from kvgate.agent.sessions import main\n"
+    b"    sys.exit(main(sys.argv[2:]))\n"
+    b"from kvgate.loadgen.__main__ import main\n"
+    b"sys.exit(main())\n"
+)
 
 
 def zipapp_bytes() -> bytes:
-    """The load generator as a deterministic zipapp (the agent's packer)."""
-    return agentctl.pack("loadgen", BOOT)
+    """The load generator (and the agent's session driver) as a deterministic zipapp (the agent's packer)."""
+    return agentctl.pack("loadgen", BOOT, also=("agent",))
 
 
 def ensure_client(ex: Executor, local_dir: Path) -> str:

@@ -3,8 +3,11 @@
 R1 is a software patch: LMCache reading a request's chunks from disk in parallel
 instead of one after another, on the same card, tier and storage. A deployment
 names both readers as engine profiles (``engines.<x>.cold_read: {serial, parallel}``)
-and the gate profile says how to load them (``cold_read:``). Per trial (its own
-salt), for each reader in turn, on the first engine instance:
+and where they run as the seed ran them: one card, TP 1 (``placement``: its environment
+and arguments, not the deployment's), on R1's model where it names one; the gate profile
+says how to load them (``cold_read:``, about 10k-token prompts at 16 in flight at full
+scale). A reader with more than one tensor-parallel rank is several readers, so the plan
+refuses it. Per trial (its own salt), for each reader in turn:
 
 - a fresh engine of that profile on a fresh tier directory gets C prompts at
   concurrency C (populate: nothing is cached, so its outputs are computed); its
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.g3.profile import READ_ARMS
-from kvgate.g3.whole_machine import WholeMachineRun
+from kvgate.g3.tier_loads import TierLoads
 
 if TYPE_CHECKING:
     from kvgate.engines.profile import EngineProfile
@@ -46,7 +49,7 @@ class _NoCounters:
     server_ttft_mean_s: float | None = None
 
 
-class ColdReadRun(WholeMachineRun):
+class ColdReadRun(TierLoads):
     """The cold-read trials of one deployment on one host (see the module docstring)."""
 
     phase, artifacts, warm = "cold read", "cold-read", False
@@ -56,7 +59,7 @@ class ColdReadRun(WholeMachineRun):
         assert cr is not None
         assert tuple(readers) == READ_ARMS
         super().__init__(
-            proto, proto.setup.envs[:1], concurrency=cr.concurrency, trials=cr.trials,
+            proto, proto.setup.read, concurrency=cr.concurrency, trials=cr.trials,
             prompt_tokens=cr.prompt_tokens or proto.profile.prompt_tokens,
             usage=all(p.streams_usage for p in readers.values()),
         )  # fmt: skip

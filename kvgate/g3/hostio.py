@@ -45,14 +45,27 @@ def resident_tokens_llama_cpp(log: str) -> int:
     return int(found[-1]) if found else 0
 
 
+def reused_tokens_llama_cpp(log: str) -> int:
+    """Prompt tokens llama-cpp-python reused over every request of a window, restored or resident.
+
+    >>> reused_tokens_llama_cpp("Llama.generate: 700 prefix-match hit, remaining 300 prompt tokens to eval\\n"
+    ...     "Llama.generate: 1 prefix-match hit, remaining 999 prompt tokens to eval\\n")
+    701
+    """
+    return sum(int(n) for n in _PREFIX.findall(log))
+
+
 HIT_PARSERS = {"llama-cpp": hit_tokens_llama_cpp}
 RESIDENT_PARSERS = {"llama-cpp": resident_tokens_llama_cpp}
+REUSED_PARSERS = {"llama-cpp": reused_tokens_llama_cpp}
 
 
-def hit_tokens(kind: str, log: str, *, resident: bool = False) -> int | None:
+def hit_tokens(kind: str, log: str, *, resident: bool = False, per_request: bool = False) -> int | None:
     """The engine's own restored-token count from its log, None when kvgate cannot read it for `kind`.
 
-    ``resident``: count tokens reused from the state the engine still holds (a warm request) too.
+    ``resident``: count tokens reused from the state the engine still holds (a warm request) too;
+    ``per_request``: every request of a window counted (a capacity round), resident or restored.
     """
-    parser = (RESIDENT_PARSERS if resident else HIT_PARSERS).get(kind)
+    parsers = REUSED_PARSERS if per_request else RESIDENT_PARSERS if resident else HIT_PARSERS
+    parser = parsers.get(kind)
     return parser(log) if parser else None

@@ -71,6 +71,7 @@ class LoadTrial:
     counted_prompt_tokens: int | None = None  # by the engines' tokenizer, where the stream has no usage
     server_ttft_mean_s: float | None = None  # the engines' own TTFT histogram over the load (mean)
     server_latency: dict[str, float] | None = None  # the engines' own TTFT/ITL/TPOT (kvgate.engines.latency)
+    reusable_tokens: int | None = None  # capacity arms: the prompt tokens its turns' documents hold
 
     @property
     def read_bw_gb_per_s(self) -> float | None:

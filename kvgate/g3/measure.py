@@ -25,16 +25,16 @@ from kvgate.g3.arms import ArmSummary, summarize
 from kvgate.g3.cold_read import measured_arms
 from kvgate.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.g3.load_arms import summaries as load_summaries
-from kvgate.g3.plan import read_profiles
+from kvgate.g3.plan import capacity_profiles, read_profiles
 from kvgate.g3.prediction import StorageBound
-from kvgate.g3.profile import READ_ARMS, G3Profile
-from kvgate.g3.protocol import ArmsResult, ColdRestore, Setup, TierProbe
+from kvgate.g3.profile import CAPACITY_ARMS, READ_ARMS, G3Profile
+from kvgate.g3.protocol import ArmsResult, ColdRestore, Phase, Setup, TierProbe
 from kvgate.g3.serving import level_latency
 from kvgate.g3.verdicts import (
     cache_hits_measurement,
     cold_proof_measurement,
     correctness_measurement,
-    reference_measurement,
+    reference_measurements,
     write_through_measurement,
 )
 from kvgate.inventory.schema import EngineDeployment, Host, Inventory
@@ -183,7 +183,8 @@ def measure_deployment(
         remove_work_dir(ex, setup.work)
     _conclude(result, bound.hold(arms), profile, sink)
     bound.conclude(result, arms)
-    result.serving = level_latency(arms.load_trials, arms.whole_trials) | level_latency(arms.read_trials)
+    loads = level_latency(arms.load_trials, arms.whole_trials) | level_latency(arms.capacity_trials)
+    result.serving = loads | level_latency(arms.read_trials)
     return result
 
 
@@ -214,14 +215,27 @@ def deployment_setup(
     model, bpt = stage_model(ex, h, dep, tier.kind, python)
     vol = inv.volumes[dep.volume]
     work = checked(ex, vol, f"{work_root(vol.path, host, store)}/{name}")  # before anything is created
+    at = dep.capacity
     setup = Setup(
         deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
         python=python, model=model, work=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
         salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}", envs=dep.instance_envs,
-        readers=read_profiles(dep), engine_args=dep.engine_args,
+        readers=read_profiles(dep), read=read_phase(dep), engine_args=dep.engine_args,
+        capacity=capacity_profiles(tier),
+        capacity_env=at.env if at else dep.instance_envs[0],
+        capacity_args=at.engine_args if at else dep.engine_args,
         loadgen_address=result.loadgen_address,
     )  # fmt: skip
     return setup, result
+
+
+def read_phase(dep: EngineDeployment) -> Phase:
+    """Where R1's readers run: the deployment's cold_read placement and model (one card, TP 1)."""
+    cr = dep.cold_read
+    if cr is None:
+        return Phase()
+    where = cr.placement
+    return Phase(where.env, where.engine_args, cr.model, cr.state_bytes_per_token)
 
 
 def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, sink: StoreSink) -> None:
@@ -230,13 +244,14 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
     result.load_mismatches, result.near_ties = arms.load_mismatches, arms.near_ties
     cached = [
         t
-        for ts in (arms.load_trials, arms.whole_trials, arms.read_trials)
-        for a in ("ssd-restore", "warm", *READ_ARMS)
+        for ts in (arms.load_trials, arms.capacity_trials, arms.whole_trials, arms.read_trials)
+        for a in ("ssd-restore", "warm", CAPACITY_ARMS[1], *READ_ARMS)
         for t in ts.get(a, [])
     ]
     result.load_outputs_compared = sum(len(t.texts) for t in cached)
     result.arms = {a: summarize(a, ts, output_tokens=profile.max_tokens) for a, ts in arms.trials.items()}
     result.arms |= load_summaries(arms.load_trials)
+    result.arms |= load_summaries(arms.capacity_trials)
     result.arms |= {
         level_key(a, WHOLE_MACHINE): summarize_level(a, ts, level_key(a, WHOLE_MACHINE))
         for a, ts in arms.whole_trials.items()
@@ -252,6 +267,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "arms": {a: s.to_dict() for a, s in result.arms.items()},
         "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
         "load_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.load_trials.items()},
+        "capacity_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.capacity_trials.items()},
         "whole_machine_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.whole_trials.items()},
         "cold_read_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.read_trials.items()},
         "mismatches": arms.mismatches,
@@ -280,7 +296,8 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         "cache-hits": cache_hits_measurement(arms.load_trials),
     }
     for b in profile.verdicts:
-        m = reference_measurement(refs.get(b.reference), b, result.arms, max_cv=profile.max_cv)
-        result.measurements[b.check] = Measurement(m.metric, m.value, m.unit, ev, m.invalid_reason)
+        found = reference_measurements(refs.get(b.reference), b, result.arms, max_cv=profile.max_cv)
+        for key, m in found.items():
+            result.measurements[key] = Measurement(m.metric, m.value, m.unit, ev, m.invalid_reason)
     data = {k: asdict(m) for k, m in result.measurements.items()}
     sink.save("measurements.json", json.dumps(data, indent=1, default=str))

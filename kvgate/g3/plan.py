@@ -24,10 +24,25 @@ from dataclasses import dataclass, replace
 
 from kvgate.engines.deployments import CLUSTER
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
-from kvgate.g3.profile import ARMS, READ_ARMS, G3Profile, Unmeasurable, VerdictBinding, load_g3_profile
+from kvgate.g3.profile import (
+    ARMS,
+    CAPACITY_ARMS,
+    READ_ARMS,
+    G3Profile,
+    Unmeasurable,
+    VerdictBinding,
+    load_g3_profile,
+)
 from kvgate.inventory.schema import EngineDeployment, Inventory
 from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
-from kvgate.references import References, criterion_for, judge_reference, load_references
+from kvgate.references import (
+    References,
+    criterion_for,
+    judge_reference,
+    load_references,
+    seed_position,
+    show_improvement,
+)
 
 NEAR_TIE_RULE = (
     "greedy outputs of cached requests equal recompute's, or first differ at a near-tie "
@@ -55,9 +70,11 @@ class G3Check:
         """
         if self.unmeasurable is not None:
             return self._not_evaluable(*self.unmeasurable)
-        j = self._judge(measured.get(self.key))
+        m = measured.get(self.key)
+        j = self._judge(m)
         shown = detail if j.verdict is not Verdict.PASS else ""
-        extra = "; ".join(x for x in (self.concurrency_note, shown) if x)
+        parts = (self._levels(measured), self._position(m), self.concurrency_note, shown)
+        extra = "; ".join(x for x in parts if x)
         return replace(j, condition=f"{j.condition} — {extra}") if extra else j
 
     def _judge(self, m: Measurement | None) -> Judgement:
@@ -66,6 +83,24 @@ class G3Check:
         ref = load_references().get(self.binding.reference)
         b = self.binding
         return judge_reference(ref, m, threshold_fraction=b.threshold_fraction, tolerance=b.tolerance)
+
+    def _position(self, m: Measurement | None) -> str:
+        """Where the site lands against the seed's range (below, inside, above, far above)."""
+        if self.binding is None or m is None or not isinstance(m.value, int | float):
+            return ""
+        return seed_position(load_references().get(self.binding.reference), float(m.value))
+
+    def _levels(self, measured: dict[str, Measurement]) -> str:
+        """Each level's improvement, where the binding judges the least of several."""
+        if self.binding is None or len(self.binding.levels) < 2:
+            return ""
+        kind = load_references().get(self.binding.reference).improvement.kind
+        shown = []
+        for c in self.binding.levels:
+            m = measured.get(f"{self.key}@c{c}")
+            value = m.value if m is not None and isinstance(m.value, int | float) else None
+            shown.append(f"c{c} " + ("—" if value is None else show_improvement(kind, float(value))))
+        return f"per level {', '.join(shown)} (the least is judged)"
 
     def _not_evaluable(self, verdict: Verdict, reason: str) -> Judgement:
         if verdict is Verdict.SKIP:
@@ -119,19 +154,53 @@ def unmeasurable(
     """Whether this deployment can measure a binding; if not, the verdict and the reason shown."""
     if binding.cold_read:
         return _cold_read_unmeasurable(binding, profile, readers)
-    return _arms_unmeasurable(binding, tier, profile, instances)
+    if binding.capacity:
+        return _capacity_unmeasurable(binding, tier, profile, instances)
+    return _arms_unmeasurable(binding, tier, profile)
+
+
+def capacity_profiles(tier: EngineProfile) -> dict[str, EngineProfile]:
+    """The capacity arms' profiles a tier profile declares: dram-only, and ssd-tier where it has a tier."""
+    arms = tier.capacity_arms
+    if arms is None:
+        return {}
+    out = {CAPACITY_ARMS[0]: load_profile(PROFILE_DIR / f"{arms.dram_only}.yaml")}
+    if tier.cache is not None:
+        out[CAPACITY_ARMS[1]] = load_profile(PROFILE_DIR / f"{arms.ssd_tier or tier.name}.yaml")
+    return out
+
+
+def _capacity_unmeasurable(
+    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int
+) -> tuple[Verdict, str] | None:
+    declared = binding.when_unmeasurable
+    if profile.capacity is None:
+        return (
+            Verdict.INVALID,
+            f"the gate profile {profile.name} does not measure the capacity arms (capacity:)",
+        )
+    if tier.capacity_arms is None:
+        verdict = Verdict.SKIP if declared is Unmeasurable.SKIP else Verdict.INVALID
+        return (
+            verdict,
+            f"{tier.name} declares no capacity arms (capacity_arms: how it runs without its SSD tier)",
+        )
+    if tier.cache is None:
+        verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
+        return verdict, f"{tier.name} has no external KV tier: no ssd-tier arm (its dram-only arm ran alone)"
+    if binding.concurrency == "whole-machine":
+        return _whole_machine_unmeasurable(binding, profile, instances)
+    return None
 
 
 def _arms_unmeasurable(
-    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int
+    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile
 ) -> tuple[Verdict, str] | None:
     arms = (binding.baseline_arm, binding.candidate_arm)
     if tier.cache is None and any(a not in ("recompute", "warm") for a in arms):
         verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
         return verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}"
-    arms_ok = all(a in ARMS for a in arms)
-    if binding.concurrency == "whole-machine":
-        return _whole_machine_unmeasurable(binding, profile, instances, arms_ok)
+    arms_ok = all(a in ARMS for a in arms) and binding.concurrency != "whole-machine"
     if arms_ok and binding.concurrency == "engine":
         return None
     if arms_ok and measures_levels(tier, profile) and binding.concurrency in profile.concurrency:
@@ -181,11 +250,11 @@ def read_profiles(dep: EngineDeployment) -> dict[str, EngineProfile]:
 
 
 def _whole_machine_unmeasurable(
-    binding: VerdictBinding, profile: G3Profile, instances: int, arms_ok: bool
+    binding: VerdictBinding, profile: G3Profile, instances: int
 ) -> tuple[Verdict, str] | None:
-    if arms_ok and instances > 1 and profile.whole_machine is not None:
+    if instances > 1 and profile.whole_machine is not None:
         return None
-    if instances > 1 or not arms_ok:
+    if instances > 1:
         what = f"arms {binding.baseline_arm}/{binding.candidate_arm} on the whole machine"
         return Verdict.INVALID, f"the gate profile {profile.name} does not measure {what} (whole_machine:)"
     verdict = Verdict.SKIP if binding.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
@@ -204,26 +273,49 @@ def reference_checks(
     readers: tuple[EngineProfile, ...] = (),
 ) -> list[G3Check]:
     """One check per verdict binding of the gate profile."""
-    note = (
-        ""
-        if tier.serves_concurrently
-        else f"measured at concurrency 1: {tier.name} serves one request at a time"
-    )
     out = []
     for b in profile.verdicts:
         crit = criterion_for(
             refs.get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
         )
         why = unmeasurable(b, tier, profile, instances, readers)
-        shown_note = "" if why else note
-        if not why and b.cold_read:
-            shown_note = _cold_read_note(profile, readers)
-        if not why and b.concurrency == "whole-machine":
-            shown_note = f"{instances} engine instances driven together" + (
-                "" if tier.serves_concurrently else f", one request at a time each ({tier.name})"
-            )
-        out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, shown_note))
+        note = "" if why else _note(b, tier, profile, instances, readers)
+        out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, note))
     return out
+
+
+def _note(
+    b: VerdictBinding,
+    tier: EngineProfile,
+    profile: G3Profile,
+    instances: int,
+    readers: tuple[EngineProfile, ...],
+) -> str:
+    """How a measurable binding was measured on this engine, said beside its verdict."""
+    if b.cold_read:
+        return _cold_read_note(profile, readers)
+    if b.capacity:
+        return _capacity_note(b, tier, profile, instances)
+    return (
+        ""
+        if tier.serves_concurrently
+        else f"measured at concurrency 1: {tier.name} serves one request at a time"
+    )
+
+
+def _capacity_note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int) -> str:
+    cap, arms = profile.capacity, capacity_profiles(tier)
+    assert cap is not None
+    where = (
+        f"{instances} engine instances driven together"
+        if b.concurrency == "whole-machine"
+        else "sessions at " + "/".join(f"c{c}" for c in b.levels)
+    )
+    names = " vs ".join(p.name for p in arms.values())
+    note = f"{names}: {cap.documents} shared documents, {cap.reuse:.0%} of each turn reused, {where}"
+    if not tier.serves_concurrently:
+        note += f"; {tier.name} serves one request at a time, so the turns in flight queue alike in both arms"
+    return note
 
 
 def _cold_read_note(profile: G3Profile, readers: tuple[EngineProfile, ...]) -> str:

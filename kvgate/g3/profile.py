@@ -25,6 +25,8 @@ from kvgate.gates import repo_root
 
 ARMS = ("recompute", "ssd-restore", "warm")
 READ_ARMS = ("serial-read", "parallel-read")  # R1: the same tier, its reader serial vs parallel
+# R2/R3's capacity expansion: the same engine and its HBM/DRAM prefix cache, without and with the SSD tier
+CAPACITY_ARMS = ("dram-only", "ssd-tier")
 Statistic = Literal["ttft_p50_s", "output_throughput_tok_per_s", "read_bw_gb_per_s"]
 
 
@@ -68,9 +70,10 @@ class VerdictBinding(Frozen):
     statistic: Statistic
     baseline_arm: str
     candidate_arm: str
-    # "engine": the engine's real concurrency; C: the load level C; "whole-machine": every
+    # "engine": the engine's real concurrency; C: the load level C; [C1, C2, C3]: every one of these
+    # levels, the least improvement judged (R2's TTFT row spans three); "whole-machine": every
     # engine instance of the host driven together (R3's TP4×2 figure)
-    concurrency: int | Literal["engine", "whole-machine"] = "engine"
+    concurrency: int | tuple[int, ...] | Literal["engine", "whole-machine"] = "engine"
     threshold_fraction: float = Field(default=1.0, gt=0)
     tolerance: float = Field(default=0.0, ge=0, lt=1)
     when_unmeasurable: Unmeasurable = Unmeasurable.INVALID
@@ -87,12 +90,31 @@ class VerdictBinding(Frozen):
             )
         if self.statistic == "read_bw_gb_per_s" and arms != READ_ARMS:
             raise ValueError("read_bw_gb_per_s is measured on the cold-read arms only")
+        if any(a in CAPACITY_ARMS for a in arms) and arms != CAPACITY_ARMS:
+            raise ValueError(
+                f"the capacity arms compare baseline {CAPACITY_ARMS[0]} with candidate {CAPACITY_ARMS[1]}"
+            )
+        if self.capacity and self.concurrency == "engine":
+            raise ValueError("the capacity arms run at load levels: give their concurrency or whole-machine")
+        if isinstance(self.concurrency, tuple) and not (self.concurrency and self.capacity):
+            raise ValueError("a list of concurrency levels is judged on the capacity arms only")
         return self
 
     @property
     def cold_read(self) -> bool:
         """Whether this binding compares the serial and parallel tier readers (R1)."""
         return self.baseline_arm in READ_ARMS
+
+    @property
+    def capacity(self) -> bool:
+        """Whether this binding compares the engine without and with its SSD tier (R2/R3)."""
+        return self.baseline_arm in CAPACITY_ARMS
+
+    @property
+    def levels(self) -> tuple[int, ...]:
+        """The load levels this binding is judged on (none: the engine's own or the whole machine)."""
+        c = self.concurrency
+        return c if isinstance(c, tuple) else (c,) if isinstance(c, int) else ()
 
 
 class StorageBinding(Frozen):
@@ -124,11 +146,39 @@ class StorageProfile(Frozen):
 
 
 class WholeMachine(Frozen):
-    """Every engine instance of a host driven together (deployments with two or more ``instances``)."""
+    """The capacity arms on every engine instance of a host together (``instances`` ≥ 2: R3's TP4×2)."""
 
-    per_instance_concurrency: int = Field(ge=1)  # on engines that batch; 1 on those that do not
-    trials: int = Field(default=3, ge=3)
-    prompt_tokens: int | None = Field(default=None, gt=0)  # None: the profile's prompt_tokens
+    per_instance_concurrency: int = Field(ge=1)  # sessions in flight per instance; 1 where it serves one
+    rounds: int = Field(default=3, ge=1)  # measured rounds, each of instances × per-instance turns
+
+
+class Capacity(Frozen):
+    """The capacity arms (R2/R3): sessions of turns over shared documents, without and with the SSD tier.
+
+    Every document is a session; turns visit them round-robin (:mod:`kvgate.agent.sessions`),
+    so the set must be past the DRAM tier (the dram-only arm cannot keep it) and inside the
+    SSD tier (the ssd-tier arm can): the evidence of each round says whether it was.
+    """
+
+    documents: int = Field(ge=1)  # the shared document set (a multiple of the engine instances)
+    prompt_tokens: int | None = Field(default=None, gt=0)  # a turn: its document, then its question
+    reuse: float = Field(gt=0, lt=1)  # the declared reuse rate: the share of a turn that is its document
+    concurrency: tuple[int, ...] = Field(min_length=1)  # load levels: sessions in flight
+    rounds: int = Field(default=3, ge=1)  # measured rounds per level, C turns each (warm-up excluded)
+    # validity of each round: the dram-only arm reused less than this share of the documents' tokens
+    # (else the DRAM tier held the set: not a capacity test), and the SSD tier's device and engine
+    # read at least this share of the state bytes of what the ssd-tier arm reused
+    max_dram_hit_ratio: float = Field(default=0.5, gt=0, le=1)
+    min_tier_read_ratio: float = Field(default=0.5, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _levels(self) -> Capacity:
+        if max(self.concurrency) > self.documents:
+            raise ValueError(
+                f"documents ({self.documents}) must be at least the largest level ({max(self.concurrency)}): "
+                "two turns in flight on one document would share it within the round"
+            )
+        return self
 
 
 class ColdRead(Frozen):
@@ -164,6 +214,7 @@ class G3Profile(Frozen):
     # top-k logprobs asked with every request: an output that differs from recompute's passes
     # correctness only when it first diverges at a near-tie (vLLM's check_logprobs_close)
     logprobs: int = Field(default=5, ge=1, le=20)
+    capacity: Capacity | None = None  # None: the capacity bindings (dram-only vs ssd-tier) are not measurable
     whole_machine: WholeMachine | None = None  # None: the whole-machine bindings are not measurable
     cold_read: ColdRead | None = None  # None: the serial vs parallel read bindings are not measurable
     cold: ColdBounds = Field(default_factory=ColdBounds)
@@ -178,6 +229,9 @@ class G3Profile(Frozen):
         if len(names) != len(set(names)):
             raise ValueError(f"verdict checks must be unique, got {names}")
         for v in self.verdicts:
+            missing = [c for c in v.levels if self.capacity and c not in self.capacity.concurrency]
+            if v.capacity and missing:
+                raise ValueError(f"verdict {v.check}: level(s) {missing} are not in capacity.concurrency")
             if v.cold_read and self.cold_read and v.concurrency != self.cold_read.concurrency:
                 raise ValueError(
                     f"verdict {v.check}: concurrency {v.concurrency} is not cold_read.concurrency "

@@ -20,9 +20,10 @@ Then per trial (one prompt, its own salt, so no trial can hit another's cache):
 A tier profile without an external tier (``cache: null``, e.g. vLLM's CPU build, whose
 disk connectors need CUDA) has no ssd-restore arm: one engine answers each prompt
 once (populate) and again (warm). Engines that batch requests then run the
-concurrency levels (:mod:`kvgate.g3.load_arms`); a deployment with several instances,
-the whole machine (:mod:`kvgate.g3.whole_machine`); one that names a serial and a
-parallel tier reader, R1's cold read (:mod:`kvgate.g3.cold_read`).
+concurrency levels (:mod:`kvgate.g3.load_arms`). Then the capacity arms, the engine
+without and with its SSD tier on sessions over shared documents, at every level and, with
+several instances, on the whole machine (:mod:`kvgate.g3.capacity`); and on a deployment
+that names a serial and a parallel tier reader, R1's cold read (:mod:`kvgate.g3.cold_read`).
 
 Arms run in blocks: first every recompute trial and load on the recompute engine,
 which then stops, then the tier engines'. No two engines of one instance run at
@@ -49,12 +50,12 @@ from kvgate.engines.service import settled_kv_bytes
 from kvgate.evidence.blockdev import Resolved
 from kvgate.g3 import client
 from kvgate.g3.arms import Outcome, Trial, Window
+from kvgate.g3.capacity import capacity_mismatches, run_capacity
 from kvgate.g3.cold_read import read_mismatches, run_cold_read
 from kvgate.g3.evidence import Output, compare_outputs, shape_reason, write_through_reason
 from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.g3.plan import cold_read_blocker, measures_levels
 from kvgate.g3.profile import G3Profile
-from kvgate.g3.whole_machine import run_whole_machine
 from kvgate.g3.window import EngineWindow, restore_reason
 from kvgate.hostevidence import HostEvidence
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
@@ -62,6 +63,16 @@ from kvgate.scratch import ScratchDir
 from kvgate.transport.base import Executor
 
 CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Where one phase's engines run and on what, when not as the deployment's first instance (R1)."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()
+    model: str | None = None  # None: the deployment's model
+    state_bytes_per_token: int | None = None  # with ``model``
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,10 @@ class Setup:
     envs: tuple[dict[str, str], ...] = ({},)  # per engine instance; the per-instance arms run on the first
     engine_args: tuple[str, ...] = ()  # appended to every engine's launch command (inventory engine_args)
     readers: dict[str, EngineProfile] = field(default_factory=dict)  # R1: serial-read/parallel-read → profile
+    read: Phase = field(default_factory=Phase)  # R1's readers: where, and on which model
+    capacity: dict[str, EngineProfile] = field(default_factory=dict)  # dram-only/ssd-tier → profile
+    capacity_env: dict[str, str] = field(default_factory=dict)  # the capacity levels' engine: its env …
+    capacity_args: tuple[str, ...] = ()  # … and arguments (default: the first instance's, engine_args)
     # inventory loadgen: controller — the engine host's address as the controller reaches it
     loadgen_address: str | None = None  # None: the load generator runs on the engine host
 
@@ -131,7 +146,8 @@ class ArmsResult:
     mismatches: list[str] = field(default_factory=list)
     load_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # arm → trials, every level
     load_mismatches: list[str] = field(default_factory=list)  # outputs under load ≠ recompute's
-    whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # every instance together
+    capacity_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # dram-only/ssd-tier, levels
+    whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # capacity arms, every instance
     near_ties: list[str] = field(default_factory=list)  # outputs that differ only from a near-tie on
     read_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # serial vs parallel reader (R1)
     probe: TierProbe | None = None  # what the tier probe found (ColdRestore.probe_tier)
@@ -198,14 +214,19 @@ class ColdRestore:
             if levels:
                 with self._engine(self.setup.tier, "load", 0) as eng:
                     self._levels(tier=eng)
-        if len(self.setup.envs) > 1 and self.profile.whole_machine is not None:
-            self.result.whole_trials = run_whole_machine(self, self.setup.envs)
+        if self.setup.capacity and self.profile.capacity is not None:
+            self.result.capacity_trials, self.result.whole_trials = run_capacity(self, self.setup.capacity)
         readers = tuple(self.setup.readers.values())
         if readers and cold_read_blocker(readers, self.profile) is None:
             self.result.read_trials = run_cold_read(self, self.setup.readers)
         self.result.mismatches, self.result.near_ties = self._compare()
-        compared = [output_mismatches(self.result.load_trials), output_mismatches(self.result.whole_trials)]
-        for bad, ties in [*compared, read_mismatches(self.result.read_trials)]:
+        compared = [
+            output_mismatches(self.result.load_trials),
+            capacity_mismatches(self.result.capacity_trials),
+            capacity_mismatches(self.result.whole_trials),
+            read_mismatches(self.result.read_trials),
+        ]
+        for bad, ties in compared:
             self.result.load_mismatches += bad
             self.result.near_ties += ties
         self.result.mismatches += self.result.load_mismatches

@@ -12,10 +12,10 @@ from kvgate.g3 import prediction, serving
 from kvgate.g3.arms import ArmSummary
 from kvgate.g3.measure import DeploymentResult
 from kvgate.g3.plan import G3Check
-from kvgate.g3.profile import READ_ARMS
+from kvgate.g3.profile import CAPACITY_ARMS, READ_ARMS
 from kvgate.g3.storage import StorageCheck, StorageResult
 from kvgate.judge import Measurement, fmt
-from kvgate.references import load_references, show_bound
+from kvgate.references import load_references, seed_position, show_bound
 
 MiB = float(1 << 20)
 ARM_COLUMNS = [
@@ -26,7 +26,16 @@ EVIDENCE_COLUMNS = [
     "host/engine", "arm", "device MiB read", "engine MiB read", "restore read GB/s", "tokens restored",
     "tier growth MiB (predicted)", "restart-to-ready s", "trusted",
 ]  # fmt: skip
-VERDICT_COLUMNS = ["host/engine", "check", "measured", "reference", "site threshold", "source", "verdict"]
+VERDICT_COLUMNS = [
+    "host/engine",
+    "check",
+    "measured",
+    "reference",
+    "site threshold",
+    "against the seed",
+    "source",
+    "verdict",
+]
 ENGINE_COLUMNS = [
     "host/engine", "arm", "profile", "version", "command line", "ready s", "weights load s", "concurrency",
 ]  # fmt: skip
@@ -70,10 +79,13 @@ def verdict_row(check: G3Check, r: DeploymentResult) -> list[str]:
     j = check.evaluate(r.measurements, r.detail(check.key))
     m, c = j.measurement, check.criterion
     measured = "—" if m is None or m.value is None else f"{fmt(m.value)} {m.unit}".strip()
+    position = "—"
     if check.binding is not None:
         ref = load_references().get(check.binding.reference)
         reference = f"{ref.id}: {ref.improvement.stated}"
         threshold = f"{c.comparator} {show_bound(ref.improvement.kind, c.expected)}"
+        if m is not None and isinstance(m.value, int | float):
+            position = seed_position(ref, float(m.value))
     else:
         reference, threshold = "site rule", f"{c.comparator} {fmt(c.expected)} {c.unit}".strip()
     return [
@@ -82,6 +94,7 @@ def verdict_row(check: G3Check, r: DeploymentResult) -> list[str]:
         measured,
         reference,
         threshold,
+        position,
         c.source,
         j.verdict.value,
     ]
@@ -104,7 +117,7 @@ def engine_rows(r: DeploymentResult) -> list[list[str]]:
 def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
     """Everything the G3 sections show for one deployment on one host (stored in run.json)."""
     levels = sorted({int(k.split("@c")[1]) for k in r.arms if "@c" in k and k.split("@")[0] not in READ_ARMS})
-    names = ("recompute", "ssd-restore", "warm")
+    names = ("recompute", "ssd-restore", "warm", *CAPACITY_ARMS)
     order = [a for a in names if a in r.arms] + [
         f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in r.arms
     ]
@@ -148,6 +161,14 @@ def limits_note(r: DeploymentResult) -> str:
         conc += (
             " Rows <arm>@whole: every engine instance of the host driven together (request i to "
             "instance i mod N), medians over trials of each load's TTFT p50 and output throughput."
+        )
+    if any(k.split("@")[0] in CAPACITY_ARMS for k in r.arms):
+        conc += (
+            " Rows dram-only@… / ssd-tier@… (R2/R3's capacity gains): the same engine without and with "
+            "its SSD tier (its profile's capacity_arms), the same turns over shared documents visited "
+            "round-robin (workloads/g3/<scale>.yaml capacity), warm-up excluded, the page cache dropped "
+            "before each round; medians over rounds of each round's TTFT p50 and output throughput. "
+            "Tokens restored: every prompt token the engine reused in the round."
         )
     if any(k.split("@")[0] in READ_ARMS for k in r.arms):
         conc += (
@@ -275,8 +296,10 @@ def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]
         j = c.evaluate(r)
         ref = load_references().get(c.binding.reference)
         threshold = f"{c.criterion.comparator} {show_bound(ref.improvement.kind, c.criterion.expected)}"
-        verdicts.append([where, c.check, _measured(j.measurement), f"{ref.id}: {ref.improvement.stated}",
-                         threshold, c.criterion.source, j.verdict.value])  # fmt: skip
+        m = j.measurement
+        position = seed_position(ref, float(m.value)) if m and isinstance(m.value, int | float) else "—"
+        verdicts.append([where, c.check, _measured(m), f"{ref.id}: {ref.improvement.stated}",
+                         threshold, position, c.criterion.source, j.verdict.value])  # fmt: skip
     return {"arms": [], "evidence": [], "engines": [], "limits": "", "storage": numbers, "verdicts": verdicts}
 
 

@@ -93,11 +93,55 @@ def arm_reasons(arm: ArmSummary | None, name: str, max_cv: float | None) -> list
     return out
 
 
-def reference_measurement(
+def reference_measurements(
     ref: Reference, binding: VerdictBinding, arms: dict[str, ArmSummary], *, max_cv: float | None
+) -> dict[str, Measurement]:
+    """The binding's measurement under its check's name; over several levels, the least improvement
+    (every level must meet the reference), each level's also kept as ``<check>@c<C>``.
+
+    >>> from kvgate.references import load_references
+    >>> from kvgate.g3.profile import VerdictBinding
+    >>> b = VerdictBinding(check="t", reference="R2-ttft-p50-tp8", statistic="ttft_p50_s",
+    ...                    baseline_arm="dram-only", candidate_arm="ssd-tier", concurrency=(4, 8))
+    >>> def arm(name, ttft):
+    ...     return ArmSummary(name, 3, 3, ttft, None, None, 0.0, *[None] * 9)
+    >>> arms = {"dram-only@c4": arm("dram-only@c4", 10.0), "ssd-tier@c4": arm("ssd-tier@c4", 5.0),
+    ...         "dram-only@c8": arm("dram-only@c8", 10.0), "ssd-tier@c8": arm("ssd-tier@c8", 7.0)}
+    >>> {k: round(m.value, 1) for k, m in reference_measurements(load_references().get(b.reference), b, arms,
+    ...                                                           max_cv=None).items()}
+    {'t': 30.0, 't@c4': 50.0, 't@c8': 30.0}
+    """
+    if len(binding.levels) < 2:
+        return {binding.check: reference_measurement(ref, binding, arms, max_cv=max_cv)}
+    each = {
+        f"{binding.check}@c{c}": reference_measurement(ref, binding, arms, max_cv=max_cv, concurrency=c)
+        for c in binding.levels
+    }
+    values = [m.value for m in each.values() if isinstance(m.value, int | float)]
+    reasons = [f"c{k.rsplit('@c', 1)[1]}: {m.invalid_reason}" for k, m in each.items() if m.invalid_reason]
+    if len(values) < len(each):
+        least = Measurement(
+            ref.improvement_metric, None, "", (), _join(reasons) or "a level was not measured"
+        )
+    else:
+        least = replace(min(each.values(), key=lambda m: float(m.value or 0)), invalid_reason=_join(reasons))
+    return {binding.check: least, **each}
+
+
+def reference_measurement(
+    ref: Reference,
+    binding: VerdictBinding,
+    arms: dict[str, ArmSummary],
+    *,
+    max_cv: float | None,
+    concurrency: int | str | None = None,
 ) -> Measurement:
-    """The improvement of the candidate arm over the baseline arm, computed the way `ref` states it."""
-    c = binding.concurrency
+    """The improvement of the candidate arm over the baseline arm, computed the way `ref` states it.
+
+    ``concurrency``: the level to read (default: the binding's single level, or the engine's own).
+    """
+    c = binding.concurrency if concurrency is None else concurrency
+    c = c[0] if isinstance(c, tuple) else c
     bname, cname = (
         (a if c == "engine" else level_key(a, c)) for a in (binding.baseline_arm, binding.candidate_arm)
     )

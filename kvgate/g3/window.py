@@ -81,9 +81,12 @@ class EngineWindow:
         engines: list[EngineService],
         *,
         resident: bool = False,
+        per_request: bool = False,
     ) -> None:
-        """``resident``: a warm load, whose hits come from state the engines still hold."""
+        """``resident``: a warm load, whose hits come from state the engines still hold;
+        ``per_request``: the hits of every request of the load summed, from wherever they came."""
         self.he, self.volume, self.engines, self.resident = he, volume, engines, resident
+        self.per_request = per_request
         self.counts: Counts | None = None
         self.hit_tokens: int | None = None
         self.server_ttft_mean_s: float | None = None
@@ -111,7 +114,10 @@ class EngineWindow:
             if bracket.counter:
                 hits.append(bracket.hit_tokens)
             else:
-                hits.append(hostio.hit_tokens(eng.profile.kind.value, self.logs[-1], resident=self.resident))
+                kind, log = eng.profile.kind.value, self.logs[-1]
+                hits.append(
+                    hostio.hit_tokens(kind, log, resident=self.resident, per_request=self.per_request)
+                )
         self.hit_tokens = None if None in hits else sum(h or 0 for h in hits)
         self.server_latency = engines_latency([b.latency for b in self._brackets])
         ttft = [b.server_ttft for b in self._brackets]

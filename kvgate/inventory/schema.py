@@ -265,11 +265,38 @@ class Host(Frozen):
 ProfileName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
 
 
+# -- G3 per-phase placement (issue 13): where a phase's engine runs, when not as the deployment's first
+# instance with its engine_args — R1 on one card at TP 1, R2's capacity levels at TP8 -----------------
+
+
+class PhasePlacement(Frozen):
+    """The environment (e.g. its GPUs) and engine arguments of one G3 phase's engine.
+
+    They replace the first instance's environment and the deployment's ``engine_args``.
+    """
+
+    env: dict[str, str] = Field(default_factory=dict)
+    engine_args: tuple[str, ...] = ()
+
+
 class ColdReadProfiles(Frozen):
-    """The serial and the parallel reader of one tier: engine profiles (workloads/engines/<name>.yaml)."""
+    """The serial and the parallel reader of one tier: engine profiles (workloads/engines/<name>.yaml).
+
+    R1 ran on one card at TP 1 with Qwen2.5-32B: ``placement`` (default: no extra environment and
+    no engine_args, so one device at TP 1), and ``model`` where it is not the deployment's.
+    """
 
     serial: ProfileName
     parallel: ProfileName
+    placement: PhasePlacement = Field(default_factory=PhasePlacement)
+    model: str | None = Field(default=None, pattern=r"^/.+")  # a host path; None: the deployment's
+    state_bytes_per_token: int | None = Field(default=None, gt=0)  # required with model
+
+    @model_validator(mode="after")
+    def _model_size(self) -> ColdReadProfiles:
+        if self.model is not None and self.state_bytes_per_token is None:
+            raise ValueError("state_bytes_per_token is required with the readers' own model")
+        return self
 
 
 class EngineDeployment(Frozen):
@@ -299,6 +326,9 @@ class EngineDeployment(Frozen):
     # R1 (LMCache's parallel-read patch): two tier profiles of the same engine and tier, its reader
     # serial in one and parallel in the other; G3 restores the same prompts cold with each
     cold_read: ColdReadProfiles | None = None
+    # where the capacity arms' levels run (R2's TTFT row: TP8 on the whole node); None: as the first
+    # instance, with engine_args. The whole-machine rounds always run on every instance
+    capacity: PhasePlacement | None = None
     # appended to the launch command of every engine of this deployment: what the site's hardware
     # needs beyond the profile, e.g. ["--tensor-parallel-size", "4"] for R3's TP4 instances
     engine_args: tuple[str, ...] = ()
@@ -403,10 +433,12 @@ class Inventory(Frozen):
 
 __all__ = [
     "COMPARATORS",
+    "ColdReadProfiles",
     "EngineDeployment",
     "Expectations",
     "Host",
     "Inventory",
+    "PhasePlacement",
     "Role",
     "Volume",
     "VolumeKind",

@@ -1,22 +1,18 @@
-"""G3 whole machine (R3's TP4×2 figure): every engine instance of the host, driven together.
+"""A load on fresh tier engines: populate, prove write-through, make cold, measure (R1's cold read).
 
-A deployment with two or more ``instances`` (engines with their own environment, e.g.
-their GPU group) gets this phase after the per-instance arms. Per trial (its own salt),
-the load generator sends N × c distinct prompts, request i to instance i mod N, at most
-N × c in flight (c = ``whole_machine.per_instance_concurrency`` on engines that batch,
-1 on engines that serve one request at a time):
+Per trial (its own salt), engines of one tier profile start on fresh tier directories
+(one per environment given, usually one: R1 runs on one card); the load generator sends
+C distinct prompts, request i to engine i mod N, all in flight; together the engines'
+tier directories must grow by what the prompts' state bytes predict (write-through); then
+the engines are made cold (restart, or their reset endpoints), the page cache is dropped,
+and the same prompts are sent again, bracketed by the candidate volume's device read
+bytes, every engine's process-tree read bytes and its hit counter (/metrics, or its log
+where the engine has no counter): :mod:`kvgate.g3.window`. A load whose evidence fails is
+INVALID with the numbers, never PASS.
 
-- **recompute**: to the N recompute engines (up for every trial's recompute load, then
-  stopped: an instance never runs two engines at once, see :mod:`kvgate.g3.protocol`);
-- the same prompts to N tier engines on fresh tier directories (populate): together
-  their directories must grow by what the prompts' state bytes predict;
-- **ssd-restore**: restart every tier engine, drop the page cache, the same prompts again;
-- **warm**: again without restart.
-
-Each measured load is bracketed by the candidate volume's device read bytes, every
-engine's process-tree read bytes and its hit counter (/metrics, or its log where the
-engine has no counter): :mod:`kvgate.g3.window`. Summaries ``<arm>@whole`` feed the whole-machine bindings;
-a load whose evidence fails is INVALID with the numbers, never PASS.
+The engines run where the phase says (``Phase``: its environment and arguments, and the
+model, which may not be the deployment's: R1 ran Qwen2.5-32B on one card), so their
+served model id is asked of the first one up.
 """
 
 from __future__ import annotations
@@ -35,30 +31,18 @@ from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.engines.profile import EngineProfile
-    from kvgate.g3.protocol import ColdRestore
+    from kvgate.g3.protocol import ColdRestore, Phase
 
 
-def run_whole_machine(proto: ColdRestore, envs: tuple[dict[str, str], ...]) -> dict[str, list[LoadTrial]]:
-    """Every trial of the whole-machine phase (see the module docstring); arm → trials."""
-    wm = proto.profile.whole_machine
-    assert wm is not None
-    assert len(envs) > 1
-    per = wm.per_instance_concurrency if proto.setup.tier.serves_concurrently else 1
-    return WholeMachineRun(
-        proto, envs, concurrency=per * len(envs), trials=wm.trials,
-        prompt_tokens=wm.prompt_tokens or proto.profile.prompt_tokens, usage=proto.setup.tier.streams_usage,
-    ).run()  # fmt: skip
+class TierLoads:
+    """Loads on fresh tier engines of one deployment on one host (see the module docstring)."""
 
-
-class WholeMachineRun:
-    """The whole-machine trials of one deployment on one host; ``tier_cycle`` is shared with cold read."""
-
-    phase, artifacts, warm = "whole machine", "whole-machine", True
+    phase, artifacts, warm = "tier loads", "tier-loads", False
 
     def __init__(
         self,
         proto: ColdRestore,
-        envs: tuple[dict[str, str], ...],
+        where: Phase,
         *,
         concurrency: int,
         trials: int,
@@ -66,7 +50,9 @@ class WholeMachineRun:
         usage: bool,
     ) -> None:
         """``concurrency``: prompts per trial, all in flight; ``usage``: the engines stream usage."""
-        self.proto, self.envs, self.ex, self.setup = proto, envs, proto.ex, proto.setup
+        self.proto, self.where, self.ex, self.setup = proto, where, proto.ex, proto.setup
+        self.envs = (where.env,)
+        self.state_bytes_per_token = where.state_bytes_per_token or proto.setup.state_bytes_per_token
         self.trials_n, self.prompt_tokens, self.concurrency = trials, prompt_tokens, concurrency
         p = proto.profile
         self.loader = Loader(
@@ -77,28 +63,11 @@ class WholeMachineRun:
         self.out: dict[str, list[LoadTrial]] = {}
         self.fitted: dict[str, tuple[float, ...]] = {}  # salt → each prompt's own tokens per word
 
-    def run(self) -> dict[str, list[LoadTrial]]:
-        """The recompute engines' trials, then the tier engines': one engine per instance at a time."""
-        salts = [f"{self.setup.salt}/whole/trial-{t}" for t in range(self.trials_n)]
-        with ExitStack() as stack:
-            rcs = [
-                stack.enter_context(
-                    self._engine(self.setup.recompute, f"whole-recompute-{i}", 2 * i + 1, env)
-                )
-                for i, env in enumerate(self.envs)
-            ]
-            tokens = [self._count(rcs, salt) for salt in salts]
-            for t, salt in enumerate(salts):
-                self._measure("recompute", rcs, t, salt, tokens[t])
-        for t, salt in enumerate(salts):
-            self.tier_cycle(self.setup.tier, "ssd-restore", f"whole-{t}-tier", t, salt, tokens=tokens[t])
-        return self.out
-
     def _engine(
         self, profile: EngineProfile, name: str, port_offset: int, env: dict[str, str]
     ) -> EngineService:
-        where = self.proto.placement(name, port_offset)
-        return EngineService(self.ex, profile, where, env=env, args=self.setup.engine_args)
+        where = replace(self.proto.placement(name, port_offset), model=self.where.model or self.setup.model)
+        return EngineService(self.ex, profile, where, env=env, args=self.where.args)
 
     def tier_cycle(
         self,
@@ -121,6 +90,7 @@ class WholeMachineRun:
                 stack.enter_context(self._engine(profile, f"{name}-{i}", 2 * i, env))
                 for i, env in enumerate(self.envs)
             ]
+            self._serve_model(tiers[0])
             tokens = self._count(tiers, salt) if tokens is None else tokens
             self.proto.sink.notify(
                 f"{self.phase} trial {t}: populate {len(tiers)} engine(s) ({profile.name})"
@@ -129,7 +99,7 @@ class WholeMachineRun:
             populated = self.loader.run(tiers, salt, self.concurrency, self.fitted.get(salt, ()))
             if has_tier:
                 known = [n for n in tokens if n is not None]
-                predicted = sum(known) * self.setup.state_bytes_per_token if len(known) == len(tokens) else 0
+                predicted = sum(known) * self.state_bytes_per_token if len(known) == len(tokens) else 0
                 growth = settled_kv_bytes(tiers, at_least=empty + predicted if predicted else 0) - empty
                 wrote = write_through_reason(
                     self.proto.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
@@ -143,6 +113,12 @@ class WholeMachineRun:
             if self.warm and (self.proto.profile.warm or not has_tier):
                 self._measure("warm", tiers, t, salt, tokens)
         return populated
+
+    def _serve_model(self, eng: EngineService) -> None:
+        """Send the requests to the model these engines serve (the phase's, maybe not the deployment's)."""
+        if self.where.model is not None and self.loader.model == self.proto.model_id:
+            served = eng.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
+            self.loader = replace(self.loader, model=served)
 
     def _count(self, engines: list[EngineService], salt: str) -> list[int | None]:
         """Each prompt's tokens, by the tokenizer of the engine it goes to; first fitted to its target.
@@ -217,7 +193,7 @@ class WholeMachineRun:
         return restore_reason(
             self.proto.profile.cold,
             w.counts,
-            predicted_bytes=tokens * self.setup.state_bytes_per_token,
+            predicted_bytes=tokens * self.state_bytes_per_token,
             prompt_tokens=tokens,
             hit_tokens=w.hit_tokens,
             caches_dropped=dropped,

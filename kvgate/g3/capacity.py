@@ -1,0 +1,294 @@
+"""G3's capacity arms (R2/R3): the engine without its SSD tier (dram-only) against with it (ssd-tier).
+
+The seed's TTFT ↓26–32 % and throughput +29–40 % / +35–36 % are gains of capacity
+expansion ("容量扩展与延迟改善可以同向发生"): its baseline kept the HBM/DRAM prefix cache
+and lacked the SSD tier, on long-context work that reuses prefixes. So both arms run the
+same engine on the same turns (:mod:`kvgate.agent.sessions`: shared documents visited
+round-robin, a declared reuse rate), each arm on its own fresh engine — the profiles its
+tier profile names under ``capacity_arms`` — one arm after the other (never two engines
+on one GPU group):
+
+1. warm-up: every document once, not measured; the tier's writes drained;
+2. per level C of ``capacity.concurrency`` and round k: the page cache dropped (it is DRAM
+   outside either arm's tier), then the next C turns at concurrency C, bracketed like every
+   G3 load (:class:`kvgate.g3.window.EngineWindow`): the candidate's device and the
+   engines' process-tree read bytes, and the prompt tokens the engines reused;
+3. with two or more instances, the whole machine (R3): one engine per instance, documents
+   split over them (document d on instance d mod N), ``whole_machine.rounds`` rounds of
+   N × per-instance turns.
+
+Both arms send identical turns, so their outputs must agree (near-ties aside). A round's
+numbers are INVALID when its evidence says it did not compare capacity
+(:func:`capacity_reason`).
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from kvgate.agent.sessions import Sessions
+from kvgate.engines import EngineService
+from kvgate.engines.service import settled_kv_bytes
+from kvgate.errors import LabError
+from kvgate.evidence.window import Counts, cold_reason
+from kvgate.g3.evidence import shape_reason
+from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches
+from kvgate.g3.profile import CAPACITY_ARMS, Capacity
+from kvgate.g3.window import EngineWindow
+
+if TYPE_CHECKING:
+    from kvgate.engines.profile import EngineProfile
+    from kvgate.g3.protocol import ColdRestore
+
+
+def capacity_reason(
+    arm: str,
+    capacity: Capacity,
+    *,
+    reused: int | None,
+    reusable: int,
+    counts: Counts | None,
+    state_bytes_per_token: int,
+    min_hit_ratio: float,
+    caches_dropped: bool,
+) -> str | None:
+    """Why one round does not compare capacity; None when its evidence holds.
+
+    >>> cap = Capacity(documents=8, reuse=0.75, concurrency=(4,))
+    >>> why = capacity_reason("dram-only", cap, reused=700, reusable=1000, counts=None,
+    ...                       state_bytes_per_token=1, min_hit_ratio=0.9, caches_dropped=True)
+    >>> why.split(": ", 1)[1].split(": ")[0]
+    "the engine reused 700 of the documents' 1000 tokens (70% ≥ 50%)"
+    """
+    if reused is None:
+        return f"{arm}: the engine's reused prompt tokens are unknown: the round cannot show what served it"
+    share = f"{reused / reusable:.0%}" if reusable else "n/a"
+    if arm == CAPACITY_ARMS[0]:
+        if reusable and reused >= capacity.max_dram_hit_ratio * reusable:
+            return (
+                f"{arm}: the engine reused {reused} of the documents' {reusable} tokens ({share} ≥ "
+                f"{capacity.max_dram_hit_ratio:.0%}): its DRAM tier held the set (raise capacity.documents)"
+            )
+        return None
+    reasons: list[str | None] = []
+    if reused < min_hit_ratio * reusable:
+        reasons.append(
+            f"{arm}: the engine reused {reused} of the documents' {reusable} tokens ({share} < "
+            f"{min_hit_ratio:.0%}): the set did not fit its SSD tier, or the tier lost it"
+        )
+    if counts is not None:
+        reasons.append(
+            cold_reason(
+                counts,
+                needed_bytes=reused * state_bytes_per_token,
+                what="reused prefixes",
+                caches_dropped=caches_dropped,
+                engines=True,
+                min_ratio=capacity.min_tier_read_ratio,
+            )
+        )
+    return "; ".join(r for r in reasons if r) or None
+
+
+@dataclass(frozen=True)
+class Turns:
+    """A span of turns of one run's sessions: where it starts, how many, how many in flight."""
+
+    first: int
+    count: int
+    concurrency: int
+
+    @property
+    def span(self) -> range:
+        return range(self.first, self.first + self.count)
+
+
+class CapacityRun:
+    """The capacity arms of one deployment on one host (see the module docstring)."""
+
+    def __init__(self, proto: ColdRestore, arms: dict[str, EngineProfile]) -> None:
+        cap = proto.profile.capacity
+        assert cap is not None
+        self.proto, self.setup, self.cap, self.arms = proto, proto.setup, cap, arms
+        self.prompt_tokens = cap.prompt_tokens or proto.profile.prompt_tokens
+        self.levels: dict[str, list[LoadTrial]] = {}  # arm → its rounds at every level
+        self.whole: dict[str, list[LoadTrial]] = {}  # arm → its rounds on the whole machine
+        self.tokens: dict[str, int | None] = {}  # text → its tokens (the engines' tokenizer)
+        self.sessions = self._sessions("capacity")
+
+    def run(self) -> tuple[dict[str, list[LoadTrial]], dict[str, list[LoadTrial]]]:
+        """Arm → its measured rounds at every level, and on the whole machine (two or more instances)."""
+        for arm, profile in self.arms.items():
+            self._levels(arm, profile)
+        wm = self.proto.profile.whole_machine
+        if len(self.setup.envs) > 1 and wm is not None:
+            self.sessions = self._sessions("capacity-whole")
+            for arm, profile in self.arms.items():
+                self._whole(arm, profile, wm.per_instance_concurrency, wm.rounds)
+        return self.levels, self.whole
+
+    def _sessions(self, phase: str) -> Sessions:
+        tpw = self.proto.result.tokens_per_word
+        return Sessions(
+            f"{self.setup.salt}/{phase}", self.cap.documents, self.prompt_tokens, self.cap.reuse, tpw
+        )
+
+    def _levels(self, arm: str, profile: EngineProfile) -> None:
+        """One engine of ``arm`` (the capacity placement): warm-up, then every level's rounds."""
+        env, args = self.setup.capacity_env, self.setup.capacity_args
+        with self._engine(profile, f"capacity-{arm}", 0, env, args) as eng:
+            assert eng.record is not None
+            self.proto.sink.engine(arm, eng.record)
+            turn = self._warm_up([eng], max(self.cap.concurrency))
+            for c in self.cap.concurrency:
+                for k in range(self.cap.rounds):
+                    self._round(arm, [eng], Turns(turn, c, c), k, self.levels)
+                    turn += c
+
+    def _whole(self, arm: str, profile: EngineProfile, per: int, rounds: int) -> None:
+        """One engine of ``arm`` per instance, driven together: warm-up, then the rounds."""
+        per = per if profile.serves_concurrently else 1
+        args = self.setup.engine_args
+        with ExitStack() as stack:
+            engines = [
+                stack.enter_context(self._engine(profile, f"capacity-{arm}-{i}", 2 * i, env, args))
+                for i, env in enumerate(self.setup.envs)
+            ]
+            n = per * len(engines)
+            turn = self._warm_up(engines, n)
+            for k in range(rounds):
+                self._round(arm, engines, Turns(turn, n, n), k, self.whole)
+                turn += n
+
+    def _engine(
+        self, profile: EngineProfile, name: str, port_offset: int, env: dict[str, str], args: tuple[str, ...]
+    ) -> EngineService:
+        where = self.proto.placement(name, port_offset)
+        return EngineService(self.proto.ex, profile, where, env=env, args=args)
+
+    def _warm_up(self, engines: list[EngineService], concurrency: int) -> int:
+        """Every document once (not measured); the tier's writes drained. Returns the next turn."""
+        what = f"{self.cap.documents} documents on {engines[0].profile.name}"
+        self.proto.sink.notify(f"capacity: warm-up, {what}")
+        self._send(engines, Turns(0, self.cap.documents, concurrency))
+        tiers = [e for e in engines if e.profile.cache is not None]
+        if tiers:
+            settled_kv_bytes(tiers)
+        return self.cap.documents
+
+    def _round(
+        self, arm: str, engines: list[EngineService], turns: Turns, k: int, into: dict[str, list[LoadTrial]]
+    ) -> None:
+        """Drop the page cache, then one round's turns with every counter bracketing them."""
+        where = f"{arm}@c{turns.concurrency}" if into is self.levels else f"{arm}@whole"
+        usage = all(e.profile.streams_usage for e in engines)
+        counted = [self._count(engines, j, self.sessions.prompt(j)) for j in turns.span] if not usage else []
+        reusable = [self._count(engines, j, self.sessions.document_text(j)) for j in turns.span]
+        drop = self.proto.he.drop()
+        self.proto.load_site.warm_up()
+        self.proto.sink.notify(f"capacity {where} round {k}: {turns.count} turns")
+        with EngineWindow(self.proto.he, self.proto.volume, engines, resident=True, per_request=True) as w:
+            doc = self._send(engines, turns)
+        name = f"capacity/{where.replace('@', '-')}/round-{k}.loadgen.json"
+        ev = self.proto.sink.save(name, json.dumps(doc))
+        if not usage:  # the loadgen's usage-based shape check cannot apply: the tokenizer's counts do
+            doc = {**doc, "workload_invalid_reason": None}
+        trial = load_trial(arm, turns.concurrency, k, self.sessions.salt, doc=doc, bracket=w, min_hit=0)
+        known = None if None in reusable else sum(n or 0 for n in reusable)
+        reasons = [
+            trial.invalid_reason,
+            self._evidence(arm, w, known, drop.dropped),
+            *self._shape(doc, counted),
+        ]
+        why = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
+        total = None if usage or None in counted else sum(n or 0 for n in counted)
+        trial = replace(trial, invalid_reason=why, evidence=(ev,), engine_read_bytes=w.engine_read_bytes)
+        into.setdefault(arm, []).append(replace(trial, counted_prompt_tokens=total, reusable_tokens=known))
+
+    def _evidence(self, arm: str, w: EngineWindow, reusable: int | None, dropped: bool) -> str | None:
+        """What the round's counters say about whether it compared capacity."""
+        if reusable is None:
+            return "the documents' tokens are unknown (no tokenizer endpoint for this engine)"
+        return capacity_reason(
+            arm,
+            self.cap,
+            reused=w.hit_tokens,
+            reusable=reusable,
+            counts=w.counts,
+            state_bytes_per_token=self.setup.state_bytes_per_token,
+            min_hit_ratio=self.proto.profile.cold.min_hit_ratio,
+            caches_dropped=dropped,
+        )
+
+    def _count(self, engines: list[EngineService], turn: int, text: str) -> int | None:
+        """A text's tokens by the tokenizer of the engine its turn goes to (cached: documents repeat)."""
+        if text not in self.tokens:
+            eng = engines[self.sessions.document(turn) % len(engines)]
+            self.tokens[text] = self.proto.tokens(eng, text)
+        return self.tokens[text]
+
+    def _send(self, engines: list[EngineService], turns: Turns) -> dict[str, Any]:
+        """The sessions driver on the load site: these turns at their concurrency; its result document."""
+        timeout_s, site = self.proto.profile.request_timeout_s, self.proto.load_site
+        out = site.out("sessions.json")
+        command, args = site.argv_command(self._argv(engines, turns, out), out)
+        res = site.ex.run(command, *args, timeout_s=timeout_s * turns.count + 120)
+        if not res.ok:
+            for eng in engines:
+                eng.ensure_alive()  # a crashed engine is an ERROR with its log tail
+            raise LabError(f"{site.ex.host}: the sessions driver ({site.side} side) failed\n{res}")
+        doc: dict[str, Any] = json.loads(res.stdout)
+        return doc
+
+    def _argv(self, engines: list[EngineService], turns: Turns, out: str) -> list[str]:
+        p, s, site = self.proto.profile, self.sessions, self.proto.load_site
+        usage = all(e.profile.streams_usage for e in engines)
+        options = {
+            "--model": self.proto.model_id,
+            "--concurrency": str(turns.concurrency),
+            "--first-turn": str(turns.first),
+            "--turns": str(turns.count),
+            "--documents": str(s.documents),
+            "--prompt-tokens": str(s.prompt_tokens),
+            "--reuse": repr(s.reuse),
+            "--tokens-per-word": repr(s.tokens_per_word),
+            "--max-tokens": str(p.max_tokens),
+            "--salt": s.salt,
+            "--fixed-output": engines[0].profile.fixed_output or "none",
+            "--output-tokens-from": "usage" if usage else "chunks",
+            "--logprobs": str(p.logprobs),
+            "--timeout": repr(p.request_timeout_s),
+            "--out": out,
+        }
+        urls = [a for eng in engines for a in ("--url", site.url(eng))]
+        return ["sessions", *urls, *(a for option in options.items() for a in option)]
+
+    def _shape(self, doc: dict[str, Any], tokens: list[int | None]) -> list[str | None]:
+        """Each turn's prompt length (the engine's tokenizer) and finish reason against the profile."""
+        tolerance = self.proto.profile.prompt_tolerance
+        records = sorted(doc.get("records") or [], key=lambda r: int(r.get("index", 0)))
+        return [
+            shape_reason(
+                prompt_tokens=n,
+                target=self.prompt_tokens,
+                tolerance=tolerance,
+                finish_reason=r.get("finish_reason"),
+            )
+            for r, n in zip(records, tokens, strict=False)
+            if r.get("success")
+        ]
+
+
+def run_capacity(
+    proto: ColdRestore, arms: dict[str, EngineProfile]
+) -> tuple[dict[str, list[LoadTrial]], dict[str, list[LoadTrial]]]:
+    """Every round of the capacity phase: arm → its rounds at the levels, and on the whole machine."""
+    return CapacityRun(proto, arms).run()
+
+
+def capacity_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:
+    """ssd-tier's outputs against dram-only's, turn by turn: (mismatches, near-ties)."""
+    return output_mismatches(trials, expected_arm=CAPACITY_ARMS[0], arms=(CAPACITY_ARMS[1],))
