@@ -106,10 +106,11 @@ class ModelLoadProfile(Frozen):
 
 
 class CheckpointProfile(Frozen):
-    """One snapshot of ``snapshot_bytes`` written by ``ranks`` processes."""
+    """One save by ``ranks`` processes: one snapshot of ``snapshot_bytes`` split over them, or one each."""
 
     snapshot_bytes: int = Field(gt=0)
     ranks: int = Field(gt=0)
+    snapshot_per_rank: bool = False  # True: every rank writes a whole snapshot (ranks × snapshot_bytes)
     readback_threads: int = Field(8, gt=0)
     io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
     source: str = ""
@@ -164,7 +165,9 @@ def agent_spec(profile: ModelProfile, workload: str, *, target_dir: str, **overr
     elif workload == "model-load" and profile.model_load is not None:
         base.update(profile.model_load.model_dump(exclude={"source", "approximate"}))
     elif workload == "checkpoint" and profile.checkpoint is not None:
-        base.update(profile.checkpoint.model_dump(exclude={"source"}))
+        ck = profile.checkpoint
+        base.update(ck.model_dump(exclude={"source", "snapshot_per_rank"}))
+        base["snapshot_bytes"] = ck.snapshot_bytes * (ck.ranks if ck.snapshot_per_rank else 1)  # the save
     else:
         raise ConfigError(profile.name, workload.replace("-", "_"), f"profile has no {workload} section")
     return {**base, **overrides}

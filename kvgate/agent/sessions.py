@@ -9,9 +9,9 @@ turn's prompt is its document — the first ``reuse`` share of its tokens, the s
 in every turn — followed by a question of its own:
 
 >>> s = Sessions(salt="r/1", documents=4, prompt_tokens=40, reuse=0.75)
->>> a, b, c = s.prompt(0), s.prompt(4), s.prompt(1)
->>> a.split()[:30] == b.split()[:30], a == b, a.split()[:30] == c.split()[:30]
-(True, False, False)
+>>> a, b, c, d0 = s.prompt(0), s.prompt(4), s.prompt(1), s.document_text(0)
+>>> a.startswith(d0), b.startswith(d0), a == b, c.startswith(d0)
+(True, True, False, False)
 
 ``python3 loadgen.pyz sessions --first-turn J --turns N ...`` sends turns J..J+N-1 with
 at most ``--concurrency`` in flight (the load generator of :mod:`kvgate.loadgen`, as
@@ -34,8 +34,6 @@ from kvgate.loadgen.prompts import PromptSpec
 from kvgate.loadgen.run import FIXED_OUTPUT, LoadConfig, run
 from kvgate.loadgen.shape import invalid_reason
 
-GROUP = 1 << 40  # prompt index stride per document: index // GROUP is the document (as the soak's)
-
 
 @dataclass(frozen=True)
 class Sessions:
@@ -46,26 +44,35 @@ class Sessions:
     prompt_tokens: int
     reuse: float  # share of a turn's prompt that is its document
     tokens_per_word: float = 1.0
+    # each document's own tokens per word (fitted to its measured length), so it has its share of
+    # the prompt exactly and every turn on it starts with the same words; none: tokens_per_word
+    document_ratios: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.documents < 1 or not 0 < self.reuse < 1:
             raise ValueError("need documents >= 1 and 0 < reuse < 1")
-
-    @property
-    def spec(self) -> PromptSpec:
-        return PromptSpec(f"{self.salt}/docs", self.prompt_tokens, self.reuse, GROUP, self.tokens_per_word)
+        if self.document_ratios and len(self.document_ratios) != self.documents:
+            raise ValueError(f"{len(self.document_ratios)} document ratios for {self.documents} documents")
 
     def document(self, turn: int) -> int:
         """The document (session) of turn ``turn``."""
         return turn % self.documents
 
-    def prompt(self, turn: int) -> str:
-        """Turn ``turn``'s prompt: its document, then a question no other turn asks."""
-        return self.spec.prompt(self.document(turn) * GROUP + turn)
+    def document_spec(self, document: int) -> PromptSpec:
+        """Document ``document``'s words: its share of the prompt, at its own tokens per word."""
+        ratio = self.document_ratios[document] if self.document_ratios else self.tokens_per_word
+        tokens = round(self.prompt_tokens * self.reuse)
+        return PromptSpec(f"{self.salt}/document-{document}", tokens, tokens_per_word=ratio)
 
     def document_text(self, turn: int) -> str:
-        """The reusable prefix of turn ``turn``'s prompt (its document alone)."""
-        return " ".join(self.prompt(turn).split()[: self.spec.prefix_words])
+        """The reusable prefix of turn ``turn``'s prompt: its document, the same in every turn on it."""
+        return self.document_spec(self.document(turn)).prompt(0)
+
+    def prompt(self, turn: int) -> str:
+        """Turn ``turn``'s prompt: its document, then a question no other turn asks."""
+        tokens = self.prompt_tokens - round(self.prompt_tokens * self.reuse)
+        question = PromptSpec(f"{self.salt}/question", tokens, tokens_per_word=self.tokens_per_word)
+        return f"{self.document_text(turn)} {question.prompt(turn)}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +80,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        sessions = Sessions(args.salt, args.documents, args.prompt_tokens, args.reuse, args.tokens_per_word)
+        sessions = Sessions(
+            args.salt,
+            args.documents,
+            args.prompt_tokens,
+            args.reuse,
+            args.tokens_per_word,
+            args.document_ratios,
+        )
         config = _config(args)
     except ValueError as exc:
         parser.error(str(exc))
@@ -83,7 +97,6 @@ def main(argv: list[str] | None = None) -> int:
     documents_of = [sessions.document(j) for j in turns]
     doc["sessions"] = {**sessions.__dict__, "first_turn": args.first_turn, "turns": args.turns}
     doc["sessions"]["documents_of"] = documents_of
-    doc["prompt_spec"] = sessions.spec.__dict__.copy()
     doc["workload_invalid_reason"] = invalid_reason(
         result.records, prompt_tokens=args.prompt_tokens, max_tokens=args.max_tokens, tolerance=0.05
     )
@@ -120,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt-tokens", type=int, required=True)
     p.add_argument("--reuse", type=float, required=True, help="share of a prompt that is its document")
     p.add_argument("--tokens-per-word", type=float, default=1.0)
+    fitted = "each document's own tokens per word (fitted to its length); default: --tokens-per-word"
+    p.add_argument("--document-ratios", type=_ratios, default=(), metavar="R,R,...", help=fitted)
     p.add_argument("--max-tokens", type=int, required=True)
     p.add_argument("--salt", required=True)
     p.add_argument("--fixed-output", choices=(*FIXED_OUTPUT, "none"), default="ignore_eos")
@@ -128,6 +143,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=600.0, help="per request, seconds")
     p.add_argument("--out", required=True)
     return p
+
+
+def _ratios(text: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated numbers") from None
+    if not all(v > 0 for v in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: every ratio must be > 0")
+    return values
 
 
 def _write(path: str, document: dict[str, Any]) -> None:

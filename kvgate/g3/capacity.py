@@ -38,6 +38,7 @@ from kvgate.g3.evidence import shape_reason
 from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.g3.profile import CAPACITY_ARMS, Capacity
 from kvgate.g3.window import EngineWindow
+from kvgate.loadgen.prompts import fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.engines.profile import EngineProfile
@@ -169,8 +170,21 @@ class CapacityRun:
         where = self.proto.placement(name, port_offset)
         return EngineService(self.proto.ex, profile, where, env=env, args=args)
 
+    def _fit_documents(self, engines: list[EngineService]) -> None:
+        """Each document fitted to its share of a prompt by the engines' tokenizer (once per phase)."""
+        s = self.sessions
+        if s.document_ratios:
+            return
+        ratios = []
+        for d in range(s.documents):
+            spec = s.document_spec(d)
+            n = self._count(engines, d, spec.prompt(0))
+            ratios.append(fit_tokens_per_word(spec, n) if n else s.tokens_per_word)
+        self.sessions = replace(s, document_ratios=tuple(ratios))
+
     def _warm_up(self, engines: list[EngineService], concurrency: int) -> int:
         """Every document once (not measured); the tier's writes drained. Returns the next turn."""
+        self._fit_documents(engines)
         what = f"{self.cap.documents} documents on {engines[0].profile.name}"
         self.proto.sink.notify(f"capacity: warm-up, {what}")
         self._send(engines, Turns(0, self.cap.documents, concurrency))
@@ -255,6 +269,7 @@ class CapacityRun:
             "--prompt-tokens": str(s.prompt_tokens),
             "--reuse": repr(s.reuse),
             "--tokens-per-word": repr(s.tokens_per_word),
+            "--document-ratios": ",".join(repr(r) for r in s.document_ratios),
             "--max-tokens": str(p.max_tokens),
             "--salt": s.salt,
             "--fixed-output": engines[0].profile.fixed_output or "none",

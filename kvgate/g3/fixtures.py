@@ -71,12 +71,12 @@ def g3_storage(
 
     def measure_host(host: str) -> StorageResults:
         out: StorageResults = {}
-        for first in {c.candidate: c for c in checks if c.host == host}.values():
+        for candidate in dict.fromkeys(c.candidate for c in checks if c.host == host):
             notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
-            r = measure_storage(executors[host], inv, first, profile=profile, store=run_store, notify=notify)
-            mine = [c for c in checks if c.host == host and c.candidate == first.candidate]
-            run_store.merge_meta(g3_rows={f"{host}/storage[{first.candidate}]": storage_rows(r, mine)})
-            out[first.candidate] = r
+            mine = [c for c in checks if c.host == host and c.candidate == candidate]
+            r = measure_storage(executors[host], inv, mine, profile=profile, store=run_store, notify=notify)
+            run_store.merge_meta(g3_rows={f"{host}/storage[{candidate}]": storage_rows(r, mine)})
+            out[candidate] = r
         return out
 
     hosts = sorted({c.host for c in checks} & gate_session.hosts_pending)

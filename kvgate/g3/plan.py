@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kvgate.engines.deployments import CLUSTER
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
+from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile, tensor_parallel
 from kvgate.g3.profile import (
     ARMS,
     CAPACITY_ARMS,
@@ -144,18 +144,28 @@ def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:
     return tier.serves_concurrently and bool(profile.concurrency)
 
 
+@dataclass(frozen=True)
+class Shape:
+    """What the plan needs of a deployment: its engine instances, R1's readers and their arguments."""
+
+    instances: int = 1
+    readers: tuple[EngineProfile, ...] = ()
+    read_args: tuple[str, ...] = ()  # the readers' engine arguments (cold_read.placement)
+
+    @classmethod
+    def of(cls, dep: EngineDeployment) -> Shape:
+        args = dep.cold_read.placement.engine_args if dep.cold_read else ()
+        return cls(len(dep.instance_envs), tuple(read_profiles(dep).values()), args)
+
+
 def unmeasurable(
-    binding: VerdictBinding,
-    tier: EngineProfile,
-    profile: G3Profile,
-    instances: int = 1,
-    readers: tuple[EngineProfile, ...] = (),
+    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile, shape: Shape = Shape()
 ) -> tuple[Verdict, str] | None:
     """Whether this deployment can measure a binding; if not, the verdict and the reason shown."""
     if binding.cold_read:
-        return _cold_read_unmeasurable(binding, profile, readers)
+        return _cold_read_unmeasurable(binding, profile, shape)
     if binding.capacity:
-        return _capacity_unmeasurable(binding, tier, profile, instances)
+        return _capacity_unmeasurable(binding, tier, profile, shape.instances)
     return _arms_unmeasurable(binding, tier, profile)
 
 
@@ -213,22 +223,33 @@ def _arms_unmeasurable(
 
 
 def _cold_read_unmeasurable(
-    binding: VerdictBinding, profile: G3Profile, readers: tuple[EngineProfile, ...]
+    binding: VerdictBinding, profile: G3Profile, shape: Shape
 ) -> tuple[Verdict, str] | None:
-    if not readers:
+    if not shape.readers:
         verdict = Verdict.SKIP if binding.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
         return (
             verdict,
             binding.reason or "the deployment names no serial and parallel tier reader (cold_read)",
         )
-    why = cold_read_blocker(readers, profile)
+    why = cold_read_blocker(shape.readers, profile, args=shape.read_args)
     return None if why is None else (Verdict.INVALID, why)
 
 
-def cold_read_blocker(readers: tuple[EngineProfile, ...], profile: G3Profile) -> str | None:
-    """Why named readers cannot be compared under this gate profile (None: the phase runs)."""
+def cold_read_blocker(
+    readers: tuple[EngineProfile, ...], profile: G3Profile, *, args: tuple[str, ...] = ()
+) -> str | None:
+    """Why named readers cannot be compared under this gate profile (None: the phase runs).
+
+    ``args``: the readers' engine arguments; more than one tensor-parallel rank is that many
+    readers, so the serial one would not be serial (R1 ran on one card).
+    """
     if profile.cold_read is None:
         return f"the gate profile {profile.name} does not measure the cold-read arms (cold_read:)"
+    if (tp := tensor_parallel(args)) > 1:
+        return (
+            f"the readers run at tensor parallelism {tp} (cold_read.placement.engine_args): {tp} ranks "
+            "read at once, so the serial reader is not serial; R1 ran on one card (TP 1)"
+        )
     no_tier = [r.name for r in readers if r.cache is None]
     if no_tier:
         return f"cold_read profile(s) without an external KV tier: {', '.join(no_tier)}"
@@ -269,8 +290,7 @@ def reference_checks(
     profile: G3Profile,
     refs: References,
     *,
-    instances: int = 1,
-    readers: tuple[EngineProfile, ...] = (),
+    shape: Shape = Shape(),
 ) -> list[G3Check]:
     """One check per verdict binding of the gate profile."""
     out = []
@@ -278,24 +298,18 @@ def reference_checks(
         crit = criterion_for(
             refs.get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
         )
-        why = unmeasurable(b, tier, profile, instances, readers)
-        note = "" if why else _note(b, tier, profile, instances, readers)
+        why = unmeasurable(b, tier, profile, shape)
+        note = "" if why else _note(b, tier, profile, shape)
         out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, note))
     return out
 
 
-def _note(
-    b: VerdictBinding,
-    tier: EngineProfile,
-    profile: G3Profile,
-    instances: int,
-    readers: tuple[EngineProfile, ...],
-) -> str:
+def _note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, shape: Shape) -> str:
     """How a measurable binding was measured on this engine, said beside its verdict."""
     if b.cold_read:
-        return _cold_read_note(profile, readers)
+        return _cold_read_note(profile, shape.readers)
     if b.capacity:
-        return _capacity_note(b, tier, profile, instances)
+        return _capacity_note(b, tier, profile, shape.instances)
     return (
         ""
         if tier.serves_concurrently
@@ -341,10 +355,7 @@ def plan(inventory: Inventory) -> list[G3Check]:
             checks.append(_cluster_invalid(f"engines[{name}].hosts", why))
         for host in hosts:
             checks += evidence_checks(host, name, profile, tier)
-            checks += reference_checks(
-                host, name, tier, profile, refs,
-                instances=len(dep.instance_envs), readers=tuple(read_profiles(dep).values()),
-            )  # fmt: skip
+            checks += reference_checks(host, name, tier, profile, refs, shape=Shape.of(dep))
     return checks
 
 

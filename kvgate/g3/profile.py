@@ -122,11 +122,25 @@ class StorageBinding(Frozen):
 
     check: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     reference: str
+    # engine_ready_s: R9's service load (launch to a ready endpoint); engine_weights_load_s: the
+    # weight load within it (its log); model_load_s: the agent's fastest loader (weights only)
     statistic: Literal[
-        "model_load_s", "engine_weights_load_s", "checkpoint_write_s", "checkpoint_write_bw_bytes_per_s"
+        "engine_ready_s",
+        "engine_weights_load_s",
+        "model_load_s",
+        "checkpoint_write_s",
+        "checkpoint_write_bw_bytes_per_s",
     ]
     threshold_fraction: float = Field(default=1.0, gt=0)
     tolerance: float = Field(default=0.0, ge=0, lt=1)
+    # the engine of inventory model_loads.<name> (R9's own model on its platform); None: the deployment's
+    model_load: str | None = None
+
+    @model_validator(mode="after")
+    def _engine_only(self) -> StorageBinding:
+        if self.model_load is not None and not self.statistic.startswith("engine_"):
+            raise ValueError("model_load names the engine of a model load: bind an engine_ statistic")
+        return self
 
 
 class StorageProfile(Frozen):

@@ -217,7 +217,7 @@ class ColdRestore:
         if self.setup.capacity and self.profile.capacity is not None:
             self.result.capacity_trials, self.result.whole_trials = run_capacity(self, self.setup.capacity)
         readers = tuple(self.setup.readers.values())
-        if readers and cold_read_blocker(readers, self.profile) is None:
+        if readers and cold_read_blocker(readers, self.profile, args=self.setup.read.args) is None:
             self.result.read_trials = run_cold_read(self, self.setup.readers)
         self.result.mismatches, self.result.near_ties = self._compare()
         compared = [

@@ -1,14 +1,16 @@
-"""Model loading (R9) and checkpoint (R1) in G3: the agent's workloads on the candidate vs a baseline.
+"""Model loading (R9) and checkpoint (R1) in G3: the candidate volume against a baseline volume.
 
-Per engine host and candidate volume of its deployments, the agent's model-load
-and checkpoint workloads run cold on the candidate and on the host's first scratch
-baseline volume, and the engine itself starts cold from a model copy on each
-(:mod:`kvgate.g3.engine_load`: weight-load time from its log). The improvement is
-computed the way the reference states it (R9: load-time speedup; R1: save-time
-speedup and write-bandwidth gain). Without a baseline volume, or when both volumes
-sit on the same block device (a ratio of a disk with itself), the verdict follows
-the gate profile's declared policy — SKIP or INVALID, never PASS — with the
-measured numbers shown.
+R9 is service load: the engine started cold until its endpoint answers (:mod:`kvgate.g3.engine_load`),
+from a model copy on each volume — a deployment's own model, or R9's models under ``model_loads:``
+(DeepSeek-32B and 70B on Ascend in the seed). Its weight load, from the engine's log, is shown
+beside it: weights only. R1's checkpoint is the agent's multi-rank save (at full scale each of
+8 ranks writes a whole 65.6 GB snapshot: the reading under which the seed's figures add up, said
+in the verdict). The agent's own model-load workload is measured and shown, not judged: it reads
+the weights and nothing else. Per host and candidate volume, each runs cold on the candidate and
+on the host's first scratch baseline volume (or the model load's baseline copy); the improvement is
+computed the way the reference states it. Without a baseline volume, or when both volumes sit on
+the same block device (a ratio of a disk with itself), the verdict follows the gate profile's
+declared policy — SKIP or INVALID, never PASS — with the measured numbers shown.
 """
 
 from __future__ import annotations
@@ -18,18 +20,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from kvgate import agentctl
+from kvgate.engines.deployments import CLUSTER
 from kvgate.g2.workloads import TO_MEASUREMENTS, model_profile
-from kvgate.g3.engine_load import engine_load
+from kvgate.g3.engine_load import engine_load, service_load
 from kvgate.g3.measure import remove_work_dir, work_root
-from kvgate.g3.profile import G3Profile, StorageBinding, Unmeasurable, load_g3_profile
+from kvgate.g3.profile import G3Profile, StorageBinding, StorageProfile, Unmeasurable, load_g3_profile
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory, VolumeKind
-from kvgate.judge import Criterion, Judgement, Measurement, Verdict, skipped
-from kvgate.references import criterion_for, improvement_measurement, judge_reference, load_references
+from kvgate.judge import Criterion, Judgement, Measurement, Verdict, fmt, skipped
+from kvgate.references import (
+    criterion_for,
+    improvement_measurement,
+    judge_reference,
+    load_references,
+    seed_position,
+)
 from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
-from kvgate.workload_profiles import agent_spec
+from kvgate.workload_profiles import ModelProfile, agent_spec
 
 WORKLOAD_TIMEOUT_S = 6 * 3600
 Notify = Callable[[str], None]
@@ -51,8 +60,11 @@ class StorageResult:
         a, b = self.devices.get(self.candidate), self.devices.get(self.baseline)
         return f"candidate and baseline share block device {a}" if a is not None and a == b else None
 
-    def statistic(self, volume: str, name: str) -> Measurement | None:
-        """One statistic on one volume: the fastest trusted loader's time, or a checkpoint number."""
+    def statistic(self, volume: str, name: str, model_load: str | None = None) -> Measurement | None:
+        """One statistic on one volume: the fastest trusted loader's time, an engine's, or a checkpoint's.
+
+        ``model_load``: the engine numbers of that model load (``model_loads:``), else the deployment's.
+        """
         ms = self.measured.get(volume, {})
         if name == "model_load_s":
             loads = [m for k, m in ms.items() if k.startswith("model_load.") and k.endswith(".elapsed_s")]
@@ -60,15 +72,17 @@ class StorageResult:
             if trusted:
                 return min(trusted, key=lambda m: float(m.value or 0))
             return loads[0] if loads else ms.get("model_load.status")
-        if name == "engine_weights_load_s":
-            return ms.get("engine.weights_load_s") or ms.get("engine.status")
+        engine = f"service[{model_load}]" if model_load else "engine"
+        if name in ENGINE_STATISTICS:
+            return ms.get(f"{engine}.{ENGINE_STATISTICS[name]}") or ms.get(f"{engine}.status")
         key = {"checkpoint_write_s": "checkpoint.write_s"}.get(name, "checkpoint.write_bw_bytes_per_s")
         return ms.get(key) or ms.get("checkpoint.status")
 
     def improvement(self, b: StorageBinding) -> Measurement:
         """The candidate's improvement over the baseline for one binding, with every doubt attached."""
         ref = load_references().get(b.reference)
-        base, cand = self.statistic(self.baseline, b.statistic), self.statistic(self.candidate, b.statistic)
+        base = self.statistic(self.baseline, b.statistic, b.model_load)
+        cand = self.statistic(self.candidate, b.statistic, b.model_load)
         reasons = [f"{v}: {m.invalid_reason}" for v, m in ((self.baseline, base), (self.candidate, cand))
                    if m is not None and m.invalid_reason]  # fmt: skip
         if base is None or cand is None or not base.value or not cand.value:
@@ -83,6 +97,9 @@ class StorageResult:
         return replace(m, invalid_reason="; ".join(reasons) or None)
 
 
+ENGINE_STATISTICS = {"engine_ready_s": "ready_s", "engine_weights_load_s": "weights_load_s"}
+
+
 @dataclass(frozen=True)
 class StorageCheck:
     """One R9/R1 verdict for one host's candidate volume against its baseline."""
@@ -95,9 +112,13 @@ class StorageCheck:
     criterion: Criterion
     policy: Unmeasurable
     reason: str
+    missing: str = ""  # why it cannot be planned at all (no such model load): the policy's verdict
+    reading: str = ""  # how the seed's row is read (R1's checkpoint), said in the verdict
 
     def evaluate(self, result: StorageResult | None) -> Judgement:
         """Judge against the reference; not evaluable (no baseline, same device) → the declared policy."""
+        if self.missing:
+            return self._not_evaluable(None, self.missing)
         if result is None or self.baseline is None:
             return self._not_evaluable(
                 None, f"host {self.host} has no scratch baseline volume; {self.reason}"
@@ -106,11 +127,25 @@ class StorageCheck:
         ref = load_references().get(self.binding.reference)
         b = self.binding
         j = judge_reference(ref, m, threshold_fraction=b.threshold_fraction, tolerance=b.tolerance)
+        said = "; ".join(x for x in (self._beside(result), self.reading) if x)
         if result.same_device:
-            return self._not_evaluable(
-                m, f"{j.condition} — not evaluable: {result.same_device}; {self.reason}"
-            )
-        return replace(j, condition=f"{j.condition} — {self.candidate} vs baseline {self.baseline}")
+            why = f"not evaluable: {result.same_device}; {self.reason}"
+            return self._not_evaluable(m, f"{j.condition} — {why}" + (f"; {said}" if said else ""))
+        where = f"{self.candidate} vs baseline {self.baseline}"
+        position = seed_position(ref, float(m.value)) if isinstance(m.value, int | float) else ""
+        extra = "; ".join(x for x in (where, position, said) if x)
+        return replace(j, condition=f"{j.condition} — {extra}")
+
+    def _beside(self, result: StorageResult) -> str:
+        """Service load: the weight load within it, on each volume (weights only, not judged)."""
+        if self.binding.statistic != "engine_ready_s" or self.baseline is None:
+            return ""
+        shown = []
+        for volume in (self.candidate, self.baseline):
+            m = result.statistic(volume, "engine_weights_load_s", self.binding.model_load)
+            value = m.value if m is not None and isinstance(m.value, int | float) else None
+            shown.append(f"{volume} {'—' if value is None else fmt(float(value))} s")
+        return f"weights only (not judged): {', '.join(shown)}"
 
     def _not_evaluable(self, m: Measurement | None, text: str) -> Judgement:
         if self.policy is Unmeasurable.SKIP:
@@ -130,61 +165,132 @@ def storage_pairs(inv: Inventory) -> list[tuple[str, str, str | None]]:
 
 
 def storage_plan(inventory: Inventory) -> list[StorageCheck]:
-    """The R9/R1 checks of the gate profile, per engine host and candidate volume."""
+    """The R9/R1 checks of the gate profile: per engine host and candidate volume, or per model load."""
     sp = load_g3_profile(inventory.scale).storage
     if sp is None:
         return []
-    refs = load_references()
-    return [
-        StorageCheck(host, cand, base, f"storage[{cand}].{b.check}", b,
-                     criterion_for(refs.get(b.reference), threshold_fraction=b.threshold_fraction,
-                                   tolerance=b.tolerance), sp.when_unmeasurable, sp.reason)
-        for host, cand, base in storage_pairs(inventory)
-        for b in sp.verdicts
-    ]  # fmt: skip
+    checks = []
+    for b in sp.verdicts:
+        if b.model_load is not None:
+            checks += _model_load_checks(inventory, b, sp)
+            continue
+        reading = checkpoint_reading(model_profile(sp.checkpoint)) if b.statistic in CHECKPOINT else ""
+        checks += [
+            _check(host, cand, base, b, sp, reading=reading) for host, cand, base in storage_pairs(inventory)
+        ]
+    return checks
+
+
+def _check(
+    host: str, cand: str, base: str | None, b: StorageBinding, sp: StorageProfile, **more: str
+) -> StorageCheck:
+    crit = criterion_for(
+        load_references().get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
+    )
+    name = f"storage[{cand or b.model_load}].{b.check}"
+    return StorageCheck(host, cand, base, name, b, crit, sp.when_unmeasurable, sp.reason, **more)
+
+
+def _model_load_checks(inv: Inventory, b: StorageBinding, sp: StorageProfile) -> list[StorageCheck]:
+    """A binding's check on every host of its model load; a model load the inventory lacks: not evaluable."""
+    assert b.model_load is not None
+    if b.model_load not in inv.model_loads:
+        why = (
+            f"the inventory declares no model load {b.model_load!r} (model_loads: its copies, profile, hosts)"
+        )
+        return [_check(CLUSTER, "", None, b, sp, missing=why)]
+    cand, base = inv.model_load_volumes(b.model_load)
+    return [_check(h, cand, base, b, sp) for h in inv.model_loads[b.model_load].hosts]
+
+
+CHECKPOINT = ("checkpoint_write_s", "checkpoint_write_bw_bytes_per_s")
+AGENT_STATISTICS = ("model_load_s", *CHECKPOINT)
+
+
+def checkpoint_reading(model: ModelProfile) -> str:
+    """How R1's checkpoint row is read, and what stands in for its unstated baseline (said in the verdict)."""
+    ck = model.checkpoint
+    assert ck is not None, f"workloads/models/{model.name}.yaml has no checkpoint section"
+    per_rank = ck.snapshot_bytes if ck.snapshot_per_rank else ck.snapshot_bytes // ck.ranks
+    each = "a whole snapshot" if ck.snapshot_per_rank else "its share of one snapshot"
+    return (
+        f"each save: {ck.ranks} ranks × {fmt(per_rank / 1e9)} GB ({each} per rank) = "
+        f"{fmt(per_rank * ck.ranks / 1e9)} GB; the seed's '8 卡 … 每份 65.6GB 整模型快照' is read as one "
+        "65.6 GB snapshot per card (524.8 GB per save: 2.95 GB/s over 178 s against its stated 3.26, the "
+        "reading nearest its figures, cross-checks X3/X4; one snapshot per save would be 0.37 GB/s); the "
+        "seed names no baseline storage for this row, so the site's baseline volume stands in"
+    )
 
 
 def measure_storage(
-    ex: Executor, inv: Inventory, check: StorageCheck, *, profile: G3Profile, store: RunStore, notify: Notify
+    ex: Executor,
+    inv: Inventory,
+    checks: list[StorageCheck],
+    *,
+    profile: G3Profile,
+    store: RunStore,
+    notify: Notify,
 ) -> StorageResult:
-    """Run model-load and checkpoint cold on the candidate and the baseline volume of one host."""
-    assert check.baseline is not None, "a check without a baseline is not measured"
-    result = StorageResult(check.host, check.candidate, check.baseline)
-    run = AgentRun(ex, profile, store, notify, sudo=inv.hosts[check.host].sudo)
-    for volume in (check.candidate, check.baseline):
+    """What ``checks`` (one host, one candidate) need, cold on the candidate and the baseline volume."""
+    first = checks[0]
+    assert first.baseline is not None, "a check without a baseline is not measured"
+    result = StorageResult(first.host, first.candidate, first.baseline)
+    needs = _Needs.of(checks)
+    run = AgentRun(ex, profile, store, notify, sudo=inv.hosts[first.host].sudo, inv=inv)
+    for volume in (first.candidate, first.baseline):
         vol = inv.volumes[volume]
         work = checked(
-            ex, vol, f"{work_root(vol.path, check.host, store)}/storage"
+            ex, vol, f"{work_root(vol.path, first.host, store)}/storage"
         )  # before anything is made
         try:
             create(ex, work, fresh=True)
             carriers = HostEvidence(ex).resolve(work.path).carriers
             result.devices[volume] = "+".join(carriers) if carriers else None
-            result.measured[volume] = run.workloads(volume, work)
-            notify(f"g3 storage {volume}: engine cold start")
-            result.measured[volume] |= engine_load(
-                ex,
-                inv,
-                host=check.host,
-                candidate=check.candidate,
-                volume=volume,
-                work=work.path,
-                store=store,
-            )
+            result.measured[volume] = run.workloads(volume, work) if needs.agent else {}
+            result.measured[volume] |= run.engines(needs, first, volume, work.path)
         finally:
             remove_work_dir(ex, work)
     return result
 
 
 @dataclass(frozen=True)
+class _Needs:
+    """What a group of checks needs measured: the agent's workloads, the deployment's engine, model loads."""
+
+    agent: bool
+    engine: bool
+    model_loads: tuple[str, ...]
+
+    @classmethod
+    def of(cls, checks: list[StorageCheck]) -> _Needs:
+        bindings = [c.binding for c in checks]
+        engine = any(b.statistic in ENGINE_STATISTICS and b.model_load is None for b in bindings)
+        loads = tuple(sorted({b.model_load for b in bindings if b.model_load}))
+        return cls(any(b.statistic in AGENT_STATISTICS for b in bindings), engine, loads)
+
+
+@dataclass(frozen=True)
 class AgentRun:
-    """The agent's model-load and checkpoint workloads on one host, results kept as artifacts."""
+    """The agent's model-load and checkpoint workloads, and the engines' cold starts, on one host."""
 
     ex: Executor
     profile: G3Profile
     store: RunStore
     notify: Notify
     sudo: bool
+    inv: Inventory
+
+    def engines(self, needs: _Needs, check: StorageCheck, volume: str, work: str) -> dict[str, Measurement]:
+        """The engines ``check``'s group needs, each started cold from its model's copy on ``volume``."""
+        found: dict[str, Measurement] = {}
+        where = {"host": check.host, "volume": volume, "work": work}
+        if needs.engine:
+            self.notify(f"g3 storage {volume}: engine cold start")
+            found |= engine_load(self.ex, self.inv, candidate=check.candidate, store=self.store, **where)
+        for name in needs.model_loads:
+            self.notify(f"g3 storage {volume}: {name} service load")
+            found |= service_load(self.ex, self.inv, name=name, store=self.store, **where)
+        return found
 
     def workloads(self, volume: str, work: ScratchDir) -> dict[str, Measurement]:
         """Both workloads in one checked volume directory; a failed workload leaves its reason as a status."""

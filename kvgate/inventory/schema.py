@@ -361,6 +361,33 @@ class EngineDeployment(Frozen):
         return self
 
 
+# -- G3 R9 service load (issue 13): a model's engine started cold from its copy on each volume ------------
+
+
+class ModelLoad(Frozen):
+    """R9: one model served by one engine profile, started cold from its copy on a candidate and a baseline.
+
+    The seed's R9 is service load on Ascend (DeepSeek-32B 691 s → 112 s, 70B 1399 s → 150 s, against
+    NFS): the time to a ready endpoint, the weight load within it shown beside.
+    """
+
+    hosts: tuple[str, ...] = Field(min_length=1)
+    profile: ProfileName  # workloads/engines/<name>.yaml, e.g. vllm-ascend
+    copies: dict[str, str] = Field(min_length=2)  # volume name → the model's path on that volume
+    python: str | None = None  # the engine's interpreter; None: python3 (ssh) or the controller's (local)
+    env: dict[str, str] = Field(default_factory=dict)  # e.g. {ASCEND_RT_VISIBLE_DEVICES: "0,1,2,3"}
+    engine_args: tuple[str, ...] = ()  # e.g. ["--tensor-parallel-size", "4"]
+    port: int = Field(default=18300, ge=1024, le=65535)
+
+    @field_validator("copies")
+    @classmethod
+    def _paths(cls, v: dict[str, str]) -> dict[str, str]:
+        bad = [k for k, path in v.items() if not path.startswith("/")]
+        if bad:
+            raise ValueError(f"copies of {', '.join(bad)}: expected an absolute path on the host")
+        return v
+
+
 class Inventory(Frozen):
     """A whole lab: validated once on load (see `kvgate.inventory.load`)."""
 
@@ -370,6 +397,7 @@ class Inventory(Frozen):
     groups: dict[Name, Expectations] = Field(default_factory=dict)
     volumes: dict[Name, Volume] = Field(default_factory=dict)
     engines: dict[Name, EngineDeployment] = Field(default_factory=dict)  # G3 engine deployments
+    model_loads: dict[Name, ModelLoad] = Field(default_factory=dict)  # G3 R9 service loads
 
     @model_validator(mode="after")
     def _references(self) -> Inventory:
@@ -383,7 +411,32 @@ class Inventory(Frozen):
                     raise ValueError(f"volumes.{vname}.hosts: host {h!r} is not defined under hosts")
         for ename, dep in self.engines.items():
             self._check_engine(ename, dep)
+        for mname, ml in self.model_loads.items():
+            self._check_model_load(mname, ml)
         return self
+
+    def _check_model_load(self, name: str, ml: ModelLoad) -> None:
+        for h in ml.hosts:
+            if h not in self.hosts:
+                raise ValueError(f"model_loads.{name}.hosts: host {h!r} is not defined under hosts")
+        kinds = set()
+        for v in ml.copies:
+            if v not in self.volumes:
+                raise ValueError(f"model_loads.{name}.copies: volume {v!r} is not defined under volumes")
+            if not self.volumes[v].scratch:
+                why = "the engine's run directory goes there"
+                raise ValueError(f"model_loads.{name}.copies: volume {v!r} is not scratch; {why}")
+            kinds.add(self.volumes[v].kind)
+        if kinds != {VolumeKind.CANDIDATE, VolumeKind.BASELINE}:
+            raise ValueError(
+                f"model_loads.{name}.copies: expected a copy on a candidate and on a baseline volume"
+            )
+
+    def model_load_volumes(self, name: str) -> tuple[str, str]:
+        """(candidate, baseline): the volumes of the first copy of each kind of model load ``name``."""
+        copies = self.model_loads[name].copies
+        cand = next(v for v in copies if self.volumes[v].kind is VolumeKind.CANDIDATE)
+        return cand, next(v for v in copies if self.volumes[v].kind is VolumeKind.BASELINE)
 
     def _check_engine(self, name: str, dep: EngineDeployment) -> None:
         vol = self.volumes.get(dep.volume)
@@ -438,6 +491,7 @@ __all__ = [
     "Expectations",
     "Host",
     "Inventory",
+    "ModelLoad",
     "PhasePlacement",
     "Role",
     "Volume",

@@ -19,7 +19,7 @@ from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
 from kvgate.g3.measure import measure_deployment
-from kvgate.g3.plan import read_profiles, reference_checks
+from kvgate.g3.plan import Shape, reference_checks
 from kvgate.g3.profile import G3Profile, load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
@@ -70,8 +70,9 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
     assert r.load_mismatches == []  # restored outputs equal what populate computed
     assert r.load_outputs_compared >= 6
 
-    checks = reference_checks("here", "tiny", r.tier, p, load_references(),
-                              readers=tuple(read_profiles(inv.engines["tiny"]).values()))  # fmt: skip
+    checks = reference_checks(
+        "here", "tiny", r.tier, p, load_references(), shape=Shape.of(inv.engines["tiny"])
+    )
     for c in checks:
         m = r.measurements[c.key]
         assert m.invalid_reason is None, m

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
+
+from kvgate.g3.profile import StorageBinding
 from kvgate.g3.storage import StorageResult, storage_plan
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement, Verdict
+from kvgate.workload_profiles import agent_spec, load_profiles
 
 
 def inventory(scale: str = "smoke", *, baseline: bool = True) -> Inventory:
@@ -50,79 +55,144 @@ def by_check(inv: Inventory) -> dict[str, Any]:
     return {c.check: c for c in storage_plan(inv)}
 
 
+def engines(cand: tuple[float, float], nfs: tuple[float, float], key: str = "engine") -> StorageResult:
+    """A result whose engine started (ready s, weights s) on each volume."""
+    r = result((None, "nvme2c1n1+nvme2c2n1"))
+    for volume, (ready, weights) in (("cand", cand), ("nfs", nfs)):
+        r.measured[volume][f"{key}.ready_s"] = Measurement(f"{key}.ready_s", ready, "s")
+        r.measured[volume][f"{key}.weights_load_s"] = Measurement(f"{key}.weights_load_s", weights, "s")
+    return r
+
+
 def test_each_engine_hosts_candidate_is_compared_with_its_scratch_baseline() -> None:
     checks = by_check(inventory())
     assert sorted(checks) == [
         "storage[cand].checkpoint-save-speedup",
         "storage[cand].checkpoint-write-bw-gain",
-        "storage[cand].engine-load-speedup",
-        "storage[cand].model-load-speedup",
+        "storage[cand].service-load-32b",
+        "storage[cand].service-load-70b",
     ]
     assert {(c.host, c.candidate, c.baseline) for c in checks.values()} == {("h", "cand", "nfs")}
 
 
-def test_r9_and_r1_are_judged_on_the_fastest_trusted_loader_and_the_snapshot_write() -> None:
+def test_r9_is_service_load_judged_on_the_time_to_ready_with_the_weight_load_shown_beside() -> None:
+    checks = by_check(inventory())
+    r = engines(cand=(112.0, 40.0), nfs=(691.0, 600.0))  # R9's own 32B figures, as ready times
+    j = checks["storage[cand].service-load-32b"].evaluate(r)
+    assert j.verdict is Verdict.PASS  # 6.17×: "6.2×" as written
+    assert j.condition.startswith("load_time_speedup_x=6.17 ≥ 6.15 (R9: 6.2×) — cand vs baseline nfs")
+    assert "inside the seed's 6.2×" in j.condition
+    assert "weights only (not judged): cand 40 s, nfs 600 s" in j.condition
+    assert checks["storage[cand].service-load-70b"].evaluate(r).verdict is Verdict.FAIL  # 6.17× < 9.3×
+    weights_fast = engines(cand=(200.0, 20.0), nfs=(691.0, 600.0))  # weights 30×, service 3.5×
+    assert checks["storage[cand].service-load-32b"].evaluate(weights_fast).verdict is Verdict.FAIL
+
+
+def test_r1_checkpoint_states_its_reading_and_that_the_baseline_is_the_sites() -> None:
     checks = by_check(inventory())
     r = result((None, "nvme2c1n1+nvme2c2n1"))
-    load = checks["storage[cand].model-load-speedup"].evaluate(r)
-    assert load.verdict is Verdict.PASS
-    assert load.condition == "load_time_speedup_x=7 ≥ 6.15 (R9: 6.2×) — cand vs baseline nfs"
     save = checks["storage[cand].checkpoint-save-speedup"].evaluate(r)
     assert save.verdict is Verdict.PASS  # 178 → 94 s is 1.89×: R1's "1.9×" as written (≥ 1.85)
+    assert "4 ranks × 0.06711 GB (its share of one snapshot per rank)" in save.condition  # smoke profile
+    assert "read as one 65.6 GB snapshot per card (524.8 GB per save" in save.condition
+    assert "the seed names no baseline storage for this row, so the site's baseline volume" in save.condition
     slower = result((None, "nvme2c1n1+nvme2c2n1"), volume(100.0, 97.0))  # 178 → 97 s: 1.84×
     assert checks["storage[cand].checkpoint-save-speedup"].evaluate(slower).verdict is Verdict.FAIL
     bw = checks["storage[cand].checkpoint-write-bw-gain"].evaluate(r)
     assert bw.verdict is Verdict.FAIL  # +89 % < +96 %: the seed's own R1 figures disagree (X1/X2)
+    full = by_check(inventory("full"))["storage[cand].checkpoint-save-speedup"]
+    assert "each save: 8 ranks × 65.6 GB (a whole snapshot per rank) = 524.8 GB" in full.reading
+
+
+def test_the_full_checkpoint_profile_writes_a_whole_snapshot_per_rank() -> None:
+    lora = load_profiles()["qwen2.5-32b-lora"]
+    assert agent_spec(lora, "checkpoint", target_dir="/c")["snapshot_bytes"] == 8 * 65_600_000_000
+    g2 = load_profiles()["qwen2.5-32b"]  # G2's baseline keeps one snapshot split over the ranks
+    assert agent_spec(g2, "checkpoint", target_dir="/c")["snapshot_bytes"] == 65_600_000_000
 
 
 def test_an_untrusted_cold_read_is_never_the_fastest_loader_and_all_untrusted_is_invalid() -> None:
-    check = by_check(inventory())["storage[cand].model-load-speedup"]
-    j = check.evaluate(result(("a", "b"), volume(100.0, 94.0, None, "not cold: vda read 0 bytes")))
-    assert j.measurement is not None
-    assert j.measurement.value == 700 / 200  # the trusted sequential load, not the untrusted parallel one
-    j = check.evaluate(result(("a", "b"), volume(100.0, 94.0, "not cold", "not cold")))
-    assert j.verdict is Verdict.INVALID
-    assert "cand: not cold" in j.condition
+    r = result(("a", "b"), volume(100.0, 94.0, None, "not cold: vda read 0 bytes"))
+    fastest = r.statistic("cand", "model_load_s")
+    assert fastest is not None
+    assert fastest.value == 200  # the trusted sequential load, not the untrusted parallel one
+    r = result(("a", "b"), volume(100.0, 94.0, "not cold", "not cold"))
+    binding = StorageBinding(check="x", reference="R9-load-time-deepseek-32b", statistic="model_load_s")
+    assert r.improvement(binding).invalid_reason == "cand: not cold"
 
 
 def test_the_same_device_is_not_evaluable_and_shows_the_numbers() -> None:
-    j = by_check(inventory())["storage[cand].model-load-speedup"].evaluate(result(("vda", "vda")))
+    same = engines(cand=(100.0, 10.0), nfs=(700.0, 70.0))
+    same.devices = {"cand": "vda", "nfs": "vda"}
+    j = by_check(inventory())["storage[cand].service-load-32b"].evaluate(same)
     assert j.verdict is Verdict.SKIP  # smoke declares it
     assert "load_time_speedup_x=7" in j.condition
     assert "share block device vda" in j.condition
-    full = by_check(inventory("full"))["storage[cand].model-load-speedup"].evaluate(result(("vda", "vda")))
+    full = by_check(inventory("full"))["storage[cand].checkpoint-save-speedup"].evaluate(
+        result(("vda", "vda"))
+    )
     assert full.verdict is Verdict.INVALID
 
 
 def test_without_a_baseline_volume_nothing_is_measured_and_nothing_passes() -> None:
     checks = by_check(inventory(baseline=False))
     assert {c.baseline for c in checks.values()} == {None}
-    j = checks["storage[cand].model-load-speedup"].evaluate(None)
+    j = checks["storage[cand].service-load-32b"].evaluate(None)
     assert j.verdict is Verdict.SKIP
     assert "has no scratch baseline volume" in j.condition
     full = by_check(inventory("full", baseline=False))["storage[cand].checkpoint-save-speedup"].evaluate(None)
     assert full.verdict is Verdict.INVALID
 
 
-def test_a_failed_workload_keeps_its_reason() -> None:
-    r = result(("a", "b"))
-    r.measured["cand"] = {
-        "model_load.status": Measurement("status", None, "", (), "agent model-load failed: boom")
-    }
-    j = by_check(inventory())["storage[cand].model-load-speedup"].evaluate(r)
+def test_a_failed_engine_start_keeps_its_reason() -> None:
+    r = engines(cand=(100.0, 10.0), nfs=(700.0, 70.0))
+    del r.measured["cand"]["engine.ready_s"]
+    r.measured["cand"]["engine.status"] = Measurement(
+        "status", None, "", (), "the engine did not start: boom"
+    )
+    j = by_check(inventory())["storage[cand].service-load-32b"].evaluate(r)
     assert j.verdict is Verdict.INVALID
-    assert "agent model-load failed: boom" in j.condition
+    assert "cand: the engine did not start: boom" in j.condition
 
 
-def test_r9_by_the_engine_is_judged_on_its_logged_weight_load_time() -> None:
-    check = by_check(inventory())["storage[cand].engine-load-speedup"]
-    r = result((None, "nvme2c1n1+nvme2c2n1"))
-    r.measured["nfs"]["engine.weights_load_s"] = Measurement("engine.weights_load_s", 700.0, "s")
-    r.measured["cand"]["engine.weights_load_s"] = Measurement("engine.weights_load_s", 100.0, "s")
-    j = check.evaluate(r)
-    assert j.verdict is Verdict.PASS  # 7× ≥ 6.2× (the seed's own 691 → 112 s is 6.17×: rounded up)
-    r.measured["cand"].pop("engine.weights_load_s")
-    r.measured["cand"]["engine.status"] = Measurement("status", None, "", (), "llama-cpp does not log it")
-    j = check.evaluate(r)
-    assert j.verdict is Verdict.INVALID
-    assert "cand: llama-cpp does not log it" in j.condition
+LAB_LOADS = {
+    "deepseek-32b": {"hosts": ["npu"], "profile": "vllm-ascend", "env": {"ASCEND_RT_VISIBLE_DEVICES": "0,1"},
+                     "copies": {"cand": "/c/models/DeepSeek-R1-Distill-Qwen-32B", "nfs": "/n/models/32b"}},
+}  # fmt: skip
+
+
+def lab(loads: dict[str, Any]) -> Inventory:
+    data = inventory("full").model_dump()
+    data["hosts"]["npu"] = {"roles": ["storage-client"]}
+    data["volumes"]["nfs2"] = {"path": "/n2", "kind": "baseline", "scratch": True}
+    return Inventory.model_validate(data | {"model_loads": loads})
+
+
+def test_r9_at_full_scale_starts_each_model_load_on_its_hosts_and_a_missing_one_is_invalid() -> None:
+    checks = by_check(lab(LAB_LOADS))
+    r32 = checks["storage[cand].service-load-32b"]
+    assert (r32.host, r32.candidate, r32.baseline, r32.binding.model_load) == (
+        "npu",
+        "cand",
+        "nfs",
+        "deepseek-32b",
+    )
+    r = engines(cand=(112.0, 40.0), nfs=(691.0, 600.0), key="service[deepseek-32b]")
+    assert r32.evaluate(r).verdict is Verdict.PASS  # the model load's numbers, not the deployment's
+    missing = checks["storage[deepseek-70b].service-load-70b"]
+    j = missing.evaluate(None)
+    assert (missing.host, j.verdict) == ("cluster", Verdict.INVALID)
+    assert "the inventory declares no model load 'deepseek-70b' (model_loads" in j.condition
+    assert {c.host for c in checks.values() if "checkpoint" in c.check} == {"h"}  # the deployment's host
+
+
+def test_a_model_load_needs_a_copy_on_a_candidate_and_on_a_baseline_volume() -> None:
+    kept = {"deepseek-32b": LAB_LOADS["deepseek-32b"] | {"copies": {"cand": "/c/m", "keep": "/k/m"}}}
+    with pytest.raises(ValidationError, match="volume 'keep' is not scratch"):
+        lab(kept)
+    two = {"deepseek-32b": LAB_LOADS["deepseek-32b"] | {"copies": {"nfs": "/n/m", "nfs2": "/n2/m"}}}
+    with pytest.raises(ValidationError, match="expected a copy on a candidate and on a baseline volume"):
+        lab(two)
+    relative = {"deepseek-32b": LAB_LOADS["deepseek-32b"] | {"copies": {"cand": "m", "nfs": "/n/m"}}}
+    with pytest.raises(ValidationError, match="copies of cand: expected an absolute path"):
+        lab(relative)
