@@ -291,16 +291,19 @@ def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]
             _measured(ms.get("checkpoint.write_bw_bytes_per_s"), 1e9),
             "no: " + "; ".join(_reasons(ms)) if _reasons(ms) else "yes",
         ])  # fmt: skip
-    verdicts = []
-    for c in checks:
-        j = c.evaluate(r)
-        ref = load_references().get(c.binding.reference)
-        threshold = f"{c.criterion.comparator} {show_bound(ref.improvement.kind, c.criterion.expected)}"
-        m = j.measurement
-        position = seed_position(ref, float(m.value)) if m and isinstance(m.value, int | float) else "—"
-        verdicts.append([where, c.check, _measured(m), f"{ref.id}: {ref.improvement.stated}",
-                         threshold, position, c.criterion.source, j.verdict.value])  # fmt: skip
+    verdicts = [storage_verdict_row(where, c, r) for c in checks]
     return {"arms": [], "evidence": [], "engines": [], "limits": "", "storage": numbers, "verdicts": verdicts}
+
+
+def storage_verdict_row(where: str, c: StorageCheck, r: StorageResult) -> list[str]:
+    """One R9/R1 verdict: measured, reference, site threshold, against the seed, source, verdict."""
+    j = c.evaluate(r)
+    ref = load_references().get(c.binding.reference)
+    threshold = f"{c.criterion.comparator} {show_bound(ref.improvement.kind, c.criterion.expected)}"
+    m = j.measurement
+    position = seed_position(ref, float(m.value)) if m and isinstance(m.value, int | float) else "—"
+    reference = f"{ref.id}: {ref.improvement.stated}"
+    return [where, c.check, _measured(m), reference, threshold, position, c.criterion.source, j.verdict.value]
 
 
 def _measured(m: Measurement | None, scale: float = 1.0) -> str:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kvgate.engines.profile import tensor_parallel
 from kvgate.g1 import plan
 from kvgate.g2.nic_counters import nic_plan
 from kvgate.g2.plan import line_rate_bytes_per_s
 from kvgate.g2.plan import plan as g2_plan
+from kvgate.g3.plan import plan as g3_plan
+from kvgate.g3.storage import storage_plan
 from kvgate.inventory import load
 
 LAB = Path(__file__).resolve().parents[2] / "inventory" / "example-lab.yaml"
@@ -51,3 +54,25 @@ def test_g2_reads_the_storage_port_counters_of_every_node() -> None:
         ("gpu-2", "nic[^ens1f0np0$].discards"),
         ("npu-1", "nic[^enp189s0f0$].discards"),
     ]
+
+
+def test_g3_runs_each_reference_where_the_seed_ran_it() -> None:
+    inv = load(LAB).inventory
+    dep = inv.engines["r2r3-480b"]
+    assert "480B" in dep.model
+    assert [tensor_parallel(dep.engine_args), len(dep.instance_envs)] == [4, 2]  # R3: TP4×2
+    assert dep.capacity is not None
+    assert tensor_parallel(dep.capacity.engine_args) == 8  # R2's TTFT row: TP8
+    assert dep.cold_read is not None  # R1: Qwen2.5-32B on one card
+    assert (dep.cold_read.model or "").endswith("Qwen2.5-32B-Instruct")
+    assert tensor_parallel(dep.cold_read.placement.engine_args) == 1
+    assert dep.cold_read.placement.env == {"HIP_VISIBLE_DEVICES": "0"}
+    measurable = {c.check for c in g3_plan(inv) if c.host == "gpu-1" and c.unmeasurable is None}
+    assert {"engine[r2r3-480b].ttft-p50-reduction", "engine[r2r3-480b].cold-read-bw-gain"} <= measurable
+    r9 = {c.check: c for c in storage_plan(inv) if "service-load" in c.check}
+    assert {(c.host, c.candidate, c.baseline, c.missing) for c in r9.values()} == {
+        ("npu-1", "fx100", "nfs", "")
+    }
+    assert sorted(c.binding.model_load or "" for c in r9.values()) == ["deepseek-32b", "deepseek-70b"]
+    assert inv.model_loads["deepseek-32b"].profile == "vllm-ascend"
+    assert "ASCEND_RT_VISIBLE_DEVICES" in inv.model_loads["deepseek-70b"].env

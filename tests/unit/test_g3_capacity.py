@@ -28,8 +28,16 @@ MB = 1_000_000
 
 
 def reason(arm: str, reused: int | None, counts: Counts | None = None, dropped: bool = True) -> str | None:
-    return capacity_reason(arm, CAP, reused=reused, reusable=1000, counts=counts, state_bytes_per_token=MB,
-                           min_hit_ratio=0.9, caches_dropped=dropped)  # fmt: skip
+    return capacity_reason(
+        arm,
+        CAP,
+        reused=reused,
+        reusable=1000,
+        counts=counts,
+        state_bytes_per_token=MB,
+        min_hit_ratio=0.9,
+        caches_dropped=dropped,
+    )
 
 
 def test_a_dram_only_round_that_kept_the_documents_does_not_compare_capacity() -> None:
@@ -48,8 +56,9 @@ def test_an_ssd_tier_round_must_reuse_the_documents_and_read_them_from_the_ssd()
     lost = reason("ssd-tier", 400, cold)
     assert lost is not None
     assert "reused 400 of the documents' 1000 tokens (40% < 90%): the set did not fit its SSD tier" in lost
-    page_cache = Counts(device_read_bytes=10 * MB, device_written_bytes=0, engine_read_bytes=10 * MB,
-                        counted_on="vda")  # fmt: skip
+    page_cache = Counts(
+        device_read_bytes=10 * MB, device_written_bytes=0, engine_read_bytes=10 * MB, counted_on="vda"
+    )
     served_from_ram = reason("ssd-tier", 990, page_cache)
     assert served_from_ram is not None
     assert "vda read 10000000 B of the 990000000 B the reused prefixes needed (1% < 50%)" in served_from_ram
@@ -74,9 +83,29 @@ def run_sessions(urls: list[str], out: Path, *extra: str) -> dict[str, Any]:
     """The sessions driver as G3 ships it: the loadgen zipapp's ``sessions`` command."""
     app = out.parent / "loadgen.pyz"
     app.write_bytes(client.zipapp_bytes())
-    argv = [sys.executable, str(app), "sessions", *(a for u in urls for a in ("--url", u)), "--model", "m",
-            "--concurrency", "2", "--documents", "4", "--prompt-tokens", "40", "--reuse", "0.75",
-            "--max-tokens", "3", "--salt", "s", "--out", str(out), *extra]  # fmt: skip
+    argv = [
+        sys.executable,
+        str(app),
+        "sessions",
+        *(a for u in urls for a in ("--url", u)),
+        "--model",
+        "m",
+        "--concurrency",
+        "2",
+        "--documents",
+        "4",
+        "--prompt-tokens",
+        "40",
+        "--reuse",
+        "0.75",
+        "--max-tokens",
+        "3",
+        "--salt",
+        "s",
+        "--out",
+        str(out),
+        *extra,
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, Any] = json.loads(out.read_text())
@@ -101,17 +130,44 @@ def test_the_shipped_driver_sends_each_document_to_the_engine_that_holds_it(tmp_
 def test_documents_must_split_evenly_over_the_engines(tmp_path: Path) -> None:
     app = tmp_path / "loadgen.pyz"
     app.write_bytes(client.zipapp_bytes())
-    argv = [sys.executable, str(app), "sessions", "--url", "http://a", "--url", "http://b", "--url", "http://c",
-            "--model", "m", "--concurrency", "1", "--first-turn", "0", "--turns", "1", "--documents", "4",
-            "--prompt-tokens", "8", "--reuse", "0.5", "--max-tokens", "1", "--salt", "s",
-            "--out", str(tmp_path / "o.json")]  # fmt: skip
+    argv = [
+        sys.executable,
+        str(app),
+        "sessions",
+        "--url",
+        "http://a",
+        "--url",
+        "http://b",
+        "--url",
+        "http://c",
+        "--model",
+        "m",
+        "--concurrency",
+        "1",
+        "--first-turn",
+        "0",
+        "--turns",
+        "1",
+        "--documents",
+        "4",
+        "--prompt-tokens",
+        "8",
+        "--reuse",
+        "0.5",
+        "--max-tokens",
+        "1",
+        "--salt",
+        "s",
+        "--out",
+        str(tmp_path / "o.json"),
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2
     assert "4 documents do not split evenly over 3 engines" in proc.stderr
 
 
 def test_the_capacity_section_and_its_bindings_are_validated() -> None:
-    with pytest.raises(ValidationError, match="documents .3. must be at least the largest level .8."):
+    with pytest.raises(ValidationError, match=r"documents \(3\) must be at least the largest level \(8\)"):
         Capacity(documents=3, reuse=0.75, concurrency=(4, 8))
     base = {"check": "x", "reference": "R2-ttft-p50-tp8", "statistic": "ttft_p50_s"}
     with pytest.raises(ValidationError, match="baseline dram-only with candidate ssd-tier"):
@@ -119,8 +175,9 @@ def test_the_capacity_section_and_its_bindings_are_validated() -> None:
     with pytest.raises(ValidationError, match="the capacity arms run at load levels"):
         VerdictBinding.model_validate(base | {"baseline_arm": "dram-only", "candidate_arm": "ssd-tier"})
     with pytest.raises(ValidationError, match="a list of concurrency levels is judged on the capacity arms"):
-        VerdictBinding.model_validate(base | {"baseline_arm": "recompute", "candidate_arm": "ssd-restore",
-                                              "concurrency": [8, 16]})  # fmt: skip
+        VerdictBinding.model_validate(
+            base | {"baseline_arm": "recompute", "candidate_arm": "ssd-restore", "concurrency": [8, 16]}
+        )
     smoke = load_g3_profile("smoke").model_dump()
     smoke["capacity"]["concurrency"] = [4, 8]
     with pytest.raises(ValidationError, match=r"verdict ttft-p50-reduction: level\(s\) \[16\] are not in"):
@@ -133,10 +190,15 @@ def inventory(scale: str = "smoke", **engine: Any) -> Inventory:
         "recompute_profile": "llama-cpp-recompute",
         "volume": "v",
     } | engine
-    return Inventory.model_validate({
-        "site": "s", "scale": scale, "hosts": {"h": {"roles": ["engine"]}},
-        "volumes": {"v": {"path": "/v", "kind": "candidate", "scratch": True}}, "engines": {"tiny": dep},
-    })  # fmt: skip
+    return Inventory.model_validate(
+        {
+            "site": "s",
+            "scale": scale,
+            "hosts": {"h": {"roles": ["engine"]}},
+            "volumes": {"v": {"path": "/v", "kind": "candidate", "scratch": True}},
+            "engines": {"tiny": dep},
+        }
+    )
 
 
 def test_an_engine_that_declares_no_capacity_arms_cannot_pass_them() -> None:

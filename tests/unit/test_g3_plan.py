@@ -161,8 +161,12 @@ def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_leve
     assert conc16.unmeasurable is None
     assert "engine[tiny].ssd-restore.cache-hits" in found  # the hit counter is judged under load
     assert conc16.evaluate({}).verdict is Verdict.INVALID  # planned but not measured: never PASS
-    arms = {"recompute@c16": arm("recompute@c16", 149.5), "ssd-restore@c16": arm("ssd-restore@c16", 11.85),
-            "recompute": arm("recompute", 2.0), "ssd-restore": arm("ssd-restore", 1.0)}  # fmt: skip
+    arms = {
+        "recompute@c16": arm("recompute@c16", 149.5),
+        "ssd-restore@c16": arm("ssd-restore@c16", 11.85),
+        "recompute": arm("recompute", 2.0),
+        "ssd-restore": arm("ssd-restore", 1.0),
+    }
     j = judged(speedup, arms)
     assert j.verdict is Verdict.PASS  # from the conc-16 loads (12.6×), not the single prompts (2×)
     assert j.condition.startswith("ttft_p50_speedup_x=12.62 ≥ 8.55 (R2: 8.6–20×)")
@@ -355,3 +359,22 @@ def test_cold_read_bindings_are_validated_against_the_profile() -> None:
     smoke["cold_read"]["concurrency"] = 16
     with pytest.raises(ValidationError, match=r"concurrency 4 is not cold_read\.concurrency 16"):
         type(load_g3_profile("smoke")).model_validate(smoke)
+
+
+def test_r1_readers_with_tensor_parallelism_are_several_readers_and_not_evaluable() -> None:
+    lab = {"tier_profile": "vllm-lmcache", "recompute_profile": "vllm-recompute", **LAB}
+    one_card = checks(inventory(cold_read=READERS, engine_args=["--tensor-parallel-size", "4"], **lab))
+    assert one_card["engine[tiny].cold-read-bw-gain"].unmeasurable is None  # the deployment's TP4 stays out
+    placed = READERS | {"placement": {"engine_args": ["--tensor-parallel-size", "4"]}}
+    j = checks(inventory(cold_read=placed, **lab))["engine[tiny].cold-read-ttft-speedup"].evaluate({})
+    assert j.verdict is Verdict.INVALID
+    assert "the readers run at tensor parallelism 4 (cold_read.placement.engine_args)" in j.condition
+    assert "R1 ran on one card (TP 1)" in j.condition
+
+
+def test_r1_readers_on_their_own_model_need_its_state_size() -> None:
+    own = READERS | {"model": "/models/Qwen2.5-32B-Instruct"}
+    with pytest.raises(
+        ValidationError, match="state_bytes_per_token is required with the readers' own model"
+    ):
+        inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute", cold_read=own, **LAB)

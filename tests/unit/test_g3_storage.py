@@ -156,9 +156,13 @@ def test_a_failed_engine_start_keeps_its_reason() -> None:
 
 
 LAB_LOADS = {
-    "deepseek-32b": {"hosts": ["npu"], "profile": "vllm-ascend", "env": {"ASCEND_RT_VISIBLE_DEVICES": "0,1"},
-                     "copies": {"cand": "/c/models/DeepSeek-R1-Distill-Qwen-32B", "nfs": "/n/models/32b"}},
-}  # fmt: skip
+    "deepseek-32b": {
+        "hosts": ["npu"],
+        "profile": "vllm-ascend",
+        "env": {"ASCEND_RT_VISIBLE_DEVICES": "0,1"},
+        "copies": {"cand": "/c/models/DeepSeek-R1-Distill-Qwen-32B", "nfs": "/n/models/32b"},
+    },
+}
 
 
 def lab(loads: dict[str, Any]) -> Inventory:

@@ -25,6 +25,7 @@ from kvgate.references import (
     judge_reference,
     load_references,
     recompute,
+    seed_position,
 )
 
 SEED_NAME = "000_994578b198b8e21d.txt"
@@ -380,4 +381,31 @@ def test_improvement_follows_the_reference_kind(refs: References) -> None:
     assert improvement(gain, baseline=3.26, candidate=6.40) == pytest.approx(96.32, abs=0.01)
     assert improvement(refs.get("R1-checkpoint-save-time"), baseline=178, candidate=94) == pytest.approx(
         1.894, abs=1e-3
+    )
+
+
+@pytest.mark.parametrize(
+    ("ref_id", "value", "where"),
+    [
+        ("R2-ttft-p50-tp8", 25.6, "inside the seed's ↓26–32%"),  # "26" as written: 25.5 up
+        ("R2-ttft-p50-tp8", 25.4, "below the seed's ↓26–32%"),
+        ("R2-ttft-p50-tp8", 40.0, "above the seed's ↓26–32%"),  # 1.67× vs 1.47×: above, not far
+        ("R2-recompute-ttft-p50-conc16", 12.6, "inside the seed's 8.6–20×"),  # its own 149.5 → 11.85 s
+        ("R2-recompute-ttft-p50-conc16", 39.0, "above the seed's 8.6–20×"),
+        ("R2R3-cold-restore-throughput-conc16", 180.0, "above the seed's +40%"),  # 2.8 = 2 × 1.4: not far
+        ("R2R3-cold-restore-throughput-conc16", 200.0, "far above the seed's +40% (2.1× the speed-up"),
+        ("R1-cold-read-ttft-conc16", 4.08, "inside the seed's 4.1×"),  # a single figure: its rounding
+    ],
+)
+def test_the_site_lands_below_inside_or_above_the_seeds_range_and_far_above_is_said(
+    refs: References, ref_id: str, value: float, where: str
+) -> None:
+    assert seed_position(refs.get(ref_id), value).startswith(where)
+
+
+def test_far_above_asks_whether_the_baseline_was_the_seeds(refs: References) -> None:
+    far = seed_position(refs.get("R2R3-cold-restore-throughput-conc8"), 505.0)
+    assert (
+        far
+        == "far above the seed's +29% (4.7× the speed-up at its upper end): was the baseline arm the seed's?"
     )
