@@ -35,7 +35,7 @@ def profile() -> G3Profile:
     """Smoke, cut to the cold-read phase: 3 single-prompt trials, then 3 cold-read trials at C = 1."""
     p = load_g3_profile("smoke").model_dump()
     p |= {"prompt_tokens": 1024, "warm": False, "concurrency": (), "whole_machine": None, "storage": None,
-          "cold_read": {"concurrency": 1, "trials": 3}}  # fmt: skip
+          "capacity": None, "cold_read": {"concurrency": 1, "trials": 3}}  # fmt: skip
     p["verdicts"] = [v | {"concurrency": 1} for v in p["verdicts"] if v["check"] in R1]
     return G3Profile.model_validate(p)
 
