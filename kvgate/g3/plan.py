@@ -326,7 +326,7 @@ def _capacity_note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, i
         else "sessions at " + "/".join(f"c{c}" for c in b.levels)
     )
     names = " vs ".join(p.name for p in arms.values())
-    note = f"{names}: {cap.documents} shared documents, {cap.reuse:.0%} of each turn reused, {where}"
+    note = f"{names}: {cap.documents} shared documents, {cap.reuse * 100:g}% of each turn reused, {where}"
     if not tier.serves_concurrently:
         note += f"; {tier.name} serves one request at a time, so the turns in flight queue alike in both arms"
     return note

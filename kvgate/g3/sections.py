@@ -141,7 +141,9 @@ KIND_LIMITS = {
         "Its disk cache (llama-cpp-python 0.3.36 LlamaDiskCache) pops the best prefix match on every "
         "lookup, even a one-token (BOS) match, so populating a second prompt deletes the first one's "
         "entry: each trial runs on a fresh tier directory, and the engine's own restored-token count "
-        "(its log) is part of the cold proof."
+        "(its log) is part of the cold proof. So it cannot hold a document set (and its diskcache keeps "
+        "diskcache's 1 GiB limit): the capacity arms' ssd-tier runs llama-cpp-disk-keep, the same server "
+        "with a disk cache that keeps what it serves, sized by --cache_size."
     ),
 }
 

@@ -89,7 +89,9 @@ def test_r2_ttft_is_judged_ssd_tier_against_dram_only_at_three_levels_the_least_
         "ttft_p50_reduction_pct=25.96 ≥ 25.5 (R2: ↓26–32%) — per level c4 ↓26.0%, "
         "c8 ↓32.0%, c16 ↓26.3% (the least is judged); inside the seed's ↓26–32%"
     )
-    assert "llama-cpp-ram vs llama-cpp-disk-keep: 24 shared documents, 75% of each turn reused" in j.condition
+    assert (
+        "llama-cpp-ram vs llama-cpp-disk-keep: 24 shared documents, 87.5% of each turn reused" in j.condition
+    )
     assert "turns in flight queue alike in both arms" in j.condition  # llama.cpp serves one at a time
     one_slow = capacity_arms({4: (10.0, 5.0), 8: (10.0, 5.0), 16: (10.0, 9.0)})  # c16: ↓10 %
     j = judged(check, one_slow)
