@@ -33,88 +33,15 @@ from kvgate.agent.sessions import Sessions
 from kvgate.engines import EngineService
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.errors import LabError
-from kvgate.evidence.window import Counts, cold_reason
-from kvgate.g3.evidence import shape_reason
+from kvgate.g3.evidence import capacity_reason, dram_held_reason, shape_reason
 from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches
-from kvgate.g3.profile import CAPACITY_ARMS, Capacity
+from kvgate.g3.profile import CAPACITY_ARMS
 from kvgate.g3.window import EngineWindow
 from kvgate.loadgen.prompts import fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.engines.profile import EngineProfile
     from kvgate.g3.protocol import ColdRestore
-
-
-def capacity_reason(
-    arm: str,
-    capacity: Capacity,
-    *,
-    reused: int | None,
-    reusable: int,
-    counts: Counts | None,
-    state_bytes_per_token: int,
-    min_hit_ratio: float,
-    caches_dropped: bool,
-) -> str | None:
-    """Why one round's numbers cannot stand; None when its evidence holds.
-
-    Every round must show what the engine reused; an ssd-tier round must have reused its
-    documents (``min_hit_ratio`` of their tokens) and read them from the candidate's device
-    and in the engine (``min_tier_read_ratio`` of their state). Whether the dram-only arm
-    held the set is a property of all its rounds at a level (:func:`dram_held_reason`).
-
-    >>> cap = Capacity(documents=8, reuse=0.75, concurrency=(4,))
-    >>> why = capacity_reason("ssd-tier", cap, reused=400, reusable=1000, counts=None,
-    ...                       state_bytes_per_token=1, min_hit_ratio=0.9, caches_dropped=True)
-    >>> why.split(": ", 1)[1].split(": ")[0]
-    "the engine reused 400 of the documents' 1000 tokens (40% < 90%)"
-    """
-    if reused is None:
-        return f"{arm}: the engine's reused prompt tokens are unknown: the round cannot show what served it"
-    if arm == CAPACITY_ARMS[0]:
-        return None
-    reasons: list[str | None] = []
-    if reused < min_hit_ratio * reusable:
-        share = f"{reused / reusable:.0%}" if reusable else "n/a"
-        reasons.append(
-            f"{arm}: the engine reused {reused} of the documents' {reusable} tokens ({share} < "
-            f"{min_hit_ratio:.0%}): the set did not fit its SSD tier, or the tier lost it"
-        )
-    if counts is not None:
-        reasons.append(
-            cold_reason(
-                counts,
-                needed_bytes=reused * state_bytes_per_token,
-                what="reused prefixes",
-                caches_dropped=caches_dropped,
-                engines=True,
-                min_ratio=capacity.min_tier_read_ratio,
-            )
-        )
-    return "; ".join(r for r in reasons if r) or None
-
-
-def dram_held_reason(capacity: Capacity, rounds: list[LoadTrial]) -> str | None:
-    """Why the dram-only rounds of one level do not compare capacity: its DRAM tier held the set.
-
-    Judged over the level's rounds together: an engine's DRAM tier may keep a document or two
-    (llama-cpp-python's RAM cache refreshes whichever entry a miss's one-token match finds first),
-    but reusing half the documents' tokens means the set was not past it.
-
-    >>> cap = Capacity(documents=8, reuse=0.75, concurrency=(4,))
-    >>> t = LoadTrial("dram-only", 4, 0, "s", {}, 700, None, (), reusable_tokens=1000)
-    >>> dram_held_reason(cap, [t]).split(": ")[1]
-    "the engine reused 700 of the documents' 1000 tokens over the level's rounds (70% ≥ 50%)"
-    """
-    reused = sum(t.hit_tokens or 0 for t in rounds)
-    reusable = sum(t.reusable_tokens or 0 for t in rounds)
-    if not reusable or reused < capacity.max_dram_hit_ratio * reusable:
-        return None
-    return (
-        f"{CAPACITY_ARMS[0]}: the engine reused {reused} of the documents' {reusable} tokens over the "
-        f"level's rounds ({reused / reusable:.0%} ≥ {capacity.max_dram_hit_ratio:.0%}): its DRAM tier held "
-        "the set (raise capacity.documents)"
-    )
 
 
 @dataclass(frozen=True)
@@ -192,7 +119,10 @@ class CapacityRun:
     def _held(self, trials: list[LoadTrial], rounds: int) -> None:
         """The level's last ``rounds`` dram-only rounds are INVALID together when its DRAM held the set."""
         level = trials[-rounds:]
-        why = dram_held_reason(self.cap, level) if level and level[0].arm == CAPACITY_ARMS[0] else None
+        if not level or level[0].arm != CAPACITY_ARMS[0]:
+            return
+        reused, reusable = sum(t.hit_tokens or 0 for t in level), sum(t.reusable_tokens or 0 for t in level)
+        why = dram_held_reason(self.cap, reused=reused, reusable=reusable)
         if why:
             trials[-rounds:] = [
                 replace(t, invalid_reason="; ".join(filter(None, (t.invalid_reason, why)))) for t in level

@@ -1,4 +1,5 @@
-"""Pure decisions on G3 evidence: was the restore cold, did the tier write through, is the output right.
+"""Pure decisions on G3 evidence: was the restore cold, did the tier write through, is the output right,
+did a capacity round compare capacity.
 
 Each function returns ``None`` when the evidence holds, or the reason — with the
 numbers — that turns the trial INVALID (cold proof, write-through, workload
@@ -19,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvgate.evidence.window import Counts, cold_reason
 from kvgate.g3.logprob_close import first_divergence, logprobs_close
-from kvgate.g3.profile import WriteThrough
+from kvgate.g3.profile import CAPACITY_ARMS, Capacity, WriteThrough
 from kvgate.loadgen.record import TokenLogprob
 
 
@@ -111,3 +113,75 @@ def compare_outputs(
         else:
             bad.append(f"{shown} — {why or 'the texts differ where the tokens agree'}")
     return bad, ties
+
+
+DRAM_ONLY = CAPACITY_ARMS[0]
+
+
+def capacity_reason(
+    arm: str,
+    capacity: Capacity,
+    *,
+    reused: int | None,
+    reusable: int,
+    counts: Counts | None,
+    state_bytes_per_token: int,
+    min_hit_ratio: float,
+    caches_dropped: bool,
+) -> str | None:
+    """Why one round's numbers cannot stand; None when its evidence holds.
+
+    Every round must show what the engine reused; an ssd-tier round must have reused its
+    documents (``min_hit_ratio`` of their tokens) and read them from the candidate's device
+    and in the engine (``min_tier_read_ratio`` of their state). Whether the dram-only arm
+    held the set is a property of all its rounds at a level (:func:`dram_held_reason`).
+
+    >>> cap = Capacity(documents=8, reuse=0.75, concurrency=(4,))
+    >>> why = capacity_reason("ssd-tier", cap, reused=400, reusable=1000, counts=None,
+    ...                       state_bytes_per_token=1, min_hit_ratio=0.9, caches_dropped=True)
+    >>> why.split(": ", 1)[1].split(": ")[0]
+    "the engine reused 400 of the documents' 1000 tokens (40% < 90%)"
+    """
+    if reused is None:
+        return f"{arm}: the engine's reused prompt tokens are unknown: the round cannot show what served it"
+    if arm == DRAM_ONLY:
+        return None
+    reasons: list[str | None] = []
+    if reused < min_hit_ratio * reusable:
+        share = f"{reused / reusable:.0%}" if reusable else "n/a"
+        reasons.append(
+            f"{arm}: the engine reused {reused} of the documents' {reusable} tokens ({share} < "
+            f"{min_hit_ratio:.0%}): the set did not fit its SSD tier, or the tier lost it"
+        )
+    if counts is not None:
+        reasons.append(
+            cold_reason(
+                counts,
+                needed_bytes=reused * state_bytes_per_token,
+                what="reused prefixes",
+                caches_dropped=caches_dropped,
+                engines=True,
+                min_ratio=capacity.min_tier_read_ratio,
+            )
+        )
+    return "; ".join(r for r in reasons if r) or None
+
+
+def dram_held_reason(capacity: Capacity, *, reused: int, reusable: int) -> str | None:
+    """Why the dram-only rounds of one level do not compare capacity: its DRAM tier held the set.
+
+    Judged over the level's rounds together: an engine's DRAM tier may keep a document or two
+    (llama-cpp-python's RAM cache refreshes whichever entry a miss's one-token match finds first),
+    but reusing half the documents' tokens means the set was not past it.
+
+    >>> cap = Capacity(documents=8, reuse=0.75, concurrency=(4,))
+    >>> dram_held_reason(cap, reused=700, reusable=1000).split(": ")[1]
+    "the engine reused 700 of the documents' 1000 tokens over the level's rounds (70% ≥ 50%)"
+    """
+    if not reusable or reused < capacity.max_dram_hit_ratio * reusable:
+        return None
+    return (
+        f"{DRAM_ONLY}: the engine reused {reused} of the documents' {reusable} tokens over the "
+        f"level's rounds ({reused / reusable:.0%} ≥ {capacity.max_dram_hit_ratio:.0%}): its DRAM tier held "
+        "the set (raise capacity.documents)"
+    )

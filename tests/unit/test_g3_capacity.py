@@ -16,8 +16,7 @@ from kvgate.engines.profile import PROFILE_DIR, load_profile, load_profiles
 from kvgate.engines.tinymodel import TinyLlamaSpec
 from kvgate.evidence.window import Counts
 from kvgate.g3 import client
-from kvgate.g3.capacity import capacity_reason, dram_held_reason
-from kvgate.g3.load_arms import LoadTrial
+from kvgate.g3.evidence import capacity_reason, dram_held_reason
 from kvgate.g3.plan import capacity_profiles, plan
 from kvgate.g3.profile import Capacity, G3Profile, VerdictBinding, load_g3_profile
 from kvgate.inventory.schema import Inventory
@@ -41,15 +40,11 @@ def reason(arm: str, reused: int | None, counts: Counts | None = None, dropped: 
     )
 
 
-def dram_round(hits: int, reusable: int = 1000) -> LoadTrial:
-    return LoadTrial("dram-only", 4, 0, "s", {}, hits, None, (), reusable_tokens=reusable)
-
-
 def test_a_dram_only_level_that_kept_the_documents_does_not_compare_capacity() -> None:
     assert reason("dram-only", 700) is None  # one round alone says nothing about the set
     assert reason("dram-only", None) is not None  # nothing shows what served it: never trusted
-    assert dram_held_reason(CAP, [dram_round(1000), dram_round(4), dram_round(4)]) is None  # a sticky one
-    why = dram_held_reason(CAP, [dram_round(1000), dram_round(700), dram_round(4)])
+    assert dram_held_reason(CAP, reused=1008, reusable=3000) is None  # one sticky document in three rounds
+    why = dram_held_reason(CAP, reused=1704, reusable=3000)
     assert why is not None
     assert "reused 1704 of the documents' 3000 tokens over the level's rounds (57% ≥ 50%)" in why
     assert "its DRAM tier held the set (raise capacity.documents)" in why
