@@ -102,7 +102,7 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     assert not [t["invalid_reason"] for ts in rounds for t in ts if t["invalid_reason"]], rounds
     for level in ("c4", "c8", "c16", "whole"):
         dram, ssd = arms["arms"][f"dram-only@{level}"], arms["arms"][f"ssd-tier@{level}"]
-        assert dram["hit_tokens_p50"] < 0.1 * ssd["hit_tokens_p50"], level
+        assert dram["hit_tokens_p50"] < 0.5 * ssd["hit_tokens_p50"], level  # (its RAM cache keeps one)
         assert ssd["engine_read_bytes_p50"] > 0, level  # the disk tier was read, by the engine
         assert ssd["ttft_p50_s"] < dram["ttft_p50_s"], level
     assert arms["arms"]["ssd-tier@c16"]["prompt_tokens_p50"] == pytest.approx(1024, rel=0.05)  # fitted turns
