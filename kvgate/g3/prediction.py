@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from kvgate.store import RunStore
 
 MARGIN = 0.25  # G2's best is one fio cell's mean or one repeat: a restore may beat it a little, not more
-RESTORE_ARMS = ("ssd-restore", "serial-read", "parallel-read")
+RESTORE_ARMS = ("ssd-restore", "serial-read", "parallel-read", "ssd-tier")
 
 
 def too_fast(needed_bytes: float, seconds: float, *, best_bytes_per_s: float) -> str | None:
@@ -101,7 +101,7 @@ class StorageBound:
             a: [self._trial(t, best) if a == "ssd-restore" else t for t in ts]
             for a, ts in arms.trials.items()
         }
-        for loads in (arms.load_trials, arms.whole_trials, arms.read_trials):
+        for loads in (arms.load_trials, arms.capacity_trials, arms.whole_trials, arms.read_trials):
             for arm in [a for a in loads if a in RESTORE_ARMS]:
                 loads[arm] = [self._load(t, best) for t in loads[arm]]
         return arms
@@ -116,7 +116,8 @@ class StorageBound:
         return too_fast(t.predicted_bytes, t.outcome.ttft_s, best_bytes_per_s=best)
 
     def _load(self, t: LoadTrial, best: float) -> LoadTrial:
-        tokens = t.summary.get("total_input_tokens") or t.counted_prompt_tokens
+        # a capacity round restores its turns' documents (reusable_tokens), not their questions
+        tokens = t.reusable_tokens or t.summary.get("total_input_tokens") or t.counted_prompt_tokens
         if not tokens or not t.first_tokens_done_s or not self.bytes_per_token:
             return t
         why = too_fast(float(tokens) * self.bytes_per_token, t.first_tokens_done_s, best_bytes_per_s=best)

@@ -4,7 +4,7 @@
 recompute and ssd-restore arms run with real engines, the restore is proven cold
 by the device and engine-process counters, outputs match recompute, and the report
 shows the arms table. The capacity arms (R2/R3) run llama.cpp without its disk tier (its
-RAM prompt cache, llama-cpp-ram) and with it (llama-cpp-disk-keep) on sessions over 24
+RAM prompt cache, llama-cpp-ram) and with it (llama-cpp-disk-keep) on sessions over 16
 shared documents: the dram-only arm cannot keep them, the ssd-tier arm restores them from
 the candidate's device; R2's TTFT (three levels) and R2/R3's throughput (8, 16) are judged
 on them, and on two instances driven together R3's whole machine. Model loading (service

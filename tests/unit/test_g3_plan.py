@@ -90,7 +90,7 @@ def test_r2_ttft_is_judged_ssd_tier_against_dram_only_at_three_levels_the_least_
         "c8 ↓32.0%, c16 ↓26.3% (the least is judged); inside the seed's ↓26–32%"
     )
     assert (
-        "llama-cpp-ram vs llama-cpp-disk-keep: 24 shared documents, 87.5% of each turn reused" in j.condition
+        "llama-cpp-ram vs llama-cpp-disk-keep: 16 shared documents, 87.5% of each turn reused" in j.condition
     )
     assert "turns in flight queue alike in both arms" in j.condition  # llama.cpp serves one at a time
     one_slow = capacity_arms({4: (10.0, 5.0), 8: (10.0, 5.0), 16: (10.0, 9.0)})  # c16: ↓10 %

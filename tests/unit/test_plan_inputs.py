@@ -131,9 +131,8 @@ def test_a_plan_from_stored_runs_predicts_every_g3_workload(inventory: Path, tmp
     (plan,) = plan_inventory(loaded, root, Options())
     assert [(p.workload.concurrency, p.workload.prompt_tokens) for p in plan.predictions] == [
         (1, 16384),
-        (8, 16384),
         (16, 16384),
-    ]  # workloads/g3/full.yaml: one prompt, then conc 8 and 16
+    ]  # workloads/g3/full.yaml: one prompt, then the recompute rows' conc 16
     one = plan.predictions[0]
     assert one.read_s == pytest.approx(16384 * 262144 / 0.5e9)  # G2's one-request bandwidth
     assert one.recompute_ttft_s == pytest.approx(4.0)  # the measured prefill rate gives it back
