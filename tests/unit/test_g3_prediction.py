@@ -119,3 +119,28 @@ def test_bound_from_a_results_root_without_g2_is_assumed_and_holds_nothing(tmp_p
     assert not b.measured
     assert b.bytes_per_token == BPT
     assert b.figures.ceiling.source.startswith("no passed G2 run")
+
+
+def test_a_capacity_round_is_held_to_the_storage_by_its_documents_bytes() -> None:
+    def round_(done_s: float) -> LoadTrial:
+        summary = {"completed": 8, "failed": 0, "total_input_tokens": 8 * 2048, "p50_ttft_ms": 100.0}
+        return LoadTrial(
+            "ssd-tier",
+            8,
+            0,
+            "s",
+            summary,
+            None,
+            None,
+            (),
+            first_tokens_done_s=done_s,
+            reusable_tokens=8 * 1024,
+        )
+
+    arms = ArmsResult(capacity_trials={"ssd-tier": [round_(0.1), round_(0.3)], "dram-only": [round_(0.1)]})
+    held = bound().hold(arms).capacity_trials
+    # 8 documents of 1024 tokens: 383 MB; in 0.1 s that is 3.8 GB/s (> 2 × 1.25), in 0.3 s 1.3 GB/s
+    assert held["ssd-tier"][0].invalid_reason is not None
+    assert "the restore moved 0.383 GB in 0.1 s" in held["ssd-tier"][0].invalid_reason
+    assert held["ssd-tier"][1].invalid_reason is None  # its questions' tokens are not restored bytes
+    assert held["dram-only"][0].invalid_reason is None  # no SSD tier: nothing to hold it to
