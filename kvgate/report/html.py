@@ -10,15 +10,18 @@ tool-supplied text into ``data.svg``: put it in a table section, which is escape
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path, PurePosixPath
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 import kvgate
 from kvgate.errors import KvgateError, StoreError
-from kvgate.report.model import RunView
+from kvgate.report.model import CheckRow, RunView
+from kvgate.report.numbers import human, margin
 from kvgate.report.parts import printable
+from kvgate.report.summary import summarize
 from kvgate.report.svg import sanitize
 
 
@@ -50,6 +53,29 @@ def trusted_svg(svg: object) -> Markup:
     return Markup(sanitize(str(svg)))  # written anew by kvgate.report.svg from an allow-list
 
 
+# Where a long identifier may wrap: after a separator, never inside a word or a number.
+_BREAK = re.compile(r"(?<=[/_=,;:|])(?![\d\s])|(?<=[A-Za-z]\.)(?=[A-Za-z])")
+
+
+def breakable(value: object) -> Markup:
+    """Escaped text with wrap opportunities (<wbr>) between tokens: no word or number is split."""
+    text = str(escape(printable(value)))
+    return Markup(_BREAK.sub("<wbr>", text))  # only <wbr> added to already-escaped text
+
+
+def margin_text(row: CheckRow) -> str:
+    return margin(row.measured_value, row.expected_value, row.comparator)
+
+
+def basename(path: str) -> str:
+    """An evidence file's name; its full path and hash are in the artifact manifest."""
+    return PurePosixPath(path).name or path
+
+
+def human_bytes(value: object) -> str:
+    return human(value, "B")
+
+
 def finalize(value: object) -> object:
     """Every ``{{ value }}``: control characters replaced before autoescaping; markup untouched."""
     return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)
@@ -65,7 +91,15 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(verdict_class=verdict_class, href=href, trusted_svg=trusted_svg)
+    env.filters.update(
+        verdict_class=verdict_class,
+        href=href,
+        trusted_svg=trusted_svg,
+        breakable=breakable,
+        margin_text=margin_text,
+        human_bytes=human_bytes,
+        basename=basename,
+    )
     return env
 
 
@@ -91,6 +125,7 @@ def render_html(view: RunView, *, rendered_at: str) -> str:
     sections = [(s.title, render_section(env, s.title, s.template, s.data)) for s in view.sections]
     return env.get_template("report.html").render(
         view=view,
+        summary=summarize(view),
         meta=view.meta,
         sections=sections,
         css=stylesheet(),

@@ -15,12 +15,14 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kvgate.errors import StoreError
-from kvgate.judge import Verdict, fmt, symbol, worst
+from kvgate.judge import Verdict, symbol, worst
 from kvgate.manifest import Verification, verify
+from kvgate.report.numbers import human, humanize_text
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
 from kvgate.store import RunStore
 
@@ -47,6 +49,11 @@ class CheckRow:
     evidence: tuple[str, ...] = ()
     waiver: dict[str, str] | None = None
     duration_s: float = 0.0
+    metric: str = ""
+    comparator: str = ""
+    unit: str = ""
+    expected_value: object = None  # raw, as recorded (the report shows expected/measured texts)
+    measured_value: object = None
 
     @property
     def label(self) -> str:
@@ -128,6 +135,37 @@ class RunView:
         """Verdict columns to show: NOT EVALUATED only when something was not evaluated."""
         return LABELS if self.missing else LABELS[:-1]
 
+    @property
+    def profile_text(self) -> str:
+        """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
+        prof = self.meta.get(f"{self.gate}_profile") or {}
+        name = str(prof.get("name") or "") if isinstance(prof, dict) else ""
+        if not name:
+            return "not recorded"
+        if "smoke" in name:
+            return f"{name}: proves the pipeline end to end, not the storage's performance"
+        return f"{name}: {str(prof.get('description') or '').strip()[:200]}".rstrip(": ")
+
+    @property
+    def duration_text(self) -> str:
+        start, end = self.meta.get("started_at"), self.meta.get("ended_at")
+        if not (start and end):
+            return "not finished"
+        seconds = (utc(str(end)) - utc(str(start))).total_seconds()
+        return f"{human(seconds, 's')} ({start} to {end} UTC)"
+
+    @property
+    def fingerprint(self) -> str:
+        """Inventory fingerprint and versions in one line."""
+        inv, m = self.meta.get("inventory") or {}, self.meta
+        tools = sorted({f"{k} {v}" for kv in self.tool_versions.values() for k, v in kv})
+        parts = [
+            f"inventory {inv.get('path', '?')} sha256 {str(inv.get('sha256') or '?')[:12]}",
+            f"kvgate {m.get('kvgate_version') or '?'} ({m.get('git_revision') or 'no git revision'})",
+            *tools,
+        ]
+        return " · ".join(parts)
+
     def run_record(self) -> list[tuple[str, str]]:
         """The provenance table: (field, value) in reading order."""
         m, inv = self.meta, self.meta.get("inventory") or {}
@@ -149,22 +187,35 @@ class RunView:
         ]
 
 
+def utc(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
 def expected_text(rec: dict[str, Any]) -> str:
-    """'≥ 64 cores (±5%)': the criterion half of the condition string."""
+    """'≥ 64 cores (±5%)': the criterion half of the condition string, in SI units."""
     comparator = rec.get("comparator") or ""
     if not comparator:
         return "—"
-    unit = f" {rec['unit']}" if rec.get("unit") else ""
     tol = f" (±{rec['tolerance']:.0%})" if rec.get("tolerance") else ""
-    value = f"/{rec.get('expected')}/" if comparator == "matches" else fmt(rec.get("expected"))
-    return f"{symbol(comparator)} {value}{unit}{tol}"
+    if comparator == "matches":
+        return f"{symbol(comparator)} /{rec.get('expected')}/{tol}"
+    value = shown(rec.get("expected"), str(rec.get("unit") or ""), str(rec.get("metric") or ""))
+    return f"{symbol(comparator)} {value}{tol}"
 
 
 def measured_text(rec: dict[str, Any]) -> str:
     if rec.get("measured") is None:
         return "—"
-    unit = f" {rec['unit']}" if rec.get("unit") else ""
-    return f"{fmt(rec['measured'])}{unit}"
+    return shown(rec["measured"], str(rec.get("unit") or ""), str(rec.get("metric") or ""))
+
+
+def shown(value: object, unit: str, metric: str) -> str:
+    """A recorded value for people: numbers in SI units, lists compact, never a Python literal."""
+    if isinstance(value, list | tuple):
+        return ", ".join(human(v, unit, metric=metric) for v in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {human(v)}" for k, v in value.items()) or "none"
+    return human(value, unit, metric=metric)
 
 
 def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
@@ -178,7 +229,7 @@ def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
         host=host,
         check=str(rec.get("check", "")),
         verdict=verdict,
-        condition=str(rec.get("condition", "")),
+        condition=humanize_text(str(rec.get("condition", ""))),
         rule=str(rec.get("rule", "")),
         expected=expected_text(rec),
         measured=measured_text(rec),
@@ -186,6 +237,11 @@ def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
         evidence=tuple(str(e) for e in rec.get("evidence") or ()),
         waiver=rec.get("waiver") or None,
         duration_s=float(rec.get("duration_s") or 0.0),
+        metric=str(rec.get("metric") or ""),
+        comparator=str(rec.get("comparator") or ""),
+        unit=str(rec.get("unit") or ""),
+        expected_value=rec.get("expected"),
+        measured_value=rec.get("measured"),
     )
 
 

@@ -93,11 +93,17 @@ def sections(raw: object, where: Path) -> tuple[Section, ...]:
         return ()
     if not isinstance(raw, list):
         raise StoreError(f"{where}: 'sections' must be a list of {{title, template, data}}")
-    out = []
+    out: list[Section] = []
     for i, s in enumerate(raw):
         if not isinstance(s, dict) or not isinstance(s.get("title"), str) or "template" not in s:
             raise StoreError(f"{where}: sections[{i}] needs 'title', 'template' and 'data'")
-        out.append(
-            Section(s["title"], section_template(str(s["template"]), where), dict(s.get("data") or {}))
-        )
+        data = once(dict(s.get("data") or {}), out)
+        out.append(Section(s["title"], section_template(str(s["template"]), where), data))
     return tuple(out)
+
+
+def once(data: dict[str, Any], earlier: list[Section]) -> dict[str, Any]:
+    """A note an earlier section already printed is referred to, not printed twice."""
+    note = data.get("note")
+    first = next((s.title for s in earlier if note and s.data.get("note") == note), None)
+    return data if first is None else data | {"note": f"See the note under “{first}”."}
