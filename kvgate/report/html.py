@@ -57,10 +57,14 @@ def trusted_svg(svg: object) -> Markup:
 _BREAK = re.compile(r"(?<=[/_=,;:|])(?![\d\s])|(?<=[A-Za-z]\.)(?=[A-Za-z])")
 
 
+# A stated range (↓26–32%, 8.6–20×) and a hyphenated name (gpu-node-01) stay on one line.
+_WHOLE = re.compile(r"[↓↑+]?\d[\d.,]*–\d[\d.,]*[%×]?|\b\w+(?:-\w+)+\b")
+
+
 def breakable(value: object) -> Markup:
     """Escaped text with wrap opportunities (<wbr>) between tokens: no word or number is split."""
-    text = str(escape(printable(value)))
-    return Markup(_BREAK.sub("<wbr>", text))  # only <wbr> added to already-escaped text
+    text = _BREAK.sub("<wbr>", str(escape(printable(value))))
+    return Markup(_WHOLE.sub(lambda m: f'<span class="nobr">{m.group(0)}</span>', text))  # escaped above
 
 
 def margin_text(row: CheckRow) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from kvgate.errors import StoreError
 from kvgate.judge import Verdict, symbol, worst
 from kvgate.manifest import Verification, verify
-from kvgate.report.numbers import human, humanize_text
+from kvgate.report.numbers import duration, human, humanize_text
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
 from kvgate.store import RunStore
 
@@ -152,7 +152,7 @@ class RunView:
         if not (start and end):
             return "not finished"
         seconds = (utc(str(end)) - utc(str(start))).total_seconds()
-        return f"{human(seconds, 's')} ({start} to {end} UTC)"
+        return f"{duration(seconds)} ({start} to {end} UTC)"
 
     @property
     def fingerprint(self) -> str:

@@ -79,3 +79,14 @@ _RAW = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) ?(B/s|ns|B)(?![\w/
 def humanize_text(text: str) -> str:
     """Raw numbers with byte or nanosecond units inside a condition string, shown in SI units."""
     return _RAW.sub(lambda m: human(float(m.group(1)), m.group(2)), text)
+
+
+def duration(seconds: float) -> str:
+    """A run's length as people say it: '9.3 s', '7 min 24 s', '72 h 0 min'."""
+    if seconds < 120:
+        return human(seconds, "s")
+    minutes, sec = divmod(round(seconds), 60)
+    if minutes < 120:
+        return f"{minutes} min {sec} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"

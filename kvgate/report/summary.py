@@ -63,9 +63,10 @@ class Headline:
 
 @dataclass(frozen=True)
 class Finding:
-    row: CheckRow
+    row: CheckRow  # the first check with this cause
     sentence: str
     next_step: str
+    same: tuple[str, ...] = ()  # the other checks with the same verdict and condition
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class Summary:
     baselines: tuple[CheckRow, ...]
     fingerprint: str
     counts: tuple[tuple[str, int], ...]
+    conditions: dict[str, str] = field(default_factory=dict)  # check id → condition as shown once
     comparability: tuple[str, ...] = field(default=())
 
 
@@ -203,20 +205,56 @@ def counts(view: RunView, baselines: int) -> tuple[tuple[str, int], ...]:
     return tuple((k, n) for k, n in [*out[:1], ("RECORDED", baselines), *out[1:]] if n)
 
 
+SHORT = 240
+
+
+def short(text: str, limit: int = SHORT) -> str:
+    """``text`` cut at a word boundary near ``limit``; the full text stays in the checks appendix."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " … (full text in the appendix)"
+
+
 def sentence(row: CheckRow) -> str:
     """The one sentence a person needs about a flagged check."""
     if row.label == "NOT EVALUATED":
         return f"{row.check} on {row.host} was planned but has no verdict: the run stopped before it."
     expected = f"expected {row.expected}" if row.expected != "—" else "no threshold"
     measured = f"measured {row.measured}" if row.measured != "—" else "nothing measured"
-    why = f" ({row.condition})" if row.condition else ""
+    why = f" ({short(row.condition)})" if row.condition else ""
     return f"{row.check} on {row.host}: {expected}, {measured}{why}."
 
 
 def findings(rows: Iterable[CheckRow]) -> tuple[Finding, ...]:
+    """Flagged checks, worst first; checks with one cause (an engine that did not start) as one finding."""
     order = ("FAIL", "INVALID", "ERROR", "NOT EVALUATED")
-    flagged = sorted((r for r in rows if r.label in order), key=lambda r: order.index(r.label))
-    return tuple(Finding(r, sentence(r), NEXT_STEP[r.label]) for r in flagged)
+    causes: dict[tuple[str, str], list[CheckRow]] = {}
+    for r in sorted((r for r in rows if r.label in order), key=lambda r: order.index(r.label)):
+        cause = cause_of(r)
+        causes.setdefault((r.label, cause or r.id), []).append(r)
+    return tuple(
+        Finding(rs[0], sentence(rs[0]), NEXT_STEP[rs[0].label], tuple(r.id for r in rs[1:]))
+        for rs in causes.values()
+    )
+
+
+def cause_of(row: CheckRow) -> str:
+    """The condition without the check's own metric prefix: what several checks can share."""
+    return row.condition.split(": ", 1)[-1] if len(row.condition) > 80 else ""
+
+
+def shown_conditions(rows: Iterable[CheckRow]) -> dict[str, str]:
+    """Each check's condition, a long one printed once and referred to by later checks."""
+    first: dict[str, str] = {}
+    out = {}
+    for r in rows:
+        cause = cause_of(r)
+        if cause and cause in first:
+            out[r.id] = f"{r.condition.split(': ', 1)[0]}: the same as {first[cause]}"
+        else:
+            first.setdefault(cause, r.id)
+            out[r.id] = r.condition
+    return out
 
 
 def skip_groups(rows: Iterable[CheckRow]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -271,5 +309,6 @@ def summarize(view: RunView) -> Summary:
         baselines=baselines,
         fingerprint=view.fingerprint,
         counts=counts(view, len(baselines)),
+        conditions=shown_conditions(rows),
         comparability=notes,
     )

@@ -87,8 +87,8 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> RenderedPaths:
 
 @pytest.fixture(scope="module")
 def html(rendered: RenderedPaths) -> str:
-    """The report's text as a browser shows it: <wbr> only marks where a line may wrap."""
-    return rendered.html.read_text().replace("<wbr>", "")
+    """The report's text as a browser shows it: <wbr> and .nobr spans only say where a line may wrap."""
+    return re.sub(r'<span class="nobr">([^<]*)</span>', r"\1", rendered.html.read_text().replace("<wbr>", ""))
 
 
 def junit_cases(xml: bytes) -> dict[str, ET.Element]:
