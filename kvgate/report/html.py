@@ -18,6 +18,7 @@ from markupsafe import Markup, escape
 
 import kvgate
 from kvgate.errors import KvgateError, StoreError
+from kvgate.report.comparison import NONE, Comparison
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.parts import printable
@@ -123,13 +124,14 @@ def render_section(env: jinja2.Environment, title: str, template: str, data: obj
         raise StoreError(f"report section {title!r} ({template}): its data lacks a field: {exc}") from None
 
 
-def render_html(view: RunView, *, rendered_at: str) -> str:
+def render_html(view: RunView, *, rendered_at: str, comparison: Comparison = NONE) -> str:
     """The full report as one HTML document."""
     env = environment()
     sections = [(s.title, render_section(env, s.title, s.template, s.data)) for s in view.sections]
     return env.get_template("report.html").render(
         view=view,
         summary=summarize(view),
+        comparison=comparison,
         meta=view.meta,
         sections=sections,
         css=stylesheet(),

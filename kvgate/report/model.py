@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.errors import StoreError
+from kvgate.history.record import Figure, RunRecord
 from kvgate.judge import Verdict, symbol, worst
 from kvgate.manifest import Verification, verify
 from kvgate.report.numbers import duration, human, humanize_text
@@ -166,6 +167,21 @@ class RunView:
         ]
         return " · ".join(parts)
 
+    def history_record(self) -> RunRecord:
+        """What kvgate.history keeps of this run: identity, verdict and every numeric figure."""
+        inv = self.meta.get("inventory") or {}
+        return RunRecord(
+            run_id=f"{self.site}/{self.run_dir.name}",
+            site=self.site,
+            gate=self.gate,
+            inventory_sha256=str(inv.get("sha256") or ""),
+            kvgate_version=str(self.meta.get("kvgate_version") or ""),
+            verdict=self.verdict.value,
+            started_at=str(self.meta.get("started_at") or ""),
+            status=self.status,
+            figures=history_figures(self.all_rows),
+        )
+
     def run_record(self) -> list[tuple[str, str]]:
         """The provenance table: (field, value) in reading order."""
         m, inv = self.meta, self.meta.get("inventory") or {}
@@ -185,6 +201,23 @@ class RunView:
             ("Run directory", self.run_dir.name),
             ("Schema", str(m.get("schema") or "—")),
         ]
+
+
+BETTER = {">=": "higher", ">": "higher", "<=": "lower", "<": "lower"}
+
+
+def history_figures(rows: list[CheckRow]) -> tuple[Figure, ...]:
+    """Numeric measurements with their better direction and the CV their repeats recorded."""
+    cv = {(r.host, r.metric.removesuffix("_cv")): r.measured_value for r in rows if r.metric.endswith("_cv")}
+    out = []
+    for r in rows:
+        value = r.measured_value
+        if isinstance(value, bool) or not isinstance(value, int | float) or r.metric.endswith("_cv"):
+            continue
+        noise = cv.get((r.host, r.metric))
+        noise = float(noise) if isinstance(noise, int | float) else None
+        out.append(Figure(r.id, float(value), r.unit, BETTER.get(r.comparator, ""), noise))
+    return tuple(out)
 
 
 def utc(stamp: str) -> datetime:
