@@ -22,6 +22,7 @@ from kvgate.report.comparison import NONE, Comparison
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.parts import printable
+from kvgate.report.plots import charts
 from kvgate.report.summary import summarize
 from kvgate.report.svg import sanitize
 
@@ -132,6 +133,7 @@ def render_html(view: RunView, *, rendered_at: str, comparison: Comparison = NON
         view=view,
         summary=summarize(view),
         comparison=comparison,
+        charts=charts(view),
         meta=view.meta,
         sections=sections,
         css=stylesheet(),

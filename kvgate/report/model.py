@@ -12,6 +12,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -167,6 +168,29 @@ class RunView:
         ]
         return " · ".join(parts)
 
+    @property
+    def sweeps(self) -> dict[str, dict[str, list[tuple[int, float]]]]:
+        """G2's bandwidth sweep per host/volume: block size → [(I/Os in flight, bytes/s)]."""
+        out: dict[str, dict[str, list[tuple[int, float]]]] = {}
+        for key, row in sorted((self.meta.get("g2_rows") or {}).items()):
+            for point in row.get("sweep") or ():
+                *bs, parallelism, bw = point
+                out.setdefault(str(key), {}).setdefault(str(bs[0]) if bs else "", []).append(
+                    (int(parallelism), float(bw))
+                )
+        return out
+
+    @property
+    def knees(self) -> dict[str, tuple[int, str]]:
+        """G2's knee per host/volume: (I/Os in flight, block size), from its stored table row."""
+        out = {}
+        for key, row in (self.meta.get("g2_rows") or {}).items():
+            cells = row.get("fio") or []
+            found = KNEE.match(str(cells[6])) if len(cells) > 6 else None
+            if found:
+                out[str(key)] = (int(found.group(1)), found.group(2))
+        return out
+
     def history_record(self) -> RunRecord:
         """What kvgate.history keeps of this run: identity, verdict and every numeric figure."""
         inv = self.meta.get("inventory") or {}
@@ -203,6 +227,7 @@ class RunView:
         ]
 
 
+KNEE = re.compile(r"^(\d+) @ [\d.]+ \(bs (\w+)\)")
 BETTER = {">=": "higher", ">": "higher", "<=": "lower", "<": "lower"}
 
 
