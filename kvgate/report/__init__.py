@@ -44,13 +44,15 @@ def render(run_dir: Path, *, pdf: bool = True, allowed_signers: Path | None = No
     view = load_run(run_dir, allowed_signers=allowed_signers)
     record, root = view.history_record(), run_dir.resolve().parent.parent
     comparison = with_previous(root, record)
-    html = render_html(view, rendered_at=utc_now(), comparison=comparison)
+    stamp = utc_now()
+    html = render_html(view, rendered_at=stamp, comparison=comparison)
     write_file(run_dir / "report.html", html.encode())  # atomic, never through a link (kvgate.safefile)
     write_file(run_dir / "junit.xml", render_junit(view))
     target = run_dir / "report.pdf"
     if pdf:
         with replacing(target) as out:
-            write_pdf(html, run_dir=run_dir, target=out)
+            printed = render_html(view, rendered_at=stamp, comparison=comparison, for_print=True)
+            write_pdf(printed, run_dir=run_dir, target=out)
     else:
         target.unlink(missing_ok=True)  # a PDF from an earlier render would contradict the new HTML
     History(root).index(record)

@@ -125,8 +125,10 @@ def render_section(env: jinja2.Environment, title: str, template: str, data: obj
         raise StoreError(f"report section {title!r} ({template}): its data lacks a field: {exc}") from None
 
 
-def render_html(view: RunView, *, rendered_at: str, comparison: Comparison = NONE) -> str:
-    """The full report as one HTML document."""
+def render_html(
+    view: RunView, *, rendered_at: str, comparison: Comparison = NONE, for_print: bool = False
+) -> str:
+    """The full report as one HTML document; ``for_print`` leaves out the lists only report.html gives."""
     env = environment()
     sections = [(s.title, render_section(env, s.title, s.template, s.data)) for s in view.sections]
     return env.get_template("report.html").render(
@@ -134,6 +136,7 @@ def render_html(view: RunView, *, rendered_at: str, comparison: Comparison = NON
         summary=summarize(view),
         comparison=comparison,
         charts=charts(view),
+        for_print=for_print,
         meta=view.meta,
         sections=sections,
         css=stylesheet(),

@@ -75,11 +75,13 @@ class Summary:
     scope: tuple[tuple[str, str], ...]
     findings: tuple[Finding, ...]
     skips: tuple[tuple[str, tuple[str, ...]], ...]  # reason → check ids
-    passes: tuple[tuple[str, tuple[CheckRow, ...]], ...]  # "host · family" → rows
+    passes: tuple[tuple[str, tuple[PassRow, ...]], ...]  # family → rows, identical hosts merged
     baselines: tuple[CheckRow, ...]
     fingerprint: str
     counts: tuple[tuple[str, int], ...]
     conditions: dict[str, str] = field(default_factory=dict)  # check id → condition as shown once
+    environment: tuple[tuple[str, str, str], ...] = ()  # item, value, hosts
+    tools: tuple[tuple[str, str, str], ...] = ()
     comparability: tuple[str, ...] = field(default=())
 
 
@@ -176,19 +178,21 @@ def headline(view: RunView) -> tuple[Headline, ...]:
 
 
 def families(rows: Iterable[CheckRow]) -> dict[tuple[str, str], list[CheckRow]]:
+    """BOM family → its checks on every host (one line for a cluster, not one per host)."""
     out: dict[tuple[str, str], list[CheckRow]] = {}
     for r in rows:
-        out.setdefault((r.host, r.check.split(".")[0]), []).append(r)
+        out.setdefault(("", r.check.split(".")[0]), []).append(r)
     return out
 
 
-def family_headline(host: str, family: str, rows: list[CheckRow]) -> Headline:
-    """G1: one line per host and BOM family — how many items are as ordered."""
+def family_headline(_host: str, family: str, rows: list[CheckRow]) -> Headline:
+    """G1: one line per BOM family — how many items are as ordered, on how many hosts."""
     ok = [r for r in rows if r.label in ("PASS", "WAIVED")]
     judged = [r for r in rows if r.label != "SKIP"]
     worst = next((r.label for r in rows if r.flagged), "PASS" if judged else "SKIP")
+    hosts = sorted({r.host for r in rows})
     return Headline(
-        where=host,
+        where=hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts",
         what=family,
         measured=f"{len(ok)} of {len(judged)} as ordered" if judged else "not applicable",
         against="the bill of materials (inventory expect)",
@@ -266,12 +270,43 @@ def skip_groups(rows: Iterable[CheckRow]) -> tuple[tuple[str, tuple[str, ...]], 
     return tuple((k, tuple(v)) for k, v in groups.items())
 
 
-def pass_groups(rows: Iterable[CheckRow]) -> tuple[tuple[str, tuple[CheckRow, ...]], ...]:
-    groups: dict[str, list[CheckRow]] = {}
+@dataclass(frozen=True)
+class PassRow:
+    """PASS checks with the same criterion and measurement, on one or many hosts."""
+
+    row: CheckRow  # the first; the others differ only by host
+    hosts: tuple[str, ...]
+
+    @property
+    def where(self) -> str:
+        """Every host by name: the signed PDF says where each check passed."""
+        return ", ".join(self.hosts)
+
+
+def pass_groups(rows: Iterable[CheckRow]) -> tuple[tuple[str, tuple[PassRow, ...]], ...]:
+    """PASS rows by family; identical results on several hosts as one row naming the hosts."""
+    groups: dict[str, dict[tuple[str, str, str, str], list[CheckRow]]] = {}
     for r in rows:
         if r.label in ("PASS", "WAIVED") and not is_recorded(r):
-            groups.setdefault(f"{r.host} · {r.check.split('.')[0]}", []).append(r)
-    return tuple((k, tuple(v)) for k, v in groups.items())
+            same = (r.check, r.expected, r.measured, r.label)
+            groups.setdefault(r.check.split(".")[0], {}).setdefault(same, []).append(r)
+    return tuple(
+        (family, tuple(PassRow(rs[0], tuple(r.host for r in rs)) for rs in by.values()))
+        for family, by in groups.items()
+    )
+
+
+def collapsed(tables: dict[str, list[tuple[str, str]]]) -> tuple[tuple[str, str, str], ...]:
+    """{host: [(item, value)]} → (item, value, hosts): one row for the hosts that agree."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for host, pairs in tables.items():
+        for item, value in pairs:
+            by.setdefault((item, value), []).append(host)
+    total = len(tables)
+    return tuple(
+        (item, value, f"all {total}" if len(hosts) == total and total > 2 else ", ".join(hosts))
+        for (item, value), hosts in sorted(by.items())
+    )
 
 
 def scope(view: RunView) -> tuple[tuple[str, str], ...]:
@@ -310,5 +345,7 @@ def summarize(view: RunView) -> Summary:
         fingerprint=view.fingerprint,
         counts=counts(view, len(baselines)),
         conditions=shown_conditions(rows),
+        environment=collapsed(view.manifest),
+        tools=collapsed(view.tool_versions),
         comparability=notes,
     )
