@@ -114,6 +114,30 @@ def stylesheet() -> Markup:
     return Markup((reports_dir() / "report.css").read_text())  # kvgate's own stylesheet
 
 
+PRINT_ROWS = 60  # a longer table prints evenly spaced rows, the first and the last; report.html has all
+
+
+def printed_rows(rows: list[object]) -> list[object]:
+    if len(rows) <= PRINT_ROWS:
+        return rows
+    step = (len(rows) - 1) / (PRINT_ROWS - 1)
+    return [rows[round(i * step)] for i in range(PRINT_ROWS)]
+
+
+def for_paper(data: object) -> object:
+    """A table section's data for the PDF: at most PRINT_ROWS rows, saying how many it leaves out."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("rows"), list)
+        or len(data["rows"]) <= PRINT_ROWS
+    ):
+        return data
+    total, note = len(data["rows"]), str(data.get("note") or "")
+    shown = f"The PDF shows {PRINT_ROWS} of {total} rows, evenly spaced with the first and the last"
+    shown += "; report.html has all."
+    return data | {"rows": printed_rows(data["rows"]), "note": f"{shown} {note}".strip()}
+
+
 def render_section(env: jinja2.Environment, title: str, template: str, data: object) -> Markup:
     try:
         tpl = env.get_template(template)
@@ -130,7 +154,10 @@ def render_html(
 ) -> str:
     """The full report as one HTML document; ``for_print`` leaves out the lists only report.html gives."""
     env = environment()
-    sections = [(s.title, render_section(env, s.title, s.template, s.data)) for s in view.sections]
+    sections = [
+        (s.title, render_section(env, s.title, s.template, for_paper(s.data) if for_print else s.data))
+        for s in view.sections
+    ]
     return env.get_template("report.html").render(
         view=view,
         summary=summarize(view),

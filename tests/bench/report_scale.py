@@ -61,3 +61,73 @@ def g1_run(root: Path, hosts: int) -> Path:
             )
     store.finish("complete")
     return store.path
+
+
+def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> Path:
+    """A G4 run of ``hosts`` deployments soaked ``hours`` at ``sample_s`` samples, as the gate stores it."""
+    from kvgate.g4.sections import MAX_ROWS, VERDICT_COLUMNS, WINDOW_COLUMNS
+
+    names = [f"gpu-node-{i:02d}" for i in range(1, hosts + 1)]
+    meta = {
+        "inventory": {"path": "inventory/lab.yaml", "sha256": "ab" * 32},
+        "planned": [],
+        "g4_profile": {"name": "full", "duration_s": hours * 3600},
+    }
+    store = RunStore.create(root, site="lab", gate="g4", meta=meta)
+    windows, verdicts = [], []
+    for host in names:
+        samples = "".join(
+            f'{{"t": {t}, "ttft_ms": 41.5, "rss_mib": 3083}}\n' for t in range(0, hours * 3600, sample_s)
+        )
+        store.artifact(host, "g4/tiny/samples.jsonl", samples)
+        for w in range(MAX_ROWS):
+            windows.append(
+                [
+                    f"{host}/tiny",
+                    str(w),
+                    f"2026-01-0{1 + w // 24}T{w % 24:02d}:00:00Z",
+                    "600/0",
+                    "0",
+                    "41.5",
+                    "97.2",
+                    "12.1",
+                    "88.4",
+                    "40.9 / 44.0",
+                    "3083",
+                    "1024",
+                    "2048 / 1024",
+                    "0.93",
+                    "same",
+                ]
+            )
+        for check in ("coverage", "failed-requests", "empty-responses", "ttft-drift", "memory-growth"):
+            rec = CheckRecord(
+                f"{host}/soak.{check}",
+                host,
+                f"soak.{check}",
+                Verdict.PASS,
+                "ok",
+                rule="G4-SOAK-1",
+                metric=check,
+                measured=1.0,
+                expected=0.9,
+                comparator=">=",
+                unit="x",
+            )
+            store.record(rec)
+            verdicts.append([f"{host}/tiny", check, "1 x", ">= 0.9 x", "workloads/g4/full.yaml", "PASS"])
+    sections = [
+        {
+            "title": "G4 soak windows",
+            "template": "table.html",
+            "data": {"columns": WINDOW_COLUMNS, "rows": windows},
+        },
+        {
+            "title": "G4 verdicts",
+            "template": "table.html",
+            "data": {"columns": VERDICT_COLUMNS, "rows": verdicts},
+        },
+    ]
+    store.update_meta(sections=sections)
+    store.finish("complete")
+    return store.path
