@@ -112,15 +112,37 @@ def stated_measured(ref: Reference, value: object) -> str:
     return f"{sign}{human(float(value))} %"
 
 
+# G3's evidence checks on the cache-served arms of a deployment (kvgate.g3.plan): rule → what it proves.
+EVIDENCE_RULES = {
+    "G3-KV-1": "written through",
+    "G3-KV-2": "cold proven",
+    "G3-KV-4": "hits counted",
+    "G3-KV-3": "outputs compared",
+}
+
+
+def evidence_checklist(row: CheckRow, rows: Iterable[CheckRow]) -> str:
+    """'cold proven ✓ · outputs compared ✓ …': the deployment's evidence checks beside its figure."""
+    prefix = row.check.split(".")[0]
+    found = {r.rule: r.label for r in rows if r.host == row.host and r.check.split(".")[0] == prefix}
+    marks = {"PASS": "✓", "WAIVED": "waived", "SKIP": "n/a"}
+    items = [
+        f"{what} {marks.get(found[rule], '✗ ' + found[rule])}"
+        for rule, what in EVIDENCE_RULES.items()
+        if rule in found
+    ]
+    return " · ".join(items)
+
+
 def evidence_of(row: CheckRow) -> str:
     if row.label == "PASS":
-        return "evidence checked (cold proven, outputs compared)" if is_reference(row) else "measured"
+        return "measured"
     if row.label in ("INVALID", "ERROR", "NOT EVALUATED"):
         return f"{row.label}: {row.condition.split(' — ')[-1][:160]}"
     return row.label
 
 
-def reference_headline(row: CheckRow, ref: Reference) -> Headline:
+def reference_headline(row: CheckRow, ref: Reference, rows: Iterable[CheckRow] = ()) -> Headline:
     value = row.measured_value
     position = (
         seed_position(ref, float(value))
@@ -134,7 +156,9 @@ def reference_headline(row: CheckRow, ref: Reference) -> Headline:
         measured=stated_measured(ref, value),
         against=f"reference {ref.report} {ref.improvement.stated} (site threshold ≥ {floor})",
         position=position.replace("the seed's ", "").split(": was")[0],
-        evidence=evidence_of(row),
+        evidence="; ".join(
+            e for e in (evidence_checklist(row, rows), evidence_of(row)) if e and e != "measured"
+        ),
         verdict=row.label,
         note=comparability(ref),
     )
@@ -165,7 +189,7 @@ def threshold_headline(row: CheckRow, what: str = "") -> Headline:
 def headline(view: RunView) -> tuple[Headline, ...]:
     rows = view.all_rows
     refs = [(r, ref) for r in rows if is_reference(r) and (ref := reference(r.rule)) is not None]
-    out = [reference_headline(r, ref) for r, ref in refs if r.label != "SKIP"]
+    out = [reference_headline(r, ref, rows) for r, ref in refs if r.label != "SKIP"]
     if view.gate == "g2":
         out += [
             threshold_headline(r, t) for m, t in G2_HEADLINE.items() for r in rows if r.metric.endswith(m)

@@ -78,6 +78,28 @@ def g2_checks(bw_fail: bool = False) -> list[CheckRecord]:
 def g3_checks() -> list[CheckRecord]:
     return [
         check(
+            "tiny.cold-proof",
+            Verdict.PASS,
+            rule="G3-KV-2",
+            metric="restore_read_ratio",
+            measured=1.02,
+            expected=0.9,
+            comparator=">=",
+            unit="x",
+            source="workloads/g3/smoke.yaml cold.min_read_ratio",
+        ),
+        check(
+            "tiny.correctness",
+            Verdict.PASS,
+            rule="G3-KV-3",
+            metric="output_mismatches",
+            measured=0,
+            expected=0,
+            comparator="==",
+            unit="requests",
+            source="near-tie rule",
+        ),
+        check(
             "tiny.ttft-p50",
             Verdict.PASS,
             rule="R2-ttft-p50-tp8",

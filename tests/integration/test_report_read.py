@@ -102,6 +102,7 @@ def test_g3_page1_says_the_reference_and_where_the_site_lands(rendered: dict) ->
     assert "smoke: proves the pipeline" in text
     assert "1 of 2 evaluated" in text  # reference checks evaluated
     assert "480B model on AMD MI308X" in text  # comparability
+    assert "cold proven ✓ · outputs compared ✓" in text  # the evidence checklist beside the figure
 
 
 def test_g4_failure_is_on_page1_with_a_next_step(rendered: dict) -> None:
