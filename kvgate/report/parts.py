@@ -15,9 +15,27 @@ from kvgate.judge import fmt
 _UNPRINTABLE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+# UTF-8 read as Latin-1/cp1252 ("cafÃ©", "â€™"): engine text that was decoded twice.
+_MOJIBAKE = re.compile(
+    "[\u00c2-\u00f4][\u0080-\u00bf\u2018-\u203a\u20ac\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc]"
+)
+
+
+def demojibake(text: str) -> str:
+    """Undo one UTF-8-as-Latin-1 decoding where that gives valid UTF-8; other text is left alone."""
+    if not _MOJIBAKE.search(text):
+        return text
+    for codec in ("cp1252", "latin-1"):
+        try:
+            return text.encode(codec).decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            continue
+    return text
+
+
 def printable(text: object) -> str:
-    """``text`` with control characters (ESC, NUL, …) replaced by U+FFFD."""
-    return _UNPRINTABLE.sub("\ufffd", str(text))
+    """``text`` with double-decoded UTF-8 repaired and control characters (ESC, NUL, …) replaced by U+FFFD."""
+    return _UNPRINTABLE.sub("\ufffd", demojibake(str(text)))
 
 
 @dataclass(frozen=True)
