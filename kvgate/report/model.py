@@ -153,7 +153,10 @@ class RunView:
         start, end = self.meta.get("started_at"), self.meta.get("ended_at")
         if not (start and end):
             return "not finished"
-        seconds = (utc(str(end)) - utc(str(start))).total_seconds()
+        try:
+            seconds = (utc(str(end)) - utc(str(start))).total_seconds()
+        except (ValueError, TypeError):  # an edited run.json: say what it holds, do not fail the report
+            return f"unknown: started_at {str(start)[:40]!r}, ended_at {str(end)[:40]!r} are not UTC times"
         return f"{duration(seconds)} ({start} to {end} UTC)"
 
     @property

@@ -33,9 +33,15 @@ def demojibake(text: str) -> str:
     return text
 
 
+def _shown(match: re.Match[str]) -> str:
+    """A C0 control character as its visible picture (ESC → ␛, 0x02 → ␂); anything else as U+FFFD."""
+    code = ord(match.group(0))
+    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
+
+
 def printable(text: object) -> str:
-    """``text`` with double-decoded UTF-8 repaired and control characters (ESC, NUL, …) replaced by U+FFFD."""
-    return _UNPRINTABLE.sub("\ufffd", demojibake(str(text)))
+    """``text`` with double-decoded UTF-8 repaired and control characters shown as pictures (␛, ␂)."""
+    return _UNPRINTABLE.sub(_shown, demojibake(str(text)))
 
 
 @dataclass(frozen=True)

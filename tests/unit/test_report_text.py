@@ -45,4 +45,4 @@ def test_wrap_points_fall_between_tokens_never_inside_a_word_or_number() -> None
 def test_engine_text_is_repaired_once_and_control_characters_replaced() -> None:
     assert printable("cafÃ© â€™") == "café ’"
     assert printable("café Größe") == "café Größe"  # correct text is left alone
-    assert printable("red \x1b[31m") == "red \ufffd[31m"
+    assert printable("red \x1b[31m \x02\x02 painter") == "red ␛[31m ␂␂ painter"  # seen, not garbage
