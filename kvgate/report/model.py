@@ -12,6 +12,7 @@ Usage::
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Iterable
@@ -194,6 +195,15 @@ class RunView:
                 out[str(key)] = (int(found.group(1)), found.group(2))
         return out
 
+    @property
+    def soak_windows(self) -> dict[str, list[dict[str, float]]]:
+        """G4's windows per host/deployment (artifacts/<host>/g4/<deployment>/windows.jsonl), in order."""
+        out: dict[str, list[dict[str, float]]] = {}
+        for path in sorted((self.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
+            key = f"{path.parts[-4]}/{path.parts[-2]}"
+            out[key] = [w for line in path.read_text().splitlines() if (w := soak_window(line))]
+        return {k: v for k, v in out.items() if v}
+
     def history_record(self) -> RunRecord:
         """What kvgate.history keeps of this run: identity, verdict and every numeric figure."""
         inv = self.meta.get("inventory") or {}
@@ -246,6 +256,21 @@ def history_figures(rows: list[CheckRow]) -> tuple[Figure, ...]:
         noise = float(noise) if isinstance(noise, int | float) else None
         out.append(Figure(r.id, float(value), r.unit, BETTER.get(r.comparator, ""), noise))
     return tuple(out)
+
+
+def soak_window(line: str) -> dict[str, float]:
+    """One stored window's figures for the trend charts; {} for a torn or foreign line."""
+    try:
+        w = json.loads(line)
+        summary = w["summary"]
+        return {
+            "end_s": float(w["end_unix_s"]),
+            "ttft_p50_ms": float(summary["p50_ttft_ms"]),
+            "ttft_p99_ms": float(summary["p99_ttft_ms"]),
+            "output_tok_per_s": float(summary["output_throughput_tok_per_s"]),
+        }
+    except (ValueError, KeyError, TypeError):
+        return {}
 
 
 def utc(stamp: str) -> datetime:

@@ -195,7 +195,11 @@ def headline(view: RunView) -> tuple[Headline, ...]:
             threshold_headline(r, t) for m, t in G2_HEADLINE.items() for r in rows if r.metric.endswith(m)
         ]
     elif view.gate == "g4":
-        out += [threshold_headline(r) for r in rows if r.comparator and r.rule.startswith("G4-SOAK")]
+        out += [
+            threshold_headline(r)
+            for r in rows
+            if r.comparator and r.rule.startswith("G4-") and r.label != "SKIP"
+        ]
     elif view.gate == "g1":
         out += [family_headline(host, fam, rs) for (host, fam), rs in families(rows).items()]
     return tuple(out)

@@ -107,7 +107,7 @@ def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> 
                 f"soak.{check}",
                 Verdict.PASS,
                 "ok",
-                rule="G4-SOAK-1",
+                rule="G4-RUN-1",
                 metric=check,
                 measured=1.0,
                 expected=0.9,

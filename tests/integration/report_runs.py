@@ -129,7 +129,7 @@ def g4_checks() -> list[CheckRecord]:
         check(
             "tiny.empty-responses",
             Verdict.FAIL,
-            rule="G4-SOAK-3",
+            rule="G4-ERR-2",
             metric="empty_responses",
             measured=319,
             expected=0,
@@ -141,7 +141,7 @@ def g4_checks() -> list[CheckRecord]:
         check(
             "tiny.alive",
             Verdict.PASS,
-            rule="G4-SOAK-4",
+            rule="G4-ERR-3",
             metric="engines_alive",
             measured=True,
             expected=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -62,3 +63,16 @@ def test_g2_sweep_is_drawn_with_its_knee_and_no_chart_without_data(tmp_path: Pat
     assert "read bandwidth (GB/s)" in chart.svg
     assert "knee (4m)" in chart.svg
     assert charts(load_run(run_with(tmp_path / "empty", {}))) == ()
+
+
+def test_a_soak_is_drawn_over_time_from_its_stored_windows(tmp_path: Path) -> None:
+    run = run_with(tmp_path, {})
+    path = run / "artifacts" / "h" / "g4" / "tiny" / "windows.jsonl"
+    path.parent.mkdir(parents=True)
+    summary = {"p50_ttft_ms": 100.0, "p99_ttft_ms": 300.0, "output_throughput_tok_per_s": 160.0}
+    lines = [f'{{"end_unix_s": {600 * i}, "summary": {json.dumps(summary)}}}' for i in range(6)]
+    path.write_text("\n".join([*lines, '{"torn']) + "\n")
+    (chart,) = charts(load_run(run))
+    assert chart.title == "Soak: latency and throughput over time"
+    assert "hours since the first window" in chart.svg
+    assert "TTFT (ms)" in chart.svg
