@@ -136,7 +136,7 @@ def evidence_checklist(row: CheckRow, rows: Iterable[CheckRow]) -> str:
 
 def evidence_of(row: CheckRow) -> str:
     if row.label == "PASS":
-        return "measured"
+        return ""
     if row.label in ("INVALID", "ERROR", "NOT EVALUATED"):
         return f"{row.label}: {row.condition.split(' — ')[-1][:160]}"
     return row.label
@@ -251,6 +251,8 @@ def sentence(row: CheckRow) -> str:
     """The one sentence a person needs about a flagged check."""
     if row.label == "NOT EVALUATED":
         return f"{row.check} on {row.host} was planned but has no verdict: the run stopped before it."
+    if row.label == "ERROR" and row.measured == "—":
+        return f"{row.check} on {row.host} could not be evaluated: {short(row.condition)}."
     expected = f"expected {row.expected}" if row.expected != "—" else "no threshold"
     measured = f"measured {row.measured}" if row.measured != "—" else "nothing measured"
     why = f" ({short(row.condition)})" if row.condition else ""
