@@ -66,7 +66,13 @@ _WHOLE = re.compile(r"[↓↑+]?\d[\d.,]*–\d[\d.,]*[%×]?|\b\w+(?:-\w+)+\b")
 def breakable(value: object) -> Markup:
     """Escaped text with wrap opportunities (<wbr>) between tokens: no word or number is split."""
     text = _BREAK.sub("<wbr>", str(escape(printable(value))))
-    return Markup(_WHOLE.sub(lambda m: f'<span class="nobr">{m.group(0)}</span>', text))  # escaped above
+    return Markup(_WHOLE.sub(_kept_whole, text))  # escaped above
+
+
+def _kept_whole(m: re.Match[str]) -> str:
+    """A range or a short hyphenated name on one line; a long compound may still wrap at a hyphen."""
+    token = m.group(0)
+    return token if len(token) > 20 and "–" not in token else f'<span class="nobr">{token}</span>'
 
 
 def margin_text(row: CheckRow) -> str:

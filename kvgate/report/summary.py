@@ -108,8 +108,8 @@ def stated_measured(ref: Reference, value: object) -> str:
         return "not measured"
     if ref.improvement.kind is Kind.RATIO:
         return f"{human(float(value))}×"
-    sign = "+" if ref.improvement.kind is Kind.PERCENT_GAIN else "↓"
-    return f"{sign}{human(float(value))} %"
+    signs = ("+", "−") if ref.improvement.kind is Kind.PERCENT_GAIN else ("↓", "↑")
+    return f"{signs[value < 0]}{human(abs(float(value)))} %"
 
 
 # G3's evidence checks on the cache-served arms of a deployment (kvgate.g3.plan): rule → what it proves.
@@ -135,7 +135,7 @@ def evidence_checklist(row: CheckRow, rows: Iterable[CheckRow]) -> str:
 
 
 def evidence_of(row: CheckRow) -> str:
-    if row.label == "PASS":
+    if row.label in ("PASS", "FAIL"):
         return ""
     if row.label in ("INVALID", "ERROR", "NOT EVALUATED"):
         return f"{row.label}: {row.condition.split(' — ')[-1][:160]}"
@@ -167,7 +167,7 @@ def reference_headline(row: CheckRow, ref: Reference, rows: Iterable[CheckRow] =
 def comparability(ref: Reference) -> str:
     """Where the reference was measured: the site's setup must be read against it."""
     p = ref.platform
-    conc = f", concurrency {ref.concurrency}" if ref.concurrency else ""
+    conc = f", concurrency {ref.concurrency}" if isinstance(ref.concurrency, int) else ""
     model = f"{ref.model} model" if ref.model else "the seed's model"
     return f"{ref.report} was measured with {model} on {p.accelerator} and {p.storage}{conc}"
 

@@ -111,6 +111,19 @@ def g3_checks() -> list[CheckRecord]:
             source="R2 (seed)",
         ),
         check(
+            "engine[tiny-llama].throughput-gain-whole-machine",
+            Verdict.FAIL,
+            rule="R3-throughput-tp4x2-whole-machine",
+            metric="throughput_gain_pct",
+            measured=-28.84,
+            expected=34.5,
+            comparator=">=",
+            unit="%",
+            source="R3 (seed)",
+            condition="throughput_gain_pct=-28.84 ≥ 34.5 (R3: +35–36%) — below the seed's +35–36%; "
+            "llama-cpp-ram vs llama-cpp-disk-keep: 16 shared documents, 87.5% of each turn reused",
+        ),
+        check(
             "tiny.throughput-c16",
             Verdict.INVALID,
             rule="R2R3-cold-restore-throughput-conc16",

@@ -100,7 +100,8 @@ def test_g3_page1_says_the_reference_and_where_the_site_lands(rendered: dict) ->
     assert "reference R2 ↓26–32% (site threshold ≥ ↓25.5%)" in text  # the range never split
     assert "far above ↓26–32%" in text
     assert "smoke: proves the pipeline" in text
-    assert "1 of 2 evaluated" in text  # reference checks evaluated
+    assert "2 of 3 evaluated" in text  # reference checks evaluated
+    assert "−28.8 %" in text  # a loss is written as one, not "+-28.8"
     assert "480B model on AMD MI308X" in text  # comparability
     assert "cold proven ✓ · outputs compared ✓" in text  # the evidence checklist beside the figure
 
