@@ -8,7 +8,7 @@ RESULTS   ?= results
 KVGATE    := $(BIN)/kvgate
 GATE_ARGS ?=
 
-.PHONY: help setup engine demo test check bench preflight g1 g2 g3 g4 lock clean
+.PHONY: help setup engine demo test check bench preflight g1 g2 g3 g4 lock clean screenshots
 
 help:
 	@echo "make demo     install, run the gates on this machine (inventory/local.yaml), show the report"
@@ -50,6 +50,7 @@ demo: setup engine
 	$(KVGATE) run g2 --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g3 --inventory inventory/local.yaml --results $(RESULTS)
 	$(KVGATE) run g4 --inventory inventory/local.yaml --results $(RESULTS)
+	$(KVGATE) history --results $(RESULTS)  # a second `make demo` compares each gate with the first
 
 test: setup engine
 	$(BIN)/pytest
@@ -68,6 +69,13 @@ g1 g2 g3 g4: setup
 
 preflight: setup
 	$(KVGATE) preflight --inventory $(INVENTORY) --results $(RESULTS)
+
+# README screenshots: page 1 of each gate's latest report under $(RESULTS) (run `make demo` first).
+screenshots:
+	for g in g1 g2 g3 g4; do \
+	  run=$$(ls -td $(RESULTS)/*/$$g-* | head -n 1); \
+	  pdftoppm -png -r 80 -f 1 -l 1 -singlefile "$$run/report.pdf" docs/screenshots/$$g-page1; \
+	done
 
 # Re-pin after changing dependencies in pyproject.toml.
 lock: setup engine

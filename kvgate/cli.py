@@ -9,6 +9,8 @@ Exit codes (documented in the README):
     4  usage or configuration error (bad command line, inventory, waivers or other user file,
        an inventory that plans no checks, an edited run directory, gate order refused)
     5  run interrupted (Ctrl-C): resume with --resume RUN
+    6  regression (--fail-on-regression): the gate passed, but a figure is worse than in the
+       previous comparable run by more than its repeats' noise
    70  internal error (a bug in kvgate: the traceback is written to a file to report)
 """
 
@@ -34,7 +36,7 @@ EXIT = {
     Verdict.INVALID: 2,
     Verdict.ERROR: 3,
 }
-EXIT_USAGE, EXIT_INTERRUPTED, EXIT_INTERNAL = 4, 5, 70
+EXIT_USAGE, EXIT_INTERRUPTED, EXIT_REGRESSION, EXIT_INTERNAL = 4, 5, 6, 70
 
 
 class Parser(argparse.ArgumentParser):
@@ -56,6 +58,11 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--force-gate-order", metavar="REASON", help="run without a passed earlier gate")
     run.add_argument("--no-pdf", action="store_true", help="skip the PDF (HTML and JUnit only)")
     run.add_argument("-k", dest="keyword", help="only checks matching this pytest -k expression")
+    run.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 6 when a figure regressed against the previous comparable run (nightly CI)",
+    )
     rep = sub.add_parser("report", help="re-render a stored run's HTML, PDF and JUnit offline")
     rep.add_argument("run_dir")
     rep.add_argument("--no-pdf", action="store_true")
@@ -80,6 +87,13 @@ def parser() -> argparse.ArgumentParser:
     pre.add_argument("--results", default="results", help="root of run directories")
     pre.add_argument("--no-pdf", action="store_true", help="skip the PDF (HTML and JUnit only)")
     sub.add_parser("references", help="check gates/references.yaml for internal consistency")
+    hist = sub.add_parser("history", help="list the runs indexed under a results root")
+    hist.add_argument("--results", default="results", help="root of run directories")
+    hist.add_argument("--site")
+    hist.add_argument("--gate", choices=GATES)
+    cmp = sub.add_parser("compare", help="two runs' figures side by side with their change")
+    cmp.add_argument("run_a", metavar="RUN_A", help="the earlier run directory")
+    cmp.add_argument("run_b", metavar="RUN_B", help="the later run directory")
     plan_arguments(
         sub.add_parser("plan", help="predict G3's numbers and the SSD tier size from G2's figures")
     )

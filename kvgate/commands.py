@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate import manifest
-from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REGRESSION, EXIT_USAGE
 from kvgate.cli_args import check_keyword, check_output_file, check_writable_dir, write_output_file
 from kvgate.crash import InternalErrors, tell
 from kvgate.gates import PREFLIGHT, gate_dir, repo_root, require_previous
@@ -29,7 +29,7 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
     handlers = {
         "plan": plan,
         "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
-        "preflight": preflight, "sign": sign,
+        "preflight": preflight, "sign": sign, "history": history, "compare": compare,
     }  # fmt: skip
     return handlers[args.command](args, console)
 
@@ -62,7 +62,14 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
     if store is None:
         console.print("[red]the gate did not start (see the errors above)")
         return EXIT_USAGE if code == pytest.ExitCode.USAGE_ERROR else EXIT_INTERNAL
-    return finish(store, console, no_pdf=args.no_pdf, interrupted=code == pytest.ExitCode.INTERRUPTED)
+    interrupted, regressed = code == pytest.ExitCode.INTERRUPTED, list[str]()
+    status = finish(store, console, no_pdf=args.no_pdf, interrupted=interrupted, regressions=regressed)
+    if status == 0 and getattr(args, "fail_on_regression", False) and regressed:
+        console.print(
+            f"[bold red]{len(regressed)} figure(s) regressed[/] against the previous comparable run"
+        )
+        return EXIT_REGRESSION
+    return status
 
 
 def preflight(args: argparse.Namespace, console: Console) -> int:
@@ -99,10 +106,13 @@ def finish(
     no_pdf: bool,
     interrupted: bool = False,
     allowed_signers: Path | None = None,
+    regressions: list[str] | None = None,
 ) -> int:
     from kvgate.report import render
 
     paths = render(store.path, pdf=not no_pdf, allowed_signers=allowed_signers)
+    if regressions is not None:
+        regressions[:] = paths.regressions
     record = verify(store.path, allowed_signers=allowed_signers)
     console.print(checks_table(store) if store.meta()["gate"] == PREFLIGHT else summary_table(store))
     verdict, missing = outcome(store)
@@ -193,6 +203,27 @@ def inventory(args: argparse.Namespace, console: Console) -> int:
         console.print(f"expectations of {escape(args.host)} written to {escape(args.output)}")
     else:
         print(text, end="")
+    return 0
+
+
+def history(args: argparse.Namespace, _console: Console) -> int:
+    """List the runs indexed under a results root, oldest first (on stdout: it is the output)."""
+    from kvgate.history import History
+    from kvgate.report.history_tables import runs_table
+
+    Console(width=200).print(runs_table(History(Path(args.results)).runs(site=args.site, gate=args.gate)))
+    return 0
+
+
+def compare(args: argparse.Namespace, _console: Console) -> int:
+    """Every figure of two stored runs side by side with its change and what the change means."""
+    from kvgate.history import compare as diff
+    from kvgate.report import load_run
+    from kvgate.report.comparison import frame
+    from kvgate.report.history_tables import compare_table
+
+    a, b = (load_run(Path(p)).history_record() for p in (args.run_a, args.run_b))
+    Console(width=200).print(compare_table(diff(frame(a), frame(b)), a.run_id, b.run_id))
     return 0
 
 

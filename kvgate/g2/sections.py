@@ -1,4 +1,4 @@
-"""G2 report sections: baseline tables and the bandwidth-vs-parallelism chart.
+"""G2 report sections: baseline tables (the bandwidth-vs-parallelism chart is drawn by kvgate.report.plots).
 
 Rows are kept per host/volume in run.json (`g2_rows`), so a resumed run adds its
 rows to the earlier ones; the sections are rebuilt from all of them.
@@ -118,15 +118,6 @@ def sections(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
                 "rows": [r["workloads"] for r in ordered],
                 "note": "KV restore: all requests concurrently; serial = 1 reader per request, "
                 "parallel = several (the R1 serial vs parallel read path).",
-            },
-        },
-        {
-            "title": "G2 read bandwidth vs parallelism (numjobs × iodepth), per block size",
-            "template": "chart.html",
-            "data": {
-                "svg": chart(series(rows)),
-                "note": "The knee is where more I/Os in flight stop adding 5 % bandwidth, along the "
-                "block size that reached the ceiling.",
             },
         },
     ]

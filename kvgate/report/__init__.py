@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kvgate.history import History
+from kvgate.report.comparison import with_previous
 from kvgate.report.html import render_html
 from kvgate.report.junit import render_junit
 from kvgate.report.model import RunView, load_run
@@ -30,18 +32,30 @@ class RenderedPaths:
     html: Path
     pdf: Path | None  # None when rendered with pdf=False
     junit: Path
+    regressions: tuple[str, ...] = ()  # figures worse than the previous comparable run beyond their noise
 
 
 def render(run_dir: Path, *, pdf: bool = True, allowed_signers: Path | None = None) -> RenderedPaths:
-    """Write run_dir/report.html, report.pdf (unless ``pdf=False``) and junit.xml from the stored run."""
+    """Write run_dir/report.html, report.pdf (unless ``pdf=False``) and junit.xml from the stored run.
+
+    The run is compared with the previous comparable run in the results root's history
+    (``<run_dir>/../../history.sqlite``), then indexed there.
+    """
     view = load_run(run_dir, allowed_signers=allowed_signers)
-    html = render_html(view, rendered_at=utc_now())
+    record, root = view.history_record(), run_dir.resolve().parent.parent
+    comparison = with_previous(root, record)
+    stamp = utc_now()
+    html = render_html(view, rendered_at=stamp, comparison=comparison)
     write_file(run_dir / "report.html", html.encode())  # atomic, never through a link (kvgate.safefile)
     write_file(run_dir / "junit.xml", render_junit(view))
     target = run_dir / "report.pdf"
     if pdf:
         with replacing(target) as out:
-            write_pdf(html, run_dir=run_dir, target=out)
+            printed = render_html(view, rendered_at=stamp, comparison=comparison, for_print=True)
+            write_pdf(printed, run_dir=run_dir, target=out)
     else:
         target.unlink(missing_ok=True)  # a PDF from an earlier render would contradict the new HTML
-    return RenderedPaths(run_dir / "report.html", target if pdf else None, run_dir / "junit.xml")
+    History(root).index(record)
+    return RenderedPaths(
+        run_dir / "report.html", target if pdf else None, run_dir / "junit.xml", comparison.regressions
+    )

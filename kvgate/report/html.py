@@ -10,15 +10,20 @@ tool-supplied text into ``data.svg``: put it in a table section, which is escape
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path, PurePosixPath
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 import kvgate
 from kvgate.errors import KvgateError, StoreError
-from kvgate.report.model import RunView
+from kvgate.report.comparison import NONE, Comparison
+from kvgate.report.model import CheckRow, RunView
+from kvgate.report.numbers import human, margin
 from kvgate.report.parts import printable
+from kvgate.report.plots import charts
+from kvgate.report.summary import summarize
 from kvgate.report.svg import sanitize
 
 
@@ -50,6 +55,39 @@ def trusted_svg(svg: object) -> Markup:
     return Markup(sanitize(str(svg)))  # written anew by kvgate.report.svg from an allow-list
 
 
+# Where a long identifier may wrap: after a separator, never inside a word or a number.
+_BREAK = re.compile(r"(?<=[/_=,:|])(?![\d\s])|(?<=[A-Za-z]\.)(?=[A-Za-z])")
+
+
+# A stated range (↓26–32%, 8.6–20×) and a hyphenated name (gpu-node-01) stay on one line.
+_WHOLE = re.compile(r"[↓↑+]?\d[\d.,]*–\d[\d.,]*[%×]?|\b\w+(?:-\w+)+\b")
+
+
+def breakable(value: object) -> Markup:
+    """Escaped text with wrap opportunities (<wbr>) between tokens: no word or number is split."""
+    text = _BREAK.sub("<wbr>", str(escape(printable(value))))
+    return Markup(_WHOLE.sub(_kept_whole, text))  # escaped above
+
+
+def _kept_whole(m: re.Match[str]) -> str:
+    """A range or a short hyphenated name on one line; a long compound may still wrap at a hyphen."""
+    token = m.group(0)
+    return token if len(token) > 20 and "–" not in token else f'<span class="nobr">{token}</span>'
+
+
+def margin_text(row: CheckRow) -> str:
+    return margin(row.measured_value, row.expected_value, row.comparator)
+
+
+def basename(path: str) -> str:
+    """An evidence file's name; its full path and hash are in the artifact manifest."""
+    return PurePosixPath(path).name or path
+
+
+def human_bytes(value: object) -> str:
+    return human(value, "B")
+
+
 def finalize(value: object) -> object:
     """Every ``{{ value }}``: control characters replaced before autoescaping; markup untouched."""
     return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)
@@ -65,13 +103,45 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(verdict_class=verdict_class, href=href, trusted_svg=trusted_svg)
+    env.filters.update(
+        verdict_class=verdict_class,
+        href=href,
+        trusted_svg=trusted_svg,
+        breakable=breakable,
+        margin_text=margin_text,
+        human_bytes=human_bytes,
+        basename=basename,
+    )
     return env
 
 
 def stylesheet() -> Markup:
     """reports/report.css, inlined so report.html is one self-contained file."""
     return Markup((reports_dir() / "report.css").read_text())  # kvgate's own stylesheet
+
+
+PRINT_ROWS = 60  # a longer table prints evenly spaced rows, the first and the last; report.html has all
+
+
+def printed_rows(rows: list[object]) -> list[object]:
+    if len(rows) <= PRINT_ROWS:
+        return rows
+    step = (len(rows) - 1) / (PRINT_ROWS - 1)
+    return [rows[round(i * step)] for i in range(PRINT_ROWS)]
+
+
+def for_paper(data: object) -> object:
+    """A table section's data for the PDF: at most PRINT_ROWS rows, saying how many it leaves out."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("rows"), list)
+        or len(data["rows"]) <= PRINT_ROWS
+    ):
+        return data
+    total, note = len(data["rows"]), str(data.get("note") or "")
+    shown = f"The PDF shows {PRINT_ROWS} of {total} rows, evenly spaced with the first and the last"
+    shown += "; report.html has all."
+    return data | {"rows": printed_rows(data["rows"]), "note": f"{shown} {note}".strip()}
 
 
 def render_section(env: jinja2.Environment, title: str, template: str, data: object) -> Markup:
@@ -85,12 +155,21 @@ def render_section(env: jinja2.Environment, title: str, template: str, data: obj
         raise StoreError(f"report section {title!r} ({template}): its data lacks a field: {exc}") from None
 
 
-def render_html(view: RunView, *, rendered_at: str) -> str:
-    """The full report as one HTML document."""
+def render_html(
+    view: RunView, *, rendered_at: str, comparison: Comparison = NONE, for_print: bool = False
+) -> str:
+    """The full report as one HTML document; ``for_print`` leaves out the lists only report.html gives."""
     env = environment()
-    sections = [(s.title, render_section(env, s.title, s.template, s.data)) for s in view.sections]
+    sections = [
+        (s.title, render_section(env, s.title, s.template, for_paper(s.data) if for_print else s.data))
+        for s in view.sections
+    ]
     return env.get_template("report.html").render(
         view=view,
+        summary=summarize(view),
+        comparison=comparison,
+        charts=charts(view),
+        for_print=for_print,
         meta=view.meta,
         sections=sections,
         css=stylesheet(),

@@ -12,15 +12,20 @@ Usage::
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kvgate.errors import StoreError
-from kvgate.judge import Verdict, fmt, symbol, worst
+from kvgate.history.record import Figure, RunRecord
+from kvgate.judge import Verdict, symbol, worst
 from kvgate.manifest import Verification, verify
+from kvgate.report.numbers import duration, human, humanize_text
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
 from kvgate.store import RunStore
 
@@ -47,6 +52,11 @@ class CheckRow:
     evidence: tuple[str, ...] = ()
     waiver: dict[str, str] | None = None
     duration_s: float = 0.0
+    metric: str = ""
+    comparator: str = ""
+    unit: str = ""
+    expected_value: object = None  # raw, as recorded (the report shows expected/measured texts)
+    measured_value: object = None
 
     @property
     def label(self) -> str:
@@ -128,6 +138,87 @@ class RunView:
         """Verdict columns to show: NOT EVALUATED only when something was not evaluated."""
         return LABELS if self.missing else LABELS[:-1]
 
+    @property
+    def profile_text(self) -> str:
+        """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
+        prof = self.meta.get(f"{self.gate}_profile") or {}
+        name = str(prof.get("name") or "") if isinstance(prof, dict) else ""
+        if not name:
+            return "not recorded"
+        if "smoke" in name:
+            return f"{name}: proves the pipeline end to end, not the storage's performance"
+        return f"{name}: {str(prof.get('description') or '').strip()[:200]}".rstrip(": ")
+
+    @property
+    def duration_text(self) -> str:
+        start, end = self.meta.get("started_at"), self.meta.get("ended_at")
+        if not (start and end):
+            return "not finished"
+        try:
+            seconds = (utc(str(end)) - utc(str(start))).total_seconds()
+        except (ValueError, TypeError):  # an edited run.json: say what it holds, do not fail the report
+            return f"unknown: started_at {str(start)[:40]!r}, ended_at {str(end)[:40]!r} are not UTC times"
+        return f"{duration(seconds)} ({start} to {end} UTC)"
+
+    @property
+    def fingerprint(self) -> str:
+        """Inventory fingerprint and versions in one line."""
+        inv, m = self.meta.get("inventory") or {}, self.meta
+        tools = sorted({f"{k} {v}" for kv in self.tool_versions.values() for k, v in kv})
+        parts = [
+            f"inventory {inv.get('path', '?')} sha256 {str(inv.get('sha256') or '?')[:12]}",
+            f"kvgate {m.get('kvgate_version') or '?'} ({m.get('git_revision') or 'no git revision'})",
+            *tools,
+        ]
+        return " · ".join(parts)
+
+    @property
+    def sweeps(self) -> dict[str, dict[str, list[tuple[int, float]]]]:
+        """G2's bandwidth sweep per host/volume: block size → [(I/Os in flight, bytes/s)]."""
+        out: dict[str, dict[str, list[tuple[int, float]]]] = {}
+        for key, row in sorted((self.meta.get("g2_rows") or {}).items()):
+            for point in row.get("sweep") or ():
+                *bs, parallelism, bw = point
+                out.setdefault(str(key), {}).setdefault(str(bs[0]) if bs else "", []).append(
+                    (int(parallelism), float(bw))
+                )
+        return out
+
+    @property
+    def knees(self) -> dict[str, tuple[int, str]]:
+        """G2's knee per host/volume: (I/Os in flight, block size), from its stored table row."""
+        out = {}
+        for key, row in (self.meta.get("g2_rows") or {}).items():
+            cells = row.get("fio") or []
+            found = KNEE.match(str(cells[6])) if len(cells) > 6 else None
+            if found:
+                out[str(key)] = (int(found.group(1)), found.group(2))
+        return out
+
+    @property
+    def soak_windows(self) -> dict[str, list[dict[str, float]]]:
+        """G4's windows per host/deployment (artifacts/<host>/g4/<deployment>/windows.jsonl), in order."""
+        out: dict[str, list[dict[str, float]]] = {}
+        for path in sorted((self.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
+            key = f"{path.parts[-4]}/{path.parts[-2]}"
+            out[key] = [w for line in path.read_text().splitlines() if (w := soak_window(line))]
+        return {k: v for k, v in out.items() if v}
+
+    def history_record(self) -> RunRecord:
+        """What kvgate.history keeps of this run: identity, verdict and every numeric figure."""
+        inv = self.meta.get("inventory") or {}
+        return RunRecord(
+            run_id=f"{self.site}/{self.run_dir.name}",
+            site=self.site,
+            gate=self.gate,
+            inventory_sha256=str(inv.get("sha256") or ""),
+            kvgate_version=str(self.meta.get("kvgate_version") or ""),
+            verdict=self.verdict.value,
+            started_at=str(self.meta.get("started_at") or ""),
+            status=self.status,
+            figures=history_figures(self.all_rows),
+        )
+
     def run_record(self) -> list[tuple[str, str]]:
         """The provenance table: (field, value) in reading order."""
         m, inv = self.meta, self.meta.get("inventory") or {}
@@ -149,22 +240,68 @@ class RunView:
         ]
 
 
+KNEE = re.compile(r"^(\d+) @ [\d.]+ \(bs (\w+)\)")
+BETTER = {">=": "higher", ">": "higher", "<=": "lower", "<": "lower"}
+
+
+def history_figures(rows: list[CheckRow]) -> tuple[Figure, ...]:
+    """Numeric measurements with their better direction and the CV their repeats recorded."""
+    cv = {(r.host, r.metric.removesuffix("_cv")): r.measured_value for r in rows if r.metric.endswith("_cv")}
+    out = []
+    for r in rows:
+        value = r.measured_value
+        if isinstance(value, bool) or not isinstance(value, int | float) or r.metric.endswith("_cv"):
+            continue
+        noise = cv.get((r.host, r.metric))
+        noise = float(noise) if isinstance(noise, int | float) else None
+        out.append(Figure(r.id, float(value), r.unit, BETTER.get(r.comparator, ""), noise))
+    return tuple(out)
+
+
+def soak_window(line: str) -> dict[str, float]:
+    """One stored window's figures for the trend charts; {} for a torn or foreign line."""
+    try:
+        w = json.loads(line)
+        summary = w["summary"]
+        return {
+            "end_s": float(w["end_unix_s"]),
+            "ttft_p50_ms": float(summary["p50_ttft_ms"]),
+            "ttft_p99_ms": float(summary["p99_ttft_ms"]),
+            "output_tok_per_s": float(summary["output_throughput_tok_per_s"]),
+        }
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def utc(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
 def expected_text(rec: dict[str, Any]) -> str:
-    """'≥ 64 cores (±5%)': the criterion half of the condition string."""
+    """'≥ 64 cores (±5%)': the criterion half of the condition string, in SI units."""
     comparator = rec.get("comparator") or ""
     if not comparator:
         return "—"
-    unit = f" {rec['unit']}" if rec.get("unit") else ""
     tol = f" (±{rec['tolerance']:.0%})" if rec.get("tolerance") else ""
-    value = f"/{rec.get('expected')}/" if comparator == "matches" else fmt(rec.get("expected"))
-    return f"{symbol(comparator)} {value}{unit}{tol}"
+    if comparator == "matches":
+        return f"{symbol(comparator)} /{rec.get('expected')}/{tol}"
+    value = shown(rec.get("expected"), str(rec.get("unit") or ""), str(rec.get("metric") or ""))
+    return f"{symbol(comparator)} {value}{tol}"
 
 
 def measured_text(rec: dict[str, Any]) -> str:
     if rec.get("measured") is None:
         return "—"
-    unit = f" {rec['unit']}" if rec.get("unit") else ""
-    return f"{fmt(rec['measured'])}{unit}"
+    return shown(rec["measured"], str(rec.get("unit") or ""), str(rec.get("metric") or ""))
+
+
+def shown(value: object, unit: str, metric: str) -> str:
+    """A recorded value for people: numbers in SI units, lists compact, never a Python literal."""
+    if isinstance(value, list | tuple):
+        return ", ".join(human(v, unit, metric=metric) for v in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {human(v)}" for k, v in value.items()) or "none"
+    return human(value, unit, metric=metric)
 
 
 def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
@@ -178,7 +315,7 @@ def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
         host=host,
         check=str(rec.get("check", "")),
         verdict=verdict,
-        condition=str(rec.get("condition", "")),
+        condition=humanize_text(str(rec.get("condition", ""))),
         rule=str(rec.get("rule", "")),
         expected=expected_text(rec),
         measured=measured_text(rec),
@@ -186,6 +323,11 @@ def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
         evidence=tuple(str(e) for e in rec.get("evidence") or ()),
         waiver=rec.get("waiver") or None,
         duration_s=float(rec.get("duration_s") or 0.0),
+        metric=str(rec.get("metric") or ""),
+        comparator=str(rec.get("comparator") or ""),
+        unit=str(rec.get("unit") or ""),
+        expected_value=rec.get("expected"),
+        measured_value=rec.get("measured"),
     )
 
 

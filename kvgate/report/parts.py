@@ -15,9 +15,33 @@ from kvgate.judge import fmt
 _UNPRINTABLE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+# UTF-8 read as Latin-1/cp1252 ("cafÃ©", "â€™"): engine text that was decoded twice.
+_MOJIBAKE = re.compile(
+    "[\u00c2-\u00f4][\u0080-\u00bf\u2018-\u203a\u20ac\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc]"
+)
+
+
+def demojibake(text: str) -> str:
+    """Undo one UTF-8-as-Latin-1 decoding where that gives valid UTF-8; other text is left alone."""
+    if not _MOJIBAKE.search(text):
+        return text
+    for codec in ("cp1252", "latin-1"):
+        try:
+            return text.encode(codec).decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            continue
+    return text
+
+
+def _shown(match: re.Match[str]) -> str:
+    """A C0 control character as its visible picture (ESC → ␛, 0x02 → ␂); anything else as U+FFFD."""
+    code = ord(match.group(0))
+    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
+
+
 def printable(text: object) -> str:
-    """``text`` with control characters (ESC, NUL, …) replaced by U+FFFD."""
-    return _UNPRINTABLE.sub("\ufffd", str(text))
+    """``text`` with double-decoded UTF-8 repaired and control characters shown as pictures (␛, ␂)."""
+    return _UNPRINTABLE.sub(_shown, demojibake(str(text)))
 
 
 @dataclass(frozen=True)
@@ -93,11 +117,17 @@ def sections(raw: object, where: Path) -> tuple[Section, ...]:
         return ()
     if not isinstance(raw, list):
         raise StoreError(f"{where}: 'sections' must be a list of {{title, template, data}}")
-    out = []
+    out: list[Section] = []
     for i, s in enumerate(raw):
         if not isinstance(s, dict) or not isinstance(s.get("title"), str) or "template" not in s:
             raise StoreError(f"{where}: sections[{i}] needs 'title', 'template' and 'data'")
-        out.append(
-            Section(s["title"], section_template(str(s["template"]), where), dict(s.get("data") or {}))
-        )
+        data = once(dict(s.get("data") or {}), out)
+        out.append(Section(s["title"], section_template(str(s["template"]), where), data))
     return tuple(out)
+
+
+def once(data: dict[str, Any], earlier: list[Section]) -> dict[str, Any]:
+    """A note an earlier section already printed is referred to, not printed twice."""
+    note = data.get("note")
+    first = next((s.title for s in earlier if note and s.data.get("note") == note), None)
+    return data if first is None else data | {"note": f"See the note under “{first}”."}

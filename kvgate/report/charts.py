@@ -1,0 +1,80 @@
+"""Charts drawn at render time with matplotlib's SVG backend, reduced to what the allow-list keeps.
+
+matplotlib writes CSS ``style`` attributes, a ``<style>`` block, clip paths, metadata and
+ids; the report's sanitizer (kvgate.report.svg) refuses all of them, because a stored
+chart must not be able to fetch or run anything. So a figure is written with text kept
+as text (``svg.fonttype: none``) and no markers (no ``<use>``), then reduced here: each
+``style`` becomes presentation attributes from a fixed list, and everything else
+outside the allow-list is dropped. The result passes ``sanitize`` unchanged.
+"""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from kvgate.report.svg import ATTRIBUTES, ELEMENTS, SVG_NS, sanitize
+
+RC: dict[Any, Any] = {
+    "svg.fonttype": "none",  # <text>, not glyph paths referenced by <use>
+    "svg.hashsalt": "kvgate",  # stable output: a re-render gives the same report
+    "font.family": "DejaVu Sans",
+    "font.size": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+DROPPED = frozenset(["metadata", "style", "defs", "clipPath"])
+
+
+@contextmanager
+def figure(width_in: float = 6.6, height_in: float = 2.8) -> Iterator[Any]:
+    """A matplotlib figure and axes with the report's settings; closed on exit."""
+    import matplotlib
+
+    matplotlib.use("svg")  # no display, no GUI toolkit
+    import matplotlib.pyplot as plt
+
+    with plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(width_in, height_in), layout="constrained")
+        try:
+            yield fig, ax
+        finally:
+            plt.close(fig)
+
+
+def to_svg(fig: Any) -> str:
+    """The figure as SVG the report's allow-list accepts (see the module docstring)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
+    root = ET.fromstring(buf.getvalue())
+    return sanitize(_reduce(root, top=True))
+
+
+def _reduce(el: ET.Element, *, top: bool = False) -> str:
+    tag = el.tag.rpartition("}")[2]
+    attrs = _attributes(el)
+    head = tag + (f' xmlns="{SVG_NS}"' if top else "") + "".join(f' {k}="{_quote(v)}"' for k, v in attrs)
+    kids = [_reduce(c) for c in el if c.tag.rpartition("}")[2] in ELEMENTS]
+    body = _quote(el.text or "", text=True) + "".join(kids)
+    return f"<{head}>{body}</{tag}>" if body.strip() else f"<{head}/>"
+
+
+def _attributes(el: ET.Element) -> list[tuple[str, str]]:
+    """Presentation attributes: the element's own allowed ones, then its style's allowed properties."""
+    out = {k: v for k, v in el.attrib.items() if k in ATTRIBUTES and ATTRIBUTES[k].fullmatch(v)}
+    for item in el.attrib.get("style", "").split(";"):
+        key, _, value = (p.strip() for p in item.partition(":"))
+        value = value.replace("px", "") if key == "font-size" else value
+        if key in ATTRIBUTES and ATTRIBUTES[key].fullmatch(value):
+            out.setdefault(key, value)
+    if el.tag.endswith("text") and "font" in el.attrib.get("style", ""):
+        out.setdefault("font-family", "DejaVu Sans")
+    return sorted(out.items())
+
+
+def _quote(value: str, *, text: bool = False) -> str:
+    out = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return out if text else out.replace('"', "&quot;")

@@ -1,0 +1,63 @@
+"""The report's comparison with the previous comparable run (kvgate.history), as table rows for people."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kvgate.history import History, RunRecord, compare, regressions
+from kvgate.report.numbers import human, significant
+
+ORDER = {"regression": 0, "improvement": 1, "changed": 2, "new": 3, "gone": 4, "within noise": 5, "same": 6}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    previous: str  # run id of the previous comparable run; "" when there is none
+    rows: tuple[tuple[str, str, str, str, str, str], ...]  # figure, previous, this, change, noise, status
+    unchanged: int  # figures within their noise or identical
+    regressions: tuple[str, ...]
+
+
+NONE = Comparison("", (), 0, ())
+
+
+def frame(run: RunRecord) -> pd.DataFrame:
+    rows = [(f.id, f.value, f.unit, f.better, f.noise) for f in run.figures]
+    return pd.DataFrame(rows, columns=["figure", "value", "unit", "better", "noise"])
+
+
+def with_previous(root: Path, run: RunRecord) -> Comparison:
+    """Compare ``run`` with the last complete comparable run under ``root``, or NONE."""
+    history = History(root)
+    previous = history.previous(run)
+    if previous is None:
+        return NONE
+    diff = compare(history.figures(previous), frame(run))
+    diff = diff.assign(order=diff["status"].map(ORDER)).sort_values(["order", "figure"])
+    shown = diff[diff["order"] < ORDER["within noise"]]
+    return Comparison(
+        previous=previous,
+        rows=tuple(row(r) for r in shown.to_dict("records")),
+        unchanged=len(diff) - len(shown),
+        regressions=tuple(regressions(diff)["figure"]),
+    )
+
+
+def row(r: dict[Hashable, Any]) -> tuple[str, str, str, str, str, str]:
+    unit = str(r["unit"] or "")
+    a, b, change = r["value_a"], r["value_b"], r["change"]
+    shown_change = "—" if pd.isna(change) else f"{'+' if change >= 0 else ''}{significant(change * 100, 2)} %"
+    noise = f"±{significant(2 * float(r['noise']) * 100, 2)} %"
+    return (
+        str(r["figure"]),
+        "—" if pd.isna(a) else human(float(a), unit),
+        "—" if pd.isna(b) else human(float(b), unit),
+        shown_change,
+        noise,
+        str(r["status"]),
+    )

@@ -1,0 +1,216 @@
+"""Stored runs of every gate and outcome, written through RunStore as the gates write them.
+
+The report tests render these to HTML and PDF and read them back as a person would
+(headless Chromium, pdftotext). Each run carries what made a real report unreadable:
+raw byte rates, a reference far above its range, a 12-column table, a note repeated by
+two sections, an empty section, engine text with control characters.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kvgate.judge import Verdict
+from kvgate.store import CheckRecord, RunStore
+
+HOST = "localhost"
+MEASURED = "no site threshold: measured as the site baseline"
+WIDE = [f"column {i} CANARY" if i == 11 else f"column {i}" for i in range(12)]
+LONG_NOTE = "How the arms were run. " * 40
+
+
+def check(check_id: str, verdict: Verdict, **fields: Any) -> CheckRecord:
+    fields.setdefault("condition", f"{fields.get('metric', check_id)}: as recorded")
+    return CheckRecord(id=f"{HOST}/{check_id}", host=HOST, check=check_id, verdict=verdict, **fields)
+
+
+def g1_checks() -> list[CheckRecord]:
+    return [
+        check(
+            "cpu.threads",
+            Verdict.PASS,
+            rule="G1-CPU-4",
+            metric="cpu_threads",
+            measured=96,
+            expected=64,
+            comparator=">=",
+            source="inventory: hosts.localhost.expect.cpu.threads",
+        ),
+        check(
+            "gpu.count",
+            Verdict.SKIP,
+            rule="G1-GPU-1",
+            condition="not applicable — inventory declares gpus.count: 0",
+        ),
+    ]
+
+
+def g2_checks(bw_fail: bool = False) -> list[CheckRecord]:
+    bw = 1.3551e9
+    return [
+        check(
+            "volume[scratch].fio.seqread-1m.bw",
+            Verdict.PASS,
+            rule="G2-FIO-1",
+            metric="seqread-1m.read_bw_bytes_per_s",
+            measured=bw,
+            expected=0,
+            comparator=">",
+            unit="B/s",
+            source=MEASURED,
+            condition=f"seqread-1m.read_bw_bytes_per_s={bw} B/s > 0 B/s",
+        ),
+        check(
+            "volume[scratch].fio.randread-4k.cv",
+            Verdict.FAIL if bw_fail else Verdict.PASS,
+            rule="G2-FIO-5",
+            metric="randread-4k.read_bw_bytes_per_s_cv",
+            measured=1.184,
+            expected=0.5,
+            comparator="<=",
+            source="profile smoke.max_cv",
+            condition="randread-4k.read_bw_bytes_per_s_cv=1.184 ≤ 0.5",
+        ),
+    ]
+
+
+def g3_checks() -> list[CheckRecord]:
+    return [
+        check(
+            "tiny.cold-proof",
+            Verdict.PASS,
+            rule="G3-KV-2",
+            metric="restore_read_ratio",
+            measured=1.02,
+            expected=0.9,
+            comparator=">=",
+            unit="x",
+            source="workloads/g3/smoke.yaml cold.min_read_ratio",
+        ),
+        check(
+            "tiny.correctness",
+            Verdict.PASS,
+            rule="G3-KV-3",
+            metric="output_mismatches",
+            measured=0,
+            expected=0,
+            comparator="==",
+            unit="requests",
+            source="near-tie rule",
+        ),
+        check(
+            "tiny.ttft-p50",
+            Verdict.PASS,
+            rule="R2-ttft-p50-tp8",
+            metric="ttft_p50_reduction_pct",
+            measured=95.0,
+            expected=25.5,
+            comparator=">=",
+            unit="%",
+            source="R2 (seed)",
+        ),
+        check(
+            "engine[tiny-llama].throughput-gain-whole-machine",
+            Verdict.FAIL,
+            rule="R3-throughput-tp4x2-whole-machine",
+            metric="throughput_gain_pct",
+            measured=-28.84,
+            expected=34.5,
+            comparator=">=",
+            unit="%",
+            source="R3 (seed)",
+            condition="throughput_gain_pct=-28.84 ≥ 34.5 (R3: +35–36%) — below the seed's +35–36%; "
+            "llama-cpp-ram vs llama-cpp-disk-keep: 16 shared documents, 87.5% of each turn reused",
+        ),
+        check(
+            "tiny.throughput-c16",
+            Verdict.INVALID,
+            rule="R2R3-cold-restore-throughput-conc16",
+            metric="throughput_gain_pct",
+            comparator=">=",
+            expected=39.5,
+            unit="%",
+            source="R2/R3 (seed)",
+            condition="throughput_gain_pct: not evaluable — the SSD did not serve the cold restore",
+        ),
+    ]
+
+
+def g4_checks() -> list[CheckRecord]:
+    return [
+        check(
+            "tiny.empty-responses",
+            Verdict.FAIL,
+            rule="G4-ERR-2",
+            metric="empty_responses",
+            measured=319,
+            expected=0,
+            comparator="<=",
+            unit="responses",
+            source="profile smoke.max_empty_responses",
+            condition="empty_responses=319 responses ≤ 0 responses",
+        ),
+        check(
+            "tiny.alive",
+            Verdict.PASS,
+            rule="G4-ERR-3",
+            metric="engines_alive",
+            measured=True,
+            expected=True,
+            comparator="==",
+            source="every engine alive after every window",
+        ),
+    ]
+
+
+def g4_sections() -> list[dict[str, Any]]:
+    cells = ["4.2", "tiny/llama-cpp", "0.0962", "9.31", "localhost/vllm-cpu", "17,697"] * 2
+    text = "caf\u00e9 \x1b[31mred\x1b[0m \ufffd ok"  # engine output: control characters, valid UTF-8
+    table = {"columns": WIDE, "rows": [cells, [text, *cells[1:]]], "note": LONG_NOTE}
+    return [
+        {"title": "G4 windows", "template": "table.html", "data": table},
+        {
+            "title": "G4 engines",
+            "template": "table.html",
+            "data": {"columns": ["a"], "rows": [], "note": LONG_NOTE},
+        },
+    ]
+
+
+CHECKS = {"g1": g1_checks, "g2": g2_checks, "g3": g3_checks, "g4": g4_checks}
+PROFILE = {"g3": {"name": "smoke", "description": "CPU smoke"}, "g4": {"name": "smoke", "duration_s": 120}}
+
+
+def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
+    """One stored run of ``gate``; outcome: complete | error | interrupted | resumed."""
+    checks = CHECKS[gate]()
+    planned = [c.id for c in checks] + ([f"{HOST}/late.check"] if outcome == "interrupted" else [])
+    meta: dict[str, Any] = {
+        "inventory": {"path": "inventory/lab-a.yaml", "sha256": "ab" * 32},
+        "argv": ["kvgate", "run", gate],
+        "planned": planned,
+        "hosts": {
+            HOST: {
+                "address": "10.0.0.1",
+                "transport": "ssh",
+                "roles": ["gpu-node", "storage-client", "engine", "control"],
+            }
+        },
+        "kvgate_version": "0.1.0",
+        "tool_versions": {HOST: {"fio": "3.36"}},
+    }
+    if gate in PROFILE:
+        meta[f"{gate}_profile"] = PROFILE[gate]
+    store = RunStore.create(root, site="lab-a", gate=gate, meta=meta)
+    for rec in checks:
+        store.record(rec)
+    if outcome == "error":
+        store.record(check("ib.link", Verdict.ERROR, condition="ssh: host unreachable"))
+    if gate == "g4":
+        store.update_meta(sections=g4_sections())
+    if outcome == "resumed":
+        store.update_meta(resumes=["2026-01-01T01:00:00Z"])
+    if outcome != "interrupted":
+        store.finish("complete")
+    return store.path

@@ -1,0 +1,173 @@
+"""Every gate and outcome rendered to HTML and PDF, then read as a person reads it.
+
+The HTML is opened in headless Chromium (Debian's ``chromium``) at desktop and phone
+width: no console error, no broken image, nothing wider than the screen. The PDF is
+read back with pdftotext: page 1 carries the verdict and the headline figures in SI
+units, no word leaves the page, no token is split across lines.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from report_runs import HOST, build
+
+from kvgate.report import RenderedPaths, render
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(not shutil.which("pdftotext"), reason="poppler-utils missing")
+CASES = [
+    ("g1", "complete"),
+    ("g2", "complete"),
+    ("g3", "complete"),
+    ("g4", "complete"),
+    ("g1", "error"),
+    ("g2", "interrupted"),
+    ("g3", "resumed"),
+]
+PROBE = """<script>window.addEventListener("load", () => {
+  const broken = [...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src);
+  document.title = "KVGATE-PROBE " + JSON.stringify(
+    {width: document.documentElement.scrollWidth, viewport: window.innerWidth, broken});
+});</script>"""
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], RenderedPaths]:
+    root = tmp_path_factory.mktemp("runs")
+    return {(g, o): render(build(root, g, outcome=o)) for g, o in CASES}
+
+
+def pdf_text(pdf: Path, *, first: int = 1, last: int = 0, mode: str = "-layout") -> str:
+    """The PDF's text: -layout as the page looks, -raw in reading order (a table cell stays together)."""
+    args = ["pdftotext", mode, "-f", str(first)] + (["-l", str(last)] if last else [])
+    return subprocess.run([*args, str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def page1(paths: RenderedPaths, mode: str = "-layout") -> str:
+    assert paths.pdf is not None
+    return pdf_text(paths.pdf, last=1, mode=mode)
+
+
+def words_off_page(pdf: Path) -> list[str]:
+    """Words whose box reaches past their page's right edge (pdftotext -bbox)."""
+    out = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True)
+    off, width = [], 0.0
+    for line in out.stdout.splitlines():
+        if m := re.search(r'<page width="([\d.]+)"', line):
+            width = float(m.group(1))
+        elif (m := re.search(r'xMax="([\d.]+)".*>(.*)</word>', line)) and float(m.group(1)) > width:
+            off.append(m.group(2))
+    return off
+
+
+@pytest.mark.parametrize(("gate", "outcome"), CASES)
+def test_page1_answers_with_the_verdict(rendered: dict, gate: str, outcome: str) -> None:
+    text = page1(rendered[gate, outcome])
+    verdict = {"g1": "PASS", "g2": "PASS", "g3": "INVALID", "g4": "FAIL"}[gate]
+    verdict = "ERROR" if outcome in ("error", "interrupted") else verdict
+    head = text[text.index("GATE VERDICT") :][:400]
+    assert re.search(rf"^\s+{verdict}\b", head, re.M), text[:800]
+    assert "Run record:" in text
+    assert "inventory/lab-a.yaml" in text
+    if outcome == "interrupted":
+        assert "INCOMPLETE" in text
+
+
+@pytest.mark.parametrize(("gate", "outcome"), CASES)
+def test_no_word_leaves_the_pdf_page(rendered: dict, gate: str, outcome: str) -> None:
+    pdf = rendered[gate, outcome].pdf
+    assert pdf is not None
+    assert words_off_page(pdf) == []
+
+
+def test_g2_figures_are_in_si_units_and_baselines_are_not_pass(rendered: dict) -> None:
+    text = page1(rendered["g2", "complete"])
+    assert "1.36 GB/s" in text  # not 1.355e+09 B/s
+    assert "e+09" not in pdf_text(rendered["g2", "complete"].pdf)
+    assert re.search(r"1 PASS · 1 RECORDED", text)
+    assert "recorded baseline" in text
+
+
+def test_g3_page1_says_the_reference_and_where_the_site_lands(rendered: dict) -> None:
+    text = " ".join(page1(rendered["g3", "complete"], "-raw").split())
+    assert "↓95 %" in text
+    assert "reference R2 ↓26–32% (site threshold ≥ ↓25.5%)" in text  # the range never split
+    assert "far above ↓26–32%" in text
+    assert "smoke: proves the pipeline" in text
+    assert "2 of 3 evaluated" in text  # reference checks evaluated
+    assert "−28.8 %" in text  # a loss is written as one, not "+-28.8"
+    assert "480B model on AMD MI308X" in text  # comparability
+    assert "cold proven ✓ · outputs compared ✓" in text  # the evidence checklist beside the figure
+
+
+def test_g4_failure_is_on_page1_with_a_next_step(rendered: dict) -> None:
+    p1 = " ".join(page1(rendered["g4", "complete"], "-raw").split())
+    assert "expected ≤ 0 responses, measured 319 responses" in p1
+    html = rendered["g4", "complete"].html.read_text()
+    assert html.index("Findings</h2>") < html.index("Checks that passed")
+    assert "fix what the measurement shows" in html
+
+
+def pdf_words(pdf: Path) -> list[str]:
+    out = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True)
+    return re.findall(r"<word [^>]*>([^<]*)</word>", out.stdout)
+
+
+TOKENS = (HOST, "0.0962", "17,697", "CANARY", "1.36")
+
+
+def test_tokens_are_never_split_across_lines(rendered: dict) -> None:
+    """A word that is the start of a known token but not all of it: the token was broken (localhos/t)."""
+    for paths in rendered.values():
+        assert paths.pdf is not None
+        words = pdf_words(paths.pdf)
+        broken = [w for w in words for t in TOKENS if len(w) >= 3 and t.startswith(w) and w != t]
+        assert broken == [], paths.pdf
+
+
+def test_a_note_two_sections_share_is_printed_once_and_an_empty_section_says_so(rendered: dict) -> None:
+    html = rendered["g4", "complete"].html.read_text()
+    assert html.count("How the arms were run.") == 40  # one copy of the 40-sentence note
+    assert "See the note under “G4 windows”." in html
+    assert "Nothing was measured for this section in this run." in html
+    assert not re.search(r"<tbody>\s*</tbody>", html)
+
+
+def test_engine_text_is_shown_safely(rendered: dict) -> None:
+    html = rendered["g4", "complete"].html.read_text()
+    assert "café" in html
+    assert "\x1b" not in html
+
+
+def test_resumed_run_says_when(rendered: dict) -> None:
+    assert "2026-01-01T01:00:00Z" in pdf_text(rendered["g3", "resumed"].pdf)
+
+
+def chromium(html: Path, width: int) -> tuple[dict[str, object], str]:
+    probe = html.with_name(f"probe-{width}.html")
+    probe.write_text(html.read_text() + PROBE)
+    argv = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={width},900"]
+    argv += ["--virtual-time-budget=3000", "--enable-logging=stderr", "--v=0", "--dump-dom", probe.as_uri()]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)
+    found = re.search(r"KVGATE-PROBE (\{[^<]*\})", out.stdout)
+    assert found, out.stderr[-2000:]
+    console = "\n".join(line for line in out.stderr.splitlines() if ":CONSOLE" in line)
+    return json.loads(found.group(1).replace("&quot;", '"')), console
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium missing: scripts/system-packages.sh installs it")
+@pytest.mark.parametrize(("gate", "outcome"), CASES)
+def test_html_opens_cleanly_in_chromium_at_desktop_and_phone_width(
+    rendered: dict, gate: str, outcome: str
+) -> None:
+    for width in (1280, 390):
+        state, console = chromium(rendered[gate, outcome].html, width)
+        assert console == ""
+        assert state["broken"] == []
+        assert int(state["width"]) <= int(state["viewport"]), f"wider than a {width}px screen"  # type: ignore[call-overload]

@@ -1,0 +1,97 @@
+"""Run history: every rendered run indexed; a regression is a move beyond the repeats' noise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvgate.cli import main
+from kvgate.history import Figure, History, RunRecord, compare, regressions
+from kvgate.judge import Verdict
+from kvgate.report import render
+from kvgate.report.comparison import frame
+from kvgate.store import CheckRecord, RunStore
+
+BW = "seqread-1m.read_bw_bytes_per_s"
+
+
+def record(
+    run_id: str, *figures: Figure, sha: str = "ab", started: str = "2026-01-01T00:00:00Z"
+) -> RunRecord:
+    return RunRecord(run_id, "lab-a", "g2", sha, "0.1.0", "PASS", started, "complete", figures)
+
+
+def test_a_drop_beyond_twice_the_cv_is_a_regression_and_within_it_is_noise() -> None:
+    a = record("a", Figure("h/bw", 2.0e9, "B/s", "higher", 0.05), Figure("h/p99", 1e6, "ns", "lower", 0.05))
+    b = record(
+        "b", Figure("h/bw", 1.85e9, "B/s", "higher", 0.05), Figure("h/p99", 1.5e6, "ns", "lower", 0.05)
+    )
+    diff = compare(frame(a), frame(b)).set_index("figure")
+    assert diff.loc["h/bw", "status"] == "within noise"  # -7.5 % with a 5 % CV
+    assert diff.loc["h/p99", "status"] == "regression"  # latency up 50 %
+    assert list(regressions(compare(frame(a), frame(b)))["figure"]) == ["h/p99"]
+
+
+def test_an_improvement_and_a_figure_without_direction_are_not_regressions() -> None:
+    a = record("a", Figure("h/bw", 1e9, "B/s", "higher"), Figure("h/n", 10, "", ""))
+    b = record("b", Figure("h/bw", 2e9, "B/s", "higher"), Figure("h/n", 20, "", ""), Figure("h/x", 1, "", ""))
+    status = dict(compare(frame(a), frame(b))[["figure", "status"]].itertuples(index=False))
+    assert status == {"h/bw": "improvement", "h/n": "changed", "h/x": "new"}
+
+
+def test_previous_is_the_last_complete_run_of_the_same_site_gate_and_inventory(tmp_path: Path) -> None:
+    h = History(tmp_path)
+    h.index(record("old", started="2026-01-01T00:00:00Z"))
+    h.index(record("other-inventory", sha="cd", started="2026-01-02T00:00:00Z"))
+    h.index(record("now", started="2026-01-03T00:00:00Z"))
+    assert h.previous(record("now", started="2026-01-03T00:00:00Z")) == "old"
+    assert list(h.runs(gate="g2")["run_id"]) == ["old", "other-inventory", "now"]
+
+
+def g2_run(root: Path, bw: float, cv: float) -> Path:
+    meta = {"inventory": {"path": "inventory/lab-a.yaml", "sha256": "ab" * 32}, "planned": []}
+    store = RunStore.create(root, site="lab-a", gate="g2", meta=meta)
+    for metric, value, comparator in ((BW, bw, ">="), (f"{BW}_cv", cv, "<=")):
+        store.record(
+            CheckRecord(
+                f"h/{metric}",
+                "h",
+                metric,
+                Verdict.PASS,
+                "ok",
+                rule="G2-FIO-1",
+                metric=metric,
+                measured=value,
+                expected=1e8 if comparator == ">=" else 0.5,
+                comparator=comparator,
+                unit="B/s" if comparator == ">=" else "",
+            )
+        )
+    store.finish("complete")
+    return store.path
+
+
+def test_the_second_report_compares_with_the_first_and_names_the_regression(tmp_path: Path) -> None:
+    first = render(g2_run(tmp_path, 2.0e9, 0.02), pdf=False)
+    assert first.regressions == ()
+    assert "No earlier complete run" in first.html.read_text()
+    second = render(g2_run(tmp_path, 1.5e9, 0.02), pdf=False)
+    assert second.regressions == (f"h/{BW}",)
+    html = second.html.read_text()
+    assert "1 figure regressed" in html
+    assert "2 GB/s" in html
+    assert "1.5 GB/s" in html
+    assert render(g2_run(tmp_path, 1.49e9, 0.02), pdf=False).regressions == ()  # -0.7 %: within noise
+
+
+def test_history_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = g2_run(tmp_path, 2.0e9, 0.02), g2_run(tmp_path, 1.0e9, 0.02)
+    render(a, pdf=False)
+    render(b, pdf=False)
+    assert main(["history", "--results", str(tmp_path), "--gate", "g2"]) == 0
+    assert "2 indexed run(s)" in capsys.readouterr().out
+    assert main(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "regression" in out
+    assert "-50 %" in out

@@ -1,0 +1,78 @@
+"""Charts are matplotlib's, reduced to the allow-list: shapes and text, nothing that fetches or runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from kvgate.judge import Verdict
+from kvgate.report import load_run
+from kvgate.report.charts import figure, to_svg
+from kvgate.report.plots import charts
+from kvgate.report.svg import sanitize
+from kvgate.store import CheckRecord, RunStore
+
+
+def test_a_matplotlib_figure_passes_the_allow_list_unchanged() -> None:
+    with figure() as (fig, ax):
+        ax.plot([1, 2, 4], [1.0, 3.0, 2.0], label="bs 1m")
+        ax.axhspan(1.5, 2.5, alpha=0.2)
+        ax.set_xlabel("I/Os in flight")
+        ax.set_ylabel("GB/s")
+        ax.legend()
+        svg = to_svg(fig)
+    assert sanitize(svg) == svg
+    assert not re.search(r"<(style|script|use|image|foreignObject|metadata)\b|style=|href|url\(", svg)
+    assert ">I/Os in flight</text>" in svg  # axis titles stay text, readable and searchable
+    assert ">GB/s</text>" in svg
+
+
+def run_with(root: Path, meta: dict[str, object], *records: CheckRecord) -> Path:
+    store = RunStore.create(root, site="lab-a", gate="g3", meta={"planned": [], **meta})
+    for rec in records:
+        store.record(rec)
+    store.finish("complete")
+    return store.path
+
+
+def test_reference_figures_are_drawn_against_their_range_with_axis_titles(tmp_path: Path) -> None:
+    rec = CheckRecord(
+        "h/ttft",
+        "h",
+        "ttft",
+        Verdict.PASS,
+        "ok",
+        rule="R2-ttft-p50-tp8",
+        metric="ttft_p50_reduction_pct",
+        measured=41.0,
+        expected=25.5,
+        comparator=">=",
+        unit="%",
+    )
+    (chart,) = charts(load_run(run_with(tmp_path, {}, rec)))
+    assert chart.title == "Figures against their references"
+    assert "improvement over the baseline arm" in chart.svg
+    assert "R2 (% reduction)" in chart.svg
+
+
+def test_g2_sweep_is_drawn_with_its_knee_and_no_chart_without_data(tmp_path: Path) -> None:
+    sweep = [["1m", 1, 7.7e8], ["1m", 8, 1.5e9], ["4m", 1, 1.2e9], ["4m", 8, 2.4e9]]
+    row = {"fio": ["h", "v", "", "", "", "", "8 @ 2.40 (bs 4m)", ""], "sweep": sweep}
+    (chart,) = charts(load_run(run_with(tmp_path, {"g2_rows": {"h/v": row}})))
+    assert "read bandwidth (GB/s)" in chart.svg
+    assert "knee (4m)" in chart.svg
+    assert charts(load_run(run_with(tmp_path / "empty", {}))) == ()
+
+
+def test_a_soak_is_drawn_over_time_from_its_stored_windows(tmp_path: Path) -> None:
+    run = run_with(tmp_path, {})
+    path = run / "artifacts" / "h" / "g4" / "tiny" / "windows.jsonl"
+    path.parent.mkdir(parents=True)
+    summary = {"p50_ttft_ms": 100.0, "p99_ttft_ms": 300.0, "output_throughput_tok_per_s": 160.0}
+    lines = [f'{{"end_unix_s": {600 * i}, "summary": {json.dumps(summary)}}}' for i in range(6)]
+    path.write_text("\n".join([*lines, '{"torn']) + "\n")
+    (chart,) = charts(load_run(run))
+    assert chart.title == "Soak: latency and throughput over time"
+    assert "hours since the first window" in chart.svg
+    assert "TTFT (ms)" in chart.svg
