@@ -200,6 +200,14 @@ def _capacity_unmeasurable(
         return verdict, f"{tier.name} has no external KV tier: no ssd-tier arm (its dram-only arm ran alone)"
     if binding.concurrency == "whole-machine":
         return _whole_machine_unmeasurable(binding, profile, instances)
+    if binding.statistic == "output_throughput_tok_per_s" and not tier.serves_concurrently:
+        verdict = Verdict.SKIP if declared is Unmeasurable.SKIP else Verdict.INVALID
+        return verdict, (
+            f"{tier.name} serves one request at a time: the seed's throughput gain at concurrency "
+            f"{binding.concurrency} is of an engine batching the sessions in flight; queued one by one, "
+            "each arm's throughput is its whole turn, work outside the tier included (llama-cpp-python "
+            "writes each turn's state to its disk cache before it answers the next)"
+        )
     return None
 
 

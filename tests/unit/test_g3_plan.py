@@ -135,7 +135,11 @@ def test_a_one_request_engine_runs_the_capacity_arms_but_not_the_conc16_recomput
         j = found[f"engine[tiny].{name}"].evaluate({})
         assert j.verdict is Verdict.SKIP, name
         assert "serves one request at a time, so G3 runs no concurrency-16 loads" in j.condition
-    assert found["engine[tiny].throughput-gain-conc16"].unmeasurable is None  # capacity: queued alike
+    assert found["engine[tiny].ttft-p50-reduction"].unmeasurable is None  # capacity TTFT: queued alike
+    for level in ("conc8", "conc16"):  # the seed's throughput at C is of batched serving
+        j = found[f"engine[tiny].throughput-gain-{level}"].evaluate({})
+        assert j.verdict is Verdict.SKIP
+        assert "serves one request at a time: the seed's throughput gain at concurrency" in j.condition
     for r1 in ("cold-read-ttft-speedup", "cold-read-bw-gain"):  # no readers named: declared SKIP
         j = found[f"engine[tiny].{r1}"].evaluate({})
         assert j.verdict is Verdict.SKIP
