@@ -198,15 +198,22 @@ def _capacity_unmeasurable(
     if tier.cache is None:
         verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
         return verdict, f"{tier.name} has no external KV tier: no ssd-tier arm (its dram-only arm ran alone)"
-    if binding.concurrency == "whole-machine":
-        return _whole_machine_unmeasurable(binding, profile, instances)
+    if binding.concurrency == "whole-machine" and (
+        why := _whole_machine_unmeasurable(binding, profile, instances)
+    ):
+        return why
     if binding.statistic == "output_throughput_tok_per_s" and not tier.serves_concurrently:
         verdict = Verdict.SKIP if declared is Unmeasurable.SKIP else Verdict.INVALID
+        where = (
+            "on the whole machine"
+            if binding.concurrency == "whole-machine"
+            else f"at concurrency {binding.concurrency}"
+        )
         return verdict, (
-            f"{tier.name} serves one request at a time: the seed's throughput gain at concurrency "
-            f"{binding.concurrency} is of an engine batching the sessions in flight; queued one by one, "
-            "each arm's throughput is its whole turn, work outside the tier included (llama-cpp-python "
-            "writes each turn's state to its disk cache before it answers the next)"
+            f"{tier.name} serves one request at a time: the seed's throughput gain {where} is of engines "
+            "batching the sessions in flight; queued one by one, each arm's throughput is its whole turn, "
+            "work outside the tier included (llama-cpp-python writes each turn's state to its disk cache "
+            "before it answers the next: here the same gain measured −29 % to +1270 % run to run)"
         )
     return None
 

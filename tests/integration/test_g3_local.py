@@ -76,10 +76,9 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
         assert verdicts[f"engine[tiny].ssd-restore.{evidence}"] == "PASS", shown
     # the capacity gains are judged (PASS or FAIL: measured, trusted), ssd-tier against dram-only: how
     # far they reach on a shared 2-core VM is its business; that the tier served them is checked below
-    for capacity in ("ttft-p50-reduction", "throughput-gain-whole-machine"):
-        assert verdicts[f"engine[tiny].{capacity}"] in {"PASS", "FAIL"}, shown
-    for batched in ("throughput-gain-conc8", "throughput-gain-conc16"):  # the seed's: batched serving
-        assert verdicts[f"engine[tiny].{batched}"] == "SKIP", shown
+    assert verdicts["engine[tiny].ttft-p50-reduction"] in {"PASS", "FAIL"}, shown
+    for batched in ("conc8", "conc16", "whole-machine"):  # the seed's gains are of batched serving
+        assert verdicts[f"engine[tiny].throughput-gain-{batched}"] == "SKIP", shown
     assert "llama-cpp-ram vs llama-cpp-disk-keep" in checks["engine[tiny].ttft-p50-reduction"]["condition"]
     for recompute_row in ("recompute-ttft-speedup", "recompute-throughput-speedup"):  # one request at a time
         assert verdicts[f"engine[tiny].{recompute_row}"] == "SKIP", shown

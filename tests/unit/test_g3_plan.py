@@ -42,6 +42,9 @@ def inventory(scale: str = "smoke", **engine: Any) -> Inventory:
     )
 
 
+LMCACHE = {"tier_profile": "vllm-lmcache", "recompute_profile": "vllm-recompute"}  # batches requests
+
+
 def checks(inv: Inventory) -> dict[str, G3Check]:
     return {c.check: c for c in plan(inv)}
 
@@ -273,15 +276,18 @@ def test_the_whole_machine_binding_needs_two_instances_and_is_declared_otherwise
     one = checks(inventory())["engine[tiny].throughput-gain-whole-machine"].evaluate({})
     assert one.verdict is Verdict.SKIP
     assert "one engine instance per host" in one.condition
-    two = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"]
+    two = checks(inventory(instances=2, **LMCACHE))["engine[tiny].throughput-gain-whole-machine"]
     assert two.unmeasurable is None
     assert "2 engine instances driven together" in two.concurrency_note
     full = checks(inventory("full"))["engine[tiny].throughput-gain-whole-machine"].evaluate({})
     assert full.verdict is Verdict.INVALID  # a lab gate must measure it
+    llama = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"].evaluate({})
+    assert llama.verdict is Verdict.SKIP  # one turn at a time per instance: not the seed's batched gain
+    assert "serves one request at a time: the seed's throughput gain on the whole machine" in llama.condition
 
 
 def test_the_whole_machine_gain_is_judged_on_the_capacity_arms_whole_rows() -> None:
-    check = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"]
+    check = checks(inventory(instances=2, **LMCACHE))["engine[tiny].throughput-gain-whole-machine"]
     assert check.binding is not None
     assert check.binding.baseline_arm == "dram-only"
     rows = {
