@@ -24,7 +24,8 @@ from typing import Any
 
 from kvgate import __version__, redact
 from kvgate.errors import StoreError
-from kvgate.judge import Judgement, Verdict, worst
+from kvgate.judge import Judgement, Verdict
+from kvgate.judgement.verdict import gate_verdict
 from kvgate.run_files import ArtifactEntry, StoredCheck, check_meta, parse_json, parse_lines, read_text
 from kvgate.safefile import append_line, write_file
 
@@ -288,7 +289,5 @@ def outcome(store: RunStore) -> tuple[Verdict, list[str]]:
 
     checks = store.checks()
     missing = [c for c in store.meta().get("planned", []) if c not in checks]
-    verdict = worst([Verdict(r["verdict"]) for r in checks.values()])
-    if missing and verdict.gate_ok:
-        verdict = Verdict.ERROR  # not evaluated is never PASS
-    return verdict, missing
+    verdicts: list[Verdict | None] = [Verdict(r["verdict"]) for r in checks.values()]
+    return gate_verdict(verdicts + [None] * len(missing)), missing

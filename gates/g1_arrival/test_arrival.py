@@ -21,4 +21,4 @@ pytestmark = pytest.mark.gate("g1")
 def test_arrival(
     check: g1.PlannedCheck, facts: HostFacts, record: Callable[[g1.PlannedCheck, Judgement], Judgement]
 ) -> None:
-    expect(record(check, check.evaluate(facts)))
+    expect(record(check, g1.evaluate(check, facts)))

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from kvgate.g2.plan import G2Check, plan
-from kvgate.judge import Judgement, Measurement
+from kvgate.judge import Inputs, Judgement
 from kvgate.pytest_plugin import expect
 
 pytestmark = pytest.mark.gate("g2")
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.gate("g2")
 @pytest.mark.checks(plan=plan)
 def test_baseline(
     check: G2Check,
-    volume_measurements: dict[str, Measurement],
+    volume_measurements: Inputs,
     record: Callable[[G2Check, Judgement], Judgement],
 ) -> None:
     expect(record(check, check.evaluate(volume_measurements)))

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kvgate.g3.plan import G3Check, plan
-from kvgate.g3.storage import StorageCheck, StorageResult, storage_plan
-from kvgate.judge import Judgement, Measurement
+from kvgate.g3.storage import StorageCheck, StorageResult, evaluate_storage, storage_plan
+from kvgate.judge import Inputs, Judgement
 from kvgate.pytest_plugin import expect
 
 pytestmark = pytest.mark.gate("g3")
@@ -23,11 +23,10 @@ pytestmark = pytest.mark.gate("g3")
 @pytest.mark.checks(plan=plan)
 def test_engine(
     check: G3Check,
-    g3_evidence: tuple[dict[str, Measurement], str],
+    g3_evidence: Inputs,
     record: Callable[[Any, Judgement], Judgement],
 ) -> None:
-    measured, detail = g3_evidence
-    expect(record(check, check.evaluate(measured, detail)))
+    expect(record(check, check.evaluate(g3_evidence)))
 
 
 @pytest.mark.checks(plan=storage_plan)
@@ -36,4 +35,4 @@ def test_storage(
     g3_storage_result: StorageResult | None,
     record: Callable[[Any, Judgement], Judgement],
 ) -> None:
-    expect(record(check, check.evaluate(g3_storage_result)))
+    expect(record(check, evaluate_storage(check, g3_storage_result)))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from kvgate.g4.plan import G4Check, plan
-from kvgate.judge import Judgement, Measurement
+from kvgate.judge import Inputs, Judgement
 from kvgate.pytest_plugin import expect
 
 pytestmark = pytest.mark.gate("g4")
@@ -20,8 +20,7 @@ pytestmark = pytest.mark.gate("g4")
 @pytest.mark.checks(plan=plan)
 def test_soak(
     check: G4Check,
-    g4_evidence: tuple[dict[str, Measurement], str],
+    g4_evidence: Inputs,
     record: Callable[[Any, Judgement], Judgement],
 ) -> None:
-    measured, detail = g4_evidence
-    expect(record(check, check.evaluate(measured, detail)))
+    expect(record(check, check.evaluate(g4_evidence)))

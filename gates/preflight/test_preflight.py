@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kvgate.judge import Judgement, Measurement
+from kvgate.judge import Inputs, Judgement
 from kvgate.preflight.plan import PreflightCheck, plan
 from kvgate.pytest_plugin import expect
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.gate("preflight")
 @pytest.mark.checks(plan=plan)
 def test_preflight(
     check: PreflightCheck,
-    preflight_found: dict[str, Measurement],
+    preflight_found: Inputs,
     record: Callable[[PreflightCheck, Judgement], Judgement],
 ) -> None:
     expect(record(check, check.evaluate(preflight_found)))

@@ -11,7 +11,7 @@ from kvgate.g4.profile import load_g4_profile, profile_path
 from kvgate.g4.sections import rows, sections
 from kvgate.g4.soak import SoakResult, measure_soak
 from kvgate.inventory import LoadedInventory
-from kvgate.judge import Measurement
+from kvgate.judge import Inputs
 from kvgate.session import GateSession
 from kvgate.store import RunStore
 from kvgate.transport import Executor
@@ -37,7 +37,7 @@ def g4_measured(
     def soak(host: str, name: str, notify: Notify) -> SoakResult:
         r = measure_soak(executors[host], inv, host=host, name=name, profile=profile, store=run_store,
                          notify=notify)  # fmt: skip
-        mine = [c for c in checks if c.host == host and c.deployment == name]
+        mine = [c for c in checks if c.host == host and c.subject == name]
         run_store.merge_meta(g4_rows={f"{host}/{name}": rows(r, mine)})
         return r
 
@@ -47,11 +47,11 @@ def g4_measured(
 
 
 @pytest.fixture
-def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> tuple[dict[str, Measurement], str]:
+def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> Inputs:
     """The check's soak measurements and detail; a host or deployment that failed makes it ERROR."""
-    if check.skip_reason is not None or check.invalid_reason is not None:
-        return {}, ""
+    if check.ruled is not None:
+        return Inputs()
     r: SoakResult = deployment_result(
-        request.getfixturevalue("g4_measured"), check.host, check.deployment, "G4 soak not run"
+        request.getfixturevalue("g4_measured"), check.host, check.subject, "G4 soak not run"
     )
-    return r.measurements, r.detail(check.key)
+    return Inputs(r.measurements, detail=r.detail(check.key))

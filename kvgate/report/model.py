@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.errors import StoreError
-from kvgate.judge import Verdict, fmt, symbol, worst
+from kvgate.judge import Verdict, fmt, symbol
+from kvgate.judgement import gate_verdict
 from kvgate.manifest import Verification, verify
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
 from kvgate.store import RunStore
@@ -212,12 +213,8 @@ def count(rows: Iterable[CheckRow]) -> dict[str, int]:
 
 
 def verdict_of(rows: Iterable[CheckRow]) -> Verdict:
-    """Worst evaluated verdict; anything not evaluated turns a passing verdict into ERROR."""
-    rows = list(rows)
-    verdict = worst([r.verdict for r in rows if r.verdict is not None])
-    if any(r.verdict is None for r in rows) and verdict.gate_ok:
-        return Verdict.ERROR  # not evaluated is never PASS (same rule as store.outcome)
-    return verdict
+    """The gate-verdict rule (kvgate.judgement.gate_verdict) over rows; a planned row without one is None."""
+    return gate_verdict(r.verdict for r in rows)
 
 
 def host_summaries(rows: dict[str, tuple[CheckRow, ...]], meta: dict[str, Any]) -> tuple[HostSummary, ...]:
