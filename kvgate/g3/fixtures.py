@@ -11,7 +11,7 @@ from kvgate.errors import LabError
 from kvgate.g3.measure import DeploymentResult, measure_deployment
 from kvgate.g3.plan import G3Check, plan
 from kvgate.g3.profile import load_g3_profile
-from kvgate.g3.sections import rows, sections, storage_rows
+from kvgate.g3.sections import rows, storage_rows
 from kvgate.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Inputs
@@ -33,7 +33,8 @@ def g3_measured(
     inv = inventory.inventory
     profile = load_g3_profile(inv.scale)
     notes = [str(d) for d in check_consistency(load_references())]
-    run_store.update_meta(reference_notes=notes, g3_profile=profile.model_dump(mode="json"))
+    run_store.update_meta(reference_notes=notes)
+    run_store.merge_meta(configuration={"gate_profile": profile.model_dump(mode="json")})
     checks = plan(inv)
 
     def measure(host: str, name: str, notify: Notify) -> DeploymentResult:
@@ -44,9 +45,7 @@ def g3_measured(
         run_store.merge_meta(g3_rows={f"{host}/{name}": rows(r, mine)})
         return r
 
-    results = measure_deployments(inv, gate_session, measure, done="measured")
-    run_store.update_meta(sections=sections(run_store.meta().get("g3_rows", {})))
-    return results
+    return measure_deployments(inv, gate_session, measure, done="measured")
 
 
 @pytest.fixture
@@ -80,9 +79,7 @@ def g3_storage(
         return out
 
     hosts = sorted({c.host for c in checks} & gate_session.hosts_pending)
-    results = fan_out({h: h for h in hosts}, measure_host)
-    run_store.update_meta(sections=sections(run_store.meta().get("g3_rows", {})))
-    return results
+    return fan_out({h: h for h in hosts}, measure_host)
 
 
 @pytest.fixture

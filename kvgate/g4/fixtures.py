@@ -8,7 +8,7 @@ from kvgate.engines.deployments import Notify, deployment_result, measure_deploy
 from kvgate.errors import LabError, UsageError
 from kvgate.g4.plan import G4Check, plan
 from kvgate.g4.profile import load_g4_profile, profile_path
-from kvgate.g4.sections import rows, sections
+from kvgate.g4.sections import rows
 from kvgate.g4.soak import SoakResult, measure_soak
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Inputs
@@ -26,12 +26,12 @@ def g4_measured(
     """Every pending engine host soaked at once; a host's deployments one after the other."""
     inv = inventory.inventory
     profile = load_g4_profile(inv.scale)
-    now, started = profile.model_dump(mode="json"), run_store.meta().get("g4_profile")
+    now, started = profile.model_dump(mode="json"), run_store.run_record().configuration.gate_profile
     if started is not None and started != now:  # a resume judges with the limits its soak started with
         raise UsageError(
             f"{profile_path(inv.scale)} changed since this run started: restore it, or start a new run"
         )
-    run_store.update_meta(g4_profile=now)
+    run_store.merge_meta(configuration={"gate_profile": now})
     checks = plan(inv)
 
     def soak(host: str, name: str, notify: Notify) -> SoakResult:
@@ -41,9 +41,7 @@ def g4_measured(
         run_store.merge_meta(g4_rows={f"{host}/{name}": rows(r, mine)})
         return r
 
-    results = measure_deployments(inv, gate_session, soak, done="soaked")
-    run_store.update_meta(sections=sections(run_store.meta().get("g4_rows", {})))
-    return results
+    return measure_deployments(inv, gate_session, soak, done="soaked")
 
 
 @pytest.fixture
