@@ -1,0 +1,98 @@
+"""kvgate rejudge on a real stored G3 run: a threshold or a waiver decided after the run, nothing measured.
+
+The run under tests/data/runs/hma1 is a smoke G3 run made on this machine (llama.cpp, two
+engine instances) by kvgate before the typed record (kvgate.run/1).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvgate.cli import main
+from kvgate.g3 import plan as g3_plan
+from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.judge import Verdict
+from kvgate.judgement.rejudge import rejudge
+from kvgate.manifest import verify
+from kvgate.report.model import load_run
+from kvgate.store import RunStore
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "runs" / "hma1"
+RUN = DATA / "g3-20261205T023051Z"
+TTFT = "here/engine[tiny].ttft-p50-reduction"  # stored: 27.43 % ≥ 25.5 (R2: ↓26–32%), PASS
+WHOLE = "here/engine[tiny].throughput-gain-whole-machine"  # stored: INVALID (an untrusted trial)
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Path:
+    return shutil.copytree(RUN, tmp_path / "runs" / "hma1" / RUN.name)
+
+
+def stricter(fraction: float) -> Any:
+    """load_g3_profile with the R2 TTFT binding held to ``fraction`` of the reference's lower bound."""
+
+    def load(scale: str) -> G3Profile:
+        p = load_g3_profile(scale)
+        verdicts = [
+            b.model_copy(update={"threshold_fraction": fraction}) if b.check == "ttft-p50-reduction" else b
+            for b in p.verdicts
+        ]
+        return p.model_copy(update={"verdicts": verdicts})
+
+    return load
+
+
+def test_a_stricter_threshold_decided_after_the_run_is_judged_on_the_stored_numbers(
+    stored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(g3_plan, "load_g3_profile", stricter(1.2))  # ≥ 30.6 %: the site's 27.43 % fails
+    new = rejudge(stored, inventory=DATA / "inv.yaml", results=tmp_path / "out")
+    checks = new.checks()
+    assert checks[TTFT]["verdict"] == Verdict.FAIL
+    assert checks[TTFT]["measured"] == pytest.approx(27.4295, abs=1e-3)  # the stored value, not a new one
+    assert "(1.2 × R2: ↓26–32%)" in checks[TTFT]["condition"]
+    done = new.run_record().rejudged
+    assert done is not None
+    assert done.run == str(stored)
+    assert done.run_schema == "kvgate.run/1"
+    assert f"{TTFT}: PASS → FAIL" in done.changes
+    assert any(c.startswith(f"{TTFT}: criterion ≥ 25.5 → ≥ 30.6") for c in done.changes)
+    assert WHOLE in done.carried  # INVALID on an untrusted trial: nothing trusted to judge again
+    assert (verify(stored).status, verify(new.path).status) == ("verified", "verified")
+    view = load_run(new.path)
+    assert view.verdict is Verdict.FAIL
+    assert (new.path / "artifacts" / "here" / "g3" / "tiny" / "arms.json").is_file()  # the evidence, linked
+
+
+def test_a_waiver_decided_after_the_run_waives_without_measuring(stored: Path, tmp_path: Path) -> None:
+    waivers = tmp_path / "waivers.yaml"
+    waivers.write_text(
+        "waivers:\n  - rule: R3-throughput-tp4x2-whole-machine\n"
+        "    reason: two instances share two cores here; the lab run decides\n    approver: J. Doe\n"
+    )
+    new = rejudge(stored, inventory=DATA / "inv.yaml", waivers=waivers, results=tmp_path / "out")
+    checks = new.checks()
+    assert checks[WHOLE]["verdict"] == Verdict.WAIVED
+    assert checks[WHOLE]["waiver"]["was"] == "INVALID"
+    assert checks[TTFT]["verdict"] == Verdict.PASS  # unchanged config: the same verdict
+    assert load_run(new.path).verdict is Verdict.WAIVED  # the gate passes, with its waiver shown
+
+
+def test_rejudge_from_the_cli_refuses_a_changed_inventory_and_an_edited_run(
+    stored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited = tmp_path / "inv.yaml"
+    edited.write_text((DATA / "inv.yaml").read_text().replace("instances: 2", "instances: 3"))
+    assert main(["rejudge", str(stored), "--inventory", str(edited), "--no-pdf"]) == 4
+    assert "changed since run g3-20261205T023051Z" in capsys.readouterr().err
+    line = json.loads((stored / "checks.jsonl").read_text().splitlines()[3])
+    (stored / "checks.jsonl").write_text(json.dumps(line | {"measured": 99.0}) + "\n")
+    assert main(["rejudge", str(stored), "--inventory", str(DATA / "inv.yaml"), "--no-pdf"]) == 4
+    assert "modified after the run" in capsys.readouterr().err
+    assert len(list((tmp_path / "runs" / "hma1").iterdir())) == 1  # nothing written
+    assert RunStore.open(stored).meta()["schema"] == "kvgate.run/2"  # read through the migration
