@@ -19,7 +19,6 @@ The evidence (facts/, artifacts/) is hard-linked from the original (copied acros
 from __future__ import annotations
 
 import getpass
-import hashlib
 import json
 import os
 import shutil
@@ -38,6 +37,7 @@ from kvgate.judge import Inputs, Judgement, Measurement, Verdict, fmt, symbol
 from kvgate.judgement.check import Check
 from kvgate.record import inputs_from_record
 from kvgate.references import DEFAULT_PATH as REFERENCES
+from kvgate.references import references_used
 from kvgate.store import CheckRecord, RunStore, utc_now
 from kvgate.waivers import Waivers, load_waivers
 
@@ -198,7 +198,7 @@ def _without_verdicts(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 def _configuration(gate: str, meta: dict[str, Any]) -> dict[str, Any]:
     """References and gate profile as this re-judgement loaded them."""
-    out: dict[str, Any] = {"references": {"path": str(REFERENCES), "sha256": _sha256(REFERENCES)}}
+    out: dict[str, Any] = {"references": references_used()}
     profile = _gate_profile(
         gate, str((meta.get("configuration") or {}).get("gate_profile", {}).get("name", ""))
     )
@@ -219,10 +219,6 @@ def _gate_profile(gate: str, name: str) -> dict[str, Any] | None:
     return None
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _link_evidence(src: Path, dst: Path) -> None:
     """facts/ and artifacts/ of the original, hard-linked (copied when that cannot be)."""
     for top in ("facts", "artifacts"):
@@ -240,7 +236,7 @@ def _config_changes(old: RunStore, waivers: Waivers) -> list[str]:
     """What differs in the configuration: references file, waivers in force."""
     out = []
     recorded = old.run_record().configuration.references
-    now = _sha256(REFERENCES)
+    now = references_used()["sha256"]
     if recorded is not None and recorded.sha256 != now:
         out.append(f"references {REFERENCES.name}: sha256 {recorded.sha256[:12]} → {now[:12]}")
     was = old.run_record().waivers
