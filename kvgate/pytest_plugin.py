@@ -82,6 +82,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     planned = [check_id(i) for i in items if check_id(i)]
     if not planned:  # every plan was empty: nothing to run, and nothing to call PASS
         raise pytest.UsageError(no_checks(gates.pop(), sess.option("inventory")))
+    if config.option.collectonly:  # listing the catalogue: no run directory, no gate-order check
+        return
     sess.gate = gates.pop()
     store = sess.open_store(planned)
     done = store.finished_ids()

@@ -17,7 +17,7 @@ evaluated). ``Check.evaluate`` is the only path from measurements to a Judgement
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from kvgate.judge import Criterion, Inputs, Judgement, Measurement, Verdict, judge
@@ -102,7 +102,6 @@ class Check(Generic[S]):
     ruled: Ruling | None = None
     note: str = ""  # how it is measured here, said beside its verdict
     when_blocked: Verdict = Verdict.INVALID  # the declared verdict when measured but not evaluable
-    origin: str = field(default="", compare=False)  # the plan module's family (catalogue)
 
     @property
     def id(self) -> str:
