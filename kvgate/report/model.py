@@ -150,6 +150,21 @@ class RunView:
             ("Resumed at (UTC)", ", ".join(self.resumes) or "never"),
             ("Run directory", self.run_dir.name),
             ("Schema", str(m.get("schema") or "—")),
+            *self.rejudged_rows(),
+        ]
+
+    def rejudged_rows(self) -> list[tuple[str, str]]:
+        """What a re-judged run re-judged, and what changed (kvgate rejudge); none for a measured run."""
+        done = self.meta.get("rejudged")
+        if not done:
+            return []
+        origin = f"{done['run']} ({done['run_schema']}, manifest sha256 {done['run_manifest_sha256'][:16]})"
+        kept = f"{len(done['carried'])} verdict(s) kept: nothing stored to judge them again"
+        return [
+            ("Re-judged from", origin),
+            ("Re-judged at (UTC)", f"{done['at']} by {done.get('by') or '?'}"),
+            ("Changes", "; ".join(done["changes"]) or "none: the same verdicts"),
+            ("Carried", kept if done["carried"] else "none"),
         ]
 
 

@@ -66,6 +66,9 @@ def test_a_stricter_threshold_decided_after_the_run_is_judged_on_the_stored_numb
     assert (verify(stored).status, verify(new.path).status) == ("verified", "verified")
     view = load_run(new.path)
     assert view.verdict is Verdict.FAIL
+    shown = dict(view.run_record())
+    assert shown["Re-judged from"].startswith(f"{stored} (kvgate.run/1, manifest sha256 ")
+    assert f"{TTFT}: PASS → FAIL" in shown["Changes"]
     assert (new.path / "artifacts" / "here" / "g3" / "tiny" / "arms.json").is_file()  # the evidence, linked
 
 
