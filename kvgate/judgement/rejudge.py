@@ -143,10 +143,10 @@ def _judged_again(
         return check.evaluate()
     if rec is None or rec["verdict"] == Verdict.ERROR:
         return None
+    if isinstance(check.spec, FactsProbe):  # G1: judged on the stored facts (its checks read families)
+        return evaluate_facts(check, facts[check.host]) if check.host in facts else None
     if rec.get("inputs") is not None:
         return check.evaluate(inputs_from_record(rec["inputs"]))
-    if isinstance(check.spec, FactsProbe) and check.host in facts:  # G1: judged on the stored facts
-        return evaluate_facts(check, facts[check.host])
     if _plain_v1_value(check, rec):
         m = Measurement(
             rec["metric"], rec["measured"], rec.get("unit") or "", tuple(rec.get("evidence") or ())

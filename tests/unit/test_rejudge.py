@@ -99,3 +99,20 @@ def test_rejudge_from_the_cli_refuses_a_changed_inventory_and_an_edited_run(
     assert "modified after the run" in capsys.readouterr().err
     assert len(list((tmp_path / "runs" / "hma1").iterdir())) == 1  # nothing written
     assert RunStore.open(stored).meta()["schema"] == "kvgate.run/2"  # read through the migration
+
+
+G1_V2 = Path(__file__).resolve().parents[1] / "data" / "runs" / "local-v2"
+
+
+@pytest.mark.parametrize(
+    ("run", "inventory"), [(RUN, DATA / "inv.yaml"), (next(G1_V2.glob("g1-*")), G1_V2 / "inv.yaml")]
+)
+def test_with_nothing_changed_every_verdict_stands(tmp_path: Path, run: Path, inventory: Path) -> None:
+    """A G3 run (kvgate.run/1: its stored values) and a G1 run (kvgate.run/2: its facts), judged as they were."""
+    copy = shutil.copytree(run, tmp_path / "runs" / "site" / run.name)
+    new = rejudge(copy, inventory=inventory, results=tmp_path / "out")
+    before, after = RunStore.open(copy).checks(), new.checks()
+    assert {k: r["verdict"] for k, r in after.items()} == {k: r["verdict"] for k, r in before.items()}
+    done = new.run_record().rejudged
+    assert done is not None
+    assert done.changes == []
