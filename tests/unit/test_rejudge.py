@@ -108,7 +108,7 @@ G1_V2 = Path(__file__).resolve().parents[1] / "data" / "runs" / "local-v2"
     ("run", "inventory"), [(RUN, DATA / "inv.yaml"), (next(G1_V2.glob("g1-*")), G1_V2 / "inv.yaml")]
 )
 def test_with_nothing_changed_every_verdict_stands(tmp_path: Path, run: Path, inventory: Path) -> None:
-    """A G3 run (kvgate.run/1: its stored values) and a G1 run (kvgate.run/2: its facts), judged as they were."""
+    """A G3 run (kvgate.run/1: stored values) and a G1 run (kvgate.run/2: its facts), judged as they were."""
     copy = shutil.copytree(run, tmp_path / "runs" / "site" / run.name)
     new = rejudge(copy, inventory=inventory, results=tmp_path / "out")
     before, after = RunStore.open(copy).checks(), new.checks()
