@@ -20,29 +20,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from kvgate.config_file import NotRegular, explain, field_path, read_regular, text_problem
 from kvgate.errors import StoreError
-from kvgate.record import SCHEMA, SCHEMA_V1, JudgementRecord, RunRecord, migrate
-
-
-class _Read(BaseModel):
-    """Keys kvgate reads are typed; others are kept for their own readers."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
-
+from kvgate.record import SCHEMA, SCHEMA_V1, ArtifactRecord, JudgementRecord, RunRecord, migrate
 
 StoredCheck = JudgementRecord  # one line of checks.jsonl (kvgate.record.schema)
-
-
-class ArtifactEntry(_Read):
-    """One line of artifacts/index.jsonl."""
-
-    path: str
-    sha256: str = ""
-    bytes: int = Field(default=0, ge=0)
-    host: str = ""
+ArtifactEntry = ArtifactRecord  # one line of artifacts/index.jsonl (kvgate.record.schema)
 
 
 MAX_RUN_FILE_BYTES = 256 << 20  # a 72 h soak's run.json is a few MB

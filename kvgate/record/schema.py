@@ -149,6 +149,15 @@ class RunRecord(_Record):
     sections: list[Section] | None = None  # rendered sections (kvgate.run/1 kept them; v2 renders rows)
 
 
+class ArtifactRecord(_Open):
+    """One line of artifacts/index.jsonl: a raw output kept as evidence, with its hash."""
+
+    path: str
+    sha256: str = ""
+    bytes: int = Field(default=0, ge=0)
+    host: str = ""
+
+
 class MeasurementRecord(_Record):
     metric: str
     value: Value
