@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +31,8 @@ from kvgate.errors import StoreError, UsageError
 from kvgate.facts import HostFacts
 from kvgate.facts.checks import FactsProbe, evaluate_facts
 from kvgate.inventory import LoadedInventory, load
-from kvgate.inventory.schema import Inventory
 from kvgate.judge import Inputs, Judgement, Measurement, Verdict, fmt, symbol
+from kvgate.judgement.catalogue import plans
 from kvgate.judgement.check import Check
 from kvgate.record import inputs_from_record
 from kvgate.references import DEFAULT_PATH as REFERENCES
@@ -41,33 +40,7 @@ from kvgate.references import references_used
 from kvgate.store import CheckRecord, RunStore, utc_now
 from kvgate.waivers import Waivers, load_waivers
 
-Plan = Callable[[Inventory], Sequence[Check[Any]]]
 CARRIED_KEYS = ("manifest", "tool_versions", "hosts", "forced", "previous_run", "engines", "g4_jobs")
-
-
-def plans(gate: str) -> tuple[Plan, ...]:
-    """The plan modules of a gate: what it checks (imported here, so rejudge loads only its gate)."""
-    if gate == "g1":
-        from kvgate import g1
-
-        return (g1.plan,)
-    if gate == "g2":
-        from kvgate.g2.nic_counters import nic_plan
-        from kvgate.g2.plan import plan as g2
-
-        return (g2, nic_plan)
-    if gate == "g3":
-        from kvgate.g3.plan import plan as g3
-        from kvgate.g3.storage import storage_plan
-
-        return (g3, storage_plan)
-    if gate == "g4":
-        from kvgate.g4.plan import plan as g4
-
-        return (g4,)
-    from kvgate.preflight.plan import plan as preflight
-
-    return (preflight,)
 
 
 def rejudge(

@@ -215,6 +215,12 @@ def missing_row(check_id: str) -> CheckRow:
     )
 
 
+def in_plan_order(rows: list[CheckRow], planned: list[str]) -> list[CheckRow]:
+    """Rows in the plan's order (the gate's test functions run family by family), unplanned ones last."""
+    rank = {cid: i for i, cid in enumerate(planned)}
+    return sorted(rows, key=lambda r: rank.get(r.id, len(rank)))
+
+
 def group_rows(rows: Iterable[CheckRow]) -> dict[str, tuple[CheckRow, ...]]:
     """Host → rows, hosts sorted by name, rows kept in record order."""
     by_host: dict[str, list[CheckRow]] = {}
@@ -273,7 +279,9 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     recorded = [check_row(rec, where) for rec in store.checks().values()]
     done = {r.id for r in recorded}
     missing = tuple(c for c in meta.get("planned") or [] if c not in done)
-    rows = group_rows([*recorded, *(missing_row(c) for c in missing)])
+    rows = group_rows(
+        in_plan_order([*recorded, *(missing_row(c) for c in missing)], meta.get("planned") or [])
+    )
     reason = incompleteness(meta, missing)
     facts_dir = run_dir / "facts"
     return RunView(

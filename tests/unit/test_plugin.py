@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kvgate.inventory import load
-from kvgate.judgement.rejudge import plans
+from kvgate.judgement.catalogue import plans
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[2]
