@@ -30,6 +30,7 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
         "plan": plan,
         "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
         "preflight": preflight, "sign": sign, "history": history, "compare": compare,
+        "rejudge": rejudge,
     }  # fmt: skip
     return handlers[args.command](args, console)
 
@@ -165,6 +166,22 @@ def report(args: argparse.Namespace, console: Console) -> int:
     store = RunStore.open(Path(args.run_dir))
     store.check_files()  # an edited or truncated file is named here, not as a crash mid-render
     return finish(store, console, no_pdf=args.no_pdf, allowed_signers=signers)
+
+
+def rejudge(args: argparse.Namespace, console: Console) -> int:
+    """Judge a stored run again into a new run directory, nothing measured; its report says what changed."""
+    from kvgate.judgement.rejudge import rejudge as judge_again
+
+    results = Path(args.results) if args.results else None
+    waivers = Path(args.waivers) if args.waivers else None
+    moved = Path(args.inventory) if args.inventory else None
+    store = judge_again(Path(args.run_dir), waivers=waivers, results=results, inventory=moved)
+    done = store.run_record().rejudged
+    assert done is not None, "rejudge records what it re-judged"
+    console.print(f"re-judged {escape(done.run)}: {len(done.changes)} change(s), {len(done.carried)} carried")
+    for change in done.changes:
+        console.print(f"  {escape(change)}", highlight=False, soft_wrap=True)
+    return finish(store, console, no_pdf=args.no_pdf)
 
 
 def sign(args: argparse.Namespace, console: Console) -> int:

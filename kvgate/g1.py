@@ -18,6 +18,7 @@ from typing import Any
 
 from kvgate.facts import HostFacts
 from kvgate.facts.checks import PlanContext, PlannedCheck
+from kvgate.facts.checks import evaluate_facts as evaluate
 from kvgate.facts.plan_accel import accel_checks
 from kvgate.facts.plan_fabric import roce_checks
 from kvgate.facts.plan_gpu import gpu_checks, pcie_checks
@@ -122,4 +123,4 @@ def manifest(facts: HostFacts) -> dict[str, Any]:
     }
 
 
-__all__ = ["PlannedCheck", "manifest", "plan", "tools_wanted"]
+__all__ = ["PlannedCheck", "evaluate", "manifest", "plan", "tools_wanted"]

@@ -13,7 +13,7 @@ the report row (ReFrame ``assert_reference``, vLLM SLA ``format_cond``):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -60,6 +60,22 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class Inputs:
+    """What one check was judged on, as the run record stores it so the check can be judged again.
+
+    ``measured``: the measurements by the key the check reads (its own, and e.g. each level's);
+    ``detail``: said when the verdict is not PASS (the first mismatch, the first error);
+    ``said``: said beside any verdict (numbers measured and shown, not judged);
+    ``blocked``: measured, but not evaluable (both volumes on one device): the check's policy verdict.
+    """
+
+    measured: Mapping[str, Measurement] = field(default_factory=dict)
+    detail: str = ""
+    said: tuple[str, ...] = ()
+    blocked: str = ""
+
+
+@dataclass(frozen=True)
 class Criterion:
     """What a measurement must satisfy, and where that expectation came from."""
 
@@ -81,6 +97,7 @@ class Judgement:
     criterion: Criterion
     measurement: Measurement | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    inputs: Inputs | None = None  # what it was judged on (kvgate.judgement.Check.evaluate sets it)
 
 
 def _version(text: object) -> tuple[int, ...]:

@@ -16,7 +16,9 @@ import pytest
 from kvgate.errors import KvgateError, LabError
 from kvgate.gates import no_checks
 from kvgate.inventory import LoadedInventory
+from kvgate.inventory.schema import Inventory
 from kvgate.judge import Judgement, Verdict
+from kvgate.judgement.catalogue import plans
 from kvgate.session import GateSession
 from kvgate.store import CheckRecord, RunStore
 from kvgate.transport.base import CANCEL
@@ -79,10 +81,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(gates) > 1:
         raise pytest.UsageError(f"one gate per run, got {sorted(gates)}")
     sess = _session(config)
+    gate = gates.pop()
+    in_plan_order(items, gate, sess.loaded().inventory)
     planned = [check_id(i) for i in items if check_id(i)]
     if not planned:  # every plan was empty: nothing to run, and nothing to call PASS
-        raise pytest.UsageError(no_checks(gates.pop(), sess.option("inventory")))
-    sess.gate = gates.pop()
+        raise pytest.UsageError(no_checks(gate, sess.option("inventory")))
+    sess.gate = gate
+    if config.option.collectonly:  # listing the catalogue: no run directory, no gate-order check
+        return
     store = sess.open_store(planned)
     done = store.finished_ids()
     keep = [i for i in items if check_id(i) not in done]
@@ -90,6 +96,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=skipped)
     items[:] = keep
     sess.hosts_pending = {check_id(i).partition("/")[0] for i in keep if check_id(i)}
+
+
+def in_plan_order(items: list[pytest.Item], gate: str, inventory: Inventory) -> None:
+    """Run the checks in their plan's order (the gate module lists them family by family)."""
+    order = {c.id: i for i, c in enumerate(c for plan in plans(gate) for c in plan(inventory))}
+    items.sort(key=lambda i: order.get(check_id(i), len(order)))
 
 
 def check_id(item: pytest.Item) -> str:

@@ -19,6 +19,7 @@ The schema itself lives in `kvgate.reference_schema`.
 from __future__ import annotations
 
 import ast
+import hashlib
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -46,6 +47,11 @@ def load_references(path: str | Path | None = None) -> References:
     refs = load_model(p, References)
     refs._path = str(p)
     return refs
+
+
+def references_used(path: Path = DEFAULT_PATH) -> dict[str, str]:
+    """The references file a run is judged with, by path and sha256 (rejudge says when it changed)."""
+    return {"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
 # ---- judging a site against a reference ----------------------------------------------------

@@ -3,12 +3,12 @@
 A run directory is written by kvgate, but it is an ordinary directory a person can
 edit, truncate or copy half of. What the readers rely on is checked here, so an
 edited file is a StoreError naming the file, the line or field path and what was
-expected, never a KeyError in the middle of a report. Gate-specific keys of run.json
-(``g3_rows``, ``g4_jobs``, …) are their gate's to read.
+expected, never a KeyError in the middle of a report. The schema itself is kvgate.record's.
 
->>> check_meta({"schema": "kvgate.run/1", "gate": "g1", "site": "s", "status": "running"}, "run.json")["gate"]
-'g1'
->>> check_meta({"schema": "kvgate.run/1", "gate": "g1", "site": "s", "status": "running", "planned": 3}, "x")
+>>> v1 = {"schema": "kvgate.run/1", "gate": "g1", "site": "s", "status": "running"}
+>>> check_meta(v1, "run.json")["schema"]
+'kvgate.run/2'
+>>> check_meta({"schema": "kvgate.run/2", "gate": "g1", "site": "s", "status": "running", "planned": 3}, "x")
 Traceback (most recent call last):
 ...
 kvgate.errors.StoreError: x: planned: Input should be a valid list, got 3
@@ -18,130 +18,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError
 
-from kvgate.config_file import NotRegular, explain, field_error, field_path, read_regular, text_problem
+from kvgate.config_file import NotRegular, explain, field_path, read_regular, text_problem
 from kvgate.errors import StoreError
-from kvgate.inventory.fields import Name
-from kvgate.judge import COMPARATORS, Verdict
+from kvgate.record import SCHEMA, SCHEMA_V1, ArtifactRecord, JudgementRecord, RunRecord, migrate
 
-
-class _Read(BaseModel):
-    """Keys kvgate reads are typed; others are kept for their own readers."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
-
-
-class _InventoryRef(_Read):
-    path: str
-    sha256: str
-
-
-class _HostRecord(_Read):
-    roles: list[str] = []
-
-
-class _TableData(_Read):
-    """reports/templates/sections/table.html's data."""
-
-    columns: list[Any]
-    rows: list[list[Any]]
-
-
-class _ChartData(_Read):
-    """reports/templates/sections/chart.html's data (what the SVG may contain is the report's to check)."""
-
-    svg: str = Field(pattern=r"^\s*<svg[\s>]")
-
-
-# every section template and the data it renders: a new template adds its data model here
-_SECTION_DATA: dict[str, type[_Read]] = {"table.html": _TableData, "chart.html": _ChartData}
-
-
-class _Section(_Read):
-    title: str
-    template: str
-    data: dict[str, Any] = {}
-
-    @model_validator(mode="after")
-    def _data_fits_template(self) -> _Section:
-        model = _SECTION_DATA.get(self.template.removeprefix("sections/"))
-        if model is None:
-            known = ", ".join(_SECTION_DATA)
-            raise field_error(("template",), f"expected one of the section templates: {known}", self.template)
-        try:
-            model.model_validate(self.data)
-        except ValidationError as exc:
-            e = exc.errors()[0]
-            raise field_error(("data", *e["loc"]), explain(dict(e)), None) from None
-        return self
-
-
-class RunMeta(_Read):
-    """run.json: the keys the report, gate order and ``--resume`` read."""
-
-    schema_: str = Field(alias="schema")
-    gate: Name  # the names of a run come from an inventory: anything else was edited in
-    site: Name
-    status: Literal["running", "interrupted", "incomplete", "complete"]
-    started_at: str | None = None
-    ended_at: str | None = None
-    planned: list[str] = []
-    resumes: list[str] = []
-    inventory: _InventoryRef | None = None
-    hosts: dict[Name, _HostRecord] = {}
-    forced: list[dict[str, Any]] = []
-    waivers: list[dict[str, Any]] = []
-    manifest: dict[str, dict[str, Any]] = {}
-    tool_versions: dict[str, dict[str, Any]] = {}
-    argv: list[str] | str | None = None
-    reference_notes: list[Any] = []
-    sections: list[_Section] | None = None
-
-
-class StoredCheck(_Read):
-    """One line of checks.jsonl, as ``kvgate.store.CheckRecord`` writes it."""
-
-    id: str
-    host: Name  # an inventory host, or "cluster"
-    check: str
-    verdict: Verdict = Field(strict=False)  # stored as its string value
-    condition: str = ""
-    rule: str = ""
-    metric: str = ""
-    measured: Any = None
-    expected: Any = None
-    comparator: str = ""
-    unit: str = ""
-    tolerance: float = Field(default=0.0, strict=False, allow_inf_nan=False)
-    source: str = ""
-    evidence: list[str] = []
-    waiver: dict[str, str] | None = None
-    duration_s: float = Field(default=0.0, strict=False, allow_inf_nan=False)
-    at: str = ""
-
-    @model_validator(mode="after")
-    def _consistent(self) -> StoredCheck:
-        if self.id != f"{self.host}/{self.check}":
-            raise ValueError(
-                f"id {self.id!r} is not '<host>/<check>' of host {self.host!r}, check {self.check!r}"
-            )
-        if self.comparator not in ("", *COMPARATORS):
-            raise ValueError(
-                f"comparator {self.comparator!r} is none of the judge's: {', '.join(COMPARATORS)}"
-            )
-        return self
-
-
-class ArtifactEntry(_Read):
-    """One line of artifacts/index.jsonl."""
-
-    path: str
-    sha256: str = ""
-    bytes: int = Field(default=0, ge=0)
-    host: str = ""
+StoredCheck = JudgementRecord  # one line of checks.jsonl (kvgate.record.schema)
+ArtifactEntry = ArtifactRecord  # one line of artifacts/index.jsonl (kvgate.record.schema)
 
 
 MAX_RUN_FILE_BYTES = 256 << 20  # a 72 h soak's run.json is a few MB
@@ -178,11 +64,14 @@ def parse_json(text: str, where: str) -> Any:
 
 
 def check_meta(data: Any, where: str) -> dict[str, Any]:
-    """run.json's content: an object with the keys and types its readers use."""
-    return _checked(data, where, RunMeta)
+    """run.json's content in the current schema (a kvgate.run/1 run is migrated): every key typed."""
+    if isinstance(data, dict) and data.get("schema") not in (SCHEMA, SCHEMA_V1):
+        raise StoreError(f"{where}: schema {data.get('schema')!r}, expected {SCHEMA!r} or {SCHEMA_V1!r}")
+    migrated = migrate(data) if isinstance(data, dict) else data
+    return _checked(migrated, where, RunRecord)
 
 
-def parse_lines(text: str, where: str, model: type[_Read]) -> list[dict[str, Any]]:
+def parse_lines(text: str, where: str, model: type[BaseModel]) -> list[dict[str, Any]]:
     """A JSON-lines file, one object per line; only a last line without its newline may be torn."""
     lines = text.split("\n")
     out = []
@@ -199,7 +88,7 @@ def parse_lines(text: str, where: str, model: type[_Read]) -> list[dict[str, Any
     return out
 
 
-def _checked(rec: Any, where: str, model: type[_Read]) -> dict[str, Any]:
+def _checked(rec: Any, where: str, model: type[BaseModel]) -> dict[str, Any]:
     if not isinstance(rec, dict):
         raise StoreError(f"{where}: expected a JSON object, got {type(rec).__name__}")
     try:

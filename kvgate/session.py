@@ -15,6 +15,7 @@ from kvgate.errors import KvgateError
 from kvgate.gates import require_previous
 from kvgate.inventory import LoadedInventory, load
 from kvgate.judge import Judgement
+from kvgate.references import references_used
 from kvgate.store import CheckRecord, RunStore, utc_now
 from kvgate.waivers import Waivers, load_waivers
 
@@ -84,6 +85,7 @@ class GateSession:
             "argv": sys.argv,
             "planned": planned,
             "forced": forced,
+            "configuration": {"references": references_used()},
         }
         if previous is not None:  # provenance, and the environment G1 recorded for this inventory
             prev = previous.meta()

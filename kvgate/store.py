@@ -24,11 +24,11 @@ from typing import Any
 
 from kvgate import __version__, redact
 from kvgate.errors import StoreError
-from kvgate.judge import Judgement, Verdict, worst
+from kvgate.judge import Judgement, Verdict
+from kvgate.judgement.verdict import gate_verdict
+from kvgate.record import SCHEMA, RunRecord, inputs_to_record
 from kvgate.run_files import ArtifactEntry, StoredCheck, check_meta, parse_json, parse_lines, read_text
 from kvgate.safefile import append_line, write_file
-
-SCHEMA = "kvgate.run/1"
 
 
 def utc_now() -> str:
@@ -79,6 +79,7 @@ class CheckRecord:
     waiver: dict[str, str] | None = None
     duration_s: float = 0.0
     at: str = field(default_factory=utc_now)
+    inputs: dict[str, Any] | None = None  # the measurements it was judged on (kvgate.record.inputs)
 
     @classmethod
     def from_judgement(cls, host: str, check: str, j: Judgement, **extra: Any) -> CheckRecord:
@@ -98,6 +99,7 @@ class CheckRecord:
             tolerance=c.tolerance,
             source=c.source,
             evidence=() if m is None else m.evidence,
+            inputs=None if j.inputs is None else inputs_to_record(j.inputs),
             **extra,
         )
 
@@ -140,11 +142,14 @@ class RunStore:
 
     @classmethod
     def open(cls, path: Path) -> RunStore:
+        """An existing run; a kvgate.run/1 run reads as the current schema (kvgate.record.migrate)."""
         store = cls(path)
-        meta = store.meta()
-        if meta.get("schema") != SCHEMA:
-            raise StoreError(f"{path / 'run.json'}: schema {meta.get('schema')!r}, expected {SCHEMA!r}")
+        store.meta()
         return store
+
+    def run_record(self) -> RunRecord:
+        """run.json as the typed record."""
+        return RunRecord.model_validate(self.meta())
 
     # -- run.json -------------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
@@ -164,6 +169,8 @@ class RunStore:
         return str(recorded)
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
+        """The one writer of run.json: every key is the record's (kvgate.record.RunRecord), checked first."""
+        check_meta(meta, str(self.path / "run.json"))
         if isinstance(meta.get("argv"), list):
             meta = meta | {"argv": redact.argv([str(a) for a in meta["argv"]])}
         _write(self.path / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str))
@@ -288,7 +295,5 @@ def outcome(store: RunStore) -> tuple[Verdict, list[str]]:
 
     checks = store.checks()
     missing = [c for c in store.meta().get("planned", []) if c not in checks]
-    verdict = worst([Verdict(r["verdict"]) for r in checks.values()])
-    if missing and verdict.gate_ok:
-        verdict = Verdict.ERROR  # not evaluated is never PASS
-    return verdict, missing
+    verdicts: list[Verdict | None] = [Verdict(r["verdict"]) for r in checks.values()]
+    return gate_verdict(verdicts + [None] * len(missing)), missing

@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import pytest
 
-from kvgate.g2.nic_counters import NicCheck, nic_plan
+from kvgate.g2.nic_counters import NicCheck, evaluate_nic, nic_plan
 from kvgate.judge import Judgement
 from kvgate.pytest_plugin import expect
 
@@ -16,4 +16,4 @@ pytestmark = pytest.mark.gate("g2")
 def test_nic_counters(
     check: NicCheck, nic_deltas: dict[str, dict[str, int]], record: Callable[[NicCheck, Judgement], Judgement]
 ) -> None:
-    expect(record(check, check.evaluate(nic_deltas)))
+    expect(record(check, evaluate_nic(check, nic_deltas)))

@@ -1,25 +1,35 @@
 """Preflight: can this lab be measured? Minutes of probes before hours of gates (`kvgate preflight`).
 
-One test per (host, probe) planned from the inventory (`kvgate.preflight.plan`): SSH, sudo,
-the agent's Python; each volume's counter sanity probe and NFS cache control; each engine
-deployment's start, /metrics counters, tokenizer and one prompt through its tier cycle.
+The catalogue: one test function per family, parametrized by the plan (`kvgate.preflight.plan`:
+per host, its volumes and the engine deployments it runs).
 """
 
 from collections.abc import Callable
 
 import pytest
 
-from kvgate.judge import Judgement, Measurement
+from kvgate.judge import Inputs, Judgement
+from kvgate.judgement.catalogue import family
 from kvgate.preflight.plan import PreflightCheck, plan
 from kvgate.pytest_plugin import expect
 
 pytestmark = pytest.mark.gate("preflight")
+Record = Callable[[PreflightCheck, Judgement], Judgement]
 
 
-@pytest.mark.checks(plan=plan)
-def test_preflight(
-    check: PreflightCheck,
-    preflight_found: dict[str, Measurement],
-    record: Callable[[PreflightCheck, Judgement], Judgement],
-) -> None:
+@pytest.mark.checks(plan=family(plan, "PF-HOST-*"))
+def test_hosts(check: PreflightCheck, preflight_found: Inputs, record: Record) -> None:
+    """PF-HOST: a command runs over the host's transport, sudo works where declared, the agent's Python."""
+    expect(record(check, check.evaluate(preflight_found)))
+
+
+@pytest.mark.checks(plan=family(plan, "PF-VOL-*"))
+def test_volumes(check: PreflightCheck, preflight_found: Inputs, record: Record) -> None:
+    """PF-VOL: the counters that stand for a volume move with its reads; an NFS server cache is handled."""
+    expect(record(check, check.evaluate(preflight_found)))
+
+
+@pytest.mark.checks(plan=family(plan, "PF-ENG-*"))
+def test_engines(check: PreflightCheck, preflight_found: Inputs, record: Record) -> None:
+    """PF-ENG: the engine starts, names its counters, counts tokens, one prompt cycles through its tier."""
     expect(record(check, check.evaluate(preflight_found)))

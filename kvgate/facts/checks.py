@@ -1,7 +1,7 @@
 """PlannedCheck and the pieces every G1 check is built from (pure: facts in, Judgement out).
 
 A check is planned from the inventory alone; its evaluator reads one facts family.
-Rules shared by all checks live in `PlannedCheck.evaluate`: a declared-not-applicable
+Rules shared by all checks live in `evaluate_facts`: a declared-not-applicable
 check is SKIP, a missing tool the check needs is FAIL, a failed family is INVALID.
 """
 
@@ -16,7 +16,8 @@ from typing import Any
 from kvgate.facts import Collected, HostFacts
 from kvgate.facts.base import artifact_name
 from kvgate.inventory.schema import Expectations, Inventory
-from kvgate.judge import Criterion, Judgement, Measurement, Verdict, fmt, judge, skipped, worst
+from kvgate.judge import Criterion, Inputs, Judgement, Measurement, Verdict, fmt, worst
+from kvgate.judgement import Check, Ruling
 
 Evaluator = Callable[["PlannedCheck", Collected], Judgement]
 TOOL_NAMES = {"nvme": "nvme-cli", "chronyc": "chrony (chronyc)"}
@@ -24,30 +25,30 @@ SYMBOLS = {"==": "=", ">=": "≥", "<=": "≤", "version>=": "≥", "version==":
 
 
 @dataclass(frozen=True)
-class PlannedCheck:
-    """One check on one host, planned from the inventory before any fact is collected."""
+class FactsProbe:
+    """What a G1 check reads: one facts family, the tool it needs, and its evaluator."""
 
-    host: str
-    check: str  # readable id: "cpu.cores", "nvme.media_errors", "volume[kvcache].odirect"
-    rule: str  # e.g. "G1-CPU-2"
-    criterion: Criterion
     family: str  # the facts family the evaluator reads
     tool: str | None = None  # the tool whose absence makes this check FAIL ("a or b": both absent)
-    skip_reason: str | None = None  # set: the inventory declares the check not applicable
     evaluator: Evaluator | None = field(default=None, compare=False, repr=False)
 
-    def evaluate(self, facts: HostFacts) -> Judgement:
-        """Judge this check on a host's facts; never PASS without a measured value."""
-        if self.skip_reason is not None:
-            return skipped(self.criterion, self.skip_reason)
-        col = facts.family(self.family)
-        if self.tool is not None and all(t in col.missing_tools for t in self.tool.split(" or ")):
-            return missing_tool(self)
-        if "family" in col.errors:
-            return invalid(self, col.errors["family"])
-        if self.evaluator is None:
-            return invalid(self, "no evaluator planned for this check")
-        return self.evaluator(self, col)
+
+PlannedCheck = Check[FactsProbe]
+
+
+def evaluate_facts(check: PlannedCheck, facts: HostFacts) -> Judgement:
+    """Judge a G1 check on a host's facts; never PASS without a measured value."""
+    if check.ruled is not None:
+        return check.evaluate()
+    probe = check.spec
+    col = facts.family(probe.family)
+    if probe.tool is not None and all(t in col.missing_tools for t in probe.tool.split(" or ")):
+        return missing_tool(check)
+    if "family" in col.errors:
+        return invalid(check, col.errors["family"])
+    if probe.evaluator is None:
+        return invalid(check, "no evaluator planned for this check")
+    return probe.evaluator(check, col)
 
 
 def expectation_text(check: PlannedCheck) -> str:
@@ -61,7 +62,7 @@ def expectation_text(check: PlannedCheck) -> str:
 
 def missing_tool(check: PlannedCheck) -> Judgement:
     """FAIL: the BOM requires something only an absent tool can show."""
-    tool = TOOL_NAMES.get(str(check.tool), str(check.tool))
+    tool = TOOL_NAMES.get(str(check.spec.tool), str(check.spec.tool))
     return Judgement(
         Verdict.FAIL,
         f"{tool} not installed on host: cannot verify {expectation_text(check)}",
@@ -82,14 +83,15 @@ def errors_text(col: Collected, *names: str) -> str | None:
 
 def evidence(check: PlannedCheck, col: Collected) -> tuple[str, ...]:
     """Run-directory paths of the raw outputs backing a measurement."""
-    return tuple(f"artifacts/{check.host}/{artifact_name(check.family, name)}" for name in col.artifacts)
+    return tuple(f"artifacts/{check.host}/{artifact_name(check.spec.family, name)}" for name in col.artifacts)
 
 
 def measure(check: PlannedCheck, col: Collected, value: Any, *, metric: str | None = None) -> Judgement:
     """judge() one measured value; `metric` relabels it, e.g. 'nvme0n1.media_errors'."""
     criterion = dataclasses.replace(check.criterion, metric=metric) if metric else check.criterion
-    unit = criterion.unit
-    return judge(criterion, Measurement(criterion.metric, value, unit, evidence(check, col)))
+    part = dataclasses.replace(check, criterion=criterion, key=criterion.metric)
+    m = Measurement(criterion.metric, value, criterion.unit, evidence(check, col))
+    return part.evaluate(Inputs({criterion.metric: m}))
 
 
 def combine(check: PlannedCheck, parts: Sequence[Judgement], none_found: str) -> Judgement:
@@ -174,7 +176,15 @@ def planned(
     skip: str | None = None,
 ) -> PlannedCheck:
     """A PlannedCheck for `pc.host` whose rule id is the criterion's."""
-    return PlannedCheck(pc.host, check, criterion.rule, criterion, family, tool, skip, evaluator)
+    return Check(
+        host=pc.host,
+        check=check,
+        criterion=criterion,
+        spec=FactsProbe(family, tool, evaluator),
+        key=criterion.metric,
+        subject=family,
+        ruled=Ruling.skip(skip) if skip else None,
+    )
 
 
 def part_invalid(check: PlannedCheck, label: str, reason: str) -> Judgement:

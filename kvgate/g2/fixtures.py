@@ -11,9 +11,9 @@ from kvgate.errors import LabError
 from kvgate.g2.cluster import Member, measure_cluster
 from kvgate.g2.measure import VolumeResult, measure_volume
 from kvgate.g2.plan import CLUSTER, G2Check, fio_profile, shared_volumes
-from kvgate.g2.sections import row, sections
+from kvgate.g2.sections import row
 from kvgate.inventory import LoadedInventory
-from kvgate.judge import Measurement
+from kvgate.judge import Inputs, Measurement
 from kvgate.nfs_server import ServerCache
 from kvgate.session import GateSession
 from kvgate.store import RunStore
@@ -60,7 +60,6 @@ def g2_measured(
         gate_session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
     if CLUSTER in gate_session.hosts_pending:  # after the per-host runs, so they do not disturb each other
         results[CLUSTER] = _cluster(inventory, executors, run_store, results)
-    run_store.update_meta(sections=sections(run_store.meta().get("g2_rows", {})))
     return results
 
 
@@ -109,13 +108,11 @@ def _json(m: Measurement) -> dict[str, Any]:
 
 
 @pytest.fixture
-def volume_measurements(
-    check: G2Check, g2_measured: dict[str, HostResults | LabError]
-) -> dict[str, Measurement]:
+def volume_measurements(check: G2Check, g2_measured: dict[str, HostResults | LabError]) -> Inputs:
     """The measurements of the check's volume; a host that failed makes its checks ERROR."""
-    if check.skip_reason:
-        return {}
+    if check.ruled:
+        return Inputs()
     result = g2_measured[check.host]
     if isinstance(result, LabError):
         raise LabError(f"{check.host}: G2 measurements not taken: {result}") from result
-    return result[check.volume].measurements
+    return Inputs(result[check.subject].measurements)

@@ -25,12 +25,13 @@ hw_counters `np_cnp_sent`, `rp_cnp_handled` and `out_of_buffer` (judged).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kvgate.errors import LabError
 from kvgate.facts.base import ParseError, int_or_none
 from kvgate.inventory.schema import Inventory, Role
-from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
+from kvgate.judge import Criterion, Inputs, Judgement, Measurement, Verdict
+from kvgate.judgement import Check
 from kvgate.transport.base import Executor
 
 JUDGED = {  # a driver's marker counter -> the discard/overrun counters judged for it
@@ -71,39 +72,40 @@ def judged_counters(counters: dict[str, int]) -> tuple[str, ...] | None:
     return next((names for marker, names in JUDGED.items() if marker in counters), None)
 
 
-@dataclass(frozen=True)
-class NicCheck:
-    """The discard count of one host's storage interfaces across its G2 baseline."""
+NicCheck = Check[None]  # subject: the BOM's interface name pattern
 
-    host: str
-    check: str
-    criterion: Criterion
-    pattern: str
-    skip_reason: str | None = None
 
-    def evaluate(self, deltas: dict[str, dict[str, int]], evidence: tuple[str, ...] = ()) -> Judgement:
-        """Worst interface wins; an interface whose driver is unknown is INVALID with its counters."""
-        if self.skip_reason:
-            return skipped(self.criterion, self.skip_reason)
-        found = {n: d for n, d in sorted(deltas.items()) if re.search(self.pattern, n)}
-        if not found:
-            return Judgement(Verdict.INVALID, f"no interface matches /{self.pattern}/", self.criterion)
-        parts = [self._one(name, delta, evidence) for name, delta in found.items()]
-        verdict = min((p.verdict for p in parts), key=[Verdict.FAIL, Verdict.INVALID, Verdict.PASS].index)
-        return Judgement(verdict, "; ".join(p.condition for p in parts), self.criterion)
+def evaluate_nic(
+    check: NicCheck, deltas: dict[str, dict[str, int]], evidence: tuple[str, ...] = ()
+) -> Judgement:
+    """Worst interface wins; an interface whose driver is unknown is INVALID with its counters."""
+    if check.ruled is not None:
+        return check.evaluate()
+    found = {n: d for n, d in sorted(deltas.items()) if re.search(check.subject, n)}
+    if not found:
+        return Judgement(Verdict.INVALID, f"no interface matches /{check.subject}/", check.criterion)
+    parts = [_one(check, name, delta, evidence) for name, delta in found.items()]
+    verdict = min((p.verdict for p in parts), key=[Verdict.FAIL, Verdict.INVALID, Verdict.PASS].index)
+    return Judgement(verdict, "; ".join(p.condition for p in parts), check.criterion)
 
-    def _one(self, name: str, delta: dict[str, int], evidence: tuple[str, ...]) -> Judgement:
-        names = judged_counters(delta)
-        if names is None:
-            why = f"{name}: no discard counter known for this driver ({len(delta)} counters read)"
-            return Judgement(Verdict.INVALID, why, self.criterion)
-        metric = f"{name}.{self.criterion.metric}"
-        crit = Criterion(self.criterion.rule, metric, self.criterion.comparator, self.criterion.expected)
-        j = judge(crit, Measurement(metric, sum(delta.get(n, 0) for n in names), "", evidence))
-        moved = [f"{n} +{v}" for n, v in delta.items() if v and (n in names or SHOWN.search(n))]
-        return Judgement(
-            j.verdict, f"{j.condition} — {', '.join(moved) or 'no discard, pause or CNP counter moved'}", crit
-        )
+
+def _one(check: NicCheck, name: str, delta: dict[str, int], evidence: tuple[str, ...]) -> Judgement:
+    names = judged_counters(delta)
+    if names is None:
+        why = f"{name}: no discard counter known for this driver ({len(delta)} counters read)"
+        return Judgement(Verdict.INVALID, why, check.criterion)
+    c = check.criterion
+    metric = f"{name}.{c.metric}"
+    part = replace(check, criterion=Criterion(c.rule, metric, c.comparator, c.expected), key=metric)
+    j = part.evaluate(
+        Inputs({metric: Measurement(metric, sum(delta.get(n, 0) for n in names), "", evidence)})
+    )
+    moved = [f"{n} +{v}" for n, v in delta.items() if v and (n in names or SHOWN.search(n))]
+    return Judgement(
+        j.verdict,
+        f"{j.condition} — {', '.join(moved) or 'no discard, pause or CNP counter moved'}",
+        part.criterion,
+    )
 
 
 def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
@@ -122,7 +124,8 @@ def nic_plan(inventory: Inventory) -> list[NicCheck]:
         source = "inventory: roce.max_rx_discards" + ("" if e.roce else " (default)")
         for nic in (n for n in e.nics if n.rdma):
             crit = Criterion("G2-NIC-1", "rx_discards", "<=", limit, source=source)
-            out.append(NicCheck(host, f"nic[{nic.name}].discards", crit, nic.name))
+            check = f"nic[{nic.name}].discards"
+            out.append(Check(host=host, check=check, criterion=crit, spec=None, subject=nic.name))
     return out
 
 
@@ -154,4 +157,4 @@ def deltas(before: Snapshot, after: Snapshot) -> dict[str, dict[str, int]]:
 
 
 def patterns_of(checks: list[NicCheck], host: str) -> tuple[str, ...]:
-    return tuple(c.pattern for c in checks if c.host == host)
+    return tuple(c.subject for c in checks if c.host == host)

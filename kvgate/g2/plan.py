@@ -14,36 +14,34 @@ PASS when INVALID or missing) so it can serve as the site baseline for G3.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvgate.fio.ceiling import CEILING_CELL
 from kvgate.fio.matrix import MatrixProfile, load_profile
 from kvgate.gates import repo_root
 from kvgate.inventory.schema import Inventory, Volume, VolumeExpect
-from kvgate.judge import Criterion, Judgement, Measurement, judge, skipped
+from kvgate.judge import Criterion
+from kvgate.judgement import Check, Ruling
 
 GB = 1e9
 CLUSTER = "cluster"  # the host name of checks on the whole set of storage clients
 MEASURED = "no site threshold: measured as the site baseline"
 
 
-@dataclass(frozen=True)
-class G2Check:
-    """One G2 criterion on one host's volume."""
+G2Check = Check[None]  # subject: the volume; key: the metric; status_key: its workload's failure
 
-    host: str
-    volume: str
-    check: str
-    criterion: Criterion
-    skip_reason: str | None = None
 
-    def evaluate(self, measured: dict[str, Measurement]) -> Judgement:
-        """Judge this check's metric among the volume's measurements; missing is INVALID."""
-        if self.skip_reason:
-            return skipped(self.criterion, self.skip_reason)
-        metric = self.criterion.metric
-        # a workload that failed leaves "<workload>.status" with the reason instead of its metrics
-        return judge(self.criterion, measured.get(metric) or measured.get(metric.split(".")[0] + ".status"))
+def g2_check(host: str, volume: str, check: str, criterion: Criterion, skip: str | None) -> G2Check:
+    """One G2 criterion on one host's volume; a workload that failed leaves "<workload>.status"."""
+    metric = criterion.metric
+    return Check(
+        host=host,
+        check=check,
+        criterion=criterion,
+        spec=None,
+        key=metric,
+        status_key=metric.split(".")[0] + ".status",
+        subject=volume,
+        ruled=Ruling.skip(skip) if skip else None,
+    )
 
 
 def fio_profile(inv: Inventory) -> MatrixProfile:
@@ -131,7 +129,7 @@ def volume_checks(inv: Inventory, host: str, name: str, vol: Volume, profile: Ma
         crits.append(("fio.ceiling.bw", _at_least("G2-FIO-8", ceiling, "B/s", None, src)))
     crits += workload_criteria(e, src)
     skip = None if vol.scratch else "volume is not marked scratch: kvgate writes only to scratch volumes"
-    return [G2Check(host, name, f"volume[{name}].{c}", crit, skip) for c, crit in crits]
+    return [g2_check(host, name, f"volume[{name}].{c}", crit, skip) for c, crit in crits]
 
 
 def workload_criteria(e: VolumeExpect, src: str) -> list[tuple[str, Criterion]]:
@@ -200,7 +198,7 @@ def cluster_check(name: str, vol: Volume, profile: MatrixProfile) -> G2Check:
     cell = next(c for c, s in profile.jobs.items() if s.rw == "read")
     crit = Criterion("G2-FIO-7", f"cluster.{cell}.read_bw_bytes_per_s", ">", 0, "B/s", source=MEASURED)
     skip = None if vol.scratch else "volume is not marked scratch: kvgate writes only to scratch volumes"
-    return G2Check(CLUSTER, name, f"volume[{name}].fio.cluster.{cell}.bw", crit, skip)
+    return g2_check(CLUSTER, name, f"volume[{name}].fio.cluster.{cell}.bw", crit, skip)
 
 
 def plan(inventory: Inventory) -> list[G2Check]:

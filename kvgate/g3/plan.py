@@ -20,7 +20,7 @@ one-request-at-a-time engine, else INVALID — never PASS.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kvgate.engines.deployments import CLUSTER
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile, tensor_parallel
@@ -34,15 +34,9 @@ from kvgate.g3.profile import (
     load_g3_profile,
 )
 from kvgate.inventory.schema import EngineDeployment, Inventory
-from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
-from kvgate.references import (
-    References,
-    criterion_for,
-    judge_reference,
-    load_references,
-    seed_position,
-    show_improvement,
-)
+from kvgate.judge import Criterion, Verdict
+from kvgate.judgement import Bound, Check, Ruling
+from kvgate.references import References, load_references
 
 NEAR_TIE_RULE = (
     "greedy outputs of cached requests equal recompute's, or first differ at a near-tie "
@@ -50,64 +44,18 @@ NEAR_TIE_RULE = (
 )
 
 
-@dataclass(frozen=True)
-class G3Check:
-    """One G3 criterion for one deployment on one host (or a cluster-wide precondition)."""
+G3Check = Check[VerdictBinding | None]  # spec: the gate profile's binding (None: a site rule)
 
-    host: str
-    deployment: str
-    check: str
-    key: str  # which measurement judges it: write-through, cold-proof, correctness or a binding's check
-    criterion: Criterion
-    binding: VerdictBinding | None = None
-    unmeasurable: tuple[Verdict, str] | None = None  # decided from the profiles, before measuring
-    concurrency_note: str = ""
 
-    def evaluate(self, measured: dict[str, Measurement], detail: str = "") -> Judgement:
-        """Judge this check's measurement; SKIP/INVALID when it cannot be measured on this engine.
+def g3_check(
+    host: str, name: str, check: str, key: str, criterion: Criterion, *, ruled: Ruling | None = None
+) -> G3Check:
+    """A site-rule check of one deployment: the measurement ``key`` judged against ``criterion``."""
+    return Check(host=host, check=check, criterion=criterion, spec=None, key=key, subject=name, ruled=ruled)
 
-        `detail` (e.g. the first output mismatch) is added to a verdict that is not PASS.
-        """
-        if self.unmeasurable is not None:
-            return self._not_evaluable(*self.unmeasurable)
-        m = measured.get(self.key)
-        j = self._judge(m)
-        shown = detail if j.verdict is not Verdict.PASS else ""
-        parts = (self._levels(measured), self._position(m), self.concurrency_note, shown)
-        extra = "; ".join(x for x in parts if x)
-        return replace(j, condition=f"{j.condition} — {extra}") if extra else j
 
-    def _judge(self, m: Measurement | None) -> Judgement:
-        if self.binding is None:
-            return judge(self.criterion, m)
-        ref = load_references().get(self.binding.reference)
-        b = self.binding
-        return judge_reference(ref, m, threshold_fraction=b.threshold_fraction, tolerance=b.tolerance)
-
-    def _position(self, m: Measurement | None) -> str:
-        """Where the site lands against the seed's range (below, inside, above, far above)."""
-        if self.binding is None or m is None or not isinstance(m.value, int | float):
-            return ""
-        return seed_position(load_references().get(self.binding.reference), float(m.value))
-
-    def _levels(self, measured: dict[str, Measurement]) -> str:
-        """Each level's improvement, where the binding judges the least of several."""
-        if self.binding is None or len(self.binding.levels) < 2:
-            return ""
-        kind = load_references().get(self.binding.reference).improvement.kind
-        shown = []
-        for c in self.binding.levels:
-            m = measured.get(f"{self.key}@c{c}")
-            value = m.value if m is not None and isinstance(m.value, int | float) else None
-            shown.append(f"c{c} " + ("—" if value is None else show_improvement(kind, float(value))))
-        return f"per level {', '.join(shown)} (the least is judged)"
-
-    def _not_evaluable(self, verdict: Verdict, reason: str) -> Judgement:
-        if verdict is Verdict.SKIP:
-            return skipped(self.criterion, reason)
-        return Judgement(
-            Verdict.INVALID, f"{self.criterion.metric}: not evaluable — {reason}", self.criterion
-        )
+def _ruling(found: tuple[Verdict, str] | None) -> Ruling | None:
+    return None if found is None else Ruling(*found)
 
 
 def evidence_checks(host: str, name: str, profile: G3Profile, tier: EngineProfile) -> list[G3Check]:
@@ -133,8 +81,8 @@ def evidence_checks(host: str, name: str, profile: G3Profile, tier: EngineProfil
         no_tier = (verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}")
     arm = "ssd-restore" if tier.cache is not None else "warm"
     return [
-        G3Check(host, name, f"engine[{name}].{arm}.{key}", key, c,
-                unmeasurable=no_tier if key in ("write-through", "cold-proof") else None)
+        g3_check(host, name, f"engine[{name}].{arm}.{key}", key, c,
+                 ruled=_ruling(no_tier) if key in ("write-through", "cold-proof") else None)
         for key, c in crits
     ]  # fmt: skip
 
@@ -308,14 +256,24 @@ def reference_checks(
     shape: Shape = Shape(),
 ) -> list[G3Check]:
     """One check per verdict binding of the gate profile."""
-    out = []
+    out: list[G3Check] = []
     for b in profile.verdicts:
-        crit = criterion_for(
-            refs.get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
-        )
+        bound = Bound(refs.get(b.reference), b.threshold_fraction, b.tolerance, tuple(b.levels))
         why = unmeasurable(b, tier, profile, shape)
         note = "" if why else _note(b, tier, profile, shape)
-        out.append(G3Check(host, name, f"engine[{name}].{b.check}", b.check, crit, b, why, note))
+        out.append(
+            Check(
+                host=host,
+                check=f"engine[{name}].{b.check}",
+                criterion=bound.criterion(),
+                spec=b,
+                key=b.check,
+                subject=name,
+                bound=bound,
+                ruled=_ruling(why),
+                note=note,
+            )
+        )
     return out
 
 
@@ -377,4 +335,4 @@ def plan(inventory: Inventory) -> list[G3Check]:
 def _cluster_invalid(check: str, reason: str) -> G3Check:
     """A cluster-wide check that makes the gate INVALID when there is nothing to run."""
     crit = Criterion("G3-ENG-1", "engine_hosts", ">", 0, source="inventory: engines")
-    return G3Check(CLUSTER, "", check, check, crit, unmeasurable=(Verdict.INVALID, reason))
+    return g3_check(CLUSTER, "", check, check, crit, ruled=Ruling.invalid(reason))

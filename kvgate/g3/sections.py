@@ -13,9 +13,9 @@ from kvgate.g3.arms import ArmSummary
 from kvgate.g3.measure import DeploymentResult
 from kvgate.g3.plan import G3Check
 from kvgate.g3.profile import CAPACITY_ARMS, READ_ARMS
-from kvgate.g3.storage import StorageCheck, StorageResult
-from kvgate.judge import Measurement, fmt
-from kvgate.references import load_references, seed_position, show_bound
+from kvgate.g3.storage import StorageCheck, StorageResult, evaluate_storage
+from kvgate.judge import Inputs, Measurement, fmt
+from kvgate.references import show_bound
 
 MiB = float(1 << 20)
 ARM_COLUMNS = [
@@ -76,16 +76,15 @@ def evidence_row(where: str, s: ArmSummary) -> list[str]:
 
 def verdict_row(check: G3Check, r: DeploymentResult) -> list[str]:
     """Measured, reference, site threshold and source of one check (verdict before waivers)."""
-    j = check.evaluate(r.measurements, r.detail(check.key))
+    j = check.evaluate(Inputs(r.measurements, detail=r.detail(check.key)))
     m, c = j.measurement, check.criterion
     measured = "—" if m is None or m.value is None else f"{fmt(m.value)} {m.unit}".strip()
     position = "—"
-    if check.binding is not None:
-        ref = load_references().get(check.binding.reference)
+    if check.bound is not None:
+        ref = check.bound.reference
         reference = f"{ref.id}: {ref.improvement.stated}"
         threshold = f"{c.comparator} {show_bound(ref.improvement.kind, c.expected)}"
-        if m is not None and isinstance(m.value, int | float):
-            position = seed_position(ref, float(m.value))
+        position = check.bound.position(m) or "—"
     else:
         reference, threshold = "site rule", f"{c.comparator} {fmt(c.expected)} {c.unit}".strip()
     return [
@@ -299,11 +298,12 @@ def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]
 
 def storage_verdict_row(where: str, c: StorageCheck, r: StorageResult) -> list[str]:
     """One R9/R1 verdict: measured, reference, site threshold, against the seed, source, verdict."""
-    j = c.evaluate(r)
-    ref = load_references().get(c.binding.reference)
+    j = evaluate_storage(c, r)
+    assert c.bound is not None, "every storage check is bound to its reference"
+    ref = c.bound.reference
     threshold = f"{c.criterion.comparator} {show_bound(ref.improvement.kind, c.criterion.expected)}"
     m = j.measurement
-    position = seed_position(ref, float(m.value)) if m and isinstance(m.value, int | float) else "—"
+    position = c.bound.position(m) or "—"
     reference = f"{ref.id}: {ref.improvement.stated}"
     return [where, c.check, _measured(m), reference, threshold, position, c.criterion.source, j.verdict.value]
 

@@ -27,15 +27,11 @@ from kvgate.g3.measure import remove_work_dir, work_root
 from kvgate.g3.profile import G3Profile, StorageBinding, StorageProfile, Unmeasurable, load_g3_profile
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory, VolumeKind
-from kvgate.judge import Criterion, Judgement, Measurement, Verdict, fmt, skipped
+from kvgate.judge import Inputs, Judgement, Measurement, Verdict, fmt
+from kvgate.judgement import Bound, Check, Ruling
 from kvgate.nfs_server import ServerCache
-from kvgate.references import (
-    criterion_for,
-    improvement_measurement,
-    judge_reference,
-    load_references,
-    seed_position,
-)
+from kvgate.reference_schema import Reference
+from kvgate.references import improvement_measurement, load_references
 from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
@@ -79,9 +75,8 @@ class StorageResult:
         key = {"checkpoint_write_s": "checkpoint.write_s"}.get(name, "checkpoint.write_bw_bytes_per_s")
         return ms.get(key) or ms.get("checkpoint.status")
 
-    def improvement(self, b: StorageBinding) -> Measurement:
+    def improvement(self, b: StorageBinding, ref: Reference) -> Measurement:
         """The candidate's improvement over the baseline for one binding, with every doubt attached."""
-        ref = load_references().get(b.reference)
         base = self.statistic(self.baseline, b.statistic, b.model_load)
         cand = self.statistic(self.candidate, b.statistic, b.model_load)
         reasons = [f"{v}: {m.invalid_reason}" for v, m in ((self.baseline, base), (self.candidate, cand))
@@ -102,56 +97,46 @@ ENGINE_STATISTICS = {"engine_ready_s": "ready_s", "engine_weights_load_s": "weig
 
 
 @dataclass(frozen=True)
-class StorageCheck:
-    """One R9/R1 verdict for one host's candidate volume against its baseline."""
+class StoragePair:
+    """What an R9/R1 check compares on one host: its candidate volume against its baseline volume."""
 
-    host: str
     candidate: str
     baseline: str | None
-    check: str
     binding: StorageBinding
-    criterion: Criterion
-    policy: Unmeasurable
-    reason: str
-    missing: str = ""  # why it cannot be planned at all (no such model load): the policy's verdict
+    reason: str  # the gate profile's word on why a comparison may not be evaluable
     reading: str = ""  # how the seed's row is read (R1's checkpoint), said in the verdict
 
-    def evaluate(self, result: StorageResult | None) -> Judgement:
-        """Judge against the reference; not evaluable (no baseline, same device) → the declared policy."""
-        if self.missing:
-            return self._not_evaluable(None, self.missing)
-        if result is None or self.baseline is None:
-            return self._not_evaluable(
-                None, f"host {self.host} has no scratch baseline volume; {self.reason}"
-            )
-        m = result.improvement(self.binding)
-        ref = load_references().get(self.binding.reference)
-        b = self.binding
-        j = judge_reference(ref, m, threshold_fraction=b.threshold_fraction, tolerance=b.tolerance)
-        said = "; ".join(x for x in (self._beside(result), self.reading) if x)
-        if result.same_device:
-            why = f"not evaluable: {result.same_device}; {self.reason}"
-            return self._not_evaluable(m, f"{j.condition} — {why}" + (f"; {said}" if said else ""))
-        where = f"{self.candidate} vs baseline {self.baseline}"
-        position = seed_position(ref, float(m.value)) if isinstance(m.value, int | float) else ""
-        extra = "; ".join(x for x in (where, position, said) if x)
-        return replace(j, condition=f"{j.condition} — {extra}")
 
-    def _beside(self, result: StorageResult) -> str:
-        """Service load: the weight load within it, on each volume (weights only, not judged)."""
-        if self.binding.statistic != "engine_ready_s" or self.baseline is None:
-            return ""
-        shown = []
-        for volume in (self.candidate, self.baseline):
-            m = result.statistic(volume, "engine_weights_load_s", self.binding.model_load)
-            value = m.value if m is not None and isinstance(m.value, int | float) else None
-            shown.append(f"{volume} {'—' if value is None else fmt(float(value))} s")
-        return f"weights only (not judged): {', '.join(shown)}"
+StorageCheck = Check[StoragePair]
 
-    def _not_evaluable(self, m: Measurement | None, text: str) -> Judgement:
-        if self.policy is Unmeasurable.SKIP:
-            return replace(skipped(self.criterion, text), measurement=m, condition=text)
-        return Judgement(Verdict.INVALID, text, self.criterion, m)
+
+def evaluate_storage(check: StorageCheck, result: StorageResult | None) -> Judgement:
+    """Judge the check on its host's measured volumes (no baseline: ruled when it was planned)."""
+    if check.ruled is not None or result is None:
+        return check.evaluate()
+    return check.evaluate(storage_inputs(check, result))
+
+
+def storage_inputs(check: StorageCheck, result: StorageResult) -> Inputs:
+    """The improvement judged, what is shown beside it, and whether a shared device blocks it."""
+    pair, bound = check.spec, check.bound
+    assert bound is not None, "every storage check is bound to its reference"
+    m = result.improvement(pair.binding, bound.reference)
+    said = tuple(x for x in (_beside(pair, result), pair.reading) if x)
+    blocked = f"{result.same_device}; {pair.reason}" if result.same_device else ""
+    return Inputs({check.key: m}, said=said, blocked=blocked)
+
+
+def _beside(pair: StoragePair, result: StorageResult) -> str:
+    """Service load: the weight load within it, on each volume (weights only, not judged)."""
+    if pair.binding.statistic != "engine_ready_s" or pair.baseline is None:
+        return ""
+    shown = []
+    for volume in (pair.candidate, pair.baseline):
+        m = result.statistic(volume, "engine_weights_load_s", pair.binding.model_load)
+        value = m.value if m is not None and isinstance(m.value, int | float) else None
+        shown.append(f"{volume} {'—' if value is None else fmt(float(value))} s")
+    return f"weights only (not judged): {', '.join(shown)}"
 
 
 def storage_pairs(inv: Inventory) -> list[tuple[str, str, str | None]]:
@@ -183,13 +168,30 @@ def storage_plan(inventory: Inventory) -> list[StorageCheck]:
 
 
 def _check(
-    host: str, cand: str, base: str | None, b: StorageBinding, sp: StorageProfile, **more: str
+    host: str,
+    cand: str,
+    base: str | None,
+    b: StorageBinding,
+    sp: StorageProfile,
+    *,
+    missing: str = "",
+    reading: str = "",
 ) -> StorageCheck:
-    crit = criterion_for(
-        load_references().get(b.reference), threshold_fraction=b.threshold_fraction, tolerance=b.tolerance
+    bound = Bound(load_references().get(b.reference), b.threshold_fraction, b.tolerance)
+    policy = Verdict.SKIP if sp.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
+    why = missing or ("" if base else f"host {host} has no scratch baseline volume; {sp.reason}")
+    return Check(
+        host=host,
+        check=f"storage[{cand or b.model_load}].{b.check}",
+        criterion=bound.criterion(),
+        spec=StoragePair(cand, base, b, sp.reason, reading),
+        key=bound.criterion().metric,
+        subject=cand,
+        bound=bound,
+        ruled=Ruling(policy, why) if why else None,
+        note=f"{cand} vs baseline {base}" if base else "",
+        when_blocked=policy,
     )
-    name = f"storage[{cand or b.model_load}].{b.check}"
-    return StorageCheck(host, cand, base, name, b, crit, sp.when_unmeasurable, sp.reason, **more)
 
 
 def _model_load_checks(inv: Inventory, b: StorageBinding, sp: StorageProfile) -> list[StorageCheck]:
@@ -237,23 +239,22 @@ def measure_storage(
 
     ``servers``: per volume, control of its NFS server's cache (used where the volume is NFS).
     """
-    first = checks[0]
+    first = checks[0].spec
     assert first.baseline is not None, "a check without a baseline is not measured"
-    result = StorageResult(first.host, first.candidate, first.baseline)
+    host = checks[0].host
+    result = StorageResult(host, first.candidate, first.baseline)
     needs = _Needs.of(checks)
-    run = AgentRun(ex, profile, store, notify, sudo=inv.hosts[first.host].sudo, inv=inv)
+    run = AgentRun(ex, profile, store, notify, sudo=inv.hosts[host].sudo, inv=inv)
     for volume in (first.candidate, first.baseline):
         vol = inv.volumes[volume]
-        work = checked(
-            ex, vol, f"{work_root(vol.path, first.host, store)}/storage"
-        )  # before anything is made
+        work = checked(ex, vol, f"{work_root(vol.path, host, store)}/storage")  # before anything is made
         try:
             create(ex, work, fresh=True)
             resolved = HostEvidence(ex).resolve(work.path)
             result.devices[volume] = "+".join(resolved.carriers) if resolved.carriers else None
             server = servers.get(volume) if resolved.kind == "nfs" else None
             result.measured[volume] = run.workloads(volume, work, server) if needs.agent else {}
-            result.measured[volume] |= run.engines(needs, first, volume, work.path, server)
+            result.measured[volume] |= run.engines(needs, checks[0], volume, work.path, server)
         finally:
             remove_work_dir(ex, work)
     return result
@@ -269,7 +270,7 @@ class _Needs:
 
     @classmethod
     def of(cls, checks: list[StorageCheck]) -> _Needs:
-        bindings = [c.binding for c in checks]
+        bindings = [c.spec.binding for c in checks]
         engine = any(b.statistic in ENGINE_STATISTICS and b.model_load is None for b in bindings)
         loads = tuple(sorted({b.model_load for b in bindings if b.model_load}))
         return cls(any(b.statistic in AGENT_STATISTICS for b in bindings), engine, loads)
@@ -295,7 +296,7 @@ class AgentRun:
         if needs.engine:
             self.notify(f"g3 storage {volume}: engine cold start")
             found |= engine_load(
-                self.ex, self.inv, candidate=check.candidate, store=self.store, server=server, **where
+                self.ex, self.inv, candidate=check.spec.candidate, store=self.store, server=server, **where
             )
         for name in needs.model_loads:
             self.notify(f"g3 storage {volume}: {name} service load")

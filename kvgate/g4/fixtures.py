@@ -8,10 +8,10 @@ from kvgate.engines.deployments import Notify, deployment_result, measure_deploy
 from kvgate.errors import LabError, UsageError
 from kvgate.g4.plan import G4Check, plan
 from kvgate.g4.profile import load_g4_profile, profile_path
-from kvgate.g4.sections import rows, sections
+from kvgate.g4.sections import rows
 from kvgate.g4.soak import SoakResult, measure_soak
 from kvgate.inventory import LoadedInventory
-from kvgate.judge import Measurement
+from kvgate.judge import Inputs
 from kvgate.session import GateSession
 from kvgate.store import RunStore
 from kvgate.transport import Executor
@@ -26,32 +26,30 @@ def g4_measured(
     """Every pending engine host soaked at once; a host's deployments one after the other."""
     inv = inventory.inventory
     profile = load_g4_profile(inv.scale)
-    now, started = profile.model_dump(mode="json"), run_store.meta().get("g4_profile")
+    now, started = profile.model_dump(mode="json"), run_store.run_record().configuration.gate_profile
     if started is not None and started != now:  # a resume judges with the limits its soak started with
         raise UsageError(
             f"{profile_path(inv.scale)} changed since this run started: restore it, or start a new run"
         )
-    run_store.update_meta(g4_profile=now)
+    run_store.merge_meta(configuration={"gate_profile": now})
     checks = plan(inv)
 
     def soak(host: str, name: str, notify: Notify) -> SoakResult:
         r = measure_soak(executors[host], inv, host=host, name=name, profile=profile, store=run_store,
                          notify=notify)  # fmt: skip
-        mine = [c for c in checks if c.host == host and c.deployment == name]
+        mine = [c for c in checks if c.host == host and c.subject == name]
         run_store.merge_meta(g4_rows={f"{host}/{name}": rows(r, mine)})
         return r
 
-    results = measure_deployments(inv, gate_session, soak, done="soaked")
-    run_store.update_meta(sections=sections(run_store.meta().get("g4_rows", {})))
-    return results
+    return measure_deployments(inv, gate_session, soak, done="soaked")
 
 
 @pytest.fixture
-def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> tuple[dict[str, Measurement], str]:
+def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> Inputs:
     """The check's soak measurements and detail; a host or deployment that failed makes it ERROR."""
-    if check.skip_reason is not None or check.invalid_reason is not None:
-        return {}, ""
+    if check.ruled is not None:
+        return Inputs()
     r: SoakResult = deployment_result(
-        request.getfixturevalue("g4_measured"), check.host, check.deployment, "G4 soak not run"
+        request.getfixturevalue("g4_measured"), check.host, check.subject, "G4 soak not run"
     )
-    return r.measurements, r.detail(check.key)
+    return Inputs(r.measurements, detail=r.detail(check.key))

@@ -17,40 +17,23 @@ with that reason; a soak too short to show a trend is INVALID.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
 from kvgate.engines.deployments import CLUSTER
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
 from kvgate.g4.profile import G4Profile, load_g4_profile
 from kvgate.inventory.schema import Inventory
-from kvgate.judge import Criterion, Judgement, Measurement, Verdict, judge, skipped
+from kvgate.judge import Criterion
+from kvgate.judgement import Check, Ruling
+
+G4Check = Check[None]  # subject: the deployment; key: which soak measurement judges it
 
 
-@dataclass(frozen=True)
-class G4Check:
-    """One soak criterion for one deployment on one host."""
-
-    host: str
-    deployment: str
-    check: str
-    key: str  # which measurement judges it
-    criterion: Criterion
-    skip_reason: str | None = None  # decided from the profiles, before the soak
-    invalid_reason: str | None = None
-
-    def evaluate(self, measured: dict[str, Measurement], detail: str = "") -> Judgement:
-        """Judge the check's measurement; ``detail`` (the first error or mismatch) is added when not PASS."""
-        if self.skip_reason is not None:
-            return skipped(self.criterion, self.skip_reason)
-        if self.invalid_reason is not None:
-            why = f"{self.criterion.metric}: not evaluable — {self.invalid_reason}"
-            return Judgement(Verdict.INVALID, why, self.criterion)
-        j = judge(self.criterion, measured.get(self.key))
-        return (
-            replace(j, condition=f"{j.condition} — {detail}")
-            if detail and j.verdict is not Verdict.PASS
-            else j
-        )
+def g4_check(
+    host: str, deployment: str, check: str, key: str, criterion: Criterion, *, ruled: Ruling | None
+) -> G4Check:
+    """One soak criterion for one deployment on one host; the soak's detail is said when not PASS."""
+    return Check(
+        host=host, check=check, criterion=criterion, spec=None, key=key, subject=deployment, ruled=ruled
+    )
 
 
 def criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
@@ -107,7 +90,7 @@ def plan(inventory: Inventory) -> list[G4Check]:
     if not inventory.engines:
         crit = Criterion("G4-ENG-1", "engine_hosts", ">", 0, source="inventory: engines")
         why = "the inventory declares no engine deployment (engines:): G4 has nothing to soak"
-        return [G4Check(CLUSTER, "", "engines", "engines", crit, invalid_reason=why)]
+        return [g4_check(CLUSTER, "", "engines", "engines", crit, ruled=Ruling.invalid(why))]
     profile = load_g4_profile(inventory.scale)
     checks = []
     for name, dep in inventory.engines.items():
@@ -115,8 +98,12 @@ def plan(inventory: Inventory) -> list[G4Check]:
         if not inventory.engine_hosts(name):
             crit = Criterion("G4-ENG-1", "engine_hosts", ">", 0, source=f"inventory: engines.{name}.hosts")
             why = f"engines.{name} runs on no host (none listed, none with the engine role)"
-            checks.append(G4Check(CLUSTER, name, f"engines[{name}].hosts", "hosts", crit, invalid_reason=why))
+            checks.append(
+                g4_check(CLUSTER, name, f"engines[{name}].hosts", "hosts", crit, ruled=Ruling.invalid(why))
+            )
         for host in inventory.engine_hosts(name):
             for key, crit in criteria(profile):
-                checks.append(G4Check(host, name, f"soak[{name}].{key}", key, crit, skip_reason(key, tier)))
+                skip = skip_reason(key, tier)
+                ruled = Ruling.skip(skip) if skip else None
+                checks.append(g4_check(host, name, f"soak[{name}].{key}", key, crit, ruled=ruled))
     return checks

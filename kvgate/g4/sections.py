@@ -15,7 +15,7 @@ from kvgate.g3.sections import table
 from kvgate.g4.plan import G4Check
 from kvgate.g4.soak import SoakResult
 from kvgate.g4.trends import MiB, Window, hit_ratio, slopes
-from kvgate.judge import fmt
+from kvgate.judge import Inputs, fmt
 
 MAX_ROWS = 48
 WINDOW_COLUMNS = [
@@ -68,7 +68,7 @@ def _utc(unix_s: float) -> str:
 
 
 def verdict_row(check: G4Check, r: SoakResult) -> list[str]:
-    j = check.evaluate(r.measurements, r.detail(check.key))
+    j = check.evaluate(Inputs(r.measurements, detail=r.detail(check.key)))
     m, c = j.measurement, check.criterion
     measured = "—" if m is None or m.value is None else f"{fmt(m.value)} {m.unit}".strip()
     limit = f"{c.comparator} {fmt(c.expected)} {c.unit}".strip()

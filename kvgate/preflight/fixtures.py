@@ -8,7 +8,7 @@ import pytest
 
 from kvgate.errors import LabError
 from kvgate.inventory import LoadedInventory
-from kvgate.judge import Measurement
+from kvgate.judge import Inputs
 from kvgate.preflight.measure import Found, Probe
 from kvgate.preflight.plan import PreflightCheck
 from kvgate.session import GateSession
@@ -36,9 +36,7 @@ def preflight_measured(
 
 
 @pytest.fixture
-def preflight_found(
-    check: PreflightCheck, preflight_measured: dict[str, Found | LabError]
-) -> dict[str, Measurement]:
+def preflight_found(check: PreflightCheck, preflight_measured: dict[str, Found | LabError]) -> Inputs:
     """The check's measurement; a host that could not be reached, or a failed probe, makes it ERROR."""
     host = preflight_measured[check.host]
     if isinstance(host, LabError):
@@ -46,4 +44,4 @@ def preflight_found(
     found = host.get(check.check)
     if isinstance(found, LabError):
         raise found
-    return {check.check: found} if found is not None else {}
+    return Inputs({check.check: found} if found is not None else {})

@@ -9,36 +9,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvgate.engines.profile import PROFILE_DIR, load_profile
 from kvgate.inventory.schema import Inventory
-from kvgate.judge import Criterion, Judgement, Measurement, judge, skipped
+from kvgate.judge import Criterion
+from kvgate.judgement import Check, Ruling
 
 NFS_TYPES = ("nfs", "nfs4")
 
 
-@dataclass(frozen=True)
-class PreflightCheck:
-    """One probe on one host; its measurement's invalid_reason says why the lab cannot be measured."""
-
-    host: str
-    check: str
-    criterion: Criterion
-    skip_reason: str | None = None  # declared not applicable, before anything runs
-
-    def evaluate(self, found: dict[str, Measurement]) -> Judgement:
-        if self.skip_reason is not None:
-            return skipped(self.criterion, self.skip_reason)
-        return judge(self.criterion, found.get(self.check))
+PreflightCheck = Check[None]  # one probe on one host; key: the probe's own name
 
 
 def _check(
     host: str, check: str, criterion: tuple[str, str, str, object, str, str], skip: str | None = None
 ) -> PreflightCheck:
     rule, metric, comparator, expected, unit, source = criterion
-    return PreflightCheck(
-        host, check, Criterion(rule, metric, comparator, expected, unit, source=source), skip
+    return Check(
+        host=host,
+        check=check,
+        criterion=Criterion(rule, metric, comparator, expected, unit, source=source),
+        spec=None,
+        key=check,
+        ruled=Ruling.skip(skip) if skip else None,
     )
 
 

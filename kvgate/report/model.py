@@ -22,8 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.errors import StoreError
+from kvgate.g2.sections import sections as g2_sections
+from kvgate.g3.sections import sections as g3_sections
+from kvgate.g4.sections import sections as g4_sections
 from kvgate.history.record import Figure, RunRecord
-from kvgate.judge import Verdict, symbol, worst
+from kvgate.judge import Verdict, symbol
+from kvgate.judgement import gate_verdict
 from kvgate.manifest import Verification, verify
 from kvgate.report.numbers import duration, human, humanize_text
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
@@ -237,6 +241,21 @@ class RunView:
             ("Resumed at (UTC)", ", ".join(self.resumes) or "never"),
             ("Run directory", self.run_dir.name),
             ("Schema", str(m.get("schema") or "—")),
+            *self.rejudged_rows(),
+        ]
+
+    def rejudged_rows(self) -> list[tuple[str, str]]:
+        """What a re-judged run re-judged, and what changed (kvgate rejudge); none for a measured run."""
+        done = self.meta.get("rejudged")
+        if not done:
+            return []
+        origin = f"{done['run']} ({done['run_schema']}, manifest sha256 {done['run_manifest_sha256'][:16]})"
+        kept = f"{len(done['carried'])} verdict(s) kept: nothing stored to judge them again"
+        return [
+            ("Re-judged from", origin),
+            ("Re-judged at (UTC)", f"{done['at']} by {done.get('by') or '?'}"),
+            ("Changes", "; ".join(done["changes"]) or "none: the same verdicts"),
+            ("Carried", kept if done["carried"] else "none"),
         ]
 
 
@@ -338,6 +357,12 @@ def missing_row(check_id: str) -> CheckRow:
     )
 
 
+def in_plan_order(rows: list[CheckRow], planned: list[str]) -> list[CheckRow]:
+    """Rows in the plan's order (the gate's test functions run family by family), unplanned ones last."""
+    rank = {cid: i for i, cid in enumerate(planned)}
+    return sorted(rows, key=lambda r: rank.get(r.id, len(rank)))
+
+
 def group_rows(rows: Iterable[CheckRow]) -> dict[str, tuple[CheckRow, ...]]:
     """Host → rows, hosts sorted by name, rows kept in record order."""
     by_host: dict[str, list[CheckRow]] = {}
@@ -354,12 +379,8 @@ def count(rows: Iterable[CheckRow]) -> dict[str, int]:
 
 
 def verdict_of(rows: Iterable[CheckRow]) -> Verdict:
-    """Worst evaluated verdict; anything not evaluated turns a passing verdict into ERROR."""
-    rows = list(rows)
-    verdict = worst([r.verdict for r in rows if r.verdict is not None])
-    if any(r.verdict is None for r in rows) and verdict.gate_ok:
-        return Verdict.ERROR  # not evaluated is never PASS (same rule as store.outcome)
-    return verdict
+    """The gate-verdict rule (kvgate.judgement.gate_verdict) over rows; a planned row without one is None."""
+    return gate_verdict(r.verdict for r in rows)
 
 
 def host_summaries(rows: dict[str, tuple[CheckRow, ...]], meta: dict[str, Any]) -> tuple[HostSummary, ...]:
@@ -381,6 +402,16 @@ def incompleteness(meta: dict[str, Any], missing: tuple[str, ...]) -> str:
     return "; ".join(reasons)
 
 
+def stored_sections(meta: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The gate's sections, rendered from the record's data (a kvgate.run/1 run kept them rendered)."""
+    if meta.get("sections") is not None:
+        return list(meta["sections"])
+    rows = {"g2": g2_sections, "g3": g3_sections, "g4": g4_sections}
+    render = rows.get(str(meta.get("gate")))
+    data = meta.get(f"{meta.get('gate')}_rows") or {}
+    return render(data) if render is not None and data else None
+
+
 def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     """Load a run directory; raises StoreError if it is not a readable kvgate run."""
     integrity = verify(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
@@ -390,7 +421,9 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     recorded = [check_row(rec, where) for rec in store.checks().values()]
     done = {r.id for r in recorded}
     missing = tuple(c for c in meta.get("planned") or [] if c not in done)
-    rows = group_rows([*recorded, *(missing_row(c) for c in missing)])
+    rows = group_rows(
+        in_plan_order([*recorded, *(missing_row(c) for c in missing)], meta.get("planned") or [])
+    )
     reason = incompleteness(meta, missing)
     facts_dir = run_dir / "facts"
     return RunView(
@@ -406,7 +439,7 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
         manifest=flat_table(meta.get("manifest")),
         tool_versions=flat_table(meta.get("tool_versions")),
         artifacts=artifacts(run_dir),
-        sections=sections(meta.get("sections"), run_dir / "run.json"),
+        sections=sections(stored_sections(meta), run_dir / "run.json"),
         facts_files=tuple(f"facts/{p.name}" for p in sorted(facts_dir.glob("*.json"))),
         integrity=integrity,
     )

@@ -22,7 +22,7 @@ from kvgate.g3.measure import measure_deployment
 from kvgate.g3.plan import Shape, reference_checks
 from kvgate.g3.profile import G3Profile, load_g3_profile
 from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
+from kvgate.judge import Inputs, Verdict
 from kvgate.references import load_references
 from kvgate.store import RunStore
 from kvgate.transport.local import LocalExecutor
@@ -78,5 +78,8 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
         assert m.invalid_reason is None, m
         assert m.value is not None
         assert 0.3 < m.value < 3.0, m  # one reader against itself: about 1×
-        assert c.evaluate(r.measurements).verdict in (Verdict.PASS, Verdict.FAIL)  # evaluated, not SKIP
+        assert c.evaluate(Inputs(r.measurements)).verdict in (
+            Verdict.PASS,
+            Verdict.FAIL,
+        )  # evaluated, not SKIP
     assert list(scratch.iterdir()) == []  # G3 removed its own directories

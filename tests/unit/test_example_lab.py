@@ -67,12 +67,12 @@ def test_g3_runs_each_reference_where_the_seed_ran_it() -> None:
     assert (dep.cold_read.model or "").endswith("Qwen2.5-32B-Instruct")
     assert tensor_parallel(dep.cold_read.placement.engine_args) == 1
     assert dep.cold_read.placement.env == {"HIP_VISIBLE_DEVICES": "0"}
-    measurable = {c.check for c in g3_plan(inv) if c.host == "gpu-1" and c.unmeasurable is None}
+    measurable = {c.check for c in g3_plan(inv) if c.host == "gpu-1" and c.ruled is None}
     assert {"engine[r2r3-480b].ttft-p50-reduction", "engine[r2r3-480b].cold-read-bw-gain"} <= measurable
     r9 = {c.check: c for c in storage_plan(inv) if "service-load" in c.check}
-    assert {(c.host, c.candidate, c.baseline, c.missing) for c in r9.values()} == {
-        ("npu-1", "fx100", "nfs", "")
+    assert {(c.host, c.spec.candidate, c.spec.baseline, c.ruled) for c in r9.values()} == {
+        ("npu-1", "fx100", "nfs", None)
     }
-    assert sorted(c.binding.model_load or "" for c in r9.values()) == ["deepseek-32b", "deepseek-70b"]
+    assert sorted(c.spec.binding.model_load or "" for c in r9.values()) == ["deepseek-32b", "deepseek-70b"]
     assert inv.model_loads["deepseek-32b"].profile == "vllm-ascend"
     assert "ASCEND_RT_VISIBLE_DEVICES" in inv.model_loads["deepseek-70b"].env

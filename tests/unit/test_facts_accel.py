@@ -18,6 +18,7 @@ from replay import HOST, Answer, Replay, ok, recorded
 from kvgate.facts import HostContext, HostFacts, collect_host, numa, pcie
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.base import ParseError
+from kvgate.facts.checks import evaluate_facts
 from kvgate.facts.gpus import parse_npu_smi
 from kvgate.facts.plan_gpu import cards
 from kvgate.g1 import plan
@@ -207,7 +208,7 @@ def host_g1(
     facts = collect_host(Replay(gpu_answers() | (replace or {}), set(tools)), HostContext(HOST, {}, True))
     wanted = ("gpu", "numa", "tuning")
     return {
-        c.check: (c.evaluate(facts).verdict, c.evaluate(facts).condition)
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition)
         for c in plan(inv)
         if c.check.startswith(wanted)
     }
@@ -311,4 +312,4 @@ def test_stored_accelerator_facts_rejudge_the_same() -> None:
     facts = collect_host(Replay(gpu_answers(), {"amd-smi"}), HostContext(HOST, {}, True))
     stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
     for check in plan(inv):
-        assert check.evaluate(stored).condition == check.evaluate(facts).condition
+        assert evaluate_facts(check, stored).condition == evaluate_facts(check, facts).condition

@@ -17,6 +17,7 @@ from replay import HOST, Answer, Replay, ok, recorded
 
 from kvgate.facts import HostContext, HostFacts, collect_host, nvme, nvmeof, roce
 from kvgate.facts.base import ParseError
+from kvgate.facts.checks import evaluate_facts
 from kvgate.g1 import plan
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
@@ -239,7 +240,9 @@ def lab_g1(
         {"site": "lab", "hosts": {HOST: {"expect": bom | {"pcie_full_link": False}}}}
     )
     facts = collect_host(Replay(lab_answers() | (replace or {}), tools), HostContext(HOST, {}, True))
-    return {c.check: (c.evaluate(facts).verdict, c.evaluate(facts).condition) for c in plan(inv)}
+    return {
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition) for c in plan(inv)
+    }
 
 
 def fabric(results: dict[str, tuple[Verdict, str]]) -> dict[str, tuple[Verdict, str]]:
@@ -369,7 +372,9 @@ def array_g1(**nvmeof_expect: Any) -> dict[str, tuple[Verdict, str]]:
         {"site": "lab", "hosts": {HOST: {"expect": {"nvmeof": expect, "pcie_full_link": False}}}}
     )
     facts = collect_host(Replay(answers, {"nvme"}), HostContext(HOST, {}, True))
-    return {c.check: (c.evaluate(facts).verdict, c.evaluate(facts).condition) for c in plan(inv)}
+    return {
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition) for c in plan(inv)
+    }
 
 
 def test_the_arrays_model_firmware_and_capacity_are_judged_from_the_bom() -> None:
@@ -389,4 +394,4 @@ def test_stored_lab_facts_rejudge_the_same() -> None:
     facts = collect_host(Replay(lab_answers(), LAB_TOOLS), HostContext(HOST, {}, True))
     stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
     for check in plan(inv):
-        assert check.evaluate(stored).condition == check.evaluate(facts).condition
+        assert evaluate_facts(check, stored).condition == evaluate_facts(check, facts).condition

@@ -15,6 +15,7 @@ import pytest
 from kvgate.facts import Collected, HostFacts
 from kvgate.facts.base import ParseError
 from kvgate.facts.block import parse_lsblk
+from kvgate.facts.checks import evaluate_facts
 from kvgate.facts.cpu import parse_lscpu
 from kvgate.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
 from kvgate.facts.memory import parse_meminfo
@@ -122,9 +123,9 @@ def judged(family: str, col: Collected, expect: dict[str, Any]) -> dict[str, tup
     )
     facts = HostFacts(host="gpu-1", families={family: col})
     return {
-        c.check: (c.evaluate(facts).verdict, c.evaluate(facts).condition)
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition)
         for c in plan(inv)
-        if c.family == family
+        if c.spec.family == family
     }
 
 

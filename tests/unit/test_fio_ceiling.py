@@ -22,7 +22,7 @@ from kvgate.g2.measure import VolumeResult, sweep_series
 from kvgate.g2.plan import plan
 from kvgate.g2.sections import row, series
 from kvgate.inventory.schema import Inventory
-from kvgate.judge import Measurement, Verdict
+from kvgate.judge import Inputs, Measurement, Verdict
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
 WORKLOADS = Path(__file__).parents[2] / "workloads" / "fio"
@@ -101,9 +101,9 @@ def test_g2_judges_the_ceiling_as_a_trusted_site_baseline() -> None:
     )
     check = next(c for c in plan(inv) if c.check == "volume[v].fio.ceiling.bw")
     assert check.criterion.metric == "ceiling.read_bw_bytes_per_s"
-    assert check.evaluate({}).verdict is Verdict.INVALID  # not measured is never PASS
+    assert check.evaluate().verdict is Verdict.INVALID  # not measured is never PASS
     cold = Measurement("ceiling.read_bw_bytes_per_s", 2.2e9, "bytes/s", (), "not cold: vda read 0 B")
-    assert check.evaluate({cold.metric: cold}).verdict is Verdict.INVALID
+    assert check.evaluate(Inputs({cold.metric: cold})).verdict is Verdict.INVALID
 
 
 def test_the_report_shows_the_ceiling_with_its_configuration_and_one_line_per_block_size() -> None:

@@ -16,6 +16,7 @@ from replay import HOST, Replay, ok, recorded
 
 from kvgate import agentctl
 from kvgate.facts import HostContext, HostFacts, collect_host, nics, nvme, nvmeof, odirect, pcie, rdma
+from kvgate.facts.checks import evaluate_facts
 from kvgate.g1 import manifest, plan, tools_wanted
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
@@ -143,7 +144,9 @@ def run_g1(
     inv = Inventory.model_validate(bom(path, **overrides))
     ctx = HostContext(host=HOST, volumes=inv.volumes_of(HOST), sudo=True, tools=tools_wanted(inv, HOST))
     facts = collect_host(Replay({**answers(path, probe), **(replace or {})}, tools), ctx)
-    return {c.check: (c.evaluate(facts).verdict, c.evaluate(facts).condition) for c in plan(inv)}
+    return {
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition) for c in plan(inv)
+    }
 
 
 def test_a_matching_bom_passes_every_check(scratch: tuple[Path, str]) -> None:
@@ -166,7 +169,7 @@ def test_the_plan_is_only_what_the_inventory_expects(scratch: tuple[Path, str]) 
     inv = Inventory.model_validate(
         {"site": "s", "hosts": {"h": {"expect": {"cpu": {"cores": 64}, "pcie_full_link": False}}}}
     )
-    assert [(c.check, c.rule, c.family) for c in plan(inv)] == [("cpu.cores", "G1-CPU-2", "cpu")]
+    assert [(c.check, c.rule, c.spec.family) for c in plan(inv)] == [("cpu.cores", "G1-CPU-2", "cpu")]
     checks = {c.check for c in plan(Inventory.model_validate(bom(scratch[0])))}
     assert {
         "gpu.count",
@@ -298,7 +301,7 @@ def test_no_measurable_pcie_link_is_never_a_pass(scratch: tuple[Path, str]) -> N
 def test_a_family_that_was_not_collected_is_invalid(scratch: tuple[Path, str]) -> None:
     inv = Inventory.model_validate(bom(scratch[0]))
     check = next(c for c in plan(inv) if c.check == "cpu.cores")
-    assert check.evaluate(HostFacts(host=HOST)).verdict is Verdict.INVALID
+    assert evaluate_facts(check, HostFacts(host=HOST)).verdict is Verdict.INVALID
 
 
 def test_stored_facts_rejudge_the_same(scratch: tuple[Path, str]) -> None:
@@ -308,7 +311,7 @@ def test_stored_facts_rejudge_the_same(scratch: tuple[Path, str]) -> None:
     facts = collect_host(Replay(answers(path, probe), TOOLS), ctx)
     stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
     for check in plan(inv):
-        assert check.evaluate(stored).condition == check.evaluate(facts).condition
+        assert evaluate_facts(check, stored).condition == evaluate_facts(check, facts).condition
 
 
 def test_manifest_is_a_flat_summary(scratch: tuple[Path, str]) -> None:

@@ -14,7 +14,15 @@ from replay import Replay, recorded
 
 from kvgate.errors import LabError
 from kvgate.facts.base import ParseError
-from kvgate.g2.nic_counters import SNAPSHOT, deltas, judged_counters, nic_plan, parse_ethtool_stats, snapshot
+from kvgate.g2.nic_counters import (
+    SNAPSHOT,
+    deltas,
+    evaluate_nic,
+    judged_counters,
+    nic_plan,
+    parse_ethtool_stats,
+    snapshot,
+)
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
 from kvgate.pytest_plugin import check_id
@@ -71,7 +79,7 @@ def lab(**roce: int) -> Inventory:
 
 def judge_run(before: str, after: str, **roce: int) -> tuple[Verdict, str]:
     (check,) = nic_plan(lab(**roce))
-    j = check.evaluate({"ens1f0np0": _delta(before, after)})
+    j = evaluate_nic(check, {"ens1f0np0": _delta(before, after)})
     return j.verdict, j.condition
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from kvgate.g2.plan import plan
 from kvgate.g2.workloads import checkpoint_measurements, kv_measurements, model_load_measurements
 from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
+from kvgate.judge import Inputs, Verdict
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded" / "agent"
 
@@ -56,12 +56,12 @@ def test_line_rate_fraction_uses_the_rdma_nics_of_the_bom() -> None:
 
 def test_without_threshold_a_trusted_value_is_required_never_a_default_pass() -> None:
     check = by_check(inventory({"scratch": True}))["volume[v].kv_restore.parallel.bw"]
-    assert check.evaluate({}).verdict is Verdict.INVALID  # not measured
+    assert check.evaluate().verdict is Verdict.INVALID  # not measured
     assert check.criterion.comparator == ">"
 
 
 def test_non_scratch_volume_is_skipped_with_the_reason() -> None:
-    j = by_check(inventory({"scratch": False}))["volume[v].fio.seqwrite-1m.bw"].evaluate({})
+    j = by_check(inventory({"scratch": False}))["volume[v].fio.seqwrite-1m.bw"].evaluate()
     assert j.verdict is Verdict.SKIP
     assert "not marked scratch" in j.condition
 
@@ -86,7 +86,7 @@ def test_a_restore_the_device_did_not_serve_is_invalid() -> None:
     assert parallel.invalid_reason is not None
     assert "not cold" in parallel.invalid_reason
     check = by_check(inventory({"scratch": True}))["volume[v].kv_restore.parallel.bw"]
-    assert check.evaluate({parallel.metric: parallel}).verdict is Verdict.INVALID
+    assert check.evaluate(Inputs({parallel.metric: parallel})).verdict is Verdict.INVALID
 
 
 def test_corrupt_chunks_fail() -> None:
@@ -94,4 +94,4 @@ def test_corrupt_chunks_fail() -> None:
     res["restores"][0]["checksums_failed"] = 2
     corrupt = {m.metric: m for m in kv_measurements(res, "ev")}
     check = by_check(inventory({"scratch": True}))["volume[v].kv_restore.checksums"]
-    assert check.evaluate(corrupt).verdict is Verdict.FAIL
+    assert check.evaluate(Inputs(corrupt)).verdict is Verdict.FAIL

@@ -206,15 +206,15 @@ def inventory(scale: str = "smoke", **engine: Any) -> Inventory:
 def test_an_engine_that_declares_no_capacity_arms_cannot_pass_them() -> None:
     lab = {"model": "/m", "state_bytes_per_token": 1}
     sglang = {c.check: c for c in plan(inventory(tier_profile="sglang-hicache", **lab))}
-    assert sglang["engine[tiny].ttft-p50-reduction"].unmeasurable is None  # it declares them
+    assert sglang["engine[tiny].ttft-p50-reduction"].ruled is None  # it declares them
     native = {c.check: c for c in plan(inventory(tier_profile="vllm-native-tiering", **lab))}
-    assert native["engine[tiny].throughput-gain-conc8"].unmeasurable is None
+    assert native["engine[tiny].throughput-gain-conc8"].ruled is None
     serial = {c.check: c for c in plan(inventory(tier_profile="vllm-lmcache-serial-read", **lab))}
-    j = serial["engine[tiny].throughput-gain-conc16"].evaluate({})
+    j = serial["engine[tiny].throughput-gain-conc16"].evaluate()
     assert j.verdict is Verdict.SKIP  # smoke declares why
     assert "vllm-lmcache-serial-read declares no capacity arms (capacity_arms" in j.condition
     full = {c.check: c for c in plan(inventory("full", tier_profile="vllm-lmcache-serial-read", **lab))}
-    assert full["engine[tiny].throughput-gain-conc16"].evaluate({}).verdict is Verdict.INVALID
+    assert full["engine[tiny].throughput-gain-conc16"].evaluate().verdict is Verdict.INVALID
 
 
 def test_every_tier_profile_names_a_dram_only_arm_of_its_own_engine_without_the_tier() -> None:

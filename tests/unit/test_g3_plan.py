@@ -19,8 +19,9 @@ from kvgate.g3.verdicts import (
     write_through_measurement,
 )
 from kvgate.inventory.schema import Inventory
-from kvgate.judge import Judgement, Measurement, Verdict
-from kvgate.references import criterion_for, load_references
+from kvgate.judge import Inputs, Judgement, Measurement, Verdict
+from kvgate.judgement import Bound, Check
+from kvgate.references import load_references
 
 MB = 1_000_000
 
@@ -76,16 +77,16 @@ def capacity_arms(levels: dict[int, tuple[float, float]], **fields: Any) -> dict
 
 
 def judged(check: G3Check, arms: dict[str, ArmSummary]) -> Judgement:
-    assert check.binding is not None
-    ref = load_references().get(check.binding.reference)
-    return check.evaluate(reference_measurements(ref, check.binding, arms, max_cv=0.5))
+    assert check.spec is not None
+    ref = load_references().get(check.spec.reference)
+    return check.evaluate(Inputs(reference_measurements(ref, check.spec, arms, max_cv=0.5)))
 
 
 def test_r2_ttft_is_judged_ssd_tier_against_dram_only_at_three_levels_the_least_reduction_counts() -> None:
     check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
-    assert check.binding is not None
-    assert (check.binding.baseline_arm, check.binding.candidate_arm) == ("dram-only", "ssd-tier")
-    assert check.unmeasurable is None  # llama.cpp declares its capacity arms: measured, not skipped
+    assert check.spec is not None
+    assert (check.spec.baseline_arm, check.spec.candidate_arm) == ("dram-only", "ssd-tier")
+    assert check.ruled is None  # llama.cpp declares its capacity arms: measured, not skipped
     j = judged(check, capacity_arms({4: (10.17, 7.53), 8: (20.0, 13.6), 16: (35.73, 26.35)}))  # R2's own
     assert j.verdict is Verdict.PASS
     assert j.condition.startswith(
@@ -107,9 +108,10 @@ def test_a_site_threshold_fraction_scales_the_lower_bound_and_shows_in_the_condi
     ref = load_references().get("R2-recompute-ttft-p50-conc16")
     b = VerdictBinding(check="x", reference=ref.id, statistic="ttft_p50_s", baseline_arm="recompute",
                        candidate_arm="ssd-restore", threshold_fraction=0.5)  # fmt: skip
-    check = G3Check("h", "tiny", "engine[tiny].x", "x", criterion_for(ref, threshold_fraction=0.5), b)
+    bound = Bound(ref, threshold_fraction=0.5)
+    check = Check(host="h", check="engine[tiny].x", criterion=bound.criterion(), spec=b, key="x", bound=bound)
     arms = {"recompute": arm("recompute", 5.0), "ssd-restore": arm("ssd-restore", 1.0)}
-    j = check.evaluate({"x": reference_measurement(ref, b, arms, max_cv=0.5)})
+    j = check.evaluate(Inputs({"x": reference_measurement(ref, b, arms, max_cv=0.5)}))
     assert j.verdict is Verdict.PASS
     assert j.condition == "ttft_p50_speedup_x=5 ≥ 4.275 (0.5 × R2: 8.6–20×) — below the seed's 8.6–20×"
 
@@ -129,32 +131,32 @@ def test_an_untrusted_arm_makes_the_reference_verdict_invalid_never_pass() -> No
     j = judged(check, missing)
     assert j.verdict is Verdict.INVALID
     assert "arm ssd-tier@c16: no successful request" in j.condition
-    assert check.evaluate({}).verdict is Verdict.INVALID  # not measured at all
+    assert check.evaluate().verdict is Verdict.INVALID  # not measured at all
 
 
 def test_a_one_request_engine_runs_the_capacity_arms_but_not_the_conc16_recompute_loads() -> None:
     found = checks(inventory())
     for name in ("recompute-ttft-speedup", "recompute-throughput-speedup"):
-        j = found[f"engine[tiny].{name}"].evaluate({})
+        j = found[f"engine[tiny].{name}"].evaluate()
         assert j.verdict is Verdict.SKIP, name
         assert "serves one request at a time, so G3 runs no concurrency-16 loads" in j.condition
-    assert found["engine[tiny].ttft-p50-reduction"].unmeasurable is None  # capacity TTFT: queued alike
+    assert found["engine[tiny].ttft-p50-reduction"].ruled is None  # capacity TTFT: queued alike
     for level in ("conc8", "conc16"):  # the seed's throughput at C is of batched serving
-        j = found[f"engine[tiny].throughput-gain-{level}"].evaluate({})
+        j = found[f"engine[tiny].throughput-gain-{level}"].evaluate()
         assert j.verdict is Verdict.SKIP
         assert "serves one request at a time: the seed's throughput gain at concurrency" in j.condition
     for r1 in ("cold-read-ttft-speedup", "cold-read-bw-gain"):  # no readers named: declared SKIP
-        j = found[f"engine[tiny].{r1}"].evaluate({})
+        j = found[f"engine[tiny].{r1}"].evaluate()
         assert j.verdict is Verdict.SKIP
         assert "names no serial and parallel reader" in j.condition
 
 
 def test_the_full_profile_makes_unevaluable_reference_checks_invalid() -> None:
-    j = checks(inventory("full"))["engine[tiny].recompute-throughput-speedup"].evaluate({})
+    j = checks(inventory("full"))["engine[tiny].recompute-throughput-speedup"].evaluate()
     assert j.verdict is Verdict.INVALID
     assert "not evaluable" in j.condition
     lab = checks(inventory("full", tier_profile="vllm-cpu-prefix", recompute_profile="vllm-cpu-recompute"))
-    j = lab["engine[tiny].throughput-gain-conc8"].evaluate({})
+    j = lab["engine[tiny].throughput-gain-conc8"].evaluate()
     assert j.verdict is Verdict.INVALID  # no SSD tier: the lab gate cannot pass on dram-only alone
     assert "no ssd-tier arm" in j.condition
 
@@ -166,10 +168,10 @@ def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_leve
         found["engine[tiny].recompute-ttft-speedup"],
         found["engine[tiny].throughput-gain-conc16"],
     )
-    assert speedup.unmeasurable is None
-    assert conc16.unmeasurable is None
+    assert speedup.ruled is None
+    assert conc16.ruled is None
     assert "engine[tiny].ssd-restore.cache-hits" in found  # the hit counter is judged under load
-    assert conc16.evaluate({}).verdict is Verdict.INVALID  # planned but not measured: never PASS
+    assert conc16.evaluate().verdict is Verdict.INVALID  # planned but not measured: never PASS
     arms = {
         "recompute@c16": arm("recompute@c16", 149.5),
         "ssd-restore@c16": arm("ssd-restore@c16", 11.85),
@@ -186,27 +188,27 @@ def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_leve
     j = judged(conc16, tput)
     assert j.verdict is Verdict.PASS  # +50 % ≥ +40 %
     assert "above the seed's +40%" in j.condition
-    assert found["engine[tiny].recompute-ttft-speedup"].concurrency_note == ""
+    assert found["engine[tiny].recompute-ttft-speedup"].note == ""
 
 
 def test_a_deployment_without_an_external_tier_measures_warm_only() -> None:
     found = checks(inventory(tier_profile="vllm-cpu-prefix", recompute_profile="vllm-cpu-recompute"))
     assert {"engine[tiny].warm.correctness", "engine[tiny].warm.cache-hits"} <= set(found)
     # correctness is judged on every engine (exact, or a near-tie by the logprobs)
-    assert found["engine[tiny].warm.correctness"].unmeasurable is None
+    assert found["engine[tiny].warm.correctness"].ruled is None
     assert "check_logprobs_close" in found["engine[tiny].warm.correctness"].criterion.source
     for name in ("warm.write-through", "warm.cold-proof", "ttft-p50-reduction", "throughput-gain-conc8"):
-        j = found[f"engine[tiny].{name}"].evaluate({})
+        j = found[f"engine[tiny].{name}"].evaluate()
         assert j.verdict is Verdict.SKIP, name  # smoke declares why
         assert "has no external KV tier" in j.condition
     full = checks(inventory("full", tier_profile="vllm-cpu-prefix", recompute_profile="vllm-cpu-recompute"))
-    assert full["engine[tiny].throughput-gain-conc8"].evaluate({}).verdict is Verdict.INVALID
+    assert full["engine[tiny].throughput-gain-conc8"].evaluate().verdict is Verdict.INVALID
 
 
 def test_no_engine_deployment_is_an_invalid_gate_not_an_empty_pass() -> None:
     inv = inventory().model_copy(update={"engines": {}})
     (only,) = plan(inv)
-    j = only.evaluate({})
+    j = only.evaluate()
     assert (only.host, j.verdict) == ("cluster", Verdict.INVALID)
     assert "declares no engine deployment" in j.condition
 
@@ -220,12 +222,15 @@ def test_evidence_measurements_turn_counters_into_verdicts_with_numbers() -> Non
     bad = Trial("ssd-restore", 1, "s1", Outcome(0.1, 0.2, "t"), 1000,
                 Window("vda", 2 * MB, 55 * MB, 999, True), 50 * MB, 1 * MB, 1.2)  # fmt: skip
     cold = found["engine[tiny].ssd-restore.cold-proof"]
-    assert cold.evaluate({"cold-proof": cold_proof_measurement([good], ColdBounds())}).verdict is Verdict.PASS
-    j = cold.evaluate({"cold-proof": cold_proof_measurement([good, bad], ColdBounds())})
+    assert (
+        cold.evaluate(Inputs({"cold-proof": cold_proof_measurement([good], ColdBounds())})).verdict
+        is Verdict.PASS
+    )
+    j = cold.evaluate(Inputs({"cold-proof": cold_proof_measurement([good, bad], ColdBounds())}))
     assert j.verdict is Verdict.INVALID
     assert "trial 1: not cold: vda read 2000000 B of the 50000000 B the restore needed" in j.condition
     wrote = found["engine[tiny].ssd-restore.write-through"]
-    j = wrote.evaluate({"write-through": write_through_measurement([good, bad], WriteThrough())})
+    j = wrote.evaluate(Inputs({"write-through": write_through_measurement([good, bad], WriteThrough())}))
     assert j.verdict is Verdict.FAIL
     assert j.condition.startswith("cache_growth_ratio=0.02 x ≥ 0.9 x")
 
@@ -233,11 +238,13 @@ def test_evidence_measurements_turn_counters_into_verdicts_with_numbers() -> Non
 def test_an_output_mismatch_fails_correctness_and_shows_the_texts() -> None:
     check = checks(inventory())["engine[tiny].ssd-restore.correctness"]
     m = correctness_measurement(["ssd-restore s0: expected 'a', got 'b'"], compared=6)
-    j = check.evaluate({"correctness": m}, "first mismatch: ssd-restore s0: expected 'a', got 'b'")
+    j = check.evaluate(
+        Inputs({"correctness": m}, detail="first mismatch: ssd-restore s0: expected 'a', got 'b'")
+    )
     assert j.verdict is Verdict.FAIL
     assert "got 'b'" in j.condition
-    assert check.evaluate({"correctness": correctness_measurement([], 6)}).verdict is Verdict.PASS
-    nothing = check.evaluate({"correctness": correctness_measurement([], 0)})
+    assert check.evaluate(Inputs({"correctness": correctness_measurement([], 6)})).verdict is Verdict.PASS
+    nothing = check.evaluate(Inputs({"correctness": correctness_measurement([], 0)}))
     assert nothing.verdict is Verdict.INVALID
 
 
@@ -269,27 +276,27 @@ def test_the_tier_must_live_on_a_scratch_candidate_volume() -> None:
 def test_measurement_metric_must_match_the_reference() -> None:
     check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
     with pytest.raises(ValueError, match="judges 'ttft_p50_reduction_pct'"):
-        check.evaluate({"ttft-p50-reduction": Measurement("other", 1.0)})
+        check.evaluate(Inputs({"ttft-p50-reduction": Measurement("other", 1.0)}))
 
 
 def test_the_whole_machine_binding_needs_two_instances_and_is_declared_otherwise() -> None:
-    one = checks(inventory())["engine[tiny].throughput-gain-whole-machine"].evaluate({})
+    one = checks(inventory())["engine[tiny].throughput-gain-whole-machine"].evaluate()
     assert one.verdict is Verdict.SKIP
     assert "one engine instance per host" in one.condition
     two = checks(inventory(instances=2, **LMCACHE))["engine[tiny].throughput-gain-whole-machine"]
-    assert two.unmeasurable is None
-    assert "2 engine instances driven together" in two.concurrency_note
-    full = checks(inventory("full"))["engine[tiny].throughput-gain-whole-machine"].evaluate({})
+    assert two.ruled is None
+    assert "2 engine instances driven together" in two.note
+    full = checks(inventory("full"))["engine[tiny].throughput-gain-whole-machine"].evaluate()
     assert full.verdict is Verdict.INVALID  # a lab gate must measure it
-    llama = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"].evaluate({})
+    llama = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"].evaluate()
     assert llama.verdict is Verdict.SKIP  # one turn at a time per instance: not the seed's batched gain
     assert "serves one request at a time: the seed's throughput gain on the whole machine" in llama.condition
 
 
 def test_the_whole_machine_gain_is_judged_on_the_capacity_arms_whole_rows() -> None:
     check = checks(inventory(instances=2, **LMCACHE))["engine[tiny].throughput-gain-whole-machine"]
-    assert check.binding is not None
-    assert check.binding.baseline_arm == "dram-only"
+    assert check.spec is not None
+    assert check.spec.baseline_arm == "dram-only"
     rows = {
         "dram-only@whole": replace(arm("dram-only@whole", 5.0), output_throughput_tok_per_s=10.0),
         "ssd-tier@whole": replace(arm("ssd-tier@whole", 0.5), output_throughput_tok_per_s=14.0),
@@ -297,7 +304,7 @@ def test_the_whole_machine_gain_is_judged_on_the_capacity_arms_whole_rows() -> N
     assert judged(check, rows).verdict is Verdict.PASS  # +40 % ≥ +35 %
     rows["ssd-tier@whole"] = replace(rows["ssd-tier@whole"], output_throughput_tok_per_s=12.0)
     assert judged(check, rows).verdict is Verdict.FAIL  # +20 %
-    assert "2 engine instances driven together" in check.concurrency_note
+    assert "2 engine instances driven together" in check.note
 
 
 def test_instances_give_one_environment_each_and_bad_ones_are_refused() -> None:
@@ -321,41 +328,41 @@ def test_named_readers_make_r1_measurable_and_judged_on_both_statistics() -> Non
     found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute",
                              cold_read=READERS, **LAB))  # fmt: skip
     ttft, bw = found["engine[tiny].cold-read-ttft-speedup"], found["engine[tiny].cold-read-bw-gain"]
-    assert ttft.unmeasurable is bw.unmeasurable is None
-    assert "restored cold by vllm-lmcache-serial-read vs vllm-lmcache" in ttft.concurrency_note
-    assert ttft.evaluate({}).verdict is Verdict.INVALID  # planned but not measured: never PASS
+    assert ttft.ruled is bw.ruled is None
+    assert "restored cold by vllm-lmcache-serial-read vs vllm-lmcache" in ttft.note
+    assert ttft.evaluate().verdict is Verdict.INVALID  # planned but not measured: never PASS
     serial = replace(arm("serial-read@c4", 37.97), read_bw_gb_per_s=0.98)  # R1's own figures
     parallel = replace(arm("parallel-read@c4", 9.3), read_bw_gb_per_s=5.23)
     arms = {"serial-read@c4": serial, "parallel-read@c4": parallel}
     refs, smoke = load_references(), load_g3_profile("smoke")
-    m_ttft = reference_measurement(refs.get("R1-cold-read-ttft-conc16"), ttft.binding, arms, max_cv=None)
-    m_bw = reference_measurement(refs.get("R1-cold-read-bw-conc16"), bw.binding, arms, max_cv=None)
-    assert ttft.binding == smoke.verdict("cold-read-ttft-speedup")
+    m_ttft = reference_measurement(refs.get("R1-cold-read-ttft-conc16"), ttft.spec, arms, max_cv=None)
+    m_bw = reference_measurement(refs.get("R1-cold-read-bw-conc16"), bw.spec, arms, max_cv=None)
+    assert ttft.spec == smoke.verdict("cold-read-ttft-speedup")
     assert m_ttft.value == pytest.approx(37.97 / 9.3)
     assert m_bw.value == pytest.approx(5.23 / 0.98)
-    assert ttft.evaluate({"cold-read-ttft-speedup": m_ttft}).verdict is Verdict.PASS  # 4.08×: "4.1×"
+    assert ttft.evaluate(Inputs({"cold-read-ttft-speedup": m_ttft})).verdict is Verdict.PASS  # 4.08×: "4.1×"
     slow = {**arms, "serial-read@c4": replace(serial, ttft_p50_s=37.0)}  # 3.98×: not 4.1×
-    m_slow = reference_measurement(refs.get("R1-cold-read-ttft-conc16"), ttft.binding, slow, max_cv=None)
-    assert ttft.evaluate({"cold-read-ttft-speedup": m_slow}).verdict is Verdict.FAIL
-    assert bw.evaluate({"cold-read-bw-gain": m_bw}).verdict is Verdict.PASS  # 5.34× ≥ 5.3×
+    m_slow = reference_measurement(refs.get("R1-cold-read-ttft-conc16"), ttft.spec, slow, max_cv=None)
+    assert ttft.evaluate(Inputs({"cold-read-ttft-speedup": m_slow})).verdict is Verdict.FAIL
+    assert bw.evaluate(Inputs({"cold-read-bw-gain": m_bw})).verdict is Verdict.PASS  # 5.34× ≥ 5.3×
     same = {k: replace(a, read_bw_gb_per_s=1.0) for k, a in arms.items()}
-    m_same = reference_measurement(refs.get("R1-cold-read-bw-conc16"), bw.binding, same, max_cv=None)
-    assert bw.evaluate({"cold-read-bw-gain": m_same}).verdict is Verdict.FAIL
+    m_same = reference_measurement(refs.get("R1-cold-read-bw-conc16"), bw.spec, same, max_cv=None)
+    assert bw.evaluate(Inputs({"cold-read-bw-gain": m_same})).verdict is Verdict.FAIL
 
 
 def test_r1_without_readers_is_invalid_at_full_scale_and_a_reader_without_a_tier_is_invalid() -> None:
     full = checks(inventory("full", tier_profile="vllm-lmcache", recompute_profile="vllm-recompute", **LAB))
-    j = full["engine[tiny].cold-read-bw-gain"].evaluate({})
+    j = full["engine[tiny].cold-read-bw-gain"].evaluate()
     assert j.verdict is Verdict.INVALID
     assert "engines.<x>.cold_read" in j.condition
     no_tier = {"serial": "vllm-recompute", "parallel": "vllm-lmcache"}
     found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute",
                              cold_read=no_tier, **LAB))  # fmt: skip
-    j = found["engine[tiny].cold-read-ttft-speedup"].evaluate({})
+    j = found["engine[tiny].cold-read-ttft-speedup"].evaluate()
     assert j.verdict is Verdict.INVALID
     assert "without an external KV tier: vllm-recompute" in j.condition
     llama = {"serial": "llama-cpp-disk", "parallel": "llama-cpp-disk"}
-    j = checks(inventory(cold_read=llama))["engine[tiny].cold-read-bw-gain"].evaluate({})
+    j = checks(inventory(cold_read=llama))["engine[tiny].cold-read-bw-gain"].evaluate()
     assert j.verdict is Verdict.INVALID  # named but not comparable: never a quiet SKIP
     assert "llama-cpp-disk serve(s) one request at a time" in j.condition
 
@@ -376,9 +383,9 @@ def test_cold_read_bindings_are_validated_against_the_profile() -> None:
 def test_r1_readers_with_tensor_parallelism_are_several_readers_and_not_evaluable() -> None:
     lab = {"tier_profile": "vllm-lmcache", "recompute_profile": "vllm-recompute", **LAB}
     one_card = checks(inventory(cold_read=READERS, engine_args=["--tensor-parallel-size", "4"], **lab))
-    assert one_card["engine[tiny].cold-read-bw-gain"].unmeasurable is None  # the deployment's TP4 stays out
+    assert one_card["engine[tiny].cold-read-bw-gain"].ruled is None  # the deployment's TP4 stays out
     placed = READERS | {"placement": {"engine_args": ["--tensor-parallel-size", "4"]}}
-    j = checks(inventory(cold_read=placed, **lab))["engine[tiny].cold-read-ttft-speedup"].evaluate({})
+    j = checks(inventory(cold_read=placed, **lab))["engine[tiny].cold-read-ttft-speedup"].evaluate()
     assert j.verdict is Verdict.INVALID
     assert "the readers run at tensor parallelism 4 (cold_read.placement.engine_args)" in j.condition
     assert "R1 ran on one card (TP 1)" in j.condition

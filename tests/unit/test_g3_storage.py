@@ -8,9 +8,10 @@ import pytest
 from pydantic import ValidationError
 
 from kvgate.g3.profile import StorageBinding
-from kvgate.g3.storage import StorageResult, storage_plan
+from kvgate.g3.storage import StorageResult, evaluate_storage, storage_plan
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement, Verdict
+from kvgate.references import load_references
 from kvgate.workload_profiles import agent_spec, load_profiles
 
 
@@ -72,36 +73,40 @@ def test_each_engine_hosts_candidate_is_compared_with_its_scratch_baseline() -> 
         "storage[cand].service-load-32b",
         "storage[cand].service-load-70b",
     ]
-    assert {(c.host, c.candidate, c.baseline) for c in checks.values()} == {("h", "cand", "nfs")}
+    assert {(c.host, c.spec.candidate, c.spec.baseline) for c in checks.values()} == {("h", "cand", "nfs")}
 
 
 def test_r9_is_service_load_judged_on_the_time_to_ready_with_the_weight_load_shown_beside() -> None:
     checks = by_check(inventory())
     r = engines(cand=(112.0, 40.0), nfs=(691.0, 600.0))  # R9's own 32B figures, as ready times
-    j = checks["storage[cand].service-load-32b"].evaluate(r)
+    j = evaluate_storage(checks["storage[cand].service-load-32b"], r)
     assert j.verdict is Verdict.PASS  # 6.17×: "6.2×" as written
-    assert j.condition.startswith("load_time_speedup_x=6.17 ≥ 6.15 (R9: 6.2×) — cand vs baseline nfs")
+    assert j.condition.startswith(
+        "load_time_speedup_x=6.17 ≥ 6.15 (R9: 6.2×) — inside the seed's 6.2×; cand vs baseline nfs"
+    )
     assert "inside the seed's 6.2×" in j.condition
     assert "weights only (not judged): cand 40 s, nfs 600 s" in j.condition
-    assert checks["storage[cand].service-load-70b"].evaluate(r).verdict is Verdict.FAIL  # 6.17× < 9.3×
+    assert (
+        evaluate_storage(checks["storage[cand].service-load-70b"], r).verdict is Verdict.FAIL
+    )  # 6.17× < 9.3×
     weights_fast = engines(cand=(200.0, 20.0), nfs=(691.0, 600.0))  # weights 30×, service 3.5×
-    assert checks["storage[cand].service-load-32b"].evaluate(weights_fast).verdict is Verdict.FAIL
+    assert evaluate_storage(checks["storage[cand].service-load-32b"], weights_fast).verdict is Verdict.FAIL
 
 
 def test_r1_checkpoint_states_its_reading_and_that_the_baseline_is_the_sites() -> None:
     checks = by_check(inventory())
     r = result((None, "nvme2c1n1+nvme2c2n1"))
-    save = checks["storage[cand].checkpoint-save-speedup"].evaluate(r)
+    save = evaluate_storage(checks["storage[cand].checkpoint-save-speedup"], r)
     assert save.verdict is Verdict.PASS  # 178 → 94 s is 1.89×: R1's "1.9×" as written (≥ 1.85)
     assert "4 ranks × 0.06711 GB (its share of one snapshot per rank)" in save.condition  # smoke profile
     assert "read as one 65.6 GB snapshot per card (524.8 GB per save" in save.condition
     assert "the seed names no baseline storage for this row, so the site's baseline volume" in save.condition
     slower = result((None, "nvme2c1n1+nvme2c2n1"), volume(100.0, 97.0))  # 178 → 97 s: 1.84×
-    assert checks["storage[cand].checkpoint-save-speedup"].evaluate(slower).verdict is Verdict.FAIL
-    bw = checks["storage[cand].checkpoint-write-bw-gain"].evaluate(r)
+    assert evaluate_storage(checks["storage[cand].checkpoint-save-speedup"], slower).verdict is Verdict.FAIL
+    bw = evaluate_storage(checks["storage[cand].checkpoint-write-bw-gain"], r)
     assert bw.verdict is Verdict.FAIL  # +89 % < +96 %: the seed's own R1 figures disagree (X1/X2)
     full = by_check(inventory("full"))["storage[cand].checkpoint-save-speedup"]
-    assert "each save: 8 ranks × 65.6 GB (a whole snapshot per rank) = 524.8 GB" in full.reading
+    assert "each save: 8 ranks × 65.6 GB (a whole snapshot per rank) = 524.8 GB" in full.spec.reading
 
 
 def test_the_full_checkpoint_profile_writes_a_whole_snapshot_per_rank() -> None:
@@ -118,29 +123,31 @@ def test_an_untrusted_cold_read_is_never_the_fastest_loader_and_all_untrusted_is
     assert fastest.value == 200  # the trusted sequential load, not the untrusted parallel one
     r = result(("a", "b"), volume(100.0, 94.0, "not cold", "not cold"))
     binding = StorageBinding(check="x", reference="R9-load-time-deepseek-32b", statistic="model_load_s")
-    assert r.improvement(binding).invalid_reason == "cand: not cold"
+    assert r.improvement(binding, load_references().get(binding.reference)).invalid_reason == "cand: not cold"
 
 
 def test_the_same_device_is_not_evaluable_and_shows_the_numbers() -> None:
     same = engines(cand=(100.0, 10.0), nfs=(700.0, 70.0))
     same.devices = {"cand": "vda", "nfs": "vda"}
-    j = by_check(inventory())["storage[cand].service-load-32b"].evaluate(same)
+    j = evaluate_storage(by_check(inventory())["storage[cand].service-load-32b"], same)
     assert j.verdict is Verdict.SKIP  # smoke declares it
     assert "load_time_speedup_x=7" in j.condition
     assert "share block device vda" in j.condition
-    full = by_check(inventory("full"))["storage[cand].checkpoint-save-speedup"].evaluate(
-        result(("vda", "vda"))
+    full = evaluate_storage(
+        by_check(inventory("full"))["storage[cand].checkpoint-save-speedup"], result(("vda", "vda"))
     )
     assert full.verdict is Verdict.INVALID
 
 
 def test_without_a_baseline_volume_nothing_is_measured_and_nothing_passes() -> None:
     checks = by_check(inventory(baseline=False))
-    assert {c.baseline for c in checks.values()} == {None}
-    j = checks["storage[cand].service-load-32b"].evaluate(None)
+    assert {c.spec.baseline for c in checks.values()} == {None}
+    j = evaluate_storage(checks["storage[cand].service-load-32b"], None)
     assert j.verdict is Verdict.SKIP
     assert "has no scratch baseline volume" in j.condition
-    full = by_check(inventory("full", baseline=False))["storage[cand].checkpoint-save-speedup"].evaluate(None)
+    full = evaluate_storage(
+        by_check(inventory("full", baseline=False))["storage[cand].checkpoint-save-speedup"], None
+    )
     assert full.verdict is Verdict.INVALID
 
 
@@ -150,7 +157,7 @@ def test_a_failed_engine_start_keeps_its_reason() -> None:
     r.measured["cand"]["engine.status"] = Measurement(
         "status", None, "", (), "the engine did not start: boom"
     )
-    j = by_check(inventory())["storage[cand].service-load-32b"].evaluate(r)
+    j = evaluate_storage(by_check(inventory())["storage[cand].service-load-32b"], r)
     assert j.verdict is Verdict.INVALID
     assert "cand: the engine did not start: boom" in j.condition
 
@@ -175,16 +182,16 @@ def lab(loads: dict[str, Any]) -> Inventory:
 def test_r9_at_full_scale_starts_each_model_load_on_its_hosts_and_a_missing_one_is_invalid() -> None:
     checks = by_check(lab(LAB_LOADS))
     r32 = checks["storage[cand].service-load-32b"]
-    assert (r32.host, r32.candidate, r32.baseline, r32.binding.model_load) == (
+    assert (r32.host, r32.spec.candidate, r32.spec.baseline, r32.spec.binding.model_load) == (
         "npu",
         "cand",
         "nfs",
         "deepseek-32b",
     )
     r = engines(cand=(112.0, 40.0), nfs=(691.0, 600.0), key="service[deepseek-32b]")
-    assert r32.evaluate(r).verdict is Verdict.PASS  # the model load's numbers, not the deployment's
+    assert evaluate_storage(r32, r).verdict is Verdict.PASS  # the model load's numbers, not the deployment's
     missing = checks["storage[deepseek-70b].service-load-70b"]
-    j = missing.evaluate(None)
+    j = evaluate_storage(missing, None)
     assert (missing.host, j.verdict) == ("cluster", Verdict.INVALID)
     assert "the inventory declares no model load 'deepseek-70b' (model_loads" in j.condition
     assert {c.host for c in checks.values() if "checkpoint" in c.check} == {"h"}  # the deployment's host

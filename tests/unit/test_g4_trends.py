@@ -8,10 +8,10 @@ import pytest
 
 from kvgate.engines.profile import PROFILE_DIR, load_profile
 from kvgate.g4 import trends
-from kvgate.g4.plan import G4Check, criteria, plan, skip_reason
+from kvgate.g4.plan import criteria, g4_check, plan, skip_reason
 from kvgate.g4.profile import G4Profile, load_g4_profile
 from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
+from kvgate.judge import Inputs, Verdict
 
 SMOKE = load_g4_profile("smoke")  # 20-s windows, warm-up 1, baseline 2
 
@@ -44,7 +44,7 @@ def judged(s: trends.Soak, key: str, profile: G4Profile = SMOKE) -> Verdict:
         "memory-growth": trends.rss_growth(s, profile), "cache-capacity": trends.cache_peak(s),
         "hit-retention": trends.hit_retention(s, profile),
     }  # fmt: skip
-    return G4Check("h", "d", f"soak[d].{key}", key, crit).evaluate(measured).verdict
+    return g4_check("h", "d", f"soak[d].{key}", key, crit, ruled=None).evaluate(Inputs(measured)).verdict
 
 
 HEALTHY = [window(i) for i in range(6)]
@@ -154,6 +154,6 @@ def test_a_deployment_on_no_host_is_an_invalid_check_not_silently_unsoaked() -> 
         "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}, "engines": {"tiny": dep},
     })  # fmt: skip
     (check,) = plan(inv)
-    j = check.evaluate({})
+    j = check.evaluate()
     assert (check.check, j.verdict) == ("engines[tiny].hosts", Verdict.INVALID)
     assert "runs on no host" in j.condition

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import xml.etree.ElementTree as ET
@@ -212,9 +213,17 @@ def test_rerender_is_deterministic_except_timestamps(rendered: RenderedPaths) ->
     ],
 )
 def test_bad_sections_are_refused(tmp_path: Path, section: dict[str, object], error: str) -> None:
-    store = RunStore.create(tmp_path, site="s", gate="g2", meta={"sections": [section]})
+    store = edited_sections(tmp_path, section)  # run.json edited by hand after the run
     with pytest.raises(StoreError, match=re.escape(error)):
         render_html(load_run(store.path), rendered_at="now")
+
+
+def edited_sections(tmp_path: Path, section: dict[str, object]) -> RunStore:
+    """A run whose run.json was edited by hand after the run to hold ``section``."""
+    store = RunStore.create(tmp_path, site="s", gate="g2", meta={})
+    meta = json.loads((store.path / "run.json").read_text()) | {"sections": [section]}
+    (store.path / "run.json").write_text(json.dumps(meta))
+    return store
 
 
 def test_not_a_run_directory_is_a_store_error(tmp_path: Path) -> None:
@@ -262,7 +271,7 @@ HOSTILE_SVGS = [
 @pytest.mark.parametrize("svg", HOSTILE_SVGS)
 def test_a_chart_from_a_stored_run_is_rebuilt_from_an_allow_list(tmp_path: Path, svg: str) -> None:
     section = {"title": "t", "template": "chart.html", "data": {"svg": svg}}
-    store = RunStore.create(tmp_path, site="s", gate="g2", meta={"sections": [section]})
+    store = edited_sections(tmp_path, section)
     with pytest.raises(StoreError, match=r"data\.svg"):
         render_html(load_run(store.path), rendered_at="now")
 

@@ -1,0 +1,17 @@
+"""Judgement: one Check type, bound at plan time, one evaluate path, and the gate-verdict rule.
+
+    check.py    Check (what is judged, its criterion, its reference and any plan-time ruling),
+                Bound (a reference bound at plan time), Ruling (SKIP/INVALID decided before
+                measuring), Inputs (the measurements a check was judged on, as stored)
+    verdict.py  gate_verdict: the one rule that turns check verdicts into a gate's verdict
+
+Every gate plans ``Check`` objects (its plan module says *what* is checked) and judges
+them with ``Check.evaluate``; the run record stores each check's ``Inputs`` beside its
+judgement, so ``kvgate rejudge`` can judge the same measurements again.
+"""
+
+from kvgate.judge import Inputs
+from kvgate.judgement.check import Bound, Check, Ruling
+from kvgate.judgement.verdict import gate_verdict
+
+__all__ = ["Bound", "Check", "Inputs", "Ruling", "gate_verdict"]

@@ -1,0 +1,60 @@
+"""A gate's catalogue: its plan modules, and its plan split into families of checks by rule id.
+
+>>> from kvgate.inventory.schema import Inventory
+>>> from kvgate.g2.plan import plan
+>>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
+...     "hosts": {"h": {"roles": ["storage-client"]}},
+...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}})
+>>> [c.check for c in family(plan, "G2-KV-1", "G2-KV-2")(inv)]
+['volume[v].kv_restore.parallel.bw', 'volume[v].kv_restore.serial.bw']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kvgate.inventory.schema import Inventory
+from kvgate.judgement.check import Check
+
+Plan = Callable[[Inventory], Sequence[Check[Any]]]
+
+
+def family(plan: Plan, *rules: str) -> Plan:
+    """The checks of ``plan`` whose rule id is one of ``rules``, or starts with one ending in '*'.
+
+    A gate module's families must cover its plan exactly (tests/unit/test_plugin.py checks it).
+    """
+    exact = {r for r in rules if not r.endswith("*")}
+    prefixes = tuple(r[:-1] for r in rules if r.endswith("*"))
+
+    def planned(inventory: Inventory) -> list[Check[Any]]:
+        return [c for c in plan(inventory) if c.rule in exact or c.rule.startswith(prefixes or ("\0",))]
+
+    planned.__name__ = f"family({', '.join(rules)})"
+    return planned
+
+
+def plans(gate: str) -> tuple[Plan, ...]:
+    """The plan modules of a gate: what it checks (imported here, so rejudge loads only its gate)."""
+    if gate == "g1":
+        from kvgate import g1
+
+        return (g1.plan,)
+    if gate == "g2":
+        from kvgate.g2.nic_counters import nic_plan
+        from kvgate.g2.plan import plan as g2
+
+        return (g2, nic_plan)
+    if gate == "g3":
+        from kvgate.g3.plan import plan as g3
+        from kvgate.g3.storage import storage_plan
+
+        return (g3, storage_plan)
+    if gate == "g4":
+        from kvgate.g4.plan import plan as g4
+
+        return (g4,)
+    from kvgate.preflight.plan import plan as preflight
+
+    return (preflight,)

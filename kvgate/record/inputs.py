@@ -1,0 +1,41 @@
+"""A check's Inputs (the measurements it was judged on) to and from the run record's JSON.
+
+>>> from kvgate.judge import Inputs, Measurement
+>>> i = Inputs({"bw": Measurement("seq.bw", 5.0, "B/s", ("artifacts/h/fio.json",))}, detail="slow")
+>>> inputs_from_record(inputs_to_record(i)) == i
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgate.judge import Inputs, Measurement
+
+
+def inputs_to_record(inputs: Inputs) -> dict[str, Any]:
+    measured = {
+        key: {
+            "metric": m.metric,
+            "value": m.value,
+            "unit": m.unit,
+            "evidence": list(m.evidence),
+            "invalid_reason": m.invalid_reason,
+        }
+        for key, m in inputs.measured.items()
+    }
+    return {
+        "measured": measured,
+        "detail": inputs.detail,
+        "said": list(inputs.said),
+        "blocked": inputs.blocked,
+    }
+
+
+def inputs_from_record(data: dict[str, Any]) -> Inputs:
+    """The inverse of :func:`inputs_to_record` (the data was validated by ``JudgementRecord``)."""
+    measured = {
+        key: Measurement(m["metric"], m["value"], m["unit"], tuple(m["evidence"]), m["invalid_reason"])
+        for key, m in data["measured"].items()
+    }
+    return Inputs(measured, detail=data["detail"], said=tuple(data["said"]), blocked=data["blocked"])

@@ -1,0 +1,210 @@
+"""The run record's schema, ``kvgate.run/2``: run.json (RunRecord) and each line of checks.jsonl.
+
+Every key of run.json is declared here: a module that writes one that is not is a bug the
+store refuses (``RunStore.update``), and an edited file is a StoreError naming the field.
+
+>>> RunRecord.model_validate({"schema": SCHEMA, "gate": "g1", "site": "s", "status": "running"}).gate
+'g1'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from kvgate.config_file import explain, field_error
+from kvgate.inventory.fields import Name
+from kvgate.judge import COMPARATORS, Verdict
+
+SCHEMA = "kvgate.run/2"
+SCHEMA_V1 = "kvgate.run/1"
+Status = Literal["running", "interrupted", "incomplete", "complete"]
+Value = float | int | str | bool | None
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Open(BaseModel):
+    """A gate's own data: its known keys typed, the rest kept for the gate's renderer."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class InventoryRef(_Record):
+    path: str
+    sha256: str
+
+
+class HostEntry(_Record):
+    address: str = ""
+    transport: str = ""
+    roles: list[str] = []
+
+
+class Forced(_Record):
+    """A gate run without a passed earlier gate: who forced it, and why."""
+
+    gate: str
+    reason: str
+    by: str = ""
+    at: str = ""
+
+
+class ConfigFile(_Record):
+    """A configuration file as the run used it."""
+
+    path: str
+    sha256: str
+
+
+class Configuration(_Record):
+    """What the run was judged with, beyond the inventory: references and gate profiles as loaded."""
+
+    references: ConfigFile | None = None
+    gate_profile: dict[str, Any] | None = None  # the gate profile as loaded (G3, G4)
+
+
+class Rejudged(_Record):
+    """This record re-judges a stored run: which one, as it was, and what changed."""
+
+    run: str  # the run directory re-judged
+    run_schema: str
+    run_manifest_sha256: str
+    at: str
+    by: str = ""
+    changes: list[str] = []  # criteria and waivers that differ, then verdicts that moved
+    carried: list[str] = []  # check ids whose verdict was kept: nothing stored to judge again
+
+
+class _TableData(_Open):
+    """reports/templates/sections/table.html's data."""
+
+    columns: list[Any]
+    rows: list[list[Any]]
+
+
+class _ChartData(_Open):
+    """reports/templates/sections/chart.html's data (what the SVG may contain is the report's to check)."""
+
+    svg: str = Field(pattern=r"^\s*<svg[\s>]")
+
+
+# every section template and the data it renders: a new template adds its data model here
+SECTION_DATA: dict[str, type[_Open]] = {"table.html": _TableData, "chart.html": _ChartData}
+
+
+class Section(_Open):
+    title: str
+    template: str
+    data: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _data_fits_template(self) -> Section:
+        model = SECTION_DATA.get(self.template.removeprefix("sections/"))
+        if model is None:
+            known = ", ".join(SECTION_DATA)
+            raise field_error(("template",), f"expected one of the section templates: {known}", self.template)
+        try:
+            model.model_validate(self.data)
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            raise field_error(("data", *e["loc"]), explain(dict(e)), None) from None
+        return self
+
+
+class RunRecord(_Record):
+    """run.json: one gate run's provenance, configuration, status and the data of its tables."""
+
+    schema_: Literal["kvgate.run/2"] = Field(alias="schema")
+    gate: Name  # the names of a run come from an inventory: anything else was edited in
+    site: Name
+    status: Status
+    kvgate_version: str = ""
+    git_revision: str = ""
+    started_at: str | None = None
+    ended_at: str | None = None
+    argv: list[str] | str | None = None
+    resumes: list[str] = []
+    planned: list[str] = []
+    forced: list[Forced] = []
+    previous_run: str | None = None
+    inventory: InventoryRef | None = None
+    hosts: dict[Name, HostEntry] = {}
+    configuration: Configuration = Configuration()
+    waivers: list[dict[str, Any]] = []  # the waivers file in force, as loaded
+    manifest: dict[str, dict[str, Any]] = {}  # the environment G1 recorded, per host
+    tool_versions: dict[str, dict[str, Any]] = {}
+    reference_notes: list[str] = []  # where the published figures do not add up (kvgate references)
+    rejudged: Rejudged | None = None
+    # the data the gate's report sections render from (kvgate.report.model renders them)
+    g2_rows: dict[str, dict[str, Any]] = {}
+    g3_rows: dict[str, dict[str, Any]] = {}
+    g4_rows: dict[str, dict[str, Any]] = {}
+    engines: dict[str, dict[str, Any]] = {}  # engine launches per deployment (argv, ports, logs)
+    g4_jobs: dict[str, dict[str, Any]] = {}  # detached soaks followed by the controller
+    g4_stopped: str | None = None
+    sections: list[Section] | None = None  # rendered sections (kvgate.run/1 kept them; v2 renders rows)
+
+
+class ArtifactRecord(_Open):
+    """One line of artifacts/index.jsonl: a raw output kept as evidence, with its hash."""
+
+    path: str
+    sha256: str = ""
+    bytes: int = Field(default=0, ge=0)
+    host: str = ""
+
+
+class MeasurementRecord(_Record):
+    metric: str
+    value: Value
+    unit: str = ""
+    evidence: list[str] = []
+    invalid_reason: str | None = None
+
+
+class InputsRecord(_Record):
+    """What a check was judged on (kvgate.judge.Inputs): rejudge judges these again."""
+
+    measured: dict[str, MeasurementRecord] = {}
+    detail: str = ""
+    said: list[str] = []
+    blocked: str = ""
+
+
+class JudgementRecord(_Open):
+    """One line of checks.jsonl: a check's verdict, its criterion, and the measurements it was judged on."""
+
+    id: str
+    host: Name  # an inventory host, or "cluster"
+    check: str
+    verdict: Verdict = Field(strict=False)  # stored as its string value
+    condition: str = ""
+    rule: str = ""
+    metric: str = ""
+    measured: Any = None
+    expected: Any = None
+    comparator: str = ""
+    unit: str = ""
+    tolerance: float = Field(default=0.0, strict=False, allow_inf_nan=False)
+    source: str = ""
+    evidence: list[str] = []
+    waiver: dict[str, str] | None = None
+    duration_s: float = Field(default=0.0, strict=False, allow_inf_nan=False)
+    at: str = ""
+    inputs: InputsRecord | None = None  # None: a kvgate.run/1 line, an ERROR, or judged on facts (G1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> JudgementRecord:
+        if self.id != f"{self.host}/{self.check}":
+            raise ValueError(
+                f"id {self.id!r} is not '<host>/<check>' of host {self.host!r}, check {self.check!r}"
+            )
+        if self.comparator not in ("", *COMPARATORS):
+            raise ValueError(
+                f"comparator {self.comparator!r} is none of the judge's: {', '.join(COMPARATORS)}"
+            )
+        return self

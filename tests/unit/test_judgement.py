@@ -1,0 +1,89 @@
+"""One Check type for every gate: bound to its reference when planned, "not evaluable" said one way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvgate import g1
+from kvgate.g2.nic_counters import nic_plan
+from kvgate.g2.plan import plan as g2_plan
+from kvgate.g3.plan import plan as g3_plan
+from kvgate.g3.storage import evaluate_storage, storage_plan
+from kvgate.g4.plan import plan as g4_plan
+from kvgate.inventory import load
+from kvgate.inventory.schema import Inventory
+from kvgate.judge import Inputs, Measurement, Verdict
+from kvgate.judgement import Check, gate_verdict
+from kvgate.preflight.plan import plan as preflight_plan
+
+LOCAL = Path(__file__).resolve().parents[2] / "inventory" / "local.yaml"
+
+
+def tiny(**volumes: Any) -> Inventory:
+    return Inventory.model_validate(
+        {
+            "site": "s",
+            "scale": "smoke",
+            "hosts": {"h": {"roles": ["engine", "storage-client"]}},
+            "volumes": {"cand": {"path": "/mnt/c", "kind": "candidate", "scratch": True}} | volumes,
+            "engines": {
+                "tiny": {
+                    "tier_profile": "llama-cpp-disk",
+                    "recompute_profile": "llama-cpp-recompute",
+                    "volume": "cand",
+                }
+            },
+        }
+    )
+
+
+def test_every_gate_plans_the_one_check_type() -> None:
+    inv = load(LOCAL).inventory
+    plans = (g1.plan, g2_plan, nic_plan, g3_plan, storage_plan, g4_plan, preflight_plan)
+    for plan in plans:
+        checks = plan(inv)
+        assert all(isinstance(c, Check) for c in checks), plan.__module__
+    assert {type(c) for plan in plans for c in plan(inv)} == {Check}
+
+
+def test_a_reference_is_bound_when_planned_and_never_read_again_to_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checks = {c.check: c for c in g3_plan(tiny())}
+    ttft = checks["engine[tiny].ttft-p50-reduction"]
+    assert ttft.bound is not None
+    assert ttft.bound.reference.id == ttft.rule
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("references.yaml read at evaluation")
+
+    for module in ("kvgate.references", "kvgate.g3.plan", "kvgate.g3.storage"):
+        monkeypatch.setattr(f"{module}.load_references", refuse)
+    m = Measurement(ttft.criterion.metric, 40.0, "%")
+    levels = {f"{ttft.key}@c{c}": m for c in ttft.bound.levels}
+    j = ttft.evaluate(Inputs({ttft.key: m} | levels))
+    assert j.verdict is Verdict.PASS
+    assert "(R2: ↓26–32%)" in j.condition
+    assert j.inputs is not None
+    assert set(j.inputs.measured) == {ttft.key, *levels}
+
+
+def test_not_evaluable_is_said_one_way_whatever_the_gate() -> None:
+    no_baseline = {c.check: c for c in storage_plan(tiny())}["storage[cand].service-load-32b"]
+    j = evaluate_storage(no_baseline, None)
+    assert j.verdict in (Verdict.SKIP, Verdict.INVALID)
+    assert j.condition.startswith(f"{no_baseline.criterion.metric}: not ")
+    assert "has no scratch baseline volume" in j.condition
+    no_engine = g4_plan(Inventory.model_validate({"site": "s", "hosts": {"h": {}}}))[0]
+    assert no_engine.evaluate().condition.startswith("engine_hosts: not evaluable — ")
+
+
+def test_the_gate_verdict_never_passes_what_was_not_evaluated() -> None:
+    assert gate_verdict([Verdict.PASS, Verdict.SKIP, Verdict.WAIVED]) is Verdict.WAIVED
+    assert gate_verdict([Verdict.SKIP]) is Verdict.SKIP
+    assert gate_verdict([Verdict.PASS, None]) is Verdict.ERROR
+    assert gate_verdict([Verdict.FAIL, None]) is Verdict.FAIL
+    assert gate_verdict([]) is Verdict.ERROR

@@ -1,0 +1,63 @@
+"""The typed run record: one writer, a versioned schema that reads kvgate.run/1 runs, measurements kept."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvgate.errors import StoreError
+from kvgate.judge import Criterion, Inputs, Measurement, Verdict
+from kvgate.judgement import Check
+from kvgate.manifest import verify
+from kvgate.record import SCHEMA, SCHEMA_V1, inputs_from_record
+from kvgate.report.html import render_html
+from kvgate.report.model import load_run
+from kvgate.store import CheckRecord, RunStore
+
+V1_RUN = Path(__file__).resolve().parents[1] / "data" / "runs" / "local" / "g1-20261205T035953Z"
+
+
+def test_a_v1_run_made_before_the_typed_record_still_reads_verifies_and_renders(tmp_path: Path) -> None:
+    """A G1 run main made on this machine (kvgate.run/1), read as kvgate.run/2 without touching a file."""
+    run = shutil.copytree(V1_RUN, tmp_path / V1_RUN.name)
+    assert '"schema": "kvgate.run/1"' in (run / "run.json").read_text()
+    view = load_run(run)
+    assert view.meta["schema"] == SCHEMA
+    assert (view.verdict, view.complete) == (Verdict.PASS, True)
+    assert view.integrity.status == "verified"  # read in memory: the recorded files are as the run left them
+    html = render_html(view, rendered_at="now").replace("<wbr>", "")  # wrap points only
+    assert "memory.total" in html
+    assert "G1-MEM-1" in html
+    assert RunStore.open(run).run_record().gate == "g1"
+    assert verify(run).status == "verified"
+    assert SCHEMA_V1 == "kvgate.run/1"
+
+
+def test_run_json_has_one_typed_writer_that_refuses_a_key_the_record_does_not_declare(tmp_path: Path) -> None:
+    """Before, any module could write any key into run.json (a dict[str, Any])."""
+    store = RunStore.create(tmp_path, site="s", gate="g2", meta={})
+    with pytest.raises(StoreError, match="g2_rowz"):
+        store.update_meta(g2_rowz={"h/v": {}})
+    store.merge_meta(configuration={"gate_profile": {"name": "smoke"}})
+    assert store.run_record().configuration.gate_profile == {"name": "smoke"}
+
+
+def test_a_judgement_is_stored_with_the_measurements_it_was_judged_on(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path, site="s", gate="g2", meta={})
+    check = Check(
+        host="h", check="bw", criterion=Criterion("G2-FIO-1", "bw", ">=", 2.0, "GB/s"), spec=None, key="bw"
+    )
+    m = Measurement("bw", 2.5, "GB/s", ("artifacts/h/fio.json",))
+    j = check.evaluate(Inputs({"bw": m, "other": Measurement("other", 1)}, detail="not shown on PASS"))
+    store.record(CheckRecord.from_judgement("h", "bw", j))
+    stored = store.checks()["h/bw"]
+    assert stored["inputs"]["measured"]["bw"] == {
+        "metric": "bw",
+        "value": 2.5,
+        "unit": "GB/s",
+        "evidence": ["artifacts/h/fio.json"],
+        "invalid_reason": None,
+    }
+    assert check.evaluate(inputs_from_record(stored["inputs"])) == j  # judged again, the same
