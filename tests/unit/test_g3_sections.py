@@ -38,18 +38,28 @@ def result() -> DeploymentResult:
     r.measurements = {"cold-proof": cold_proof_measurement(restore, profile.cold)}
     b = profile.verdict("ttft-p50-reduction")
     r.measurements |= reference_measurements(refs.get(b.reference), b, r.arms, max_cv=None)
-    record = {"serves_concurrently": False, "argv": ["python", "-m", "llama_cpp.server"],
-              "profile": tier.name, "version": "llama-cpp-python 0.3.36", "ready_s": 1.5}  # fmt: skip
+    record = {
+        "serves_concurrently": False,
+        "argv": ["python", "-m", "llama_cpp.server"],
+        "profile": tier.name,
+        "version": "llama-cpp-python 0.3.36",
+        "ready_s": 1.5,
+    }
     r.engines = {"ssd-restore": record}
     return r
 
 
 def inventory() -> Inventory:
     dep = {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute", "volume": "v"}
-    return Inventory.model_validate({
-        "site": "s", "scale": "smoke", "hosts": {"h": {"roles": ["engine"]}},
-        "volumes": {"v": {"path": "/v", "kind": "candidate", "scratch": True}}, "engines": {"tiny": dep},
-    })  # fmt: skip
+    return Inventory.model_validate(
+        {
+            "site": "s",
+            "scale": "smoke",
+            "hosts": {"h": {"roles": ["engine"]}},
+            "volumes": {"v": {"path": "/v", "kind": "candidate", "scratch": True}},
+            "engines": {"tiny": dep},
+        }
+    )
 
 
 def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -84,16 +94,25 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
     assert reduction[5].startswith("far above the seed's ↓26–32% (2.0× the speed-up")
     assert reduction[7] == "PASS"
     assert verdicts["engine[tiny].recompute-throughput-speedup"][7] == "SKIP"
-    assert verdicts["engine[tiny].throughput-gain-conc16"][7] == "INVALID"  # planned, not measured here
+    assert verdicts["engine[tiny].throughput-gain-conc16"][7] == "SKIP"  # llama.cpp: not batched serving
     write_through = verdicts["engine[tiny].ssd-restore.write-through"]
     assert (write_through[5], write_through[7]) == (
         "—",
         "INVALID",
     )  # a site rule: no seed range; not measured
     engines = found["G3 engines"]["rows"]
-    assert engines == [["h/tiny", "ssd-restore", "llama-cpp-disk", "llama-cpp-python 0.3.36",
-                        "python -m llama_cpp.server", "1.50", "not logged",
-                        "1 request at a time"]]  # fmt: skip
+    assert engines == [
+        [
+            "h/tiny",
+            "ssd-restore",
+            "llama-cpp-disk",
+            "llama-cpp-python 0.3.36",
+            "python -m llama_cpp.server",
+            "1.50",
+            "not logged",
+            "1 request at a time",
+        ]
+    ]
     assert all(len(r) == len(found[t]["columns"]) for t in found for r in found[t]["rows"])
 
 
