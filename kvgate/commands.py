@@ -28,10 +28,17 @@ GATE_INI = Path(__file__).with_name("gate_pytest.ini")
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     handlers = {
         "plan": plan,
-        "run": run_gate, "report": report, "stop": stop, "inventory": inventory, "references": references,
-        "preflight": preflight, "sign": sign, "history": history, "compare": compare,
+        "run": run_gate,
+        "report": report,
+        "stop": stop,
+        "inventory": inventory,
+        "references": references,
+        "preflight": preflight,
+        "sign": sign,
+        "history": history,
+        "compare": compare,
         "rejudge": rejudge,
-    }  # fmt: skip
+    }
     return handlers[args.command](args, console)
 
 

@@ -46,8 +46,13 @@ def read_regular(path: Path, *, max_bytes: int) -> bytes:
 
 
 def _regular(st: os.stat_result, max_bytes: int) -> None:
-    kinds = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a character device",
-             stat.S_ISBLK: "a block device", stat.S_ISSOCK: "a socket"}  # fmt: skip
+    kinds = {
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
     kind = next((name for test, name in kinds.items() if test(st.st_mode)), None)
     if kind is not None or not stat.S_ISREG(st.st_mode):
         raise NotRegular(f"expected a regular file, got {kind or 'something else'}")

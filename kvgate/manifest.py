@@ -156,9 +156,13 @@ def _fingerprint(text: str) -> str:
 def _ssh_keygen(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
-            ["ssh-keygen", *args], input=stdin.decode() if stdin is not None else None,
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
+            ["ssh-keygen", *args],
+            input=stdin.decode() if stdin is not None else None,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     except FileNotFoundError:
         raise StoreError(
             "ssh-keygen is not installed: the run's signature cannot be made or checked"

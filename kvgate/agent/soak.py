@@ -39,16 +39,45 @@ from kvgate.loadgen.run import FIXED_OUTPUT, LoadConfig
 from kvgate.loadgen.run import run as run_load
 
 KEYS = (
-    "urls", "model", "duration_s", "window_s", "concurrency", "prompt_tokens", "max_tokens",
-    "tokens_per_word", "reuse", "documents", "prefix_share", "fixed_output", "output_tokens_from",
-    "request_timeout_s", "canary_prompts", "canary_max_tokens", "logprobs", "salt", "engines",
-    "volume", "stop_engines_at_end",
-)  # fmt: skip
+    "urls",
+    "model",
+    "duration_s",
+    "window_s",
+    "concurrency",
+    "prompt_tokens",
+    "max_tokens",
+    "tokens_per_word",
+    "reuse",
+    "documents",
+    "prefix_share",
+    "fixed_output",
+    "output_tokens_from",
+    "request_timeout_s",
+    "canary_prompts",
+    "canary_max_tokens",
+    "logprobs",
+    "salt",
+    "engines",
+    "volume",
+    "stop_engines_at_end",
+)
 SUMMARY_KEYS = (
-    "completed", "failed", "error_counts", "duration_s", "total_input_tokens", "total_output_tokens",
-    "request_throughput_per_s", "output_throughput_tok_per_s", "p50_ttft_ms", "p90_ttft_ms",
-    "p99_ttft_ms", "p50_tpot_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms",
-)  # fmt: skip
+    "completed",
+    "failed",
+    "error_counts",
+    "duration_s",
+    "total_input_tokens",
+    "total_output_tokens",
+    "request_throughput_per_s",
+    "output_throughput_tok_per_s",
+    "p50_ttft_ms",
+    "p90_ttft_ms",
+    "p99_ttft_ms",
+    "p50_tpot_ms",
+    "p99_tpot_ms",
+    "p99_itl_ms",
+    "p99_e2el_ms",
+)
 GROUP = 1 << 40  # prompt index stride per document: index // GROUP is the document
 STOP_WAIT_S = 15.0
 
@@ -176,12 +205,16 @@ def run_window(spec: SoakSpec, index: int, before: dict[str, Any]) -> tuple[dict
     canary = run_load(spec.load_config(canary=True), spec.canaries()) if spec.canary_prompts else None
     after = sample(spec.engines, spec.volume)
     window = {
-        "index": index, "start_unix_s": start_unix, "end_unix_s": time.time(), "load_s": load_s,
-        "requests": len(records), "reuse_requests": sum(reused),
+        "index": index,
+        "start_unix_s": start_unix,
+        "end_unix_s": time.time(),
+        "load_s": load_s,
+        "requests": len(records),
+        "reuse_requests": sum(reused),
         **load_numbers(records, reused, load_s, spec.output_tokens_from),
         "canary": [canary_record(r) for r in canary.records] if canary else [],
         **sample_numbers(before, after),
-    }  # fmt: skip
+    }
     return window, after
 
 
@@ -208,10 +241,14 @@ def load_numbers(
 
 def canary_record(r: RequestRecord) -> dict[str, Any]:
     return {
-        "index": r.index, "success": r.success, "error": r.error, "text": r.text,
-        "finish_reason": r.finish_reason, "prompt_tokens": r.prompt_tokens,
+        "index": r.index,
+        "success": r.success,
+        "error": r.error,
+        "text": r.text,
+        "finish_reason": r.finish_reason,
+        "prompt_tokens": r.prompt_tokens,
         "logprobs": [asdict(t) for t in r.logprobs],
-    }  # fmt: skip
+    }
 
 
 def sample_numbers(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
@@ -222,12 +259,16 @@ def sample_numbers(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
         hits = after["hit_counter"] - before["hit_counter"]
         hits = hits if hits >= 0 else None  # a counter went back: an engine restarted
     return {
-        "rss_kib": after["rss_kib"], "rss_anon_kib": after["rss_anon_kib"], "processes": after["processes"],
-        "engines_alive": after["engines_alive"], "cache_dir_bytes": after["cache_dir_bytes"],
+        "rss_kib": after["rss_kib"],
+        "rss_anon_kib": after["rss_anon_kib"],
+        "processes": after["processes"],
+        "engines_alive": after["engines_alive"],
+        "cache_dir_bytes": after["cache_dir_bytes"],
         "device_read_bytes": dev_a["read_bytes"] - dev_b["read_bytes"] if dev_a and dev_b else None,
         "device_write_bytes": dev_a["write_bytes"] - dev_b["write_bytes"] if dev_a and dev_b else None,
-        "hit_tokens": hits, "metrics_errors": after["metrics_errors"],
-    }  # fmt: skip
+        "hit_tokens": hits,
+        "metrics_errors": after["metrics_errors"],
+    }
 
 
 def stop_engines(engines: list[dict[str, Any]]) -> list[int]:

@@ -142,9 +142,17 @@ def http(
     """Make one HTTP call from the host itself; ``stream`` times the first SSE chunk."""
     arg = _body_arg(ex, body, scratch_dir)
     out = _json_line(
-        ex, "%s -c %s %s %s %s %s %s", python, _HTTP, method, url, arg, timeout_s, int(stream),
+        ex,
+        "%s -c %s %s %s %s %s %s",
+        python,
+        _HTTP,
+        method,
+        url,
+        arg,
+        timeout_s,
+        int(stream),
         timeout_s=timeout_s + 15,
-    )  # fmt: skip
+    )
     return HttpResult(out["status"], out["body"], out["elapsed_s"], out["first_chunk_s"], out["error"])
 
 

@@ -229,10 +229,14 @@ class EngineProfile(Frozen):
             *(f"{values[d]}:{values[d]}" for d in ("run_dir", "cache_dir")),
         ]
         return (
-            self.container.runtime, "run", "--rm", "--network", "host",
+            self.container.runtime,
+            "run",
+            "--rm",
+            "--network",
+            "host",
             *(a for m in mounts for a in ("-v", m)),
             *(fill(o, values) for o in self.container.options),
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)

@@ -154,8 +154,13 @@ class EngineService:
         with CANCEL.cleanup():
             if self.container_name is not None and self.launch.container is not None:
                 timeout = int(self.profile.stop_timeout_s)  # the runtime stops the container, then the client
-                self.ex.run("%s stop -t %s %s", self.launch.container[0], timeout, self.container_name,
-                            timeout_s=self.profile.stop_timeout_s + 30)  # fmt: skip
+                self.ex.run(
+                    "%s stop -t %s %s",
+                    self.launch.container[0],
+                    timeout,
+                    self.container_name,
+                    timeout_s=self.profile.stop_timeout_s + 30,
+                )
             self._stop_group()
 
     def _stop_group(self) -> None:
@@ -188,9 +193,15 @@ class EngineService:
     ) -> HttpResult:
         """One HTTP call to the engine, made on the engine host; a dead engine raises EngineCrashed."""
         res = hostcall.http(
-            self.ex, self.placement.python, method, self.url(path, port_offset=port_offset),
-            body=body, timeout_s=timeout_s, stream=stream, scratch_dir=self.placement.run_dir,
-        )  # fmt: skip
+            self.ex,
+            self.placement.python,
+            method,
+            self.url(path, port_offset=port_offset),
+            body=body,
+            timeout_s=timeout_s,
+            stream=stream,
+            scratch_dir=self.placement.run_dir,
+        )
         if res.status == 0:
             self.ensure_alive()
         return res
@@ -295,8 +306,14 @@ class EngineService:
         out = self.ex.run(
             "cd %s && (setsid sh -c %s > %s 2>&1 < /dev/null &) && "
             "for i in $(seq 100); do [ -s %s ] && break; sleep 0.05; done; cat %s",
-            self.launch.workdir, inner, self.log_path, pid_file, pid_file, timeout_s=30, check=True,
-        )  # fmt: skip
+            self.launch.workdir,
+            inner,
+            self.log_path,
+            pid_file,
+            pid_file,
+            timeout_s=30,
+            check=True,
+        )
         self.pid = int(out.stdout.split()[0])
         return self.pid
 
@@ -307,9 +324,15 @@ class EngineService:
         self.container_name = f"kvgate-{self.placement.port}-{secrets.token_hex(4)}"
         environment = [a for e in env_args for a in ("-e", e)]
         return [
-            *self.launch.container, "--name", self.container_name, "-w", self.launch.workdir,
-            *environment, self.profile.container.image, *argv,
-        ]  # fmt: skip
+            *self.launch.container,
+            "--name",
+            self.container_name,
+            "-w",
+            self.launch.workdir,
+            *environment,
+            self.profile.container.image,
+            *argv,
+        ]
 
     def _put_files(self) -> None:
         for name, text in self.launch.files.items():
@@ -352,11 +375,22 @@ class EngineService:
         p, launch = self.profile, self.launch
         files = {name: redact.text(text) for name, text in launch.files.items()}
         return EngineRecord(
-            profile=p.name, kind=p.kind.value, host=self.ex.host, argv=tuple(redact.argv(launch.argv)),
-            env=redact.env(launch.env), workdir=launch.workdir, files=files, version=self._version(), pid=pid,
-            log_path=self.log_path, started_at=started_at, ready_s=ready_s,
-            serves_concurrently=p.serves_concurrently, notes=p.notes, weights_load_s=self._weights_load_s(),
-        )  # fmt: skip
+            profile=p.name,
+            kind=p.kind.value,
+            host=self.ex.host,
+            argv=tuple(redact.argv(launch.argv)),
+            env=redact.env(launch.env),
+            workdir=launch.workdir,
+            files=files,
+            version=self._version(),
+            pid=pid,
+            log_path=self.log_path,
+            started_at=started_at,
+            ready_s=ready_s,
+            serves_concurrently=p.serves_concurrently,
+            notes=p.notes,
+            weights_load_s=self._weights_load_s(),
+        )
 
     def _weights_load_s(self) -> float | None:
         """The weight-load time the engine logged during this start (the last match in its log)."""

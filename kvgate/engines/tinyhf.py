@@ -58,7 +58,7 @@ def train_tokenizer(words: list[str], out: str) -> int:
         models,
         pre_tokenizers,
         trainers,
-    )  # fmt: skip
+    )
 
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)

@@ -39,11 +39,30 @@ WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "tri
 # options the harness owns: `extra` may not set them (fio #1414, #2132, #731)
 MANAGED = frozenset(
     {
-        "name", "rw", "readwrite", "bs", "blocksize", "iodepth", "numjobs", "size", "filesize",
-        "runtime", "ramp_time", "time_based", "direct", "buffered", "ioengine", "verify",
-        "filename", "directory", "group_reporting", "output", "output-format", "create_only",
+        "name",
+        "rw",
+        "readwrite",
+        "bs",
+        "blocksize",
+        "iodepth",
+        "numjobs",
+        "size",
+        "filesize",
+        "runtime",
+        "ramp_time",
+        "time_based",
+        "direct",
+        "buffered",
+        "ioengine",
+        "verify",
+        "filename",
+        "directory",
+        "group_reporting",
+        "output",
+        "output-format",
+        "create_only",
     }
-)  # fmt: skip
+)
 # what `extra` may set: tuning that neither names a file nor runs a command (exec_prerun,
 # write_*_log, opendir, filename_format, ioscheduler, include … are refused)
 EXTRA_OPTIONS = frozenset(

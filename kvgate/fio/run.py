@@ -150,9 +150,21 @@ def execute(
     watchdog = WatchdogReport.parse(evidence, deadline) if evidence else None
     result, reason = _judge(res, output, watchdog, expect_io)
     return FioRun(
-        ex.host, job, jobfile.text, res.command, res.exit_status, res.stdout, res.stderr, output,
-        res.duration_s, deadline, result, reason, watchdog, notes,
-    )  # fmt: skip
+        ex.host,
+        job,
+        jobfile.text,
+        res.command,
+        res.exit_status,
+        res.stdout,
+        res.stderr,
+        output,
+        res.duration_s,
+        deadline,
+        result,
+        reason,
+        watchdog,
+        notes,
+    )
 
 
 # the work directory is ours, not a link, and nobody else may write in it: fio reads the checked job
@@ -190,8 +202,15 @@ def _command(run_dir: str, deadline: float, grace: float, clients: Sequence[str]
     targets = [a for c in clients for a in (f"--client={c}", job)] or [job]
     # from the run directory: fio writes side files (exec_prerun output …) to its cwd
     template = "cd %s && sh %s %s %s %s fio --output-format=json+ --output=%s" + " %s" * len(targets)
-    return template, [run_dir, f"{run_dir}/watchdog.sh", int(deadline + 0.999), int(grace + 0.999), run_dir,
-                      f"{run_dir}/out.json", *targets]  # fmt: skip
+    return template, [
+        run_dir,
+        f"{run_dir}/watchdog.sh",
+        int(deadline + 0.999),
+        int(grace + 0.999),
+        run_dir,
+        f"{run_dir}/out.json",
+        *targets,
+    ]
 
 
 def _upload(ex: Executor, run_dir: str, files: dict[str, str]) -> None:

@@ -59,10 +59,13 @@ class ColdReadRun(TierLoads):
         assert cr is not None
         assert tuple(readers) == READ_ARMS
         super().__init__(
-            proto, proto.setup.read, concurrency=cr.concurrency, trials=cr.trials,
+            proto,
+            proto.setup.read,
+            concurrency=cr.concurrency,
+            trials=cr.trials,
             prompt_tokens=cr.prompt_tokens or proto.profile.prompt_tokens,
             usage=all(p.streams_usage for p in readers.values()),
-        )  # fmt: skip
+        )
         self.readers = readers
 
     def run(self) -> dict[str, list[LoadTrial]]:

@@ -124,12 +124,28 @@ class Loader:
         n = concurrency * self.waves
         urls = [a for eng in engines for a in ("--url", self.site.url(eng))]
         argv = [
-            *urls, "--model", self.model,
-            "--concurrency", str(concurrency), "--requests", str(n),
-            "--prompt-tokens", str(self.prompt_tokens), "--tokens-per-word", repr(self.tokens_per_word),
-            "--max-tokens", str(self.max_tokens), "--salt", salt, "--temperature", "0",
-            "--timeout", repr(self.timeout_s), "--out", out,
-        ]  # fmt: skip
+            *urls,
+            "--model",
+            self.model,
+            "--concurrency",
+            str(concurrency),
+            "--requests",
+            str(n),
+            "--prompt-tokens",
+            str(self.prompt_tokens),
+            "--tokens-per-word",
+            repr(self.tokens_per_word),
+            "--max-tokens",
+            str(self.max_tokens),
+            "--salt",
+            salt,
+            "--temperature",
+            "0",
+            "--timeout",
+            repr(self.timeout_s),
+            "--out",
+            out,
+        ]
         if fitted:
             argv += ["--fitted-tokens-per-word", ",".join(repr(f) for f in fitted)]
         argv += ["--fixed-output", self.fixed_output or "none"]
@@ -204,14 +220,20 @@ def load_trial(
         if r
     ]
     return LoadTrial(
-        arm, concurrency, index, salt, summary, bracket.hit_tokens, bracket.device_read_bytes,
+        arm,
+        concurrency,
+        index,
+        salt,
+        summary,
+        bracket.hit_tokens,
+        bracket.device_read_bytes,
         tuple(r.get("text", "") if r.get("success") else "" for r in records),
         "; ".join(reasons) or None,
         logprobs=tuple(tuple(TokenLogprob(**x) for x in r.get("logprobs") or []) for r in records),
         first_tokens_done_s=first_tokens_done_s(records),
         server_ttft_mean_s=bracket.server_ttft_mean_s,
         server_latency=getattr(bracket, "server_latency", None),  # EngineWindow's; a populate load has none
-    )  # fmt: skip
+    )
 
 
 def first_tokens_done_s(records: list[dict[str, Any]]) -> float | None:

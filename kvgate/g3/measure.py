@@ -217,15 +217,25 @@ def deployment_setup(
     work = checked(ex, vol, f"{work_root(vol.path, host, store)}/{name}")  # before anything is created
     at = dep.capacity
     setup = Setup(
-        deployment=name, tier=tier, recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
-        python=python, model=model, work=work, port=dep.port, state_bytes_per_token=bpt, sudo=h.sudo,
-        salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}", envs=dep.instance_envs,
-        readers=read_profiles(dep), read=read_phase(dep), engine_args=dep.engine_args,
+        deployment=name,
+        tier=tier,
+        recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
+        python=python,
+        model=model,
+        work=work,
+        port=dep.port,
+        state_bytes_per_token=bpt,
+        sudo=h.sudo,
+        salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}",
+        envs=dep.instance_envs,
+        readers=read_profiles(dep),
+        read=read_phase(dep),
+        engine_args=dep.engine_args,
         capacity=capacity_profiles(tier),
         capacity_env=at.env if at else dep.instance_envs[0],
         capacity_args=at.engine_args if at else dep.engine_args,
         loadgen_address=result.loadgen_address,
-    )  # fmt: skip
+    )
     return setup, result
 
 

@@ -63,28 +63,60 @@ def evidence_checks(host: str, name: str, profile: G3Profile, tier: EngineProfil
     src = f"workloads/g3/{profile.name}.yaml"
     grew, read = profile.write_through.min_ratio, profile.cold.min_read_ratio
     crits = [
-        ("write-through", Criterion("G3-KV-1", "cache_growth_ratio", ">=", grew, "x",
-                                    source=f"{src} write_through.min_ratio × prompt tokens × state B/token")),
-        ("cold-proof", Criterion("G3-KV-2", "restore_read_ratio", ">=", read, "x",
-                                 source=f"{src} cold.min_read_ratio (device and engine bytes / predicted)")),
-        ("correctness", Criterion("G3-KV-3", "output_mismatches", "==", 0, "requests",
-                                  source=NEAR_TIE_RULE)),
-    ]  # fmt: skip
+        (
+            "write-through",
+            Criterion(
+                "G3-KV-1",
+                "cache_growth_ratio",
+                ">=",
+                grew,
+                "x",
+                source=f"{src} write_through.min_ratio × prompt tokens × state B/token",
+            ),
+        ),
+        (
+            "cold-proof",
+            Criterion(
+                "G3-KV-2",
+                "restore_read_ratio",
+                ">=",
+                read,
+                "x",
+                source=f"{src} cold.min_read_ratio (device and engine bytes / predicted)",
+            ),
+        ),
+        ("correctness", Criterion("G3-KV-3", "output_mismatches", "==", 0, "requests", source=NEAR_TIE_RULE)),
+    ]
     if measures_levels(tier, profile):
-        crits.append(("cache-hits", Criterion(
-            "G3-KV-4", "cache_hit_ratio", ">=", profile.cold.min_hit_ratio, "x",
-            source=f"{src} cold.min_hit_ratio: the engine's hit counter / prompt tokens under load",
-        )))  # fmt: skip
+        crits.append(
+            (
+                "cache-hits",
+                Criterion(
+                    "G3-KV-4",
+                    "cache_hit_ratio",
+                    ">=",
+                    profile.cold.min_hit_ratio,
+                    "x",
+                    source=f"{src} cold.min_hit_ratio: the engine's hit counter / prompt tokens under load",
+                ),
+            )
+        )
     no_tier = None
     if tier.cache is None:
         verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
         no_tier = (verdict, f"{tier.name} has no external KV tier: {profile.no_tier_reason or 'no SSD arm'}")
     arm = "ssd-restore" if tier.cache is not None else "warm"
     return [
-        g3_check(host, name, f"engine[{name}].{arm}.{key}", key, c,
-                 ruled=_ruling(no_tier) if key in ("write-through", "cold-proof") else None)
+        g3_check(
+            host,
+            name,
+            f"engine[{name}].{arm}.{key}",
+            key,
+            c,
+            ruled=_ruling(no_tier) if key in ("write-through", "cold-proof") else None,
+        )
         for key, c in crits
-    ]  # fmt: skip
+    ]
 
 
 def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:

@@ -249,8 +249,9 @@ class ColdRestore:
                 _, ev = self._send(eng, salt, f"trial-{t}/populate")
                 out, wev = self._send(eng, salt, f"trial-{t}/warm")
                 shape = self._shape(tokens, out)
-                self.result.arm("warm").append(Trial("warm", t, salt, out, tokens, invalid_reason=shape,
-                                                     evidence=ev + wev))  # fmt: skip
+                self.result.arm("warm").append(
+                    Trial("warm", t, salt, out, tokens, invalid_reason=shape, evidence=ev + wev)
+                )
             if measures_levels(self.setup.tier, self.profile):
                 self._levels(tier=eng)
 
@@ -258,14 +259,27 @@ class ColdRestore:
         """Concurrency 8/16 (the profile's levels): the recompute block, or the tier engine's block."""
         p = self.profile
         loader = Loader(
-            self.load_site, self.model_id, p.load_prompt_tokens or p.prompt_tokens,
-            self.result.tokens_per_word, p.max_tokens, p.waves, p.request_timeout_s,
-            logprobs=p.logprobs, fixed_output=self.setup.tier.fixed_output,
-        )  # fmt: skip
+            self.load_site,
+            self.model_id,
+            p.load_prompt_tokens or p.prompt_tokens,
+            self.result.tokens_per_word,
+            p.max_tokens,
+            p.waves,
+            p.request_timeout_s,
+            logprobs=p.logprobs,
+            fixed_output=self.setup.tier.fixed_output,
+        )
         measured = run_levels(
-            self.he, loader, p, rc=rc, tier=tier, volume=self.volume, salt=f"{self.setup.salt}/load",
-            save=self.sink.save, notify=self.sink.notify,
-        )  # fmt: skip
+            self.he,
+            loader,
+            p,
+            rc=rc,
+            tier=tier,
+            volume=self.volume,
+            salt=f"{self.setup.salt}/load",
+            save=self.sink.save,
+            notify=self.sink.notify,
+        )
         for arm, trials in measured.items():
             self.result.load_trials.setdefault(arm, []).extend(trials)
 
@@ -342,9 +356,13 @@ class ColdRestore:
         cold_by, restart_s = eng.make_cold()
         restored = self._restore(eng, name, salt, tokens, predicted, index=index)
         return replace(
-            restored, cache_growth_bytes=growth, restart_to_ready_s=restart_s, cold_by=cold_by,
-            invalid_reason=_join(wrote, restored.invalid_reason), evidence=ev + restored.evidence,
-        )  # fmt: skip
+            restored,
+            cache_growth_bytes=growth,
+            restart_to_ready_s=restart_s,
+            cold_by=cold_by,
+            invalid_reason=_join(wrote, restored.invalid_reason),
+            evidence=ev + restored.evidence,
+        )
 
     def _populate(
         self, eng: EngineService, name: str, salt: str, predicted: int
@@ -407,10 +425,13 @@ class ColdRestore:
         """Where engine ``name`` runs: its own run and cache directories, ``port + port_offset``."""
         base = f"{self.setup.work_dir}/{name}"
         return Placement(
-            run_dir=f"{base}/run", model=self.setup.model, cache_dir=f"{base}/cache",
-            port=self.setup.port + port_offset, python=self.setup.python,
+            run_dir=f"{base}/run",
+            model=self.setup.model,
+            cache_dir=f"{base}/cache",
+            port=self.setup.port + port_offset,
+            python=self.setup.python,
             host="127.0.0.1" if self.setup.loadgen_address is None else "0.0.0.0",  # from the controller
-        )  # fmt: skip
+        )
 
     def _spec(self, salt: str) -> PromptSpec:
         tpw = self.fitted.get(salt, self.result.tokens_per_word)
@@ -451,10 +472,16 @@ class ColdRestore:
     def _send(self, eng: EngineService, salt: str, name: str) -> tuple[Outcome, tuple[str, ...]]:
         spec, p = self._spec(salt), self.profile
         req = client.Request(
-            url=self.load_site.url(eng), model=self.model_id, salt=salt, prompt_tokens=spec.prompt_tokens,
-            tokens_per_word=spec.tokens_per_word, max_tokens=p.max_tokens, timeout_s=p.request_timeout_s,
-            logprobs=p.logprobs, fixed_output=eng.profile.fixed_output,
-        )  # fmt: skip
+            url=self.load_site.url(eng),
+            model=self.model_id,
+            salt=salt,
+            prompt_tokens=spec.prompt_tokens,
+            tokens_per_word=spec.tokens_per_word,
+            max_tokens=p.max_tokens,
+            timeout_s=p.request_timeout_s,
+            logprobs=p.logprobs,
+            fixed_output=eng.profile.fixed_output,
+        )
         out, raw = self.load_site.send(req, "req.json")
         if not out.ok:
             eng.ensure_alive()  # a crashed engine is an ERROR with its log tail, not a failed request
@@ -463,9 +490,11 @@ class ColdRestore:
     def _shape(self, tokens: int | None, out: Outcome) -> str | None:
         p = self.profile
         return shape_reason(
-            prompt_tokens=tokens, target=p.prompt_tokens, tolerance=p.prompt_tolerance,
+            prompt_tokens=tokens,
+            target=p.prompt_tokens,
+            tolerance=p.prompt_tolerance,
             finish_reason=out.finish_reason,
-        )  # fmt: skip
+        )
 
     def _compare(self) -> tuple[list[str], list[str]]:
         """Restored and warm outputs against recompute's, by salt: (mismatches, near-ties)."""

@@ -19,13 +19,29 @@ from kvgate.references import show_bound
 
 MiB = float(1 << 20)
 ARM_COLUMNS = [
-    "host/engine", "arm", "trials ok/run", "prompt tokens p50", "TTFT p50 s", "TTFT p90 s", "TTFT p99 s",
-    "TTFT CV", "TTFT mean s client / engine", "E2E p50 s", "output tok/s",
-]  # fmt: skip
+    "host/engine",
+    "arm",
+    "trials ok/run",
+    "prompt tokens p50",
+    "TTFT p50 s",
+    "TTFT p90 s",
+    "TTFT p99 s",
+    "TTFT CV",
+    "TTFT mean s client / engine",
+    "E2E p50 s",
+    "output tok/s",
+]
 EVIDENCE_COLUMNS = [
-    "host/engine", "arm", "device MiB read", "engine MiB read", "restore read GB/s", "tokens restored",
-    "tier growth MiB (predicted)", "restart-to-ready s", "trusted",
-]  # fmt: skip
+    "host/engine",
+    "arm",
+    "device MiB read",
+    "engine MiB read",
+    "restore read GB/s",
+    "tokens restored",
+    "tier growth MiB (predicted)",
+    "restart-to-ready s",
+    "trusted",
+]
 VERDICT_COLUMNS = [
     "host/engine",
     "check",
@@ -37,8 +53,15 @@ VERDICT_COLUMNS = [
     "verdict",
 ]
 ENGINE_COLUMNS = [
-    "host/engine", "arm", "profile", "version", "command line", "ready s", "weights load s", "concurrency",
-]  # fmt: skip
+    "host/engine",
+    "arm",
+    "profile",
+    "version",
+    "command line",
+    "ready s",
+    "weights load s",
+    "concurrency",
+]
 
 
 def _num(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
@@ -55,10 +78,18 @@ def _means(s: ArmSummary) -> str:
 def arm_row(where: str, s: ArmSummary) -> list[str]:
     """One arm's latency numbers as table cells."""
     return [
-        where, s.arm, f"{s.completed}/{s.trials}", _num(s.prompt_tokens_p50, digits=0),
-        _num(s.ttft_p50_s), _num(s.ttft_p90_s), _num(s.ttft_p99_s), _num(s.ttft_cv, digits=2),
-        _means(s), _num(s.e2e_p50_s), _num(s.output_throughput_tok_per_s),
-    ]  # fmt: skip
+        where,
+        s.arm,
+        f"{s.completed}/{s.trials}",
+        _num(s.prompt_tokens_p50, digits=0),
+        _num(s.ttft_p50_s),
+        _num(s.ttft_p90_s),
+        _num(s.ttft_p99_s),
+        _num(s.ttft_cv, digits=2),
+        _means(s),
+        _num(s.e2e_p50_s),
+        _num(s.output_throughput_tok_per_s),
+    ]
 
 
 def evidence_row(where: str, s: ArmSummary) -> list[str]:
@@ -68,10 +99,16 @@ def evidence_row(where: str, s: ArmSummary) -> list[str]:
         growth = f"{s.cache_growth_bytes_p50 / MiB:.1f} ({_num(s.predicted_bytes_p50, MiB)})"
     trusted = "no: " + "; ".join(s.invalid_reasons) if s.invalid_reasons else "yes"
     return [
-        where, s.arm, _num(s.device_read_bytes_p50, MiB), _num(s.engine_read_bytes_p50, MiB),
-        _num(s.read_bw_gb_per_s), _num(s.hit_tokens_p50, digits=0), growth, _num(s.restart_to_ready_p50_s),
+        where,
+        s.arm,
+        _num(s.device_read_bytes_p50, MiB),
+        _num(s.engine_read_bytes_p50, MiB),
+        _num(s.read_bw_gb_per_s),
+        _num(s.hit_tokens_p50, digits=0),
+        growth,
+        _num(s.restart_to_ready_p50_s),
         trusted,
-    ]  # fmt: skip
+    ]
 
 
 def verdict_row(check: G3Check, r: DeploymentResult) -> list[str]:
@@ -285,13 +322,21 @@ def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]
         ms = r.measured.get(volume, {})
         load = r.statistic(volume, "model_load_s")
         loader = load.metric.split(".")[1] if load is not None and load.metric.count(".") == 2 else "—"
-        numbers.append([
-            r.host, volume, role, str(r.devices.get(volume) or "—"), _measured(load), loader,
-            _measured(ms.get("engine.weights_load_s")), _measured(ms.get("engine.ready_s")),
-            _measured(ms.get("checkpoint.write_s")),
-            _measured(ms.get("checkpoint.write_bw_bytes_per_s"), 1e9),
-            "no: " + "; ".join(_reasons(ms)) if _reasons(ms) else "yes",
-        ])  # fmt: skip
+        numbers.append(
+            [
+                r.host,
+                volume,
+                role,
+                str(r.devices.get(volume) or "—"),
+                _measured(load),
+                loader,
+                _measured(ms.get("engine.weights_load_s")),
+                _measured(ms.get("engine.ready_s")),
+                _measured(ms.get("checkpoint.write_s")),
+                _measured(ms.get("checkpoint.write_bw_bytes_per_s"), 1e9),
+                "no: " + "; ".join(_reasons(ms)) if _reasons(ms) else "yes",
+            ]
+        )
     verdicts = [storage_verdict_row(where, c, r) for c in checks]
     return {"arms": [], "evidence": [], "engines": [], "limits": "", "storage": numbers, "verdicts": verdicts}
 
@@ -319,9 +364,18 @@ def _reasons(ms: dict[str, Measurement]) -> list[str]:
 
 
 STORAGE_COLUMNS = [
-    "host", "volume", "role", "device", "model load s", "fastest loader", "engine weights load s",
-    "engine ready s", "checkpoint write s", "checkpoint write GB/s", "trusted",
-]  # fmt: skip
+    "host",
+    "volume",
+    "role",
+    "device",
+    "model load s",
+    "fastest loader",
+    "engine weights load s",
+    "engine ready s",
+    "checkpoint write s",
+    "checkpoint write GB/s",
+    "trusted",
+]
 STORAGE_NOTE = (
     "The agent's model-load (every loader, cold: page cache dropped, device reads counted) and checkpoint "
     "(write, then cold read-back with checksums) workloads on each volume; R9 compares the fastest trusted "

@@ -79,8 +79,11 @@ class StorageResult:
         """The candidate's improvement over the baseline for one binding, with every doubt attached."""
         base = self.statistic(self.baseline, b.statistic, b.model_load)
         cand = self.statistic(self.candidate, b.statistic, b.model_load)
-        reasons = [f"{v}: {m.invalid_reason}" for v, m in ((self.baseline, base), (self.candidate, cand))
-                   if m is not None and m.invalid_reason]  # fmt: skip
+        reasons = [
+            f"{v}: {m.invalid_reason}"
+            for v, m in ((self.baseline, base), (self.candidate, cand))
+            if m is not None and m.invalid_reason
+        ]
         if base is None or cand is None or not base.value or not cand.value:
             why = "; ".join(reasons) or "a workload produced no number"
             return Measurement(ref.improvement_metric, None, "", (), why)

@@ -56,10 +56,17 @@ class TierLoads:
         self.trials_n, self.prompt_tokens, self.concurrency = trials, prompt_tokens, concurrency
         p = proto.profile
         self.loader = Loader(
-            proto.load_site, proto.model_id, prompt_tokens,
-            proto.result.tokens_per_word, p.max_tokens, 1, p.request_timeout_s, usage, p.logprobs,
+            proto.load_site,
+            proto.model_id,
+            prompt_tokens,
+            proto.result.tokens_per_word,
+            p.max_tokens,
+            1,
+            p.request_timeout_s,
+            usage,
+            p.logprobs,
             fixed_output=proto.setup.tier.fixed_output,
-        )  # fmt: skip
+        )
         self.out: dict[str, list[LoadTrial]] = {}
         self.fitted: dict[str, tuple[float, ...]] = {}  # salt → each prompt's own tokens per word
 
@@ -167,9 +174,12 @@ class TierLoads:
             reasons.append(f"recompute: the engines served {w.hit_tokens} prompt tokens from cache")
         why = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
         trial = replace(
-            trial, invalid_reason=why, evidence=(ev,), engine_read_bytes=w.engine_read_bytes,
+            trial,
+            invalid_reason=why,
+            evidence=(ev,),
+            engine_read_bytes=w.engine_read_bytes,
             counted_prompt_tokens=known,
-        )  # fmt: skip
+        )
         self.out.setdefault(arm, []).append(trial)
 
     def _shape(self, doc: dict[str, Any], tokens: list[int | None]) -> list[str | None]:

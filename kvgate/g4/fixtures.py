@@ -35,8 +35,9 @@ def g4_measured(
     checks = plan(inv)
 
     def soak(host: str, name: str, notify: Notify) -> SoakResult:
-        r = measure_soak(executors[host], inv, host=host, name=name, profile=profile, store=run_store,
-                         notify=notify)  # fmt: skip
+        r = measure_soak(
+            executors[host], inv, host=host, name=name, profile=profile, store=run_store, notify=notify
+        )
         mine = [c for c in checks if c.host == host and c.subject == name]
         run_store.merge_meta(g4_rows={f"{host}/{name}": rows(r, mine)})
         return r

@@ -44,29 +44,113 @@ def criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
         f"median of the last {lim.baseline_windows} windows / the first {lim.baseline_windows} after warm-up"
     )
     return [
-        ("coverage", Criterion("G4-RUN-1", "soak_coverage_ratio", ">=", lim.min_coverage, "x",
-                               source=f"{src}.min_coverage (windows' span / {profile.duration_s} s)")),
-        ("failed-requests", Criterion("G4-ERR-1", "failed_requests", "<=", lim.max_failed_requests,
-                                      "requests", source=f"{src}.max_failed_requests")),
-        ("empty-responses", Criterion("G4-ERR-2", "empty_responses", "<=", lim.max_empty_responses,
-                                      "responses", source=f"{src}.max_empty_responses (HTTP 200, no token)")),
-        ("engines-up", Criterion("G4-ERR-3", "engines_died", "==", 0, "engines",
-                                 source="every engine alive after every window")),
-        ("canary", Criterion("G4-KV-1", "canary_mismatches", "==", 0, "requests",
-                             source="canary outputs of every window equal the first window's, or "
-                                    "first differ at a near-tie (vLLM check_logprobs_close)")),
-        ("ttft-drift", Criterion("G4-DRIFT-1", "ttft_p50_ratio", "<=", lim.max_ttft_p50_ratio, "x",
-                                 source=f"{src}.max_ttft_p50_ratio ({first_last})")),
-        ("throughput-retention", Criterion("G4-DRIFT-2", "throughput_retention", ">=",
-                                           lim.min_throughput_retention, "x",
-                                           source=f"{src}.min_throughput_retention ({first_last})")),
-        ("memory-growth", Criterion("G4-MEM-1", "engine_rss_growth_mib", "<=", lim.max_rss_growth_mib,
-                                    "MiB", source=f"{src}.max_rss_growth_mib (engines' RSS, last − first)")),
-        ("cache-capacity", Criterion("G4-CAP-1", "cache_peak_ratio", "<=", 1.0, "x",
-                                     source="the tiers' largest size / their capacity (engine profile)")),
-        ("hit-retention", Criterion("G4-HIT-1", "hit_ratio_retention", ">=", lim.min_hit_retention, "x",
-                                    source=f"{src}.min_hit_retention (engines' hit counter, {first_last})")),
-    ]  # fmt: skip
+        (
+            "coverage",
+            Criterion(
+                "G4-RUN-1",
+                "soak_coverage_ratio",
+                ">=",
+                lim.min_coverage,
+                "x",
+                source=f"{src}.min_coverage (windows' span / {profile.duration_s} s)",
+            ),
+        ),
+        (
+            "failed-requests",
+            Criterion(
+                "G4-ERR-1",
+                "failed_requests",
+                "<=",
+                lim.max_failed_requests,
+                "requests",
+                source=f"{src}.max_failed_requests",
+            ),
+        ),
+        (
+            "empty-responses",
+            Criterion(
+                "G4-ERR-2",
+                "empty_responses",
+                "<=",
+                lim.max_empty_responses,
+                "responses",
+                source=f"{src}.max_empty_responses (HTTP 200, no token)",
+            ),
+        ),
+        (
+            "engines-up",
+            Criterion(
+                "G4-ERR-3", "engines_died", "==", 0, "engines", source="every engine alive after every window"
+            ),
+        ),
+        (
+            "canary",
+            Criterion(
+                "G4-KV-1",
+                "canary_mismatches",
+                "==",
+                0,
+                "requests",
+                source="canary outputs of every window equal the first window's, or "
+                "first differ at a near-tie (vLLM check_logprobs_close)",
+            ),
+        ),
+        (
+            "ttft-drift",
+            Criterion(
+                "G4-DRIFT-1",
+                "ttft_p50_ratio",
+                "<=",
+                lim.max_ttft_p50_ratio,
+                "x",
+                source=f"{src}.max_ttft_p50_ratio ({first_last})",
+            ),
+        ),
+        (
+            "throughput-retention",
+            Criterion(
+                "G4-DRIFT-2",
+                "throughput_retention",
+                ">=",
+                lim.min_throughput_retention,
+                "x",
+                source=f"{src}.min_throughput_retention ({first_last})",
+            ),
+        ),
+        (
+            "memory-growth",
+            Criterion(
+                "G4-MEM-1",
+                "engine_rss_growth_mib",
+                "<=",
+                lim.max_rss_growth_mib,
+                "MiB",
+                source=f"{src}.max_rss_growth_mib (engines' RSS, last − first)",
+            ),
+        ),
+        (
+            "cache-capacity",
+            Criterion(
+                "G4-CAP-1",
+                "cache_peak_ratio",
+                "<=",
+                1.0,
+                "x",
+                source="the tiers' largest size / their capacity (engine profile)",
+            ),
+        ),
+        (
+            "hit-retention",
+            Criterion(
+                "G4-HIT-1",
+                "hit_ratio_retention",
+                ">=",
+                lim.min_hit_retention,
+                "x",
+                source=f"{src}.min_hit_retention (engines' hit counter, {first_last})",
+            ),
+        ),
+    ]
 
 
 def skip_reason(key: str, tier: EngineProfile) -> str | None:

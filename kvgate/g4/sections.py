@@ -19,10 +19,22 @@ from kvgate.judge import Inputs, fmt
 
 MAX_ROWS = 48
 WINDOW_COLUMNS = [
-    "host/engine", "window", "start (UTC)", "requests ok/failed", "empty", "TTFT p50 ms", "TTFT p99 ms",
-    "TPOT p50 ms", "output tok/s", "TTFT p50 ms reuse / fresh", "engine RSS MiB", "tier MiB",
-    "device MiB read / written", "hit ratio", "canary",
-]  # fmt: skip
+    "host/engine",
+    "window",
+    "start (UTC)",
+    "requests ok/failed",
+    "empty",
+    "TTFT p50 ms",
+    "TTFT p99 ms",
+    "TPOT p50 ms",
+    "output tok/s",
+    "TTFT p50 ms reuse / fresh",
+    "engine RSS MiB",
+    "tier MiB",
+    "device MiB read / written",
+    "hit ratio",
+    "canary",
+]
 VERDICT_COLUMNS = ["host/engine", "check", "measured", "site limit", "source", "verdict"]
 
 
@@ -50,11 +62,22 @@ def window_row(where: str, w: Window, first: Window) -> list[str]:
     canary = "computed" if w is first else _canary(w, first)
     start, kinds = _utc(w["start_unix_s"]), f"{_n(w['reuse_ttft_p50_ms'])} / {_n(w['fresh_ttft_p50_ms'])}"
     return [
-        where, str(w["index"]), start, f"{s['completed']}/{s['failed']}", str(w["empty_responses"]),
-        _n(s["p50_ttft_ms"]), _n(s["p99_ttft_ms"]), _n(s["p50_tpot_ms"]),
-        _n(s["output_throughput_tok_per_s"]), kinds, f"{w['rss_kib'] / 1024:.0f}", tier, dev,
-        _n(hit_ratio(w), 2), canary,
-    ]  # fmt: skip
+        where,
+        str(w["index"]),
+        start,
+        f"{s['completed']}/{s['failed']}",
+        str(w["empty_responses"]),
+        _n(s["p50_ttft_ms"]),
+        _n(s["p99_ttft_ms"]),
+        _n(s["p50_tpot_ms"]),
+        _n(s["output_throughput_tok_per_s"]),
+        kinds,
+        f"{w['rss_kib'] / 1024:.0f}",
+        tier,
+        dev,
+        _n(hit_ratio(w), 2),
+        canary,
+    ]
 
 
 def _canary(w: Window, first: Window) -> str:
@@ -120,7 +143,12 @@ def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     notes = " ".join(r["notes"] for r in ordered)
     return [
         table("G4 soak windows", WINDOW_COLUMNS, "windows", ordered, f"{NOTE} {notes}"),
-        table("G4 verdicts against the site's limits", VERDICT_COLUMNS, "verdicts", ordered,
-               "The seed sets no G4 figures beyond 72 h stable: every limit is the site's "
-               "(workloads/g4/<scale>.yaml). Verdicts before waivers; the checks table shows waivers."),
-    ]  # fmt: skip
+        table(
+            "G4 verdicts against the site's limits",
+            VERDICT_COLUMNS,
+            "verdicts",
+            ordered,
+            "The seed sets no G4 figures beyond 72 h stable: every limit is the site's "
+            "(workloads/g4/<scale>.yaml). Verdicts before waivers; the checks table shows waivers.",
+        ),
+    ]

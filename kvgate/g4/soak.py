@@ -58,8 +58,17 @@ class SoakResult:
 class SoakRun:
     """Start (or reattach to) one deployment's soak, follow it to the end, measure it."""
 
-    def __init__(self, ex: Executor, inv: Inventory, *, host: str, name: str, profile: G4Profile,
-                 store: RunStore, notify: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        ex: Executor,
+        inv: Inventory,
+        *,
+        host: str,
+        name: str,
+        profile: G4Profile,
+        store: RunStore,
+        notify: Any,
+    ) -> None:
         self.ex, self.inv, self.host, self.name = ex, inv, host, name
         self.profile, self.store, self._notify = profile, store, notify
         self.dep = inv.engines[name]
@@ -131,8 +140,13 @@ class SoakRun:
     def _placement(self, work: str, model: str, i: int) -> Placement:
         """Engine instance ``i``: its own run and cache directories, port + 2i (as in G3)."""
         base = f"{work}/engine-{i}"
-        return Placement(run_dir=f"{base}/run", model=model, cache_dir=f"{base}/cache",
-                         port=self.dep.port + 2 * i, python=self.python)  # fmt: skip
+        return Placement(
+            run_dir=f"{base}/run",
+            model=model,
+            cache_dir=f"{base}/cache",
+            port=self.dep.port + 2 * i,
+            python=self.python,
+        )
 
     def _launch(self, engines: list[EngineService], model: str, work: str) -> dict[str, Any]:
         """Calibrate the prompts on the first engine, then start the soak job on the host."""
@@ -150,17 +164,29 @@ class SoakRun:
         p, load = self.profile, self.profile.load
         salt = f"{self.store.path.name}/{self.key}/{secrets.token_hex(3)}"
         spec = {
-            "urls": [e.url("") for e in engines], "model": model_id, "duration_s": p.duration_s,
-            "window_s": p.window_s, "concurrency": load.concurrency, "prompt_tokens": load.prompt_tokens,
-            "max_tokens": load.max_tokens, "tokens_per_word": self._tokens_per_word(first),
-            "reuse": load.reuse, "documents": load.documents, "prefix_share": load.prefix_share,
-            "fixed_output": self.tier.fixed_output, "request_timeout_s": load.request_timeout_s,
+            "urls": [e.url("") for e in engines],
+            "model": model_id,
+            "duration_s": p.duration_s,
+            "window_s": p.window_s,
+            "concurrency": load.concurrency,
+            "prompt_tokens": load.prompt_tokens,
+            "max_tokens": load.max_tokens,
+            "tokens_per_word": self._tokens_per_word(first),
+            "reuse": load.reuse,
+            "documents": load.documents,
+            "prefix_share": load.prefix_share,
+            "fixed_output": self.tier.fixed_output,
+            "request_timeout_s": load.request_timeout_s,
             "output_tokens_from": "usage" if self.tier.streams_usage else "chunks",
-            "canary_prompts": p.canary.prompts, "canary_max_tokens": p.canary.max_tokens,
-            "logprobs": p.canary.logprobs, "salt": salt,
-            "engines": [self._sampled(e) for e in engines], "volume": volume.to_json(),
-            "stop_engines_at_end": True, "labels": {"deployment": self.name, "model": model},
-        }  # fmt: skip
+            "canary_prompts": p.canary.prompts,
+            "canary_max_tokens": p.canary.max_tokens,
+            "logprobs": p.canary.logprobs,
+            "salt": salt,
+            "engines": [self._sampled(e) for e in engines],
+            "volume": volume.to_json(),
+            "stop_engines_at_end": True,
+            "labels": {"deployment": self.name, "model": model},
+        }
         job = agentctl.start(self.ex, "soak", spec)
         self.notify(f"soak started on the host: {p.duration_s} s in {p.window_s}-s windows")
         records = [e.record.to_dict() for e in engines if e.record is not None]
@@ -201,8 +227,14 @@ class SoakRun:
         last_window_s = self.profile.window_s + load.request_timeout_s * (1 + self.profile.canary.prompts)
         timeout = self.profile.duration_s + last_window_s + ENGINE_STOP_S
         try:
-            return agentctl.wait(self.ex, job, self._on_event, timeout_s=timeout,
-                                 interval_s=self.profile.poll_s, tolerate_s=LOST_CONTACT_S)  # fmt: skip
+            return agentctl.wait(
+                self.ex,
+                job,
+                self._on_event,
+                timeout_s=timeout,
+                interval_s=self.profile.poll_s,
+                tolerate_s=LOST_CONTACT_S,
+            )
         except agentctl.JobOverran:
             agentctl.cancel(self.ex, job, grace_s=ENGINE_STOP_S)
             raise LabError(f"{self.host}: the soak overran {timeout:.0f} s and was cancelled") from None
@@ -328,7 +360,8 @@ def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} ms"
 
 
-def measure_soak(ex: Executor, inv: Inventory, *, host: str, name: str, profile: G4Profile, store: RunStore,
-                 notify: Any) -> SoakResult:  # fmt: skip
+def measure_soak(
+    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G4Profile, store: RunStore, notify: Any
+) -> SoakResult:
     """Soak one deployment on one host (see the module docstring)."""
     return SoakRun(ex, inv, host=host, name=name, profile=profile, store=store, notify=notify).run()

@@ -45,9 +45,10 @@ def _check_engine_profiles(inv: Inventory, path: Path) -> None:
         for field, profile in named.items():
             if profile not in known:
                 raise ConfigError(
-                    str(path), f"engines.{name}.{field}",
+                    str(path),
+                    f"engines.{name}.{field}",
                     f"no engine profile {profile!r} in {PROFILE_DIR} (have: {', '.join(known)})",
-                )  # fmt: skip
+                )
 
 
 def _resolve_engine_pythons(inv: Inventory, base: Path) -> Inventory:

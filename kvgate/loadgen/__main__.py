@@ -117,9 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--group-size", type=int, default=1, help="prompts per shared-prefix group")
     p.add_argument("--tokens-per-word", type=float, default=1.0)
     p.add_argument(
-        "--fitted-tokens-per-word", type=_ratios, default=(), metavar="R,R,...",
+        "--fitted-tokens-per-word",
+        type=_ratios,
+        default=(),
+        metavar="R,R,...",
         help="prompt i's own tokens per word (fitted to its measured length); others: --tokens-per-word",
-    )  # fmt: skip
+    )
     p.add_argument("--request-rate", type=float, default=math.inf, help="req/s (default inf: all at once)")
     p.add_argument("--burstiness", type=float, default=1.0, help="1 = Poisson arrivals")
     p.add_argument("--seed", type=int, default=0)

@@ -98,8 +98,10 @@ class PromptSpec:
         (fit_tokens_per_word of that prompt), it keeps its words and gains or loses a few at
         the end, landing within a few tokens of the target.
         """
-        return [replace(self, tokens_per_word=fitted[i]).prompt(i) if i < len(fitted) else self.prompt(i)
-                for i in range(n)]  # fmt: skip
+        return [
+            replace(self, tokens_per_word=fitted[i]).prompt(i) if i < len(fitted) else self.prompt(i)
+            for i in range(n)
+        ]
 
 
 def fit_tokens_per_word(spec: PromptSpec, measured_prompt_tokens: int) -> float:

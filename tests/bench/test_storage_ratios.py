@@ -275,9 +275,14 @@ def model_load(bench: Bench, ceiling: FioJob) -> Callable[[], ModelLoadResult]:
         versus_library = None
         if library:
             versus_library = Comparison(
-                "model-load vs library", "parallel loader", "safetensors library", LIBRARY_TARGET,
-                tuple(p for p, _ in library), tuple(lib for _, lib in library), knobs,
-            )  # fmt: skip
+                "model-load vs library",
+                "parallel loader",
+                "safetensors library",
+                LIBRARY_TARGET,
+                tuple(p for p, _ in library),
+                tuple(lib for _, lib in library),
+                knobs,
+            )
         return ModelLoadResult(versus_fio, versus_library, missing)
 
     return campaign

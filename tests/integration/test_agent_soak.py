@@ -33,8 +33,17 @@ pytestmark = pytest.mark.timeout(120)
 def engine(tmp_path: Path) -> Any:
     """A null server as the engine: its own session and process group, a URL."""
     port = free_port_pair()
-    argv = [sys.executable, "-m", "kvgate.loadgen.nullserver", "--port", str(port),
-            "--first-token-delay-ms", "5", "--token-delay-ms", "1"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "kvgate.loadgen.nullserver",
+        "--port",
+        str(port),
+        "--first-token-delay-ms",
+        "5",
+        "--token-delay-ms",
+        "1",
+    ]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, start_new_session=True, text=True)
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("listening")
@@ -47,11 +56,20 @@ def engine(tmp_path: Path) -> Any:
 
 def spec(url: str, pgid: int, cache_dir: Path, **over: Any) -> dict[str, Any]:
     return {
-        "urls": [url], "model": "null", "duration_s": 6, "window_s": 2, "concurrency": 4,
-        "prompt_tokens": 64, "max_tokens": 8, "canary_prompts": 2, "canary_max_tokens": 4, "logprobs": 3,
-        "salt": "soak-test", "volume": None,
+        "urls": [url],
+        "model": "null",
+        "duration_s": 6,
+        "window_s": 2,
+        "concurrency": 4,
+        "prompt_tokens": 64,
+        "max_tokens": 8,
+        "canary_prompts": 2,
+        "canary_max_tokens": 4,
+        "logprobs": 3,
+        "salt": "soak-test",
+        "volume": None,
         "engines": [{"pgid": pgid, "cache_dir": str(cache_dir), "metrics_url": None, "hit_counter": None}],
-    } | over  # fmt: skip
+    } | over
 
 
 def soak(tmp_path: Path, data: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -119,8 +137,12 @@ def test_polls_that_fail_on_a_dropped_link_are_retried_and_no_window_is_lost(
     server = sshd_pair[0]
     seen: list[dict[str, Any]] = []
     with SSHExecutor("node-a", ssh_host(server)) as ex:
-        job = agentctl.start(ex, "soak", spec(url, proc.pid, tmp_path / "tier", duration_s=8),
-                             state_root=str(tmp_path / "jobs"))  # fmt: skip
+        job = agentctl.start(
+            ex,
+            "soak",
+            spec(url, proc.pid, tmp_path / "tier", duration_s=8),
+            state_root=str(tmp_path / "jobs"),
+        )
         server.kill()  # every SSH connection drops; the soak on the host runs on
         with pytest.raises(TransportError):
             agentctl.wait(ex, job, seen.append, timeout_s=60)  # no tolerance: the first failed poll raises

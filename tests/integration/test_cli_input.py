@@ -60,8 +60,20 @@ def test_an_unknown_option_is_a_usage_error_not_gate_invalid() -> None:
 
 def test_a_bad_k_expression_stops_before_the_run(tmp_path: Path) -> None:
     results = tmp_path / "r"
-    refused(kvgate("run", "g1", "--inventory", str(local_inventory(tmp_path)), "--results", str(results),
-                   "-k", "volume and ("), "-k 'volume and ('", "not a pytest -k expression")  # fmt: skip
+    refused(
+        kvgate(
+            "run",
+            "g1",
+            "--inventory",
+            str(local_inventory(tmp_path)),
+            "--results",
+            str(results),
+            "-k",
+            "volume and (",
+        ),
+        "-k 'volume and ('",
+        "not a pytest -k expression",
+    )
     assert not (results / "cli").exists()  # no run directory was created for a run that cannot start
 
 
@@ -87,8 +99,9 @@ def test_a_capture_output_that_cannot_be_written_is_named_before_the_host_is_rea
 def test_an_inventory_that_plans_no_checks_says_what_the_gate_needs(tmp_path: Path) -> None:
     inv = tmp_path / "inv.yaml"
     inv.write_text(yaml.safe_dump({"site": "cli", "hosts": {"here": {"transport": "local"}}}))
-    proc = kvgate("run", "g2", "--inventory", str(inv), "--results", str(tmp_path / "r"),
-                  "--force-gate-order", "test")  # fmt: skip
+    proc = kvgate(
+        "run", "g2", "--inventory", str(inv), "--results", str(tmp_path / "r"), "--force-gate-order", "test"
+    )
     refused(proc, f"{inv} plans no g2 checks", "g2 needs a volume mounted on a host")
 
 
@@ -103,17 +116,26 @@ def test_inventory_check_of_a_fifo_does_not_hang(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("site: s\nhosts:\n  h1: {}\n  h1: {address: b}\n",
-         "hosts.h1 (line 4): duplicate key 'h1' (first on line 3)"),
+        (
+            "site: s\nhosts:\n  h1: {}\n  h1: {address: b}\n",
+            "hosts.h1 (line 4): duplicate key 'h1' (first on line 3)",
+        ),
         ("site: s\nhosts:\n  'h[/x]': {}\n", "hosts.h[/x].[key]: String should match pattern"),
-        ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-            f"a{i}: &a{i} [{', '.join(['*a' if i == 1 else f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)
-        ) + "site: s\nhosts: {h1: {roles: *a8}}\n", "expands to more than 100000 values"),
-        ("site: s\nhosts:\n  h1: {address: 10.0.0.1, connect_timeout_s: .inf}\n",
-         "hosts.h1.connect_timeout_s (line 3): '.inf' is not a finite number"),
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"a{i}: &a{i} [{', '.join(['*a' if i == 1 else f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)
+            )
+            + "site: s\nhosts: {h1: {roles: *a8}}\n",
+            "expands to more than 100000 values",
+        ),
+        (
+            "site: s\nhosts:\n  h1: {address: 10.0.0.1, connect_timeout_s: .inf}\n",
+            "hosts.h1.connect_timeout_s (line 3): '.inf' is not a finite number",
+        ),
     ],
     ids=["duplicate-host", "markup-in-a-name", "alias-bomb", "infinite-timeout"],
-)  # fmt: skip
+)
 def test_inventory_check_and_run_refuse_a_hostile_inventory(tmp_path: Path, text: str, expected: str) -> None:
     inv = tmp_path / "inv.yaml"
     inv.write_text(text)
@@ -131,8 +153,9 @@ def stored_run(tmp_path: Path) -> RunStore:
     inv = local_inventory(tmp_path)
     meta = {"inventory": {"path": str(inv), "sha256": "x"}, "planned": ["here/cpu.model"]}
     store = RunStore.create(tmp_path / "r", site="cli", gate="g1", meta=meta)
-    store.record(CheckRecord(id="here/cpu.model", host="here", check="cpu.model", verdict=Verdict.PASS,
-                             condition="c"))  # fmt: skip
+    store.record(
+        CheckRecord(id="here/cpu.model", host="here", check="cpu.model", verdict=Verdict.PASS, condition="c")
+    )
     store.save_facts("here", {"cpu": {}})
     store.finish("complete")
     return store
@@ -142,15 +165,22 @@ def stored_run(tmp_path: Path) -> RunStore:
     ("name", "content", "expected"),
     [
         ("checks.jsonl", "{]\n" + RECORD + "\n", "line 1: not valid JSON"),
-        ("checks.jsonl", RECORD.replace("}", ', "tolerance": "5%"}') + "\n",
-         "line 1: tolerance: Input should be a valid number"),
-        ("run.json", '{"schema": "kvgate.run/1", "gate": "g1", "site": "cli", "status": "complete", '
-         '"hosts": {"here": {"roles": "gpu-node"}}}', "hosts.here.roles: Input should be a valid list"),
+        (
+            "checks.jsonl",
+            RECORD.replace("}", ', "tolerance": "5%"}') + "\n",
+            "line 1: tolerance: Input should be a valid number",
+        ),
+        (
+            "run.json",
+            '{"schema": "kvgate.run/1", "gate": "g1", "site": "cli", "status": "complete", '
+            '"hosts": {"here": {"roles": "gpu-node"}}}',
+            "hosts.here.roles: Input should be a valid list",
+        ),
         ("facts/here.json", '{"cpu": {"model": "EPYC"', "not valid JSON"),
         ("checks.jsonl", RECORD.replace("here", "[/x]") + "\n", "line 1: host: String should match pattern"),
     ],
     ids=["checks-garbage-line", "checks-wrong-type", "run-json-wrong-type", "facts-truncated", "markup-host"],
-)  # fmt: skip
+)
 def test_report_and_resume_of_an_edited_run_name_the_file(
     tmp_path: Path, name: str, content: str, expected: str
 ) -> None:

@@ -107,11 +107,24 @@ def test_stop_with_the_soak_host_down_is_a_lab_error(tmp_path: Path) -> None:
     inv = tmp_path / "inv.yaml"  # nothing listens on the host's port: connection refused
     host = {"address": "127.0.0.1", "port": free_port_pair(), "connect_timeout_s": 5}
     inv.write_text(yaml.safe_dump({"site": "down", "hosts": {"gpu-1": host}}))
-    job = {"host": "gpu-1", "workload": "soak", "run_id": "x", "state_dir": "/nonexistent", "agent": "/x",
-           "pid": 1, "start_ticks": 1}  # fmt: skip
-    store = RunStore.create(tmp_path / "r", site="down", gate="g4", meta={
-        "inventory": {"path": str(inv), "sha256": "x"}, "g4_jobs": {"gpu-1/tiny": {"job": job}},
-    })  # fmt: skip
+    job = {
+        "host": "gpu-1",
+        "workload": "soak",
+        "run_id": "x",
+        "state_dir": "/nonexistent",
+        "agent": "/x",
+        "pid": 1,
+        "start_ticks": 1,
+    }
+    store = RunStore.create(
+        tmp_path / "r",
+        site="down",
+        gate="g4",
+        meta={
+            "inventory": {"path": str(inv), "sha256": "x"},
+            "g4_jobs": {"gpu-1/tiny": {"job": job}},
+        },
+    )
     proc = kvgate("stop", str(store.path))
     assert proc.returncode == 3, proc.stderr
     assert "lab error" in proc.stderr

@@ -59,8 +59,13 @@ def free_port() -> int:
 
 
 def placement(tmp_path: Path, model: Path) -> Placement:
-    return Placement(run_dir=str(tmp_path / "run"), model=str(model), cache_dir=str(tmp_path / "candidate"),
-                     port=free_port(), python=sys.executable)  # fmt: skip
+    return Placement(
+        run_dir=str(tmp_path / "run"),
+        model=str(model),
+        cache_dir=str(tmp_path / "candidate"),
+        port=free_port(),
+        python=sys.executable,
+    )
 
 
 def profile(name: str, **changes: object) -> EngineProfile:

@@ -34,8 +34,15 @@ R1 = ("cold-read-ttft-speedup", "cold-read-bw-gain")
 def profile() -> G3Profile:
     """Smoke, cut to the cold-read phase: 3 single-prompt trials, then 3 cold-read trials at C = 1."""
     p = load_g3_profile("smoke").model_dump()
-    p |= {"prompt_tokens": 1024, "warm": False, "concurrency": (), "whole_machine": None, "storage": None,
-          "capacity": None, "cold_read": {"concurrency": 1, "trials": 3}}  # fmt: skip
+    p |= {
+        "prompt_tokens": 1024,
+        "warm": False,
+        "concurrency": (),
+        "whole_machine": None,
+        "storage": None,
+        "capacity": None,
+        "cold_read": {"concurrency": 1, "trials": 3},
+    }
     p["verdicts"] = [v | {"concurrency": 1} for v in p["verdicts"] if v["check"] in R1]
     return G3Profile.model_validate(p)
 
@@ -44,13 +51,23 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     llama = {"serial": "llama-cpp-disk", "parallel": "llama-cpp-disk"}
-    inv = Inventory.model_validate({
-        "site": "r1", "scale": "smoke",
-        "hosts": {"here": {"transport": "local", "sudo": True, "roles": ["engine"]}},
-        "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
-        "engines": {"tiny": {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
-                             "volume": "scratch", "port": free_port_pair(1), "cold_read": llama}},
-    })  # fmt: skip
+    inv = Inventory.model_validate(
+        {
+            "site": "r1",
+            "scale": "smoke",
+            "hosts": {"here": {"transport": "local", "sudo": True, "roles": ["engine"]}},
+            "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
+            "engines": {
+                "tiny": {
+                    "tier_profile": "llama-cpp-disk",
+                    "recompute_profile": "llama-cpp-recompute",
+                    "volume": "scratch",
+                    "port": free_port_pair(1),
+                    "cold_read": llama,
+                }
+            },
+        }
+    )
     store = RunStore.create(tmp_path / "r", site="r1", gate="g3", meta={})
     p = profile()
     r = measure_deployment(

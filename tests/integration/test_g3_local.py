@@ -56,8 +56,20 @@ def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Pa
 
 
 def run_g3(tmp_path: Path, inv: Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "kvgate.cli", "run", "g3", "--inventory", str(inv), "--no-pdf",
-           "--results", str(tmp_path / "r"), "--force-gate-order", "test: G2 runs elsewhere"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "kvgate.cli",
+        "run",
+        "g3",
+        "--inventory",
+        str(inv),
+        "--no-pdf",
+        "--results",
+        str(tmp_path / "r"),
+        "--force-gate-order",
+        "test: G2 runs elsewhere",
+    ]
     return run_cli(cmd, timeout_s=1500)
 
 

@@ -27,16 +27,26 @@ pytestmark = LLAMA_ENGINE
 
 def host_entry(server: SSHServer, known_hosts: Path) -> dict[str, Any]:
     return {
-        "address": "127.0.0.1", "port": server.port, "user": "root", "key_file": str(server.client_key),
-        "known_hosts": str(known_hosts), "sudo": True, "roles": ["engine", "storage-client"],
-    }  # fmt: skip
+        "address": "127.0.0.1",
+        "port": server.port,
+        "user": "root",
+        "key_file": str(server.client_key),
+        "known_hosts": str(known_hosts),
+        "sudo": True,
+        "roles": ["engine", "storage-client"],
+    }
 
 
 def deployment(host: str, loadgen: str) -> dict[str, Any]:
     return {
-        "hosts": [host], "tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
-        "volume": "scratch", "port": free_port_pair(), "python": sys.executable, "loadgen": loadgen,
-    }  # fmt: skip
+        "hosts": [host],
+        "tier_profile": "llama-cpp-disk",
+        "recompute_profile": "llama-cpp-recompute",
+        "volume": "scratch",
+        "port": free_port_pair(),
+        "python": sys.executable,
+        "loadgen": loadgen,
+    }
 
 
 def test_g3_over_ssh_with_the_load_generator_on_either_side(
@@ -46,14 +56,34 @@ def test_g3_over_ssh_with_the_load_generator_on_either_side(
     scratch.mkdir()
     a, b = sshd_pair
     inv = tmp_path / "inv.yaml"
-    inv.write_text(yaml.safe_dump({
-        "site": "g3ssh", "scale": "smoke",
-        "hosts": {"node-a": host_entry(a, known_hosts), "node-b": host_entry(b, known_hosts)},
-        "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
-        "engines": {"on-host": deployment("node-a", "host"), "on-ctl": deployment("node-b", "controller")},
-    }))  # fmt: skip
-    cmd = [sys.executable, "-m", "kvgate.cli", "run", "g3", "--inventory", str(inv), "--no-pdf",
-           "--results", str(tmp_path / "r"), "--force-gate-order", "test: G2 runs elsewhere"]  # fmt: skip
+    inv.write_text(
+        yaml.safe_dump(
+            {
+                "site": "g3ssh",
+                "scale": "smoke",
+                "hosts": {"node-a": host_entry(a, known_hosts), "node-b": host_entry(b, known_hosts)},
+                "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
+                "engines": {
+                    "on-host": deployment("node-a", "host"),
+                    "on-ctl": deployment("node-b", "controller"),
+                },
+            }
+        )
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "kvgate.cli",
+        "run",
+        "g3",
+        "--inventory",
+        str(inv),
+        "--no-pdf",
+        "--results",
+        str(tmp_path / "r"),
+        "--force-gate-order",
+        "test: G2 runs elsewhere",
+    ]
     proc = run_cli(cmd, timeout_s=1500)
 
     (run,) = (tmp_path / "r" / "g3ssh").glob("g3-*")

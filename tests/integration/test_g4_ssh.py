@@ -43,13 +43,25 @@ def start_and_detach(tmp_path: Path, host: SSHServer, known_hosts: Path) -> tupl
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     inv = tmp_path / "inv.yaml"
-    dep = {"hosts": ["node-a"], "tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
-           "volume": "scratch", "port": free_port_pair(), "python": sys.executable}  # fmt: skip
-    inv.write_text(yaml.safe_dump({
-        "site": "g4ssh", "scale": "smoke", "hosts": {"node-a": host_entry(host, known_hosts)},
-        "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
-        "engines": {"tiny": dep},
-    }))  # fmt: skip
+    dep = {
+        "hosts": ["node-a"],
+        "tier_profile": "llama-cpp-disk",
+        "recompute_profile": "llama-cpp-recompute",
+        "volume": "scratch",
+        "port": free_port_pair(),
+        "python": sys.executable,
+    }
+    inv.write_text(
+        yaml.safe_dump(
+            {
+                "site": "g4ssh",
+                "scale": "smoke",
+                "hosts": {"node-a": host_entry(host, known_hosts)},
+                "volumes": {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}},
+                "engines": {"tiny": dep},
+            }
+        )
+    )
     cmd = [*RUN_G4, "--inventory", str(inv), "--results", str(tmp_path / "r"), "--force-gate-order", "test"]
     gate = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240

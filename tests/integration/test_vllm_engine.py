@@ -64,8 +64,13 @@ def profile(name: str, **changes: object) -> EngineProfile:
 
 
 def placement(tmp_path: Path, model: str) -> Placement:
-    return Placement(run_dir=str(tmp_path / "run"), model=model, cache_dir=str(tmp_path / "cache"),
-                     port=free_port_pair(), python=str(VLLM_PYTHON))  # fmt: skip
+    return Placement(
+        run_dir=str(tmp_path / "run"),
+        model=model,
+        cache_dir=str(tmp_path / "cache"),
+        port=free_port_pair(),
+        python=str(VLLM_PYTHON),
+    )
 
 
 def group_alive(pgid: int) -> list[str]:
@@ -172,9 +177,20 @@ def g3_inventory(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_arm(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "kvgate.cli", "run", "g3", "--inventory", str(g3_inventory(tmp_path)),
-           "--no-pdf", "--results", str(tmp_path / "r"),
-           "--force-gate-order", "test: G2 runs elsewhere"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "kvgate.cli",
+        "run",
+        "g3",
+        "--inventory",
+        str(g3_inventory(tmp_path)),
+        "--no-pdf",
+        "--results",
+        str(tmp_path / "r"),
+        "--force-gate-order",
+        "test: G2 runs elsewhere",
+    ]
     proc = run_cli(cmd, timeout_s=1500)
     (run,) = (tmp_path / "r" / "g3vllm").iterdir()
     verdicts = {}

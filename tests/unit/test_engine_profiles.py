@@ -19,8 +19,15 @@ from kvgate.errors import ConfigError, LabError
 from kvgate.transport.local import LocalExecutor
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
-VALUES = {"python": "/v/bin/python", "model": "/m/tiny.gguf", "port": "8123", "host": "127.0.0.1",
-          "cache_dir": "/mnt/candidate/kv", "run_dir": "/var/tmp/run", "api_port": "18123"}  # fmt: skip
+VALUES = {
+    "python": "/v/bin/python",
+    "model": "/m/tiny.gguf",
+    "port": "8123",
+    "host": "127.0.0.1",
+    "cache_dir": "/mnt/candidate/kv",
+    "run_dir": "/var/tmp/run",
+    "api_port": "18123",
+}
 LAB_PROFILES = {
     "vllm-lmcache",
     "vllm-lmcache-serial-read",

@@ -111,9 +111,30 @@ SPECIAL_TEXT = [
     "A=B",
     "-oX=y",
 ]
-SPECIAL_BYTES = [b"\x00", b"\xff", b"\xc3", b"\t", b": ", b"- ", b"&a ", b"*a ", b"*nope ", b"{{", b"]]",
-                 b"!!python/object/apply:os.system ['id'] ", b"!!timestamp 2027-02-30 ", b"<<: ", b"? ",
-                 b"\n  - ", b"--- \n", b"%YAML 9.9\n", b"\xef\xbb\xbf", b"'", b'"', b"\\"]  # fmt: skip
+SPECIAL_BYTES = [
+    b"\x00",
+    b"\xff",
+    b"\xc3",
+    b"\t",
+    b": ",
+    b"- ",
+    b"&a ",
+    b"*a ",
+    b"*nope ",
+    b"{{",
+    b"]]",
+    b"!!python/object/apply:os.system ['id'] ",
+    b"!!timestamp 2027-02-30 ",
+    b"<<: ",
+    b"? ",
+    b"\n  - ",
+    b"--- \n",
+    b"%YAML 9.9\n",
+    b"\xef\xbb\xbf",
+    b"'",
+    b'"',
+    b"\\",
+]
 
 scalars = st.one_of(
     st.none(),
@@ -125,9 +146,13 @@ scalars = st.one_of(
     st.dates(min_value=date(1, 1, 1)),
 )
 json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=20),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.text(max_size=20),
     st.sampled_from(SPECIAL_TEXT),
-)  # fmt: skip
+)
 
 
 def values(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -239,8 +264,13 @@ def all_finite(data: Any) -> bool:
 @pytest.fixture(scope="module")
 def waivers_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("base") / "waivers.yaml"
-    waiver = {"rule": "G1-NVME-4", "hosts": ["gpu-*"], "reason": "firmware update scheduled",
-              "approver": "J. Doe <jdoe@example.com>", "expires": date(2027, 1, 31)}  # fmt: skip
+    waiver = {
+        "rule": "G1-NVME-4",
+        "hosts": ["gpu-*"],
+        "reason": "firmware update scheduled",
+        "approver": "J. Doe <jdoe@example.com>",
+        "expires": date(2027, 1, 31),
+    }
     path.write_text(yaml.safe_dump({"waivers": [waiver, {"check": "gpu-1/cpu.model", **waiver}]}))
     return path
 
@@ -305,16 +335,22 @@ def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "forced": [{"gate": "g2", "reason": "r"}],
     }
     store = RunStore.create(tmp_path_factory.mktemp("runs"), site="s", gate="g2", meta=meta)
-    j = judge(Criterion("G2-FIO-1", "read_bw_gb_per_s", ">=", 5.0, unit="GB/s", tolerance=0.05),
-              Measurement("read_bw_gb_per_s", 6.2, "GB/s", ("artifacts/here/fio.json",)))  # fmt: skip
+    j = judge(
+        Criterion("G2-FIO-1", "read_bw_gb_per_s", ">=", 5.0, unit="GB/s", tolerance=0.05),
+        Measurement("read_bw_gb_per_s", 6.2, "GB/s", ("artifacts/here/fio.json",)),
+    )
     store.record(CheckRecord.from_judgement("here", "a", j))
     store.record(CheckRecord(id="here/b", host="here", check="b", verdict=Verdict.ERROR, condition="down"))
     store.artifact("here", "fio.json", '{"jobs": []}', command="fio")
     store.save_facts("here", {"cpu": {"model": "EPYC"}, "memory": {"total_gib": 512.0}})
     table = {"columns": ["host", "GB/s"], "rows": [["here", 6.2]], "note": "n"}
     chart = {"svg": '<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1"/></svg>'}
-    store.update_meta(sections=[{"title": "t", "template": "table.html", "data": table},
-                                {"title": "c", "template": "chart.html", "data": chart}])  # fmt: skip
+    store.update_meta(
+        sections=[
+            {"title": "t", "template": "table.html", "data": table},
+            {"title": "c", "template": "chart.html", "data": chart},
+        ]
+    )
     store.finish("incomplete")
     return store.path
 

@@ -16,8 +16,13 @@ class Counters:  # what a real Window read around the load
 def doc(first_token_s: list[float], texts: list[str]) -> dict[str, Any]:
     """A load document as the load generator writes it: records with ns times from the load's start."""
     n = len(texts)
-    summary = {"completed": n, "failed": 0, "total_input_tokens": 1024 * n, "p50_ttft_ms": 100.0,
-               "output_throughput_tok_per_s": 50.0}  # fmt: skip
+    summary = {
+        "completed": n,
+        "failed": 0,
+        "total_input_tokens": 1024 * n,
+        "p50_ttft_ms": 100.0,
+        "output_throughput_tok_per_s": 50.0,
+    }
     records = [
         {"index": i, "success": True, "text": t, "send_ns": 0, "chunk_ns": [int(f * 1e9), int(f * 1e9) + 5]}
         for i, (f, t) in enumerate(zip(first_token_s, texts, strict=True))

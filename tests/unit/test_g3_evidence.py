@@ -127,8 +127,11 @@ def trial(i: int, ttft: float | None, *, error: str = "", reason: str | None = N
 
 
 def test_arm_summary_percentiles_are_numpy_linear_over_successful_trials_only() -> None:
-    s = summarize("ssd-restore", [trial(0, 0.1), trial(1, 0.3), trial(2, 0.2), trial(3, None, error="boom")],
-                  output_tokens=10)  # fmt: skip
+    s = summarize(
+        "ssd-restore",
+        [trial(0, 0.1), trial(1, 0.3), trial(2, 0.2), trial(3, None, error="boom")],
+        output_tokens=10,
+    )
     assert (s.trials, s.completed) == (4, 3)
     assert s.ttft_p50_s == pytest.approx(0.2)
     assert s.ttft_p90_s == pytest.approx(0.28)  # numpy.percentile([.1, .2, .3], 90)

@@ -63,8 +63,15 @@ def loadgen_document(record: RequestRecord) -> dict[str, Any]:
 
 
 def test_a_loadgen_result_becomes_an_outcome_in_seconds() -> None:
-    ok = RequestRecord(0, "u", send_ns=0, chunk_ns=[150_000_000, 200_000_000, 250_000_000], success=True,
-                       text="abc", finish_reason="length")  # fmt: skip
+    ok = RequestRecord(
+        0,
+        "u",
+        send_ns=0,
+        chunk_ns=[150_000_000, 200_000_000, 250_000_000],
+        success=True,
+        text="abc",
+        finish_reason="length",
+    )
     out = client.outcome(loadgen_document(ok))
     assert (out.ttft_s, out.e2e_s, out.text, out.finish_reason, out.output_chunks) == (
         0.15,

@@ -14,9 +14,16 @@ class FakeBracket:  # the counters a real Bracket read around the load
 
 
 def doc(ttft_ms: float, tput: float, *, n: int = 8, failed: int = 0, texts: str = "ab") -> dict[str, Any]:
-    summary = {"completed": n - failed, "failed": failed, "total_input_tokens": 2048 * (n - failed),
-               "p50_ttft_ms": ttft_ms, "p90_ttft_ms": ttft_ms * 2, "p99_ttft_ms": ttft_ms * 3,
-               "p50_e2el_ms": ttft_ms * 4, "output_throughput_tok_per_s": tput}  # fmt: skip
+    summary = {
+        "completed": n - failed,
+        "failed": failed,
+        "total_input_tokens": 2048 * (n - failed),
+        "p50_ttft_ms": ttft_ms,
+        "p90_ttft_ms": ttft_ms * 2,
+        "p99_ttft_ms": ttft_ms * 3,
+        "p50_e2el_ms": ttft_ms * 4,
+        "output_throughput_tok_per_s": tput,
+    }
     records = [{"index": i, "success": i >= failed, "text": texts} for i in range(n)]
     return {"summary": summary, "records": records, "workload_invalid_reason": None}
 
@@ -82,8 +89,9 @@ def test_the_engines_own_ttft_is_summarised_beside_the_clients() -> None:
     for i, (client_ms, server_s) in enumerate([(120.0, 0.100), (130.0, 0.110), (400.0, 0.105)]):
         d = doc(client_ms, 50)
         d["summary"]["mean_ttft_ms"] = client_ms
-        loads.append(load_trial("warm", 8, i, f"s{i}", doc=d, bracket=FakeBracket(16_384, 0, server_s),
-                                min_hit=0.9))  # fmt: skip
+        loads.append(
+            load_trial("warm", 8, i, f"s{i}", doc=d, bracket=FakeBracket(16_384, 0, server_s), min_hit=0.9)
+        )
     s = summaries({"warm": loads})["warm@c8"]
     assert (s.ttft_mean_s, s.server_ttft_mean_s) == (0.13, 0.105)  # medians over the loads
     assert (

@@ -95,8 +95,21 @@ def test_on_recorded_streams_the_tie_may_flip_but_another_model_may_not() -> Non
 
 
 def run_loadgen(url: str, out: Path, *extra: str) -> dict[str, object]:
-    argv = ["--url", url, "--requests", "1", "--prompt-tokens", "8", "--max-tokens", "4",
-            "--salt", "s", "--out", str(out), *extra]  # fmt: skip
+    argv = [
+        "--url",
+        url,
+        "--requests",
+        "1",
+        "--prompt-tokens",
+        "8",
+        "--max-tokens",
+        "4",
+        "--salt",
+        "s",
+        "--out",
+        str(out),
+        *extra,
+    ]
     assert loadgen_main(argv) == 0
     document: dict[str, object] = json.loads(out.read_text())
     return document

@@ -51,8 +51,25 @@ def checks(inv: Inventory) -> dict[str, G3Check]:
 
 
 def arm(name: str, ttft: float | None, *, cv: float = 0.05, reasons: tuple[str, ...] = ()) -> ArmSummary:
-    return ArmSummary(name, 3, 3 if ttft else 0, ttft, ttft, ttft, cv, ttft, 10.0, 1000, None, None, None,
-                      None, None, None, reasons)  # fmt: skip
+    return ArmSummary(
+        name,
+        3,
+        3 if ttft else 0,
+        ttft,
+        ttft,
+        ttft,
+        cv,
+        ttft,
+        10.0,
+        1000,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        reasons,
+    )
 
 
 def test_every_engine_host_gets_evidence_checks_and_one_check_per_profile_verdict() -> None:
@@ -106,8 +123,14 @@ def test_r2_ttft_is_judged_ssd_tier_against_dram_only_at_three_levels_the_least_
 
 def test_a_site_threshold_fraction_scales_the_lower_bound_and_shows_in_the_condition() -> None:
     ref = load_references().get("R2-recompute-ttft-p50-conc16")
-    b = VerdictBinding(check="x", reference=ref.id, statistic="ttft_p50_s", baseline_arm="recompute",
-                       candidate_arm="ssd-restore", threshold_fraction=0.5)  # fmt: skip
+    b = VerdictBinding(
+        check="x",
+        reference=ref.id,
+        statistic="ttft_p50_s",
+        baseline_arm="recompute",
+        candidate_arm="ssd-restore",
+        threshold_fraction=0.5,
+    )
     bound = Bound(ref, threshold_fraction=0.5)
     check = Check(host="h", check="engine[tiny].x", criterion=bound.criterion(), spec=b, key="x", bound=bound)
     arms = {"recompute": arm("recompute", 5.0), "ssd-restore": arm("ssd-restore", 1.0)}
@@ -162,8 +185,14 @@ def test_the_full_profile_makes_unevaluable_reference_checks_invalid() -> None:
 
 
 def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_levels() -> None:
-    found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-cpu-recompute",
-                             model="/models/m.safetensors", state_bytes_per_token=262144))  # fmt: skip
+    found = checks(
+        inventory(
+            tier_profile="vllm-lmcache",
+            recompute_profile="vllm-cpu-recompute",
+            model="/models/m.safetensors",
+            state_bytes_per_token=262144,
+        )
+    )
     speedup, conc16 = (
         found["engine[tiny].recompute-ttft-speedup"],
         found["engine[tiny].throughput-gain-conc16"],
@@ -219,8 +248,17 @@ def test_evidence_measurements_turn_counters_into_verdicts_with_numbers() -> Non
         "vda", device_read_bytes=60 * MB, engine_read_bytes=55 * MB, hit_tokens=999, caches_dropped=True
     )
     good = Trial("ssd-restore", 0, "s", Outcome(0.1, 0.2, "t"), 1000, w, 50 * MB, 51 * MB, 1.2)
-    bad = Trial("ssd-restore", 1, "s1", Outcome(0.1, 0.2, "t"), 1000,
-                Window("vda", 2 * MB, 55 * MB, 999, True), 50 * MB, 1 * MB, 1.2)  # fmt: skip
+    bad = Trial(
+        "ssd-restore",
+        1,
+        "s1",
+        Outcome(0.1, 0.2, "t"),
+        1000,
+        Window("vda", 2 * MB, 55 * MB, 999, True),
+        50 * MB,
+        1 * MB,
+        1.2,
+    )
     cold = found["engine[tiny].ssd-restore.cold-proof"]
     assert (
         cold.evaluate(Inputs({"cold-proof": cold_proof_measurement([good], ColdBounds())})).verdict
@@ -325,8 +363,9 @@ READERS = {"serial": "vllm-lmcache-serial-read", "parallel": "vllm-lmcache"}
 
 
 def test_named_readers_make_r1_measurable_and_judged_on_both_statistics() -> None:
-    found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute",
-                             cold_read=READERS, **LAB))  # fmt: skip
+    found = checks(
+        inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute", cold_read=READERS, **LAB)
+    )
     ttft, bw = found["engine[tiny].cold-read-ttft-speedup"], found["engine[tiny].cold-read-bw-gain"]
     assert ttft.ruled is bw.ruled is None
     assert "restored cold by vllm-lmcache-serial-read vs vllm-lmcache" in ttft.note
@@ -356,8 +395,9 @@ def test_r1_without_readers_is_invalid_at_full_scale_and_a_reader_without_a_tier
     assert j.verdict is Verdict.INVALID
     assert "engines.<x>.cold_read" in j.condition
     no_tier = {"serial": "vllm-recompute", "parallel": "vllm-lmcache"}
-    found = checks(inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute",
-                             cold_read=no_tier, **LAB))  # fmt: skip
+    found = checks(
+        inventory(tier_profile="vllm-lmcache", recompute_profile="vllm-recompute", cold_read=no_tier, **LAB)
+    )
     j = found["engine[tiny].cold-read-ttft-speedup"].evaluate()
     assert j.verdict is Verdict.INVALID
     assert "without an external KV tier: vllm-recompute" in j.condition
@@ -372,8 +412,10 @@ def test_cold_read_bindings_are_validated_against_the_profile() -> None:
     with pytest.raises(ValidationError, match="baseline serial-read with candidate parallel-read"):
         VerdictBinding.model_validate(base | {"baseline_arm": "recompute", "candidate_arm": "parallel-read"})
     with pytest.raises(ValidationError, match="cold-read arms only"):
-        VerdictBinding.model_validate(base | {"statistic": "read_bw_gb_per_s", "baseline_arm": "recompute",
-                                              "candidate_arm": "ssd-restore"})  # fmt: skip
+        VerdictBinding.model_validate(
+            base
+            | {"statistic": "read_bw_gb_per_s", "baseline_arm": "recompute", "candidate_arm": "ssd-restore"}
+        )
     smoke = load_g3_profile("smoke").model_dump()
     smoke["cold_read"]["concurrency"] = 16
     with pytest.raises(ValidationError, match=r"concurrency 4 is not cold_read\.concurrency 16"):

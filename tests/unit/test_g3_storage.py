@@ -21,10 +21,15 @@ def inventory(scale: str = "smoke", *, baseline: bool = True) -> Inventory:
         vols["nfs"] = {"path": "/n", "kind": "baseline", "scratch": True}
         vols["keep"] = {"path": "/k", "kind": "baseline", "scratch": False}  # never written: not a baseline
     dep = {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute", "volume": "cand"}
-    return Inventory.model_validate({
-        "site": "s", "scale": scale, "hosts": {"h": {"roles": ["engine", "storage-client"]}},
-        "volumes": vols, "engines": {"tiny": dep},
-    })  # fmt: skip
+    return Inventory.model_validate(
+        {
+            "site": "s",
+            "scale": scale,
+            "hosts": {"h": {"roles": ["engine", "storage-client"]}},
+            "volumes": vols,
+            "engines": {"tiny": dep},
+        }
+    )
 
 
 def volume(load_s: float, write_s: float, *reasons: str | None) -> dict[str, Measurement]:

@@ -18,15 +18,35 @@ SMOKE = load_g4_profile("smoke")  # 20-s windows, warm-up 1, baseline 2
 
 def window(i: int, **over: Any) -> dict[str, Any]:
     """Window i of a healthy soak: 20 s each, steady numbers, the canary unchanged."""
-    summary = {"completed": 40, "failed": 0, "error_counts": {}, "total_input_tokens": 20000,
-               "p50_ttft_ms": 100.0, "p99_ttft_ms": 150.0, "p50_tpot_ms": 10.0,
-               "output_throughput_tok_per_s": 50.0} | over.pop("summary", {})  # fmt: skip
-    canary = over.pop("canary", [{"index": 0, "success": True, "text": " a b", "prompt_tokens": 500,
-                                  "logprobs": []}])  # fmt: skip
-    return {"index": i, "start_unix_s": 1000.0 + 20 * i, "end_unix_s": 1020.0 + 20 * i, "summary": summary,
-            "empty_responses": 0, "engines_alive": 1, "canary": canary, "rss_kib": 512 * 1024,
-            "cache_dir_bytes": 10 << 20, "hit_tokens": 9000, "reuse_ttft_p50_ms": 50.0,
-            "fresh_ttft_p50_ms": 150.0, "device_read_bytes": 0, "device_write_bytes": 0} | over  # fmt: skip
+    summary = {
+        "completed": 40,
+        "failed": 0,
+        "error_counts": {},
+        "total_input_tokens": 20000,
+        "p50_ttft_ms": 100.0,
+        "p99_ttft_ms": 150.0,
+        "p50_tpot_ms": 10.0,
+        "output_throughput_tok_per_s": 50.0,
+    } | over.pop("summary", {})
+    canary = over.pop(
+        "canary", [{"index": 0, "success": True, "text": " a b", "prompt_tokens": 500, "logprobs": []}]
+    )
+    return {
+        "index": i,
+        "start_unix_s": 1000.0 + 20 * i,
+        "end_unix_s": 1020.0 + 20 * i,
+        "summary": summary,
+        "empty_responses": 0,
+        "engines_alive": 1,
+        "canary": canary,
+        "rss_kib": 512 * 1024,
+        "cache_dir_bytes": 10 << 20,
+        "hit_tokens": 9000,
+        "reuse_ttft_p50_ms": 50.0,
+        "fresh_ttft_p50_ms": 150.0,
+        "device_read_bytes": 0,
+        "device_write_bytes": 0,
+    } | over
 
 
 def soak(windows: list[dict[str, Any]], **over: Any) -> trends.Soak:
@@ -37,13 +57,17 @@ def soak(windows: list[dict[str, Any]], **over: Any) -> trends.Soak:
 def judged(s: trends.Soak, key: str, profile: G4Profile = SMOKE) -> Verdict:
     crit = dict(criteria(profile))[key]
     measured = {
-        "coverage": trends.coverage(s), "failed-requests": trends.failed_requests(s),
-        "empty-responses": trends.empty_responses(s), "engines-up": trends.engine_deaths(s),
-        "canary": trends.canary_mismatches(s)[0], "ttft-drift": trends.ttft_ratio(s, profile),
+        "coverage": trends.coverage(s),
+        "failed-requests": trends.failed_requests(s),
+        "empty-responses": trends.empty_responses(s),
+        "engines-up": trends.engine_deaths(s),
+        "canary": trends.canary_mismatches(s)[0],
+        "ttft-drift": trends.ttft_ratio(s, profile),
         "throughput-retention": trends.throughput_retention(s, profile),
-        "memory-growth": trends.rss_growth(s, profile), "cache-capacity": trends.cache_peak(s),
+        "memory-growth": trends.rss_growth(s, profile),
+        "cache-capacity": trends.cache_peak(s),
         "hit-retention": trends.hit_retention(s, profile),
-    }  # fmt: skip
+    }
     return g4_check("h", "d", f"soak[d].{key}", key, crit, ruled=None).evaluate(Inputs(measured)).verdict
 
 
@@ -63,17 +87,39 @@ def test_a_steady_soak_passes_every_check(key: str) -> None:
         ("failed-requests", [*HEALTHY[:5], FAILED]),
         ("empty-responses", [*HEALTHY[:5], window(5, empty_responses=2)]),
         ("engines-up", [*HEALTHY[:5], window(5, engines_alive=0)]),
-        ("canary", [*HEALTHY[:5], window(5, canary=[{"index": 0, "success": True, "text": " a c",
-                                                     "prompt_tokens": 500, "logprobs": []}])]),
-        ("ttft-drift", [*HEALTHY[:4], window(4, summary={"p50_ttft_ms": 300.0}),
-                        window(5, summary={"p50_ttft_ms": 300.0})]),
-        ("throughput-retention", [*HEALTHY[:4], window(4, summary={"output_throughput_tok_per_s": 10.0}),
-                                  window(5, summary={"output_throughput_tok_per_s": 10.0})]),
+        (
+            "canary",
+            [
+                *HEALTHY[:5],
+                window(
+                    5,
+                    canary=[
+                        {"index": 0, "success": True, "text": " a c", "prompt_tokens": 500, "logprobs": []}
+                    ],
+                ),
+            ],
+        ),
+        (
+            "ttft-drift",
+            [
+                *HEALTHY[:4],
+                window(4, summary={"p50_ttft_ms": 300.0}),
+                window(5, summary={"p50_ttft_ms": 300.0}),
+            ],
+        ),
+        (
+            "throughput-retention",
+            [
+                *HEALTHY[:4],
+                window(4, summary={"output_throughput_tok_per_s": 10.0}),
+                window(5, summary={"output_throughput_tok_per_s": 10.0}),
+            ],
+        ),
         ("memory-growth", [*HEALTHY[:4], window(4, rss_kib=1024 * 1024), window(5, rss_kib=1024 * 1024)]),
         ("cache-capacity", [*HEALTHY[:5], window(5, cache_dir_bytes=101 << 20)]),
         ("hit-retention", [*HEALTHY[:4], window(4, hit_tokens=100), window(5, hit_tokens=100)]),
     ],
-)  # fmt: skip
+)
 def test_each_failure_mode_fails_its_check(key: str, windows: list[dict[str, Any]]) -> None:
     assert judged(soak(windows), key) is Verdict.FAIL
 
@@ -100,8 +146,10 @@ def test_a_tier_that_served_nothing_is_invalid_not_a_pass() -> None:
 
 
 def test_a_hit_counter_that_could_not_be_read_is_named_as_such() -> None:
-    unread = [*HEALTHY[:3], *(window(i, hit_tokens=None, metrics_errors=["http://x/metrics: refused"])
-                              for i in range(3, 6))]  # fmt: skip
+    unread = [
+        *HEALTHY[:3],
+        *(window(i, hit_tokens=None, metrics_errors=["http://x/metrics: refused"]) for i in range(3, 6)),
+    ]
     reason = str(trends.hit_retention(soak(unread), SMOKE).invalid_reason)
     assert "could not be read in 2 window(s): http://x/metrics: refused" in reason
 
@@ -149,10 +197,14 @@ def test_a_profile_too_short_for_its_trend_windows_is_refused() -> None:
 
 def test_a_deployment_on_no_host_is_an_invalid_check_not_silently_unsoaked() -> None:
     dep = {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute", "volume": "v"}
-    inv = Inventory.model_validate({
-        "site": "s", "hosts": {"c": {"roles": ["control"]}},
-        "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}, "engines": {"tiny": dep},
-    })  # fmt: skip
+    inv = Inventory.model_validate(
+        {
+            "site": "s",
+            "hosts": {"c": {"roles": ["control"]}},
+            "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
+            "engines": {"tiny": dep},
+        }
+    )
     (check,) = plan(inv)
     j = check.evaluate()
     assert (check.check, j.verdict) == ("engines[tiny].hosts", Verdict.INVALID)

@@ -103,10 +103,13 @@ def test_a_relative_engine_python_is_relative_to_the_inventory_and_keeps_the_ven
     ("engine", "field"),
     [
         ("tier_profile: vllm-lmcach, recompute_profile: vllm-recompute", "engines.e.tier_profile"),
-        ("tier_profile: vllm-lmcache, recompute_profile: vllm-recompute,"
-         " cold_read: {serial: vllm-lmcache-serial, parallel: vllm-lmcache}", "engines.e.cold_read.serial"),
+        (
+            "tier_profile: vllm-lmcache, recompute_profile: vllm-recompute,"
+            " cold_read: {serial: vllm-lmcache-serial, parallel: vllm-lmcache}",
+            "engines.e.cold_read.serial",
+        ),
     ],
-)  # fmt: skip
+)
 def test_an_engine_profile_that_does_not_exist_is_named_with_the_ones_that_do(
     tmp_path: Path, engine: str, field: str
 ) -> None:

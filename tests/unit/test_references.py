@@ -49,27 +49,90 @@ SEED_TABLE = (
 # id: (metric, direction, baseline, candidate, stated, kind, low, high); ranges as (low, high)
 EXPECTED: dict[str, tuple[Any, ...]] = {
     "R2R3-cold-restore-throughput-conc8": (
-        "throughput_tok_per_s", "higher_is_better", None, None, "+29%", "percent_gain", 29, 29),
+        "throughput_tok_per_s",
+        "higher_is_better",
+        None,
+        None,
+        "+29%",
+        "percent_gain",
+        29,
+        29,
+    ),
     "R2R3-cold-restore-throughput-conc16": (
-        "throughput_tok_per_s", "higher_is_better", None, None, "+40%", "percent_gain", 40, 40),
+        "throughput_tok_per_s",
+        "higher_is_better",
+        None,
+        None,
+        "+40%",
+        "percent_gain",
+        40,
+        40,
+    ),
     "R3-throughput-tp4x2-whole-machine": (
-        "throughput_tok_per_s", "higher_is_better", None, None, "+35–36%", "percent_gain", 35, 36),
+        "throughput_tok_per_s",
+        "higher_is_better",
+        None,
+        None,
+        "+35–36%",
+        "percent_gain",
+        35,
+        36,
+    ),
     "R2-ttft-p50-tp8": (
-        "ttft_p50_s", "lower_is_better", (10.17, 35.73), (7.53, 26.35),
-        "↓26–32%", "percent_reduction", 26, 32),
+        "ttft_p50_s",
+        "lower_is_better",
+        (10.17, 35.73),
+        (7.53, 26.35),
+        "↓26–32%",
+        "percent_reduction",
+        26,
+        32,
+    ),
     "R2-recompute-ttft-p50-conc16": (
-        "ttft_p50_s", "lower_is_better", 149.5, 11.85, "8.6–20×", "ratio", 8.6, 20),
+        "ttft_p50_s",
+        "lower_is_better",
+        149.5,
+        11.85,
+        "8.6–20×",
+        "ratio",
+        8.6,
+        20,
+    ),
     "R2-recompute-throughput-conc16": (
-        "throughput_tok_per_s", "higher_is_better", 4.1, 74.9, "8.6–20×", "ratio", 8.6, 20),
+        "throughput_tok_per_s",
+        "higher_is_better",
+        4.1,
+        74.9,
+        "8.6–20×",
+        "ratio",
+        8.6,
+        20,
+    ),
     "R1-cold-read-ttft-conc16": ("ttft_s", "lower_is_better", 37.97, 9.30, "4.1×", "ratio", 4.1, 4.1),
     "R1-cold-read-bw-conc16": (
-        "read_bw_gb_per_s", "higher_is_better", 0.98, 5.23, "↑5.3×", "ratio", 5.3, 5.3),
+        "read_bw_gb_per_s",
+        "higher_is_better",
+        0.98,
+        5.23,
+        "↑5.3×",
+        "ratio",
+        5.3,
+        5.3,
+    ),
     "R9-load-time-deepseek-32b": ("load_time_s", "lower_is_better", 691, 112, "6.2×", "ratio", 6.2, 6.2),
     "R9-load-time-deepseek-70b": ("load_time_s", "lower_is_better", 1399, 150, "9.3×", "ratio", 9.3, 9.3),
     "R1-checkpoint-save-time": ("save_time_s", "lower_is_better", 178, 94, "1.9×", "ratio", 1.9, 1.9),
     "R1-checkpoint-write-bw": (
-        "write_bw_gb_per_s", "higher_is_better", 3.26, 6.40, "+96%", "percent_gain", 96, 96),
-}  # fmt: skip
+        "write_bw_gb_per_s",
+        "higher_is_better",
+        3.26,
+        6.40,
+        "+96%",
+        "percent_gain",
+        96,
+        96,
+    ),
+}
 
 
 @pytest.fixture(scope="module")
@@ -177,9 +240,15 @@ def test_improvement_is_recomputed_from_the_rows_figures(
 
 @pytest.mark.parametrize(
     "ref_id",
-    ["R1-cold-read-ttft-conc16", "R1-cold-read-bw-conc16", "R1-checkpoint-save-time",
-     "R1-checkpoint-write-bw", "R9-load-time-deepseek-32b", "R9-load-time-deepseek-70b"],
-)  # fmt: skip
+    [
+        "R1-cold-read-ttft-conc16",
+        "R1-cold-read-bw-conc16",
+        "R1-checkpoint-save-time",
+        "R1-checkpoint-write-bw",
+        "R9-load-time-deepseek-32b",
+        "R9-load-time-deepseek-70b",
+    ],
+)
 def test_stated_improvement_agrees_within_rounding(refs: References, ref_id: str) -> None:
     assert check_reference(refs.get(ref_id)) is None
 
@@ -254,27 +323,67 @@ def test_a_stated_improvement_the_figures_contradict_is_a_mismatch(
 
 MALFORMED: list[tuple[str, Callable[[dict[str, Any]], object], str, str]] = [
     ("missing field", lambda d: d["references"][3].pop("metric"), "references[3].metric", "missing"),
-    ("wrong type", lambda d: d["references"][3]["improvement"].update(low="x"),
-     "references[3].improvement.low", "valid number"),
-    ("unknown key", lambda d: d["references"][3].update(colour="red"),
-     "references[3].colour", "unknown field"),
-    ("low > high", lambda d: d["references"][3]["improvement"].update(low=40),
-     "references[3].improvement.high", "must be ≥ low (40)"),
-    ("stated differs", lambda d: d["references"][6]["improvement"].update(low=4.2, high=4.2),
-     "references[6].improvement", "stated '4.1×' gives [4.1]"),
-    ("metric without unit", lambda d: d["references"][6].update(metric="ttft"),
-     "references[6].metric", "must end in the unit 's'"),
-    ("duplicate id", lambda d: d["references"][4].update(id="R2-ttft-p50-tp8"),
-     "references[4].id", "duplicate id"),
-    ("cross-check to nowhere", lambda d: d["cross_checks"][0]["figures"].update(snapshot="context.nope"),
-     "cross_checks[0].figures.snapshot", "no context figure 'nope'"),
-    ("cross-check code", lambda d: d["cross_checks"][0].update(left="__import__('os')"),
-     "cross_checks[0].left", "only numbers"),
-    ("cross-check nested deep", lambda d: d["cross_checks"][0].update(left="-" * 16000 + "1"),
-     "cross_checks[0].left", "at most 500 characters"),  # MemoryError in Python's parser
-    ("cross-check too long", lambda d: d["cross_checks"][0].update(left="+".join(["snapshot"] * 1500)),
-     "cross_checks[0].left", "at most 500 characters"),  # RecursionError in Python's parser
-]  # fmt: skip
+    (
+        "wrong type",
+        lambda d: d["references"][3]["improvement"].update(low="x"),
+        "references[3].improvement.low",
+        "valid number",
+    ),
+    (
+        "unknown key",
+        lambda d: d["references"][3].update(colour="red"),
+        "references[3].colour",
+        "unknown field",
+    ),
+    (
+        "low > high",
+        lambda d: d["references"][3]["improvement"].update(low=40),
+        "references[3].improvement.high",
+        "must be ≥ low (40)",
+    ),
+    (
+        "stated differs",
+        lambda d: d["references"][6]["improvement"].update(low=4.2, high=4.2),
+        "references[6].improvement",
+        "stated '4.1×' gives [4.1]",
+    ),
+    (
+        "metric without unit",
+        lambda d: d["references"][6].update(metric="ttft"),
+        "references[6].metric",
+        "must end in the unit 's'",
+    ),
+    (
+        "duplicate id",
+        lambda d: d["references"][4].update(id="R2-ttft-p50-tp8"),
+        "references[4].id",
+        "duplicate id",
+    ),
+    (
+        "cross-check to nowhere",
+        lambda d: d["cross_checks"][0]["figures"].update(snapshot="context.nope"),
+        "cross_checks[0].figures.snapshot",
+        "no context figure 'nope'",
+    ),
+    (
+        "cross-check code",
+        lambda d: d["cross_checks"][0].update(left="__import__('os')"),
+        "cross_checks[0].left",
+        "only numbers",
+    ),
+    (
+        "cross-check nested deep",
+        lambda d: d["cross_checks"][0].update(left="-" * 16000 + "1"),
+        "cross_checks[0].left",
+        "at most 500 characters",
+    ),  # MemoryError in Python's parser
+    (
+        "cross-check too long",
+        lambda d: d["cross_checks"][0].update(left="+".join(["snapshot"] * 1500)),
+        "cross_checks[0].left",
+        "at most 500 characters",
+    ),  # RecursionError in Python's parser
+]
 
 
 @pytest.mark.parametrize(
@@ -335,20 +444,40 @@ def test_criterion_reads_the_reference_lower_bound(refs: References) -> None:
 @pytest.mark.parametrize(
     ("ref_id", "measured", "verdict", "condition"),
     [
-        ("R2-ttft-p50-tp8", (12.7, 8.74, 1.0), Verdict.PASS,
-         "ttft_p50_reduction_pct=31.18 ≥ 25.5 (R2: ↓26–32%)"),
-        ("R2-ttft-p50-tp8", (12.7, 10.0, 1.0), Verdict.FAIL,
-         "ttft_p50_reduction_pct=21.26 ≥ 25.5 (R2: ↓26–32%)"),
-        ("R2-ttft-p50-tp8", (12.7, 10.0, 0.8), Verdict.PASS,
-         "ttft_p50_reduction_pct=21.26 ≥ 20.4 (0.8 × R2: ↓26–32%)"),
-        ("R9-load-time-deepseek-32b", (700, 100, 1.0), Verdict.PASS,
-         "load_time_speedup_x=7 ≥ 6.15 (R9: 6.2×)"),
+        (
+            "R2-ttft-p50-tp8",
+            (12.7, 8.74, 1.0),
+            Verdict.PASS,
+            "ttft_p50_reduction_pct=31.18 ≥ 25.5 (R2: ↓26–32%)",
+        ),
+        (
+            "R2-ttft-p50-tp8",
+            (12.7, 10.0, 1.0),
+            Verdict.FAIL,
+            "ttft_p50_reduction_pct=21.26 ≥ 25.5 (R2: ↓26–32%)",
+        ),
+        (
+            "R2-ttft-p50-tp8",
+            (12.7, 10.0, 0.8),
+            Verdict.PASS,
+            "ttft_p50_reduction_pct=21.26 ≥ 20.4 (0.8 × R2: ↓26–32%)",
+        ),
+        (
+            "R9-load-time-deepseek-32b",
+            (700, 100, 1.0),
+            Verdict.PASS,
+            "load_time_speedup_x=7 ≥ 6.15 (R9: 6.2×)",
+        ),
         ("R1-cold-read-bw-conc16", (1.0, 5.0, 1.0), Verdict.FAIL, "read_bw_gain_x=5 ≥ 5.25 (R1: ↑5.3×)"),
         ("R1-checkpoint-write-bw", (3.0, 6.0, 1.0), Verdict.PASS, "write_bw_gain_pct=100 ≥ 95.5 (R1: +96%)"),
-        ("R2R3-cold-restore-throughput-conc16", (100, 130, 1.0), Verdict.FAIL,
-         "throughput_gain_pct=30 ≥ 39.5 (R2/R3: +40%)"),
+        (
+            "R2R3-cold-restore-throughput-conc16",
+            (100, 130, 1.0),
+            Verdict.FAIL,
+            "throughput_gain_pct=30 ≥ 39.5 (R2/R3: +40%)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_judge_reference_gives_pass_or_fail_with_a_readable_condition(
     refs: References, ref_id: str, measured: tuple[float, float, float], verdict: Verdict, condition: str
 ) -> None:
