@@ -145,7 +145,8 @@ class RunView:
     @property
     def profile_text(self) -> str:
         """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
-        prof = self.meta.get(f"{self.gate}_profile") or {}
+        configured = self.meta.get("configuration") or {}
+        prof = configured.get("gate_profile") or self.meta.get(f"{self.gate}_profile") or {}  # run/2, run/1
         name = str(prof.get("name") or "") if isinstance(prof, dict) else ""
         if not name:
             return "not recorded"

@@ -201,7 +201,7 @@ def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
         "tool_versions": {HOST: {"fio": "3.36"}},
     }
     if gate in PROFILE:
-        meta[f"{gate}_profile"] = PROFILE[gate]
+        meta["configuration"] = {"gate_profile": PROFILE[gate]}  # as G3 and G4 record it (kvgate.run/2)
     store = RunStore.create(root, site="lab-a", gate=gate, meta=meta)
     for rec in checks:
         store.record(rec)
