@@ -6,7 +6,10 @@ none of it. kvgate starts engines under ``setsid``, so everything an engine star
 shares its session: ``read_bytes`` of ``/proc/<pid>/io`` is summed over the session's
 live processes (a child that exited was reaped into its parent's count). An engine in
 a container is not in that session: its cgroup v2 ``io.stat`` (``rbytes``) counts
-every process the container ran.
+every process the container ran. On a host whose io controller is not on cgroup v2
+(cgroup v1 or hybrid hosts, as older enterprise distributions ship) there is no
+``io.stat``: the count falls back to the session of the container's init (the runtime
+makes it a session leader), and the record says why.
 
 >>> parse_io_stat("259:0 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\\n8:0 rbytes=10 wbytes=0\\n")
 {'259:0': 4096, '8:0': 10}
@@ -72,6 +75,19 @@ def parse_io_stat(text: str) -> dict[str, int]:
     return out
 
 
+def cgroup2_root(*, proc_root: str = "/proc") -> str | None:
+    """Where cgroup v2 is mounted (``/sys/fs/cgroup``, or ``…/unified`` on a hybrid host); None: nowhere."""
+    try:
+        with open(os.path.join(proc_root, "self", "mountinfo")) as f:
+            for line in f:
+                fields, _, fs = line.partition(" - ")
+                if fs.split(" ", 1)[0] == "cgroup2":
+                    return fields.split()[4]
+    except OSError:
+        return None
+    return None
+
+
 def cgroup_path(pid: int, *, proc_root: str = "/proc") -> str:
     """The cgroup v2 path of ``pid`` (the ``0::`` line of /proc/<pid>/cgroup)."""
     try:
@@ -85,33 +101,47 @@ def cgroup_path(pid: int, *, proc_root: str = "/proc") -> str:
 
 
 def engine_reads(
-    leader: int, scope: str, *, proc_root: str = "/proc", cgroup_root: str = "/sys/fs/cgroup"
+    leader: int, scope: str, *, proc_root: str = "/proc", cgroup_root: str | None = None
 ) -> dict[str, Any]:
-    """{read_bytes, processes, scope, where} of one engine now; raises EngineGone without its leader."""
+    """{read_bytes, processes, scope, where} of one engine now; raises EngineGone without its leader.
+
+    ``cgroup_root``: where cgroup v2 is mounted (default: read from mountinfo).
+    """
     if _stat_fields(str(leader), proc_root) is None:
         raise EngineGone(f"engine process {leader} is gone")
-    if scope == "cgroup":
-        group = cgroup_path(leader, proc_root=proc_root)
-        stat_file = os.path.join(cgroup_root, group.lstrip("/"), "io.stat")
-        with open(stat_file) as f:
-            per_device = parse_io_stat(f.read())
-        procs = os.path.join(cgroup_root, group.lstrip("/"), "cgroup.procs")
-        with open(procs) as f:
-            count = sum(1 for line in f if line.strip())
-        return {
-            "read_bytes": sum(per_device.values()),
-            "processes": count,
-            "scope": scope,
-            "where": group,
-            "per_device": per_device,
-        }
+    if scope != "cgroup":
+        return _session_reads(leader, proc_root)
+    group = cgroup_path(leader, proc_root=proc_root)
+    root = cgroup_root or cgroup2_root(proc_root=proc_root)
+    where = os.path.join(root, group.lstrip("/")) if root else None
+    if where is None or not os.path.exists(os.path.join(where, "io.stat")):
+        reads = _session_reads(leader, proc_root)
+        reads["fallback"] = (
+            f"cgroup {group} has no io.stat (the io controller is not on cgroup v2 here): "
+            f"counted over the session of the container's init {leader}"
+        )
+        return reads
+    with open(os.path.join(where, "io.stat")) as f:
+        per_device = parse_io_stat(f.read())
+    with open(os.path.join(where, "cgroup.procs")) as f:
+        count = sum(1 for line in f if line.strip())
+    return {
+        "read_bytes": sum(per_device.values()),
+        "processes": count,
+        "scope": scope,
+        "where": group,
+        "per_device": per_device,
+    }
+
+
+def _session_reads(leader: int, proc_root: str) -> dict[str, Any]:
     members = session_members(leader, proc_root=proc_root)
     reads = [process_read_bytes(p, proc_root=proc_root) for p in members]
     unreadable = [p for p, r in zip(members, reads) if r is None]  # noqa: B905 - python 3.8 zip takes no strict
     return {
         "read_bytes": None if unreadable else sum(r or 0 for r in reads),
         "processes": len(members),
-        "scope": scope,
+        "scope": "session",
         "where": f"session {leader}: {' '.join(str(p) for p in members)}",
         "unreadable": unreadable,
     }

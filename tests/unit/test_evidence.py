@@ -142,6 +142,45 @@ def test_a_cgroup_counts_every_device_it_read_from() -> None:
     assert per_device == {"8:16": 1459200, "8:0": 90430464}
 
 
+def container_proc(tmp: Path, mountinfo_fs: str) -> Path:
+    """A /proc with a container init (pid 700, its own session) and a child, and the host's mountinfo."""
+    proc = tmp / "proc"
+    for pid, ppid, read in ((700, 650, 4096), (701, 700, 90430464)):
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "stat").write_text(f"{pid} (python3) S {ppid} 700 700 0 -1 0\n")
+        (proc / str(pid) / "io").write_text(f"rchar: 1\nread_bytes: {read}\nwrite_bytes: 0\n")
+        (proc / str(pid) / "cgroup").write_text(
+            "7:blkio:/libpod_parent/libpod-ab\n0::/libpod_parent/libpod-ab\n"
+        )
+    (proc / "self").mkdir()
+    (proc / "self" / "mountinfo").write_text(
+        f"35 24 0:30 / {tmp / 'cgroup'} rw,relatime shared:9 - {mountinfo_fs} cgroup2 rw\n"
+    )
+    return proc
+
+
+def test_a_container_is_counted_on_its_cgroup_v2_io_stat_where_cgroup_v2_is_mounted(tmp_path: Path) -> None:
+    proc = container_proc(tmp_path, "cgroup2")
+    group = tmp_path / "cgroup" / "libpod_parent" / "libpod-ab"
+    group.mkdir(parents=True)
+    (group / "io.stat").write_text((RECORDED / "cgroup-v2-io-stat-kernel-doc.txt").read_text())
+    (group / "cgroup.procs").write_text("700\n701\n")
+    reads = engine_reads(700, "cgroup", proc_root=str(proc))
+    assert (reads["scope"], reads["read_bytes"], reads["processes"]) == ("cgroup", 1459200 + 90430464, 2)
+
+
+def test_a_container_on_a_host_without_io_stat_is_counted_over_its_inits_session(tmp_path: Path) -> None:
+    """cgroup v1 or hybrid hosts (the io controller on v1 blkio): no io.stat, and the record says so."""
+    proc = container_proc(tmp_path, "cgroup2")
+    (tmp_path / "cgroup" / "libpod_parent" / "libpod-ab").mkdir(parents=True)  # v2 group, no io controller
+    reads = engine_reads(700, "cgroup", proc_root=str(proc))
+    assert (reads["scope"], reads["read_bytes"], reads["processes"]) == ("session", 4096 + 90430464, 2)
+    assert "has no io.stat" in reads["fallback"]
+    assert "container's init 700" in reads["fallback"]
+    no_v2 = container_proc(tmp_path / "v1", "tmpfs")  # no cgroup2 mount at all
+    assert engine_reads(700, "cgroup", proc_root=str(no_v2))["scope"] == "session"
+
+
 def test_one_wording_for_every_way_a_read_is_not_cold() -> None:
     short = Counts(
         device_read_bytes=10 * MIB,
