@@ -7,8 +7,10 @@ change to read a file right, the test says what main's parser returned instead.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
+from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 MIB = 1 << 20
@@ -58,3 +60,42 @@ def test_amd_smi_changelog_topology_two_pcie_gpus_in_both_layouts() -> None:
     for name in ("topology-old-2gpu-pcie", "topology-links-2gpu-pcie"):
         links = parse_amd_topology(recorded(f"amd-smi/documented-amdsmi-changelog-{name}.json"))
         assert links["links"] == expected
+
+
+# -- ibv_devinfo, mlnx_qos --------------------------------------------------------------------
+
+
+def ports(text: str) -> list[tuple[Any, ...]]:
+    devices = parse_ibv_devinfo(text)["devices"]
+    keys = ("port", "state", "max_mtu", "active_mtu", "link_layer")
+    return [(d["name"], d["fw_ver"], *(p[k] for k in keys)) for d in devices for p in d["ports"]]
+
+
+def test_ibv_devinfo_two_connectx3_hcas_on_infiniband_not_roce() -> None:
+    """MLNX_OFED's libibverbs ('Device ports:' line): InfiniBand link layer, so never a RoCE port."""
+    assert ports(recorded("ibv_devinfo/heioy-books-mlx4-infiniband-2hca.txt")) == [
+        ("mlx4_1", "2.42.5000", 1, "PORT_ACTIVE (4)", 4096, 4096, "InfiniBand"),
+        ("mlx4_1", "2.42.5000", 2, "PORT_DOWN (1)", 4096, 4096, "InfiniBand"),
+        ("mlx4_0", "2.42.5000", 1, "PORT_ACTIVE (4)", 4096, 4096, "InfiniBand"),
+        ("mlx4_0", "2.42.5000", 2, "PORT_DOWN (1)", 4096, 4096, "InfiniBand"),
+    ]
+
+
+def test_ibv_devinfo_verbose_output_reads_the_same_port_fields() -> None:
+    """`-v` adds capability lists, per-port counters and GIDs between the fields kvgate reads."""
+    assert ports(recorded("ibv_devinfo/heioy-books-mlx4-verbose-port2-polling.txt")) == [
+        ("mlx4_1", "2.42.5000", 2, "PORT_DOWN (1)", 4096, 4096, "InfiniBand"),
+    ]
+
+
+def test_ibv_devinfo_of_an_old_soft_roce_prints_no_link_layer() -> None:
+    """rxe-dev's 2016 libibverbs printed no link_layer line: unknown, not Ethernet by guess."""
+    assert ports(recorded("ibv_devinfo/issue-softroce-rxe-dev-46-no-link-layer.txt")) == [
+        ("rxe0", "0.0.0", 1, "PORT_ACTIVE (4)", 4096, 1024, None),
+    ]
+
+
+def test_mlnx_qos_ofed_4_2_with_pfc_on_four_priorities_and_collapsed_spacing() -> None:
+    facts = parse_mlnx_qos(recorded("mlnx_qos/documented-mellanox-doc-2792-ofed42-pfc-0267.txt"))
+    assert facts["trust"] == "dscp"
+    assert [p for p, on in enumerate(facts["pfc"]) if on] == [0, 2, 6, 7]
