@@ -9,7 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
+from kvgate.facts.nvmeof import parse_kernel_log
 from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
@@ -99,3 +102,35 @@ def test_mlnx_qos_ofed_4_2_with_pfc_on_four_priorities_and_collapsed_spacing() -
     facts = parse_mlnx_qos(recorded("mlnx_qos/documented-mellanox-doc-2792-ofed42-pfc-0267.txt"))
     assert facts["trust"] == "dscp"
     assert [p for p, on in enumerate(facts["pfc"]) if on] == [0, 2, 6, 7]
+
+
+# -- kernel log: NVMe-oF transport errors -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "by_kind"),
+    [
+        (  # Longhorn over NVMe/TCP, dmesg -T: admin timeout, ten requeued I/Os, keep-alive lost, reconnect
+            "issue-spdk-3339-longhorn-nvme-tcp-no-usable-path",
+            {"timeout": 2, "error recovery": 1, "no path": 10, "reconnect failed": 1},
+        ),
+        (  # the target refuses the socket: five failed attempts, each counted twice by the kernel
+            "issue-mayastor-1850-nvme-tcp-connect-refused",
+            {"error recovery": 1, "reconnect failed": 10},
+        ),
+        (  # Talos' `talosctl dmesg` form, with SUBSYSTEM=/DEVICE= continuation lines
+            "issue-mayastor-1330-talos-nvme-tcp-admin-timeouts",
+            {"timeout": 5, "error recovery": 5},
+        ),
+    ],
+)
+def test_kernel_log_transport_errors_of_nvme_tcp_hosts(name: str, by_kind: dict[str, int]) -> None:
+    facts = parse_kernel_log(recorded(f"kernel-log/{name}.txt"))
+    assert (facts["by_kind"], facts["errors"]) == (by_kind, sum(by_kind.values()))
+
+
+def test_kernel_log_of_local_pcie_drives_is_not_a_fabric_error() -> None:
+    """Two local 800 GB drives dropping off the bus: counted only when not declared local."""
+    text = recorded("kernel-log/issue-nvme-cli-151-pcie-drive-removed.txt")
+    assert parse_kernel_log(text)["by_kind"] == {"timeout": 2, "controller lost": 2}
+    assert parse_kernel_log(text, local=frozenset({"nvme2", "nvme3"}))["errors"] == 0
