@@ -14,6 +14,7 @@ import pytest
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.nvmeof import parse_kernel_log
 from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
+from kvgate.g2.nic_counters import SHOWN, judged_counters, parse_ethtool_stats
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 MIB = 1 << 20
@@ -134,3 +135,26 @@ def test_kernel_log_of_local_pcie_drives_is_not_a_fabric_error() -> None:
     text = recorded("kernel-log/issue-nvme-cli-151-pcie-drive-removed.txt")
     assert parse_kernel_log(text)["by_kind"] == {"timeout": 2, "controller lost": 2}
     assert parse_kernel_log(text, local=frozenset({"nvme2", "nvme3"}))["errors"] == 0
+
+
+# -- ethtool -S: i40e, both generations of its PFC counter names ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "xoff", "rx_bytes"),
+    [  # RHEL 8.5's i40e names PFC frames port.rx_priority_N_xoff, RHEL 8.8's adds _rx / _tx
+        ("i40e-int-tp-rhel85", ("port.rx_priority_3_xoff", "port.tx_priority_3_xoff"), 2005843568778348),
+        (
+            "i40e-sfp-10g-rhel88",
+            ("port.rx_priority_3_xoff_rx", "port.tx_priority_3_xoff_tx"),
+            262807800957497,
+        ),
+    ],
+)
+def test_ethtool_i40e_counters_are_judged_on_port_rx_dropped(
+    name: str, xoff: tuple[str, str], rx_bytes: int
+) -> None:
+    counters = parse_ethtool_stats(recorded(f"ethtool/go-ethtool-metrics-{name}.txt"))
+    assert judged_counters(counters) == ("port.rx_dropped", "rdma:out_of_buffer")
+    assert (counters["port.rx_dropped"], counters[xoff[0]], counters["rx_bytes"]) == (0, 0, rx_bytes)
+    assert sorted(k for k in counters if SHOWN.search(k) and "priority_3" in k) == sorted(xoff)
