@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
+from kvgate.facts.mounts import parse_findmnt
 from kvgate.facts.nvmeof import parse_kernel_log
 from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
 from kvgate.g2.nic_counters import SHOWN, judged_counters, parse_ethtool_stats
@@ -165,3 +166,17 @@ def test_ethtool_of_an_igb_port_has_no_judged_counters() -> None:
     counters = parse_ethtool_stats(recorded("ethtool/go-ethtool-metrics-igb-int-tp.txt"))
     assert (len(counters), counters["tx_dropped"], counters["rx_missed_errors"]) == (115, 7, 0)
     assert judged_counters(counters) is None
+
+
+# -- findmnt: an NFS baseline volume ----------------------------------------------------------
+
+
+def test_findmnt_nfs_mount_stacked_over_two_nfs4_mounts_is_the_nfs3_udp_one() -> None:
+    """Three mounts of one export on one target: the topmost (last) is the live one, NFSv3 over UDP."""
+    mount = parse_findmnt(recorded("findmnt/replay-procfs-nfs-stacked-v4-v3.json"))
+    assert (mount["source"], mount["target"], mount["fstype"]) == (
+        "192.168.1.1:/srv/test",
+        "/mnt/nfs/test",
+        "nfs",
+    )
+    assert {"vers=3", "proto=udp", "hard", "rsize=32768"} <= set(mount["options"])
