@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from replay import ok
+from test_facts_accel import host_g1
 
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.mounts import parse_findmnt
 from kvgate.facts.nvmeof import parse_kernel_log
 from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
 from kvgate.g2.nic_counters import SHOWN, judged_counters, parse_ethtool_stats
+from kvgate.judge import Verdict
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 MIB = 1 << 20
@@ -41,6 +44,21 @@ def test_amd_smi_mi210_with_the_inbox_driver_reports_the_kernel_release() -> Non
     # this amd-smi printed no bdf and only the VBIOS name ("Mi200 pcie"): unknown, not guessed
     assert (gpu["pci_address"], gpu["firmware"]) == (None, None)
     assert (gpu["compute_partition"], gpu["memory_partition"]) == (None, None)
+
+
+def test_g1_on_the_recorded_mi210_shows_the_release_and_never_fails_what_amd_smi_left_out() -> None:
+    """The G1 GPU checks on this recording: VBIOS version and partitions unreported are INVALID, not FAIL."""
+    answers = {
+        "amd-smi static --json": ok("amd-smi/dme-static-gpu-data-mi210-inbox-driver.json"),
+        "amd-smi topology --json": (0, "[]", ""),
+    }
+    bom = {"vendor": "amd", "count": 1, "model": "MI210", "driver": ">= 6.8", "min_memory_gib": 60}
+    bom |= {"firmware": "^022", "compute_partition": "SPX", "memory_partition": "NPS1"}
+    results = host_g1(answers, gpus=bom)
+    assert results["gpu.driver"] == (Verdict.PASS, "driver_version=6.14.0-24-generic ≥ 6.8")
+    assert results["gpu.memory"][0] is Verdict.PASS
+    for check in ("gpu.firmware", "gpu.compute_partition", "gpu.memory_partition"):
+        assert results[check][0] is Verdict.INVALID, check
 
 
 def test_amd_smi_strix_halo_apu_list_form_with_partitions_not_applicable() -> None:
