@@ -16,6 +16,7 @@ from test_facts_accel import host_g1
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.mounts import parse_findmnt
 from kvgate.facts.nvmeof import parse_kernel_log
+from kvgate.facts.nvmeof import parse_probe as parse_nvmeof_probe
 from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
 from kvgate.g2.nic_counters import SHOWN, judged_counters, parse_ethtool_stats
 from kvgate.judge import Verdict
@@ -198,3 +199,31 @@ def test_findmnt_nfs_mount_stacked_over_two_nfs4_mounts_is_the_nfs3_udp_one() ->
         "nfs",
     )
     assert {"vers=3", "proto=udp", "hard", "rsize=32768"} <= set(mount["options"])
+
+
+# -- kvgate's NVMe-oF sysfs probe on real sysfs trees -----------------------------------------
+
+
+def test_nvmeof_probe_on_a_power_host_with_a_dual_ported_pcie_drive() -> None:
+    """libnvme's sysfs dump: the space-padded NQNs are trimmed, no ANA rows (the drive has none)."""
+    facts = parse_nvmeof_probe(recorded("sysfs-nvmeof/replay-libnvme-tree-pcie-power-dualport.txt"))
+    pm1735a = "nqn.1994-11.com.samsung:nvme:PM1735a:2.5-inch:S6RTNE0R900057"
+    assert [(c["name"], c["transport"], c["address"], c["nqn"]) for c in facts["controllers"][1:]] == [
+        ("nvme1", "pcie", "052e:78:00.0", pm1735a),
+        ("nvme2", "pcie", "058e:78:00.0", pm1735a),
+    ]
+    assert {(c["io_queues"], c["ctrl_loss_tmo_s"], tuple(c["paths"])) for c in facts["controllers"]} == {
+        (64, None, ())
+    }
+    assert [(s["name"], s["iopolicy"]) for s in facts["subsystems"]] == [
+        ("nvme-subsys0", "numa"),
+        ("nvme-subsys1", "numa"),
+    ]
+
+
+def test_nvmeof_probe_on_an_apple_silicon_host() -> None:
+    """A transport kvgate has no name for (apple-nvme) and a kernel without iopolicy: kept as read."""
+    facts = parse_nvmeof_probe(recorded("sysfs-nvmeof/replay-libnvme-tree-apple-nvme.txt"))
+    (ctrl,) = facts["controllers"]
+    assert (ctrl["transport"], ctrl["address"], ctrl["io_queues"]) == ("apple-nvme", "27bcc0000.nvme", 1)
+    assert facts["subsystems"][0]["iopolicy"] is None
