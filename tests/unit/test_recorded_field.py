@@ -15,6 +15,7 @@ from test_facts_accel import host_g1
 
 from kvgate.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.facts.mounts import parse_findmnt
+from kvgate.facts.nvme import parse_transports
 from kvgate.facts.nvmeof import parse_kernel_log
 from kvgate.facts.nvmeof import parse_probe as parse_nvmeof_probe
 from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
@@ -227,3 +228,8 @@ def test_nvmeof_probe_on_an_apple_silicon_host() -> None:
     (ctrl,) = facts["controllers"]
     assert (ctrl["transport"], ctrl["address"], ctrl["io_queues"]) == ("apple-nvme", "27bcc0000.nvme", 1)
     assert facts["subsystems"][0]["iopolicy"] is None
+
+
+def test_nvme_transport_probe_on_util_linux_desktop_dump() -> None:
+    """The namespace's controller is found through /sys/block/<ns>/device on a real tree: local PCIe."""
+    assert parse_transports(recorded("sysfs-nvme/replay-util-linux-simple-nvme.txt")) == {"nvme0n1": "pcie"}
