@@ -3,7 +3,10 @@
 `amd-smi static --json` printed a bare list of GPUs up to ROCm 6.3 and `{"gpu_data": [...]}`
 from ROCm 6.4; key names moved too (`driver.version` / `driver.driver_version`, `vbios` /
 `ifwi`, `vram.size` / `vram_size_mb`), and on some distributions Python warnings precede
-the JSON. amd-smi's "MB" is MiB (196592 MB on a 192 GiB MI300X). `amd-smi topology --json`
+the JSON. amd-smi's "MB" is MiB (196592 MB on a 192 GiB MI300X). With the in-kernel amdgpu
+driver amd-smi names the kernel release as the driver version, and some releases print the
+whole /proc/version banner with its spaces dropped ("Linuxversion6.14.0-24-generic(buildd@…"):
+the release is kept. `amd-smi topology --json`
 lists, per GPU, its link type to every other GPU (XGMI or PCIE) in one of two layouts.
 
 >>> parse_amd_static('[{"gpu": 0, "asic": {"market_name": "AMD Instinct MI300X"}, '
@@ -23,6 +26,7 @@ TOOL = "amd-smi"
 MIB = 1 << 20
 UNITS = {"B": 1, "KB": 1 << 10, "MB": MIB, "GB": 1 << 30}
 PCI_ID = re.compile(r"0x[0-9A-Fa-f]{1,4}")
+KERNEL_BANNER = re.compile(r"Linuxversion([^(\s]{1,64})\(")
 
 
 def _json(text: str, what: str) -> Any:
@@ -72,6 +76,13 @@ def _str(value: Any) -> str | None:
     return str(value).strip() or None if value is not None else None
 
 
+def _driver(value: Any) -> str | None:
+    """The driver version, or the kernel release where amd-smi printed the kernel's banner."""
+    text = _str(value)
+    banner = KERNEL_BANNER.match(text or "")
+    return banner[1] if banner else text
+
+
 def _device(gpu: dict[str, Any]) -> dict[str, Any]:
     model, why = _model(gpu)
     index = gpu.get("gpu")
@@ -97,7 +108,7 @@ def parse_amd_static(text: str) -> dict[str, Any]:
         _first(g, ("driver", "version"), ("driver", "driver_version"), ("driver_version",)) for g in gpus
     ]
     return {
-        "driver_version": _str(next((d for d in drivers if d), None)),
+        "driver_version": _driver(next((d for d in drivers if d), None)),
         "devices": [_device(g) for g in gpus],
     }
 
