@@ -12,7 +12,7 @@ Counter names differ by driver (from real `ethtool -S` outputs, PROVENANCE.md):
 - bnxt_en: judged rx_total_discard_pkts; PFC rx_pfc_ena_frames_priN (and tx_);
   shown rx_discard_packets_cosN, rx_stat_discard.
 - ice: judged rx_dropped.nic; PFC rx_priority_N_xoff.nic (and tx_).
-- i40e (names from the kernel's i40e_ethtool.c, not a recording): judged port.rx_dropped, later
+- i40e (two recorded ports: RHEL 8.5 and 8.8 drivers): judged port.rx_dropped, later
   renamed port.rx_discards; PFC port.rx_priority_N_xoff, later port.rx_priority_N_xoff_rx.
 
 CNPs and RDMA receive-queue overruns are RDMA counters, not ethtool's: mlx5's
