@@ -254,7 +254,7 @@ def _clock(check: PlannedCheck, col: Collected) -> Judgement:
         synced = "synchronised" if col.facts.get("synchronised") else "NOT synchronised"
         return invalid(check, f"offset not measurable without chrony; timedatectl reports NTP {synced}")
     if not col.facts.get("synchronised"):
-        return invalid(check, f"chrony leap status {col.facts.get('leap_status')!r}: not synchronised")
+        return invalid(check, col.facts.get("unsynchronised_reason") or "chrony: not synchronised")
     j = measure(check, col, col.facts["abs_offset_ms"])
     return with_note(j, f"reference {col.facts.get('reference')}, stratum {col.facts.get('stratum')}")
 
