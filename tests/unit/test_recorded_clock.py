@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from replay import ok
-from test_g1_plan import run_g1, scratch  # noqa: F401 (scratch is a fixture run_g1 needs)
+from test_g1_plan import TOOLS, run_g1, scratch  # noqa: F401 (scratch is a fixture run_g1 needs)
 
 from kvgate.facts.base import ParseError
-from kvgate.facts.clock import parse_chronyc_tracking
+from kvgate.facts.clock import parse_chronyc_tracking, parse_timedatectl
 from kvgate.judge import Verdict
 
 DATA = Path(__file__).parents[1] / "data" / "recorded" / "chronyc"
@@ -80,3 +80,16 @@ def test_a_line_cut_before_the_leap_status_is_refused_not_read_shifted() -> None
     cut = line.rsplit(",", 1)[0]
     with pytest.raises(ParseError, match="chronyc tracking: expected one CSV line of 14 fields"):
         parse_chronyc_tracking(cut + "\n")
+
+
+def test_timedatectl_on_a_host_not_booted_with_systemd_is_a_clean_invalid(scratch: tuple[Path, str]) -> None:  # noqa: F811
+    """systemd 252's real refusal in a container: no NTPSynchronized line, so no verdict."""
+    refusal = (DATA.parent / "timedatectl" / "debian12-kvm-no-systemd-stderr.txt").read_text()
+    with pytest.raises(ParseError, match=r"timedatectl show: expected an NTPSynchronized=yes\|no line"):
+        parse_timedatectl(refusal)
+    tools = TOOLS - {"chronyc"} | {"timedatectl"}
+    verdict, condition = run_g1(scratch, tools=tools, replace={"timedatectl show": (1, "", refusal)})[
+        "clock.offset"
+    ]
+    assert verdict is Verdict.INVALID
+    assert "Failed to connect to bus: Host is down" in condition
