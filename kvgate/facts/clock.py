@@ -31,7 +31,7 @@ def _ms(value: str, what: str) -> float:
 
 
 def parse_chronyc_tracking(text: str) -> dict[str, Any]:
-    """Offset (system time vs NTP, ms), stratum, reference and leap status."""
+    """Offset to NTP (chrony's correction, ms: positive = system slow), stratum, reference, leap status."""
     line = next((ln for ln in text.splitlines() if ln.strip()), "")
     cells = [c.strip() for c in line.split(",")]
     if len(cells) != FIELDS:
@@ -40,7 +40,7 @@ def parse_chronyc_tracking(text: str) -> dict[str, Any]:
     local = cells[0] == LOCAL_REFID and not cells[1]
     return {
         "source": "chrony",
-        "reference": "local clock (7F7F0101)" if local else cells[1] or cells[0],
+        "reference": f"local clock ({LOCAL_REFID})" if local else cells[1] or cells[0],
         "stratum": int(number(cells[2], "chronyc tracking", "stratum")),
         "offset_ms": offset,
         "abs_offset_ms": abs(offset),
@@ -54,7 +54,7 @@ def parse_chronyc_tracking(text: str) -> dict[str, Any]:
 
 def _unsynchronised(leap_status: str, *, local: bool) -> str | None:
     if local:
-        return "chrony follows its own local clock (reference 7F7F0101): no external time source"
+        return f"chrony follows its own local clock (reference {LOCAL_REFID}): no external time source"
     return f"chrony leap status {leap_status!r}: not synchronised" if leap_status == NOT_SYNCED else None
 
 
