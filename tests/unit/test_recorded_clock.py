@@ -42,6 +42,12 @@ def test_a_client_reads_the_same_fourteen_fields_from_3_5_to_4_8(
     assert clock["unsynchronised_reason"] is None
 
 
+def test_an_ipv6_source_is_named_by_its_address_not_its_hashed_refid() -> None:
+    clock = tracking("captured-chrony-4.8-client-of-ipv6-server.csv")
+    assert (clock["reference"], clock["stratum"], clock["synchronised"]) == ("::1", 9, True)
+    assert clock["offset_ms"] == pytest.approx(-0.002127)
+
+
 def test_the_offset_keeps_chronys_sign_positive_when_the_system_clock_is_slow() -> None:
     """chronyc's text form of the same client says 'fast' where the CSV holds a negative value."""
     text = (DATA / "captured-chrony-4.8-client-of-local-server-text.txt").read_text()
