@@ -152,9 +152,12 @@ def parse_smart_log(text: str) -> dict[str, Any]:
     required = ("critical_warning", "temperature", "percent_used", "media_errors")
     if not isinstance(doc, dict) or any(k not in doc for k in required):
         raise ParseError("nvme smart-log", f"a JSON object with {', '.join(required)}", text)
+    temperature_c = _celsius(doc["temperature"])
+    if temperature_c <= -KELVIN_OFFSET:  # every field 0: no log came back (nvme-cli #1645, #2759)
+        raise ParseError("nvme smart-log", "a temperature above 0 K, not an all-zero log", text)
     return {
         "critical_warning": _critical_warning(doc["critical_warning"]),
-        "temperature_c": _celsius(doc["temperature"]),
+        "temperature_c": temperature_c,
         "percentage_used": int(number(doc["percent_used"], "nvme smart-log", "percent_used")),
         "media_errors": int(number(doc["media_errors"], "nvme smart-log", "media_errors")),
         "available_spare_pct": _optional_int(doc, "avail_spare"),
