@@ -1,32 +1,25 @@
 """The report's charts, drawn at render time from the RunView (matplotlib, reduced by kvgate.report.charts).
 
 - every reference-bound figure against its reference's stated range and the site threshold;
-- G2's read bandwidth against I/Os in flight, one line per block size, the knee marked.
+- G2's read bandwidth against I/Os in flight, one line per block size, the knee marked;
+- G3's arms, readers, planner and model loads (kvgate.report.g3_plots);
+- G4's time series with its windows and drift bounds (kvgate.report.soak_plots).
 
 Each chart has axis titles and a caption; a run without the data gets no chart, not an empty one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvgate.reference_schema import Kind
-from kvgate.report.charts import figure, to_svg
+from kvgate.report.charts import BAND, MEASURED, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView
+from kvgate.report.soak_plots import soak_charts
 from kvgate.report.summary import is_reference, reference
-
-BAND, MEASURED, THRESHOLD = "#9ecae1", "#08519c", "#c62828"
-
-
-@dataclass(frozen=True)
-class Chart:
-    title: str
-    svg: str
-    caption: str
 
 
 def charts(view: RunView) -> tuple[Chart, ...]:
-    out = [reference_chart(view), *sweep_charts(view), soak_chart(view)]
+    out = [reference_chart(view), *sweep_charts(view), *g3_charts(view), *soak_charts(view)]
     return tuple(c for c in out if c is not None)
 
 
@@ -86,39 +79,3 @@ def sweep_charts(view: RunView) -> list[Chart]:
         )
         out.append(Chart(f"Read bandwidth vs parallelism — {key}", svg, caption))
     return out
-
-
-def soak_chart(view: RunView) -> Chart | None:
-    """G4: TTFT p50/p99 and output throughput per window, one line per deployment, over the soak's hours."""
-    windows = view.soak_windows
-    if not windows:
-        return None
-    start = min(w["end_s"] for ws in windows.values() for w in ws)
-    with figure(height_in=4.2) as (fig, _ax):
-        fig.clear()
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        for key, ws in windows.items():
-            hours = [(w["end_s"] - start) / 3600 for w in ws]
-            (line,) = top.plot(hours, [w["ttft_p50_ms"] for w in ws], linewidth=1.4, label=f"{key} p50")
-            top.plot(
-                hours,
-                [w["ttft_p99_ms"] for w in ws],
-                linewidth=0.9,
-                linestyle="--",
-                color=line.get_color(),
-                label=f"{key} p99",
-            )
-            bottom.plot(hours, [w["output_tok_per_s"] for w in ws], linewidth=1.4, color=line.get_color())
-        top.set_ylabel("TTFT (ms)")
-        bottom.set_ylabel("output (tok/s)")
-        bottom.set_xlabel("hours since the first window")
-        for axis in (top, bottom):
-            axis.set_ylim(bottom=0)
-            axis.grid(linewidth=0.3)
-        top.legend(frameon=False, fontsize=7, ncols=2)
-        svg = to_svg(fig)
-    caption = (
-        "One point per soak window (the workload's window_s); dashed: TTFT p99. The drift limits judge the "
-        "last windows against the first ones after warm-up (G4 verdicts)."
-    )
-    return Chart("Soak: latency and throughput over time", svg, caption)

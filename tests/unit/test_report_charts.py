@@ -58,7 +58,11 @@ def test_reference_figures_are_drawn_against_their_range_with_axis_titles(tmp_pa
 
 def test_g2_sweep_is_drawn_with_its_knee_and_no_chart_without_data(tmp_path: Path) -> None:
     sweep = [["1m", 1, 7.7e8], ["1m", 8, 1.5e9], ["4m", 1, 1.2e9], ["4m", 8, 2.4e9]]
-    row = {"fio": ["h", "v", "", "", "", "", "8 @ 2.40 (bs 4m)", ""], "sweep": sweep}
+    row = {
+        "fio": ["h", "v", "", "", "", "", "8 @ 2.40 (bs 4m)", ""],
+        "sweep": sweep,
+        "knee": {"parallelism": 8, "bs": "4m"},
+    }
     (chart,) = charts(load_run(run_with(tmp_path, {"g2_rows": {"h/v": row}})))
     assert "read bandwidth (GB/s)" in chart.svg
     assert "knee (4m)" in chart.svg
@@ -73,6 +77,6 @@ def test_a_soak_is_drawn_over_time_from_its_stored_windows(tmp_path: Path) -> No
     lines = [f'{{"end_unix_s": {600 * i}, "summary": {json.dumps(summary)}}}' for i in range(6)]
     path.write_text("\n".join([*lines, '{"torn']) + "\n")
     (chart,) = charts(load_run(run))
-    assert chart.title == "Soak: latency and throughput over time"
-    assert "hours since the first window" in chart.svg
+    assert chart.title == "Soak over time — h/tiny"
+    assert "minutes since the soak started" in chart.svg
     assert "TTFT (ms)" in chart.svg
