@@ -12,27 +12,16 @@ A run recorded before G3 kept these numbers gets no chart, not an empty one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from kvgate.reference_schema import Kind, Reference
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
 from kvgate.report.model import RunView
 from kvgate.report.summary import reference
 
 CACHED = ("ssd-restore", "warm", "ssd-tier", "parallel-read")  # arms served from a cache tier
 READERS = ("serial-read", "parallel-read")
-
-
-def number(value: object) -> float | None:
-    """A recorded figure as a float; None for a missing, non-numeric or boolean one."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def level(arm: str) -> str:
-    """'dram-only@c8' → 'conc 8', 'ssd-tier@whole' → 'whole machine', 'recompute' → 'one prompt'."""
-    _, _, at = arm.partition("@")
-    return "one prompt" if not at else "whole machine" if at == "whole" else f"conc {at.removeprefix('c')}"
 
 
 def label(arm: str) -> str:
@@ -68,13 +57,6 @@ def plain_log(axis: Any) -> None:
 
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
-
-
-def deployments(view: RunView) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(host/deployment, its arms' summaries) for every deployment that recorded them."""
-    for key, figs in view.figures("g3").items():
-        if isinstance(figs.get("arms"), dict) and figs["arms"]:
-            yield key, figs
 
 
 def g3_charts(view: RunView) -> list[Chart | None]:
@@ -120,23 +102,6 @@ def ttft_chart(key: str, arms: dict[str, dict[str, Any]]) -> Chart | None:
         "medians over trials of each load's percentiles."
     )
     return Chart(f"TTFT distribution per arm and load — {key}", svg, caption)
-
-
-def bindings(view: RunView) -> list[dict[str, Any]]:
-    """The gate profile's reference bindings as the run recorded them."""
-    profile = (view.meta.get("configuration") or {}).get("gate_profile") or {}
-    found = profile.get("verdicts") if isinstance(profile, dict) else None
-    return [b for b in found or [] if isinstance(b, dict)]
-
-
-def suffixes(concurrency: object) -> list[str]:
-    """The arm-name suffixes of a binding's levels (kvgate.g3.load_arms.level_key)."""
-    if concurrency == "whole-machine":
-        return ["@whole"]
-    if concurrency == "engine":
-        return [""]
-    levels = concurrency if isinstance(concurrency, list) else [concurrency]
-    return [f"@c{c}" for c in levels]
 
 
 def band(ref: Reference, baseline: float) -> tuple[float, float]:
