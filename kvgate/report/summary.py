@@ -22,6 +22,7 @@ from kvgate.references import load_references, seed_position, show_bound
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.restore_evidence import restore_vs_g2
+from kvgate.report.scope_lines import profile_lines
 
 REFERENCE_RULE = re.compile(r"^R\d")
 # Where a check carries no specification, only the site's own figure (G2 "> 0 B/s").
@@ -353,7 +354,7 @@ def scope(view: RunView) -> tuple[tuple[str, str], ...]:
     evaluated = [r for r in refs if r.label in ("PASS", "FAIL", "WAIVED")]
     specified = [r for r in rows if r.comparator and r.label != "SKIP" and not is_recorded(r)]
     out = [
-        ("Profile", view.profile_text),
+        *profile_lines(view),
         ("Duration", view.duration_text),
         ("Hosts", f"{len(view.hosts)}: " + ", ".join(h.host for h in view.hosts)),
         ("Checks", f"{len(rows)}, of which {len(specified)} evaluated against a specification"),
