@@ -124,12 +124,29 @@ def soak_chart(key: str, windows: list[Window], profile: G4Profile | None, cap: 
         fig.clear()
         axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
         for axis, panel in zip(axes, [of_capacity(p, cap) for p in panels], strict=True):
-            draw(axis, panel, hours, windows)
+            draw(axis, panel, *thinned(hours, windows))
             if profile is not None and not isinstance(split, str):
                 bounds(axis, panel, profile=profile, split=split, hours=hours, windows=windows)
         axes[-1].set_xlabel(f"{unit} since the soak started")
         svg = to_svg(fig)
-    return Chart(f"Soak over time — {key}", svg, caption(profile, split))
+    text = caption(profile, split)
+    if len(windows) > MAX_POINTS:
+        text += (
+            f" {MAX_POINTS} of the {len(windows)} windows are drawn, evenly spaced with the first and last."
+        )
+    return Chart(f"Soak over time — {key}", svg, text)
+
+
+MAX_POINTS = 1000  # per series: a chart's SVG stays well inside the allow-list's 1 MiB
+
+
+def thinned(hours: list[float], windows: list[Window]) -> tuple[list[float], list[Window]]:
+    """At most MAX_POINTS windows, evenly spaced, always the first and the last (the bounds use all)."""
+    if len(windows) <= MAX_POINTS:
+        return hours, windows
+    step = (len(windows) - 1) / (MAX_POINTS - 1)
+    keep = [round(i * step) for i in range(MAX_POINTS)]
+    return [hours[i] for i in keep], [windows[i] for i in keep]
 
 
 def of_capacity(panel: Panel, cap: int | None) -> Panel:

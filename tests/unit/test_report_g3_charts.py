@@ -146,7 +146,7 @@ def window(i: int, *, ttft: float, tput: float, rss_mib: float, tier: int, hits:
     }
 
 
-def g4_run(root: Path) -> Path:
+def g4_run(root: Path, windows: int = 6) -> Path:
     profile = load_g4_profile("smoke").model_dump(mode="json")
     meta = {
         "planned": [],
@@ -157,7 +157,8 @@ def g4_run(root: Path) -> Path:
     }
     store = RunStore.create(root, site="lab-a", gate="g4", meta=meta)
     lines = [
-        window(i, ttft=100 + i, tput=160 - i, rss_mib=900 + i, tier=(i + 1) << 20, hits=500) for i in range(6)
+        window(i, ttft=100 + i, tput=160 - i, rss_mib=900 + i, tier=(i + 1) << 20, hits=500)
+        for i in range(windows)
     ]
     path = store.path / "artifacts" / "h" / "g4" / "tiny" / "windows.jsonl"
     path.parent.mkdir(parents=True)
@@ -184,3 +185,10 @@ def test_a_soak_without_its_gate_profile_is_drawn_without_bounds_and_says_so(tmp
     (run / "run.json").write_text(json.dumps(meta))
     (chart,) = [c for c in charts(load_run(run)) if c.title.startswith("Soak")]
     assert "No bounds drawn: no gate profile" in chart.caption
+
+
+def test_a_soak_of_thousands_of_windows_is_drawn_within_the_allow_lists_size(tmp_path: Path) -> None:
+    """72 h at 10-second windows: 25,920 windows; the chart draws 1,000 of them and says so."""
+    chart = by_title(charts(load_run(g4_run(tmp_path, 25_920))), "Soak over time — h/tiny")
+    assert len(chart.svg) < 1 << 20
+    assert "1000 of the 25920 windows are drawn" in chart.caption
