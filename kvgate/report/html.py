@@ -57,7 +57,7 @@ def trusted_svg(svg: object) -> Markup:
 
 
 # Where a long identifier may wrap: after a separator, never inside a word or a number.
-_BREAK = re.compile(r"(?<=[/_=,:|])(?![\d\s])|(?<=[A-Za-z]\.)(?=[A-Za-z])")
+_BREAK = re.compile(r"(?<=[/_=,:|])(?![\d\s])|(?<=[A-Za-z\]]\.)(?=[A-Za-z])")  # also engine[x].check
 
 
 # A stated range (↓26–32%, 8.6–20×) and a hyphenated name (gpu-node-01) stay on one line.
