@@ -155,6 +155,8 @@ def throughput_chart(key: str, arms: dict[str, dict[str, Any]], binds: list[dict
     caption = (
         "Orange: the baseline arm the reference compares with; blue: the candidate arm; shaded: the seed's "
         "range applied to the baseline (where the candidate lands if it gains what the seed reports). "
+        "Drawn whatever the verdict: the verdicts say which rows were judged (SKIP on an engine that "
+        "serves one request at a time). "
         "Medians over trials (or rounds) of each load's output tokens/s."
     )
     return Chart(f"Throughput against the reference bands — {key}", svg, caption)
@@ -203,14 +205,19 @@ def prediction_chart(key: str, predictions: list[dict[str, Any]]) -> Chart | Non
                 rows.append((f"{what} · {load}", number(pair[0]), number(pair[1])))
     if not rows:
         return None
+    values = [v for _, a, b in rows for v in (a, b) if v is not None and v > 0]
+    floor = min(values) / 2 if values else 0.0  # bars start here on a log axis (a chart is not clipped)
     with figure(height_in=0.42 * len(rows) + 1.1) as (fig, ax):
         for i, (_, predicted, measured) in enumerate(rows):
-            if predicted is not None:
-                ax.barh(i - 0.17, predicted, height=0.3, color=BAND, label="predicted")
-            if measured is not None:
-                ax.barh(i + 0.17, measured, height=0.3, color=MEASURED, label="measured")
+            if predicted is not None and predicted > floor:
+                ax.barh(i - 0.17, predicted - floor, left=floor, height=0.3, color=BAND, label="predicted")
+            if measured is not None and measured > floor:
+                ax.barh(i + 0.17, measured - floor, left=floor, height=0.3, color=MEASURED, label="measured")
         ax.set_yticks(range(len(rows)), [name for name, _, _ in rows])
-        ax.set_xlabel("TTFT p50 (s)")
+        ax.set_xscale("log")
+        ax.set_xlim(left=floor)
+        plain_log(ax.xaxis)
+        ax.set_xlabel("TTFT p50 (s, log scale)")
         ax.invert_yaxis()
         ax.grid(axis="x", linewidth=0.3)
         legend(ax)
