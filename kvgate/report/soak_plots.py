@@ -24,6 +24,7 @@ from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure
 from kvgate.report.model import RunView
 
 Value = Callable[[Window], float | None]
+LAST = "#fdd0a2"  # the last baseline windows' shading
 
 
 @dataclass(frozen=True)
@@ -192,9 +193,9 @@ def bounds(
         axis.axvspan(
             0, hours[min(profile.limits.warmup_windows, len(hours)) - 1], color="#eeeeee", linewidth=0
         )
-    for span in split:
+    for span, color in zip(split, (BAND, LAST), strict=True):  # adjacent spans stay told apart
         axis.axvspan(
-            starts[index[id(span[0])]], hours[index[id(span[-1])]], color=BAND, alpha=0.35, linewidth=0
+            starts[index[id(span[0])]], hours[index[id(span[-1])]], color=color, alpha=0.35, linewidth=0
         )
     first = [v for w in split[0] if (v := panel.value(w)) is not None]
     if panel.bound is not None and first:
@@ -208,8 +209,8 @@ def caption(profile: G4Profile | None, split: tuple[list[Window], list[Window]] 
         "One point per soak window (TTFT: p50 solid, p99 dashed). Red dashed: the limit G4 holds the "
         "median of the last windows to, drawn from the median of the first windows after warm-up (TTFT p50 × "
         "max ratio, throughput × min retention, RSS + max growth, hit ratio × min retention), and the tiers' "
-        "capacity (the tier as a share of it). Grey: warm-up; shaded blue: the first and the last "
-        "baseline windows."
+        "capacity (the tier as a share of it). Grey: warm-up; shaded blue: the first baseline windows; "
+        "shaded orange: the last ones."
     )
     if profile is None or isinstance(split, str):
         text += f" No bounds drawn: {split if isinstance(split, str) else 'no gate profile recorded'}."
