@@ -80,3 +80,23 @@ def test_a_soak_is_drawn_over_time_from_its_stored_windows(tmp_path: Path) -> No
     assert chart.title == "Soak over time — h/tiny"
     assert "minutes since the soak started" in chart.svg
     assert "TTFT (ms)" in chart.svg
+
+
+def test_g2s_kv_restore_is_drawn_one_reader_vs_parallel_with_the_ceiling(tmp_path: Path) -> None:
+    def rec(check: str, metric: str, value: float, verdict: Verdict = Verdict.PASS) -> CheckRecord:
+        return CheckRecord(f"h/{check}", "h", check, verdict, "ok", metric=metric, measured=value, unit="B/s")
+
+    run = run_with(
+        tmp_path,
+        {},
+        rec("volume[v].kv_restore.serial.bw", "kv_restore.serial.read_bw_bytes_per_s", 0.6e9),
+        rec("volume[v].kv_restore.parallel.bw", "kv_restore.parallel.read_bw_bytes_per_s", 3.1e9),
+        rec("volume[v].fio.ceiling.bw", "ceiling.read_bw_bytes_per_s", 3.4e9),
+        rec("volume[w].kv_restore.serial.bw", "kv_restore.serial.read_bw_bytes_per_s", 1e9, Verdict.INVALID),
+        rec("volume[w].kv_restore.parallel.bw", "kv_restore.parallel.read_bw_bytes_per_s", 2e9),
+    )
+    (chart,) = [c for c in charts(load_run(run)) if c.title.startswith("KV restore")]
+    assert chart.title == "KV restore: one reader vs parallel readers — h/volume[v]"  # w's serial untrusted
+    assert ">KV restore, 1 reader per request</text>" in chart.svg
+    assert ">read bandwidth (GB/s)</text>" in chart.svg
+    assert 'stroke="#c62828"' in chart.svg  # the ceiling
