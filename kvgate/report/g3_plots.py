@@ -179,6 +179,7 @@ def readers_chart(key: str, arms: dict[str, dict[str, Any]], g2: dict[str, Any])
             ttft_ax.barh(i, number(s.get("ttft_p50_s")) or 0.0, height=0.6, color=color)
         if ceiling is not None:
             bw_ax.axvline(ceiling / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
+            bw_ax.set_xlim(0, max(bw_ax.get_xlim()[1], ceiling / 1e9 * 1.08))  # a chart is not clipped
         bw_ax.set_yticks(range(len(rows)), [name for name, _ in rows])
         bw_ax.invert_yaxis()
         bw_ax.set_xlabel("restore read bandwidth (GB/s)")

@@ -193,3 +193,10 @@ def test_a_soak_of_thousands_of_windows_is_drawn_within_the_allow_lists_size(tmp
     chart = by_title(charts(load_run(g4_run(tmp_path, 25_920))), "Soak over time — h/tiny")
     assert len(chart.svg) < 1 << 20
     assert "1000 of the 25920 windows are drawn" in chart.caption
+
+
+def test_the_g2_ceiling_line_stays_inside_the_r1_chart_when_far_above_the_readers(tmp_path: Path) -> None:
+    """The allow-list drops clip paths: a line past the axis limits would be drawn over the next panel."""
+    g2 = G2 | {"read_ceiling_bytes_per_s": 9 * GB}  # readers at 0.4 and 1.9 GB/s
+    chart = by_title(charts(load_run(g3_run(tmp_path, {"arms": ARMS, "g2": g2}))), "Cold restore")
+    assert ">8</text>" in chart.svg  # the bandwidth axis reaches past 9 GB/s: tick labels up to 8
