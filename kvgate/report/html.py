@@ -23,7 +23,7 @@ from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.parts import printable
 from kvgate.report.plots import charts
-from kvgate.report.seal import PLACEHOLDER, seal
+from kvgate.report.seal import marker, seal
 from kvgate.report.summary import summarize
 from kvgate.report.svg import sanitize
 
@@ -169,7 +169,7 @@ def render_html(
         for s in view.sections
     ]
     html = env.get_template("report.html").render(
-        report_sha256=PLACEHOLDER,  # the document's own hash goes there (kvgate.report.seal)
+        report_sha256=(mark := marker()),  # the document's own hash goes there (kvgate.report.seal)
         view=view,
         summary=summarize(view),
         comparison=comparison,
@@ -181,4 +181,4 @@ def render_html(
         rendered_at=rendered_at,
         renderer_version=kvgate.__version__,
     )
-    return seal(html)
+    return seal(html, mark)

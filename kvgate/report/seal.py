@@ -1,6 +1,6 @@
 """The report's own hash: shown in its sign-off, checked by ``kvgate verify-report FILE``.
 
-A document cannot contain the hash of itself, so each HTML document is rendered with a fixed
+A document cannot contain the hash of itself, so each HTML document is hashed with a fixed
 placeholder (64 zeros) where its hash goes — a ``<meta name="kvgate-report-sha256">`` and the
 sign-off line — hashed with the placeholder in place, and the placeholder replaced by that
 hash. Verifying undoes it: every occurrence of the hash named in the meta element goes back to
@@ -13,7 +13,8 @@ that document's; a PDF cannot carry its own file hash. Its file hash, and report
 file changed; it is not a signature: whoever can edit the file can recompute it. ``kvgate sign``
 binds the run to a person's key.
 
->>> text = seal('<meta name="kvgate-report-sha256" content="' + PLACEHOLDER + '"><p>x</p>')
+>>> mark = marker()
+>>> text = seal('<meta name="kvgate-report-sha256" content="' + mark + '"><p>x</p>', mark)
 >>> check_html(text).ok, check_html(text.replace("<p>x", "<p>y")).ok
 (True, False)
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +39,20 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def seal(html: str) -> str:
-    """``html`` (rendered with PLACEHOLDER where its hash goes) with its own hash in those places."""
-    if len(_META.findall(html)) != 1:
+def marker() -> str:
+    """Where a document's hash goes while it is rendered: random, so no text of the run can be it."""
+    return secrets.token_hex(32)
+
+
+def seal(html: str, mark: str) -> str:
+    """``html`` (rendered with ``mark`` where its hash goes) with its own hash in those places.
+
+    The hash is of the document with PLACEHOLDER in those places; 64 zeros that a run's own text
+    holds (a tool's output) are hashed as they are and stay as they are.
+    """
+    if len(_META.findall(html)) != 1 or mark not in html:
         raise StoreError("report: a sealed document needs exactly one kvgate-report-sha256 meta element")
-    return html.replace(PLACEHOLDER, sha256(html.encode()))
+    return html.replace(mark, sha256(html.replace(mark, PLACEHOLDER).encode()))
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from kvgate import manifest
 from kvgate.cli import main
 from kvgate.report import RenderedPaths, render
 from kvgate.report.seal import PLACEHOLDER, SUMS, check_html, sha256, verify_report
+from kvgate.store import RunStore
 from tests.integration.report_runs import build
 
 HASH = re.compile(r'<meta name="kvgate-report-sha256" content="([0-9a-f]{64})">')
@@ -83,3 +85,14 @@ def test_a_file_with_nothing_to_verify_against_is_a_clear_error(tmp_path: Path) 
     other.write_text("hello")
     assert main(["verify-report", str(other)]) == 4
     assert main(["verify-report", str(tmp_path / "missing.html")]) == 4
+
+
+def test_64_zeros_in_the_runs_own_text_stay_zeros_and_the_report_verifies(tmp_path: Path) -> None:
+    """The placeholder is 64 zeros; a tool output holding them is hashed as it is, not overwritten."""
+    run = build(tmp_path, "g1")
+    store = RunStore.open(run)
+    store.update_meta(manifest={"localhost": {"nguid": PLACEHOLDER}})
+    manifest.write(run)
+    text = render(run, pdf=False).html.read_text()
+    assert PLACEHOLDER in text  # the recorded value, shown as recorded
+    assert check_html(text).ok
