@@ -1,4 +1,4 @@
-"""`kvgate` command line: run a gate, stop a detached soak, re-render a report, check or capture an inventory.
+"""`kvgate` command line: run a gate, stop a detached soak, re-render or verify a report, check an inventory.
 
 Exit codes (documented in the README):
     0  gate passed (every check PASS, WAIVED or SKIP)
@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.markup import escape
@@ -63,15 +63,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 6 when a figure regressed against the previous comparable run (nightly CI)",
     )
-    rep = sub.add_parser("report", help="re-render a stored run's HTML, PDF and JUnit offline")
-    rep.add_argument("run_dir")
-    rep.add_argument("--no-pdf", action="store_true")
-    rep.add_argument("--allowed-signers", metavar="FILE", help="check the signer against this OpenSSH list")
-    sgn = sub.add_parser("sign", help="sign a finished run's manifest with your SSH key (ssh-keygen -Y sign)")
-    sgn.add_argument("run_dir")
-    sgn.add_argument("--key", required=True, help="your SSH private key, e.g. ~/.ssh/id_ed25519")
-    sgn.add_argument("--identity", required=True, help="who signs, e.g. name@site (shown on the report)")
-    sgn.add_argument("--no-pdf", action="store_true")
+    report_arguments(sub)
     rej = sub.add_parser("rejudge", help="judge a stored run again (new references, profiles, waivers)")
     rej.add_argument("run_dir")
     rej.add_argument("--waivers", metavar="FILE", help="default: the waivers the run was judged with")
@@ -104,6 +96,21 @@ def parser() -> argparse.ArgumentParser:
         sub.add_parser("plan", help="predict G3's numbers and the SSD tier size from G2's figures")
     )
     return p
+
+
+def report_arguments(sub: Any) -> None:
+    """``kvgate report``, ``verify-report`` and ``sign``: what is done with a finished run's report."""
+    rep = sub.add_parser("report", help="re-render a stored run's HTML, PDF and JUnit offline")
+    rep.add_argument("run_dir")
+    rep.add_argument("--no-pdf", action="store_true")
+    rep.add_argument("--allowed-signers", metavar="FILE", help="check the signer against this OpenSSH list")
+    ver = sub.add_parser("verify-report", help="check a report file against its own hash and report.sha256")
+    ver.add_argument("file", help="report.html or report.pdf (or junit.xml) of a run")
+    sgn = sub.add_parser("sign", help="sign a finished run's manifest with your SSH key (ssh-keygen -Y sign)")
+    sgn.add_argument("run_dir")
+    sgn.add_argument("--key", required=True, help="your SSH private key, e.g. ~/.ssh/id_ed25519")
+    sgn.add_argument("--identity", required=True, help="who signs, e.g. name@site (shown on the report)")
+    sgn.add_argument("--no-pdf", action="store_true")
 
 
 def plan_arguments(pl: argparse.ArgumentParser) -> None:

@@ -30,6 +30,7 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
         "plan": plan,
         "run": run_gate,
         "report": report,
+        "verify-report": verify_report,
         "stop": stop,
         "inventory": inventory,
         "references": references,
@@ -173,6 +174,16 @@ def report(args: argparse.Namespace, console: Console) -> int:
     store = RunStore.open(Path(args.run_dir))
     store.check_files()  # an edited or truncated file is named here, not as a crash mid-render
     return finish(store, console, no_pdf=args.no_pdf, allowed_signers=signers)
+
+
+def verify_report(args: argparse.Namespace, console: Console) -> int:
+    """0 when the report file is as kvgate wrote it, 2 when it was modified (as a modified run)."""
+    from kvgate.report.seal import verify_report as checks_of
+
+    found = checks_of(Path(args.file))
+    for c in found:
+        console.print(f"{escape(args.file)}: {escape(c.detail)}", highlight=False, soft_wrap=True)
+    return 0 if all(c.ok for c in found) else EXIT[Verdict.INVALID]
 
 
 def rejudge(args: argparse.Namespace, console: Console) -> int:

@@ -3,8 +3,8 @@
 A signed acceptance report is evidence, so an edit after the run must show. At the end of
 every run (and of every resume) kvgate writes ``manifest.json``: the sha256 of every
 file of the run directory (run.json, checks.jsonl, facts, every artifact) except the
-renders (report.html, report.pdf, junit.xml: re-made from the record at any time) and
-the manifest and its signature. :func:`verify` recomputes it: rendering a run and a
+renders (report.html, report.pdf, junit.xml and their report.sha256: re-made from the record
+at any time) and the manifest and its signature. :func:`verify` recomputes it: rendering a run and a
 later gate reading an earlier one (gate order) show "verified" or "modified after the
 run" with the files that changed.
 
@@ -30,7 +30,7 @@ from kvgate.safefile import write_file
 MANIFEST, SIGNATURE = "manifest.json", "manifest.json.sig"
 SCHEMA = "kvgate.manifest/1"
 NAMESPACE = "kvgate-run"  # ssh-keygen -Y: a signature for one purpose is not valid for another
-RENDERS = frozenset({"report.html", "report.pdf", "junit.xml", MANIFEST, SIGNATURE})
+RENDERS = frozenset({"report.html", "report.pdf", "junit.xml", "report.sha256", MANIFEST, SIGNATURE})
 
 
 def _hashes(run_dir: Path) -> dict[str, str]:

@@ -35,6 +35,7 @@ def g2_measured(
     del nic_counters_before
     inv = inventory.inventory
     profile = fio_profile(inv)
+    run_store.merge_meta(configuration={"gate_profile": profile.model_dump(mode="json")})  # page 1's scope
 
     def measure_host(name: str) -> HostResults:
         out: HostResults = {}

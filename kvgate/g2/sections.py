@@ -53,7 +53,8 @@ def row(r: VolumeResult) -> dict[str, Any]:
         _value(ms, "checkpoint.write_bw_bytes_per_s", GB),
         _value(ms, "checkpoint.readback_bw_bytes_per_s", GB),
     ]
-    return {"fio": fio, "workloads": work, "sweep": r.sweep}
+    raw_knee = None if r.knee is None else {"parallelism": r.knee.parallelism, "bs": str(r.knee.bs)}
+    return {"fio": fio, "workloads": work, "sweep": r.sweep, "knee": raw_knee}  # knee: for the chart
 
 
 def _ceiling(r: VolumeResult) -> str:

@@ -68,6 +68,7 @@ class DeploymentResult:
         default_factory=list
     )  # the planner beside the arms (prediction)
     serving: dict[str, Any] = field(default_factory=dict)  # per load: client and engine latency (serving)
+    g2_figures: dict[str, Any] = field(default_factory=dict)  # G2's figures of the tier's volume (prediction)
 
     def detail(self, key: str) -> str:
         """Extra text for a verdict that is not PASS (the first output mismatch)."""

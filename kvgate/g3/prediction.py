@@ -138,6 +138,18 @@ class StorageBound:
                 cold, invalid_reason=_join(cold.invalid_reason, *fast)
             )
         result.predictions = self.compare(result.arms)
+        result.g2_figures = self.recorded()
+
+    def recorded(self) -> dict[str, Any]:
+        """G2's figures of the tier's volume as the run record keeps them (bytes/s; None: unknown)."""
+        f = self.figures
+        return {
+            "measured": self.measured,  # False: assumed from the inventory, not measured by G2
+            "read_ceiling_bytes_per_s": f.ceiling.value,
+            "kv_restore_request_bytes_per_s": f.per_request.value,
+            "best_read_bytes_per_s": f.best.value,
+            "source": f.ceiling.source,
+        }
 
     def compare(self, measured: dict[str, ArmSummary]) -> list[dict[str, Any]]:
         """Per G3 workload: the planner's numbers beside the arms' medians (data for the report)."""

@@ -168,6 +168,16 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
         "limits": limits_note(r),
         "predictions": prediction.rows(where, r.predictions),
         "serving": serving.rows(where, r.serving),
+        "figures": figures(r, order),
+    }
+
+
+def figures(r: DeploymentResult, order: list[str]) -> dict[str, Any]:
+    """The raw numbers behind the tables, for the report's charts (kvgate.report.g3_plots)."""
+    return {
+        "arms": {a: r.arms[a].to_dict() for a in order},
+        "predictions": r.predictions,
+        "g2": r.g2_figures,
     }
 
 
@@ -338,7 +348,42 @@ def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]
             ]
         )
     verdicts = [storage_verdict_row(where, c, r) for c in checks]
-    return {"arms": [], "evidence": [], "engines": [], "limits": "", "storage": numbers, "verdicts": verdicts}
+    return {
+        "arms": [],
+        "evidence": [],
+        "engines": [],
+        "limits": "",
+        "storage": numbers,
+        "verdicts": verdicts,
+        "figures": {"volumes": storage_figures(r)},
+    }
+
+
+STORAGE_FIGURES = {
+    "model_load_s": "model_load_s",
+    "engine_weights_load_s": "engine.weights_load_s",
+    "engine_ready_s": "engine.ready_s",
+    "checkpoint_write_s": "checkpoint.write_s",
+}
+
+
+def storage_figures(r: StorageResult) -> dict[str, dict[str, Any]]:
+    """Per volume: its role and each time in seconds (None: not measured or not trusted), for the charts."""
+    out: dict[str, dict[str, Any]] = {}
+    for volume, role in ((r.candidate, "candidate"), (r.baseline, "baseline")):
+        ms = r.measured.get(volume, {})
+        found = {
+            k: r.statistic(volume, k) if k == "model_load_s" else ms.get(m)
+            for k, m in STORAGE_FIGURES.items()
+        }
+        out[volume] = {"role": role} | {k: _trusted(m) for k, m in found.items()}
+    return out
+
+
+def _trusted(m: Measurement | None) -> float | None:
+    if m is None or m.invalid_reason or isinstance(m.value, bool) or not isinstance(m.value, int | float):
+        return None
+    return float(m.value)
 
 
 def storage_verdict_row(where: str, c: StorageCheck, r: StorageResult) -> list[str]:

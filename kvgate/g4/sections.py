@@ -106,6 +106,8 @@ def rows(r: SoakResult, checks: list[G4Check]) -> dict[str, Any]:
         "windows": [window_row(where, w, ws[0]) for w in shown(ws)],
         "verdicts": [verdict_row(c, r) for c in checks],
         "notes": note(r),
+        # for the report's charts: the tiers' summed capacity (the windows are in windows.jsonl)
+        "figures": {"cap_bytes": r.soak.cap_bytes},
     }
 
 

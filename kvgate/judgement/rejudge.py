@@ -30,6 +30,7 @@ from kvgate import manifest
 from kvgate.errors import StoreError, UsageError
 from kvgate.facts import HostFacts
 from kvgate.facts.checks import FactsProbe, evaluate_facts
+from kvgate.gates import repo_root
 from kvgate.inventory import LoadedInventory, load
 from kvgate.judge import Inputs, Judgement, Measurement, Verdict, fmt, symbol
 from kvgate.judgement.catalogue import plans
@@ -189,6 +190,10 @@ def _gate_profile(gate: str, name: str) -> dict[str, Any] | None:
         from kvgate.g4.profile import load_g4_profile
 
         return load_g4_profile(name).model_dump(mode="json")
+    if gate == "g2" and name:  # G2's fio matrix (kvgate.g2.fixtures records it for page 1's scope)
+        from kvgate.fio.matrix import load_profile
+
+        return load_profile(repo_root() / "workloads" / "fio" / f"{name}.yaml").model_dump(mode="json")
     return None
 
 

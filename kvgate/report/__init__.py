@@ -21,6 +21,7 @@ from kvgate.report.html import render_html
 from kvgate.report.junit import render_junit
 from kvgate.report.model import RunView, load_run
 from kvgate.report.pdf import write_pdf
+from kvgate.report.seal import write_sums
 from kvgate.safefile import replacing, write_file
 from kvgate.store import utc_now
 
@@ -36,7 +37,7 @@ class RenderedPaths:
 
 
 def render(run_dir: Path, *, pdf: bool = True, allowed_signers: Path | None = None) -> RenderedPaths:
-    """Write run_dir/report.html, report.pdf (unless ``pdf=False``) and junit.xml from the stored run.
+    """Write run_dir/report.html, report.pdf (unless ``pdf=False``), junit.xml and their report.sha256.
 
     The run is compared with the previous comparable run in the results root's history
     (``<run_dir>/../../history.sqlite``), then indexed there.
@@ -55,6 +56,7 @@ def render(run_dir: Path, *, pdf: bool = True, allowed_signers: Path | None = No
             write_pdf(printed, run_dir=run_dir, target=out)
     else:
         target.unlink(missing_ok=True)  # a PDF from an earlier render would contradict the new HTML
+    write_sums(run_dir, ["report.html", *(["report.pdf"] if pdf else []), "junit.xml"])
     History(root).index(record)
     return RenderedPaths(
         run_dir / "report.html", target if pdf else None, run_dir / "junit.xml", comparison.regressions

@@ -14,6 +14,7 @@ import io
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from kvgate.report.svg import ATTRIBUTES, ELEMENTS, SVG_NS, sanitize
@@ -27,6 +28,17 @@ RC: dict[Any, Any] = {
     "axes.spines.right": False,
 }
 DROPPED = frozenset(["metadata", "style", "defs", "clipPath"])
+# The report's palette: reference bands, measured values, thresholds and bounds, a second series.
+BAND, MEASURED, THRESHOLD, OTHER = "#9ecae1", "#08519c", "#c62828", "#fd8d3c"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart of the report: its title, its SVG (passed through the allow-list) and its caption."""
+
+    title: str
+    svg: str
+    caption: str
 
 
 @contextmanager

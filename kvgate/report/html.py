@@ -23,6 +23,7 @@ from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.parts import printable
 from kvgate.report.plots import charts
+from kvgate.report.seal import marker, seal
 from kvgate.report.summary import summarize
 from kvgate.report.svg import sanitize
 
@@ -56,7 +57,7 @@ def trusted_svg(svg: object) -> Markup:
 
 
 # Where a long identifier may wrap: after a separator, never inside a word or a number.
-_BREAK = re.compile(r"(?<=[/_=,:|])(?![\d\s])|(?<=[A-Za-z]\.)(?=[A-Za-z])")
+_BREAK = re.compile(r"(?<=[/_=,:|])(?![\d\s])|(?<=[A-Za-z\]]\.)(?=[A-Za-z])")  # also engine[x].check
 
 
 # A stated range (↓26–32%, 8.6–20×) and a hyphenated name (gpu-node-01) stay on one line.
@@ -158,13 +159,17 @@ def render_section(env: jinja2.Environment, title: str, template: str, data: obj
 def render_html(
     view: RunView, *, rendered_at: str, comparison: Comparison = NONE, for_print: bool = False
 ) -> str:
-    """The full report as one HTML document; ``for_print`` leaves out the lists only report.html gives."""
+    """The full report as one sealed HTML document (its own hash in its sign-off: kvgate.report.seal).
+
+    ``for_print`` leaves out the lists only report.html gives.
+    """
     env = environment()
     sections = [
         (s.title, render_section(env, s.title, s.template, for_paper(s.data) if for_print else s.data))
         for s in view.sections
     ]
-    return env.get_template("report.html").render(
+    html = env.get_template("report.html").render(
+        report_sha256=(mark := marker()),  # the document's own hash goes there (kvgate.report.seal)
         view=view,
         summary=summarize(view),
         comparison=comparison,
@@ -176,3 +181,4 @@ def render_html(
         rendered_at=rendered_at,
         renderer_version=kvgate.__version__,
     )
+    return seal(html, mark)

@@ -12,8 +12,6 @@ Usage::
 
 from __future__ import annotations
 
-import json
-import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -191,23 +189,18 @@ class RunView:
 
     @property
     def knees(self) -> dict[str, tuple[int, str]]:
-        """G2's knee per host/volume: (I/Os in flight, block size), from its stored table row."""
+        """G2's knee per host/volume: (I/Os in flight, block size), as G2 recorded it (no knee: none)."""
         out = {}
         for key, row in (self.meta.get("g2_rows") or {}).items():
-            cells = row.get("fio") or []
-            found = KNEE.match(str(cells[6])) if len(cells) > 6 else None
-            if found:
-                out[str(key)] = (int(found.group(1)), found.group(2))
+            knee = row.get("knee")
+            if isinstance(knee, dict) and isinstance(knee.get("parallelism"), int):
+                out[str(key)] = (int(knee["parallelism"]), str(knee.get("bs") or ""))
         return out
 
-    @property
-    def soak_windows(self) -> dict[str, list[dict[str, float]]]:
-        """G4's windows per host/deployment (artifacts/<host>/g4/<deployment>/windows.jsonl), in order."""
-        out: dict[str, list[dict[str, float]]] = {}
-        for path in sorted((self.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
-            key = f"{path.parts[-4]}/{path.parts[-2]}"
-            out[key] = [w for line in path.read_text().splitlines() if (w := soak_window(line))]
-        return {k: v for k, v in out.items() if v}
+    def figures(self, gate: str) -> dict[str, dict[str, Any]]:
+        """The raw numbers a gate recorded beside its tables, per host/subject (none before they were)."""
+        rows = self.meta.get(f"{gate}_rows") or {}
+        return {str(k): r["figures"] for k, r in sorted(rows.items()) if isinstance(r.get("figures"), dict)}
 
     def history_record(self) -> RunRecord:
         """What kvgate.history keeps of this run: identity, verdict and every numeric figure."""
@@ -260,7 +253,6 @@ class RunView:
         ]
 
 
-KNEE = re.compile(r"^(\d+) @ [\d.]+ \(bs (\w+)\)")
 BETTER = {">=": "higher", ">": "higher", "<=": "lower", "<": "lower"}
 
 
@@ -276,21 +268,6 @@ def history_figures(rows: list[CheckRow]) -> tuple[Figure, ...]:
         noise = float(noise) if isinstance(noise, int | float) else None
         out.append(Figure(r.id, float(value), r.unit, BETTER.get(r.comparator, ""), noise))
     return tuple(out)
-
-
-def soak_window(line: str) -> dict[str, float]:
-    """One stored window's figures for the trend charts; {} for a torn or foreign line."""
-    try:
-        w = json.loads(line)
-        summary = w["summary"]
-        return {
-            "end_s": float(w["end_unix_s"]),
-            "ttft_p50_ms": float(summary["p50_ttft_ms"]),
-            "ttft_p99_ms": float(summary["p99_ttft_ms"]),
-            "output_tok_per_s": float(summary["output_throughput_tok_per_s"]),
-        }
-    except (ValueError, KeyError, TypeError):
-        return {}
 
 
 def utc(stamp: str) -> datetime:

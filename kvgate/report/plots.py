@@ -1,32 +1,27 @@
 """The report's charts, drawn at render time from the RunView (matplotlib, reduced by kvgate.report.charts).
 
 - every reference-bound figure against its reference's stated range and the site threshold;
-- G2's read bandwidth against I/Os in flight, one line per block size, the knee marked.
+- G2's read bandwidth against I/Os in flight, one line per block size, the knee marked;
+- G2's KV restore by one reader vs several per request (R1's picture on the storage), its ceiling beside;
+- G3's arms, readers, planner and model loads (kvgate.report.g3_plots);
+- G4's time series with its windows and drift bounds (kvgate.report.soak_plots).
 
 Each chart has axis titles and a caption; a run without the data gets no chart, not an empty one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvgate.reference_schema import Kind
-from kvgate.report.charts import figure, to_svg
+from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView
+from kvgate.report.soak_plots import soak_charts
 from kvgate.report.summary import is_reference, reference
-
-BAND, MEASURED, THRESHOLD = "#9ecae1", "#08519c", "#c62828"
-
-
-@dataclass(frozen=True)
-class Chart:
-    title: str
-    svg: str
-    caption: str
 
 
 def charts(view: RunView) -> tuple[Chart, ...]:
-    out = [reference_chart(view), *sweep_charts(view), soak_chart(view)]
+    out = [reference_chart(view), *sweep_charts(view), *restore_charts(view), *g3_charts(view)]
+    out += soak_charts(view)
     return tuple(c for c in out if c is not None)
 
 
@@ -88,37 +83,46 @@ def sweep_charts(view: RunView) -> list[Chart]:
     return out
 
 
-def soak_chart(view: RunView) -> Chart | None:
-    """G4: TTFT p50/p99 and output throughput per window, one line per deployment, over the soak's hours."""
-    windows = view.soak_windows
-    if not windows:
-        return None
-    start = min(w["end_s"] for ws in windows.values() for w in ws)
-    with figure(height_in=4.2) as (fig, _ax):
-        fig.clear()
-        top, bottom = fig.subplots(2, 1, sharex=True)
-        for key, ws in windows.items():
-            hours = [(w["end_s"] - start) / 3600 for w in ws]
-            (line,) = top.plot(hours, [w["ttft_p50_ms"] for w in ws], linewidth=1.4, label=f"{key} p50")
-            top.plot(
-                hours,
-                [w["ttft_p99_ms"] for w in ws],
-                linewidth=0.9,
-                linestyle="--",
-                color=line.get_color(),
-                label=f"{key} p99",
-            )
-            bottom.plot(hours, [w["output_tok_per_s"] for w in ws], linewidth=1.4, color=line.get_color())
-        top.set_ylabel("TTFT (ms)")
-        bottom.set_ylabel("output (tok/s)")
-        bottom.set_xlabel("hours since the first window")
-        for axis in (top, bottom):
-            axis.set_ylim(bottom=0)
-            axis.grid(linewidth=0.3)
-        top.legend(frameon=False, fontsize=7, ncols=2)
+READERS = {
+    "kv_restore.serial.read_bw_bytes_per_s": "KV restore, 1 reader per request",
+    "kv_restore.parallel.read_bw_bytes_per_s": "KV restore, parallel readers",
+}
+CEILING = "ceiling.read_bw_bytes_per_s"
+
+
+def restore_charts(view: RunView) -> list[Chart]:
+    """G2: per volume, the KV restore's bandwidth with one reader and with several, G2's ceiling beside."""
+    trusted: dict[str, dict[str, float]] = {}
+    for r in view.all_rows:
+        value = r.measured_value
+        if (
+            r.label in ("PASS", "FAIL", "WAIVED")
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        ):
+            trusted.setdefault(f"{r.host}/{r.check.split('.')[0]}", {})[r.metric] = float(value)
+    return [
+        restore_chart(where, found)
+        for where, found in sorted(trusted.items())
+        if READERS.keys() <= found.keys()
+    ]
+
+
+def restore_chart(where: str, found: dict[str, float]) -> Chart:
+    with figure(height_in=1.6) as (fig, ax):
+        for i, metric in enumerate(READERS):
+            ax.barh(i, found[metric] / 1e9, height=0.6, color=OTHER if i == 0 else MEASURED)
+        if CEILING in found:
+            ax.axvline(found[CEILING] / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
+        ax.set_xlim(0, max(found.get(k, 0.0) for k in (*READERS, CEILING)) / 1e9 * 1.08)  # nothing clipped
+        ax.set_yticks(range(len(READERS)), list(READERS.values()))
+        ax.set_xlabel("read bandwidth (GB/s)")
+        ax.invert_yaxis()
+        ax.grid(axis="x", linewidth=0.3)
         svg = to_svg(fig)
     caption = (
-        "One point per soak window (the workload's window_s); dashed: TTFT p99. The drift limits judge the "
-        "last windows against the first ones after warm-up (G4 verdicts)."
+        "The agent's KV-cache cold restore on this volume (the G3 tier's storage path without an engine): "
+        "every request at once, each read by one reader and by several (R1's serial vs parallel read). "
+        "Red dashed: the volume's read ceiling (the best fio cell, re-measured)."
     )
-    return Chart("Soak: latency and throughput over time", svg, caption)
+    return Chart(f"KV restore: one reader vs parallel readers — {where}", svg, caption)

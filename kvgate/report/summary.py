@@ -21,6 +21,8 @@ from kvgate.reference_schema import Kind, Reference
 from kvgate.references import load_references, seed_position, show_bound
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
+from kvgate.report.restore_evidence import restore_vs_g2
+from kvgate.report.scope_lines import profile_lines
 
 REFERENCE_RULE = re.compile(r"^R\d")
 # Where a check carries no specification, only the site's own figure (G2 "> 0 B/s").
@@ -142,7 +144,10 @@ def evidence_of(row: CheckRow) -> str:
     return row.label
 
 
-def reference_headline(row: CheckRow, ref: Reference, rows: Iterable[CheckRow] = ()) -> Headline:
+def reference_headline(
+    row: CheckRow, ref: Reference, rows: Iterable[CheckRow] = (), *, restore: str = ""
+) -> Headline:
+    """``restore``: the restore's bandwidth beside G2's on the volume (kvgate.report.restore_evidence)."""
     value = row.measured_value
     position = (
         seed_position(ref, float(value))
@@ -157,7 +162,7 @@ def reference_headline(row: CheckRow, ref: Reference, rows: Iterable[CheckRow] =
         against=f"reference {ref.report} {ref.improvement.stated} (site threshold ≥ {floor})",
         position=position.replace("the seed's ", "").split(": was")[0],
         evidence="; ".join(
-            e for e in (evidence_checklist(row, rows), evidence_of(row)) if e and e != "measured"
+            e for e in (evidence_checklist(row, rows), restore, evidence_of(row)) if e and e != "measured"
         ),
         verdict=row.label,
         note=comparability(ref),
@@ -189,7 +194,11 @@ def threshold_headline(row: CheckRow, what: str = "") -> Headline:
 def headline(view: RunView) -> tuple[Headline, ...]:
     rows = view.all_rows
     refs = [(r, ref) for r in rows if is_reference(r) and (ref := reference(r.rule)) is not None]
-    out = [reference_headline(r, ref, rows) for r, ref in refs if r.label != "SKIP"]
+    out = [
+        reference_headline(r, ref, rows, restore=restore_vs_g2(view, r))
+        for r, ref in refs
+        if r.label != "SKIP"
+    ]
     if view.gate == "g2":
         out += [
             threshold_headline(r, t) for m, t in G2_HEADLINE.items() for r in rows if r.metric.endswith(m)
@@ -345,7 +354,7 @@ def scope(view: RunView) -> tuple[tuple[str, str], ...]:
     evaluated = [r for r in refs if r.label in ("PASS", "FAIL", "WAIVED")]
     specified = [r for r in rows if r.comparator and r.label != "SKIP" and not is_recorded(r)]
     out = [
-        ("Profile", view.profile_text),
+        *profile_lines(view),
         ("Duration", view.duration_text),
         ("Hosts", f"{len(view.hosts)}: " + ", ".join(h.host for h in view.hosts)),
         ("Checks", f"{len(rows)}, of which {len(specified)} evaluated against a specification"),

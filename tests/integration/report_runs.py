@@ -8,9 +8,12 @@ two sections, an empty section, engine text with control characters.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+from kvgate.g3.profile import load_g3_profile
+from kvgate.g4.profile import load_g4_profile
 from kvgate.judge import Verdict
 from kvgate.store import CheckRecord, RunStore
 
@@ -178,8 +181,50 @@ def g4_sections() -> list[dict[str, Any]]:
     ]
 
 
+def arm(p50: float, tput: float, bw: float | None = None) -> dict[str, Any]:
+    return {
+        "ttft_p50_s": p50,
+        "ttft_p90_s": p50 * 1.3,
+        "ttft_p99_s": p50 * 1.6,
+        "output_throughput_tok_per_s": tput,
+        "read_bw_gb_per_s": bw,
+    }
+
+
+def g3_rows() -> dict[str, Any]:
+    """One deployment's raw figures, as G3 records them beside its tables (numbers of a demo run)."""
+    arms = {
+        "recompute": arm(11.4, 1.03),
+        "ssd-restore": arm(0.23, 29.1, 0.21),
+        "dram-only@c8": arm(9.16, 6.67),
+        "ssd-tier@c8": arm(6.65, 10.0, 0.5),
+        "dram-only@whole": arm(5.76, 4.13),
+        "ssd-tier@whole": arm(1.48, 12.2, 0.4),
+    }
+    g2 = {"measured": True, "read_ceiling_bytes_per_s": 1.36e9, "kv_restore_request_bytes_per_s": 4.1e8}
+    prediction = {"concurrency": 1, "restore_ttft_s": [0.12, 0.23], "recompute_ttft_s": [None, 11.4]}
+    figures = {"arms": arms, "predictions": [prediction], "g2": g2}
+    return {f"{HOST}/tiny": {"arms": [], "verdicts": [], "limits": "", "figures": figures}}
+
+
+def g4_windows(store: RunStore) -> None:
+    """Six 20-second windows of the soak, as the agent writes them (windows.jsonl)."""
+    lines = []
+    for i in range(6):
+        summary = {
+            "p50_ttft_ms": 100.0 + 5 * i,
+            "p99_ttft_ms": 300.0,
+            "output_throughput_tok_per_s": 160.0 - i,
+            "total_input_tokens": 1000,
+        }
+        w = {"index": i, "start_unix_s": 1.7e9 + 20 * i, "end_unix_s": 1.7e9 + 20 * (i + 1)}
+        w |= {"summary": summary, "rss_kib": 900 * 1024, "cache_dir_bytes": i << 20, "hit_tokens": None}
+        lines.append(json.dumps(w | {"canary": []}) + "\n")
+    store.artifact(HOST, "g4/tiny/windows.jsonl", "".join(lines))
+
+
 CHECKS = {"g1": g1_checks, "g2": g2_checks, "g3": g3_checks, "g4": g4_checks}
-PROFILE = {"g3": {"name": "smoke", "description": "CPU smoke"}, "g4": {"name": "smoke", "duration_s": 120}}
+PROFILE = {"g3": load_g3_profile, "g4": load_g4_profile}  # as G3 and G4 record them
 
 
 def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
@@ -201,7 +246,9 @@ def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
         "tool_versions": {HOST: {"fio": "3.36"}},
     }
     if gate in PROFILE:
-        meta["configuration"] = {"gate_profile": PROFILE[gate]}  # as G3 and G4 record it (kvgate.run/2)
+        meta["configuration"] = {"gate_profile": PROFILE[gate]("smoke").model_dump(mode="json")}
+    if gate == "g3":
+        meta["g3_rows"] = g3_rows()
     store = RunStore.create(root, site="lab-a", gate=gate, meta=meta)
     for rec in checks:
         store.record(rec)
@@ -209,6 +256,7 @@ def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
         store.record(check("ib.link", Verdict.ERROR, condition="ssh: host unreachable"))
     if gate == "g4":
         store.update_meta(sections=g4_sections())
+        g4_windows(store)
     if outcome == "resumed":
         store.update_meta(resumes=["2026-01-01T01:00:00Z"])
     if outcome != "interrupted":

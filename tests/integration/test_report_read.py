@@ -106,6 +106,21 @@ def test_g3_page1_says_the_reference_and_where_the_site_lands(rendered: dict) ->
     assert "cold proven ✓ · outputs compared ✓" in text  # the evidence checklist beside the figure
 
 
+def test_charts_are_in_the_pdf_with_their_axis_titles(rendered: dict) -> None:
+    g3 = " ".join(pdf_text(rendered["g3", "complete"].pdf).split())
+    for text in (
+        "TTFT distribution per arm and load",
+        "time to first token (s, log scale)",
+        "Throughput against the reference bands",
+        "output throughput (tokens/s)",
+        "Planner: predicted vs measured TTFT",
+    ):
+        assert text in g3
+    g4 = " ".join(pdf_text(rendered["g4", "complete"].pdf).split())
+    assert "Soak over time" in g4
+    assert "minutes since the soak started" in g4
+
+
 def test_g4_failure_is_on_page1_with_a_next_step(rendered: dict) -> None:
     p1 = " ".join(page1(rendered["g4", "complete"], "-raw").split())
     assert "expected ≤ 0 responses, measured 319 responses" in p1

@@ -58,7 +58,11 @@ def test_reference_figures_are_drawn_against_their_range_with_axis_titles(tmp_pa
 
 def test_g2_sweep_is_drawn_with_its_knee_and_no_chart_without_data(tmp_path: Path) -> None:
     sweep = [["1m", 1, 7.7e8], ["1m", 8, 1.5e9], ["4m", 1, 1.2e9], ["4m", 8, 2.4e9]]
-    row = {"fio": ["h", "v", "", "", "", "", "8 @ 2.40 (bs 4m)", ""], "sweep": sweep}
+    row = {
+        "fio": ["h", "v", "", "", "", "", "8 @ 2.40 (bs 4m)", ""],
+        "sweep": sweep,
+        "knee": {"parallelism": 8, "bs": "4m"},
+    }
     (chart,) = charts(load_run(run_with(tmp_path, {"g2_rows": {"h/v": row}})))
     assert "read bandwidth (GB/s)" in chart.svg
     assert "knee (4m)" in chart.svg
@@ -73,6 +77,26 @@ def test_a_soak_is_drawn_over_time_from_its_stored_windows(tmp_path: Path) -> No
     lines = [f'{{"end_unix_s": {600 * i}, "summary": {json.dumps(summary)}}}' for i in range(6)]
     path.write_text("\n".join([*lines, '{"torn']) + "\n")
     (chart,) = charts(load_run(run))
-    assert chart.title == "Soak: latency and throughput over time"
-    assert "hours since the first window" in chart.svg
+    assert chart.title == "Soak over time — h/tiny"
+    assert "minutes since the soak started" in chart.svg
     assert "TTFT (ms)" in chart.svg
+
+
+def test_g2s_kv_restore_is_drawn_one_reader_vs_parallel_with_the_ceiling(tmp_path: Path) -> None:
+    def rec(check: str, metric: str, value: float, verdict: Verdict = Verdict.PASS) -> CheckRecord:
+        return CheckRecord(f"h/{check}", "h", check, verdict, "ok", metric=metric, measured=value, unit="B/s")
+
+    run = run_with(
+        tmp_path,
+        {},
+        rec("volume[v].kv_restore.serial.bw", "kv_restore.serial.read_bw_bytes_per_s", 0.6e9),
+        rec("volume[v].kv_restore.parallel.bw", "kv_restore.parallel.read_bw_bytes_per_s", 3.1e9),
+        rec("volume[v].fio.ceiling.bw", "ceiling.read_bw_bytes_per_s", 3.4e9),
+        rec("volume[w].kv_restore.serial.bw", "kv_restore.serial.read_bw_bytes_per_s", 1e9, Verdict.INVALID),
+        rec("volume[w].kv_restore.parallel.bw", "kv_restore.parallel.read_bw_bytes_per_s", 2e9),
+    )
+    (chart,) = [c for c in charts(load_run(run)) if c.title.startswith("KV restore")]
+    assert chart.title == "KV restore: one reader vs parallel readers — h/volume[v]"  # w's serial untrusted
+    assert ">KV restore, 1 reader per request</text>" in chart.svg
+    assert ">read bandwidth (GB/s)</text>" in chart.svg
+    assert 'stroke="#c62828"' in chart.svg  # the ceiling

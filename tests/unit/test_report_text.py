@@ -42,6 +42,12 @@ def test_wrap_points_fall_between_tokens_never_inside_a_word_or_number() -> None
     assert "&lt;b&gt;" in out  # still escaped
 
 
+def test_a_g3_check_id_may_wrap_after_its_deployment() -> None:
+    """'engine[tiny-llama].ttft-p50-reduction' ran into the next column of a real G3 report's findings."""
+    out = str(breakable("localhost/engine[tiny-llama].ttft-p50-reduction"))
+    assert 'engine[<span class="nobr">tiny-llama</span>].<wbr>' in out
+
+
 def test_engine_text_is_repaired_once_and_control_characters_replaced() -> None:
     assert printable("cafÃ© â€™") == "café ’"
     assert printable("café Größe") == "café Größe"  # correct text is left alone

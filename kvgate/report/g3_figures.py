@@ -1,0 +1,50 @@
+"""G3's raw figures as the run record keeps them (``g3_rows.<host/deployment>.figures``) and its bindings.
+
+The charts (kvgate.report.g3_plots) and the evidence checklist (kvgate.report.restore_evidence)
+read G3's numbers through these, never out of the formatted table cells.
+
+>>> level("dram-only@c8"), level("ssd-tier@whole"), level("recompute")
+('conc 8', 'whole machine', 'one prompt')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kvgate.report.model import RunView
+
+
+def number(value: object) -> float | None:
+    """A recorded figure as a float; None for a missing, non-numeric or boolean one."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def level(arm: str) -> str:
+    """'dram-only@c8' → 'conc 8', 'ssd-tier@whole' → 'whole machine', 'recompute' → 'one prompt'."""
+    _, _, at = arm.partition("@")
+    return "one prompt" if not at else "whole machine" if at == "whole" else f"conc {at.removeprefix('c')}"
+
+
+def deployments(view: RunView) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(host/deployment, its arms' summaries) for every deployment that recorded them."""
+    for key, figs in view.figures("g3").items():
+        if isinstance(figs.get("arms"), dict) and figs["arms"]:
+            yield key, figs
+
+
+def bindings(view: RunView) -> list[dict[str, Any]]:
+    """The gate profile's reference bindings as the run recorded them."""
+    profile = (view.meta.get("configuration") or {}).get("gate_profile") or {}
+    found = profile.get("verdicts") if isinstance(profile, dict) else None
+    return [b for b in found or [] if isinstance(b, dict)]
+
+
+def suffixes(concurrency: object) -> list[str]:
+    """The arm-name suffixes of a binding's levels (kvgate.g3.load_arms.level_key)."""
+    if concurrency == "whole-machine":
+        return ["@whole"]
+    if concurrency == "engine":
+        return [""]
+    levels = concurrency if isinstance(concurrency, list) else [concurrency]
+    return [f"@c{c}" for c in levels]

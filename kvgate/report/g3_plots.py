@@ -1,0 +1,278 @@
+"""G3's charts, from the raw numbers G3 records beside its tables (``g3_rows.<host/deployment>.figures``).
+
+- the TTFT distribution (p50, p90, p99) of every arm at every load level;
+- each arm's output throughput against its reference's band (the seed's range applied to the
+  baseline arm the reference compares with, as the gate profile binds them);
+- R1's picture: restore bandwidth and TTFT of the serial vs the parallel tier reader, G2's read
+  ceiling of the volume beside them;
+- the tiering planner's predicted TTFTs beside the measured ones.
+
+A run recorded before G3 kept these numbers gets no chart, not an empty one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgate.reference_schema import Kind, Reference
+from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
+from kvgate.report.model import RunView
+from kvgate.report.summary import reference
+
+CACHED = ("ssd-restore", "warm", "ssd-tier", "parallel-read")  # arms served from a cache tier
+READERS = ("serial-read", "parallel-read")
+
+
+def label(arm: str) -> str:
+    return f"{arm.partition('@')[0]} · {level(arm)}"
+
+
+def legend(ax: Any) -> None:
+    """A legend with each label once (a bar per row repeats its series' label)."""
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    ax.figure.legend(  # below the axes, never over a bar
+        list(unique.values()), list(unique.keys()), loc="outside lower center", ncols=3, frameon=False
+    )
+
+
+ARM_ORDER = ("recompute", "ssd-restore", "warm", "dram-only", "ssd-tier", *READERS)
+
+
+def in_order(arms: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Arms by level (one prompt, conc 4, 8, 16, the whole machine), then as the protocol runs them."""
+
+    def rank(arm: str) -> tuple[float, int, str]:
+        name, _, at = arm.partition("@")
+        where = 0.0 if not at else float("inf") if at == "whole" else float(at.removeprefix("c") or 0)
+        return (where, ARM_ORDER.index(name) if name in ARM_ORDER else len(ARM_ORDER), name)
+
+    return sorted(arms.items(), key=lambda item: rank(item[0]))
+
+
+def plain_log(axis: Any) -> None:
+    """A log axis labelled 0.1, 1, 10 (not 10⁰ in mathtext), without minor labels."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def g3_charts(view: RunView) -> list[Chart | None]:
+    out: list[Chart | None] = []
+    for key, figs in deployments(view):
+        arms: dict[str, dict[str, Any]] = figs["arms"]
+        out += [
+            ttft_chart(key, arms),
+            throughput_chart(key, arms, bindings(view)),
+            readers_chart(key, arms, figs.get("g2") or {}),
+            prediction_chart(key, figs.get("predictions") or []),
+        ]
+    out += [
+        storage_chart(key, figs["volumes"]) for key, figs in view.figures("g3").items() if figs.get("volumes")
+    ]
+    return out
+
+
+def ttft_chart(key: str, arms: dict[str, dict[str, Any]]) -> Chart | None:
+    """Per arm and level: a thick tick at p50, a thin one at p90, the line running on to p99."""
+    rows = [(a, s) for a, s in in_order(arms) if number(s.get("ttft_p50_s"))]
+    if not rows:
+        return None
+    with figure(height_in=0.24 * len(rows) + 1.0) as (fig, ax):
+        for i, (arm, s) in enumerate(rows):
+            p50, p90, p99 = (number(s.get(k)) for k in ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s"))
+            color = MEASURED if arm.partition("@")[0] in CACHED else OTHER
+            if p50 is not None and p99 is not None:
+                ax.hlines(i, p50, p99, colors=color, linewidth=1)
+            ax.vlines(p50, i - 0.32, i + 0.32, colors=color, linewidth=3)
+            if p90 is not None:
+                ax.vlines(p90, i - 0.2, i + 0.2, colors=color, linewidth=1.2)
+        ax.set_yticks(range(len(rows)), [label(a) for a, _ in rows])
+        ax.set_xscale("log")
+        plain_log(ax.xaxis)
+        ax.set_xlabel("time to first token (s, log scale)")
+        ax.invert_yaxis()
+        ax.grid(axis="x", linewidth=0.3)
+        svg = to_svg(fig)
+    caption = (
+        "Thick tick: TTFT p50; thin tick: p90; the line ends at p99. Blue: arms served from a cache tier; "
+        "orange: the arms they are compared with. One prompt: percentiles over the trials; a load level: "
+        "medians over trials of each load's percentiles."
+    )
+    return Chart(f"TTFT distribution per arm and load — {key}", svg, caption)
+
+
+def band(ref: Reference, baseline: float) -> tuple[float, float]:
+    """The seed's range applied to the baseline arm: where the candidate arm should land."""
+    low, high = ref.improvement.low, ref.improvement.high
+    if ref.improvement.kind is Kind.RATIO:
+        return baseline * low, baseline * high
+    return baseline * (1 + low / 100), baseline * (1 + high / 100)
+
+
+Pair = tuple[str, Reference, str, float, float]  # level label, reference, candidate arm, baseline, candidate
+
+
+def throughput_pairs(arms: dict[str, dict[str, Any]], binds: list[dict[str, Any]]) -> list[Pair]:
+    out = []
+    for b in binds:
+        ref = reference(str(b.get("reference")))
+        if b.get("statistic") != "output_throughput_tok_per_s" or ref is None:
+            continue
+        for suffix in suffixes(b.get("concurrency")):
+            base = number((arms.get(f"{b['baseline_arm']}{suffix}") or {}).get("output_throughput_tok_per_s"))
+            cand = number(
+                (arms.get(f"{b['candidate_arm']}{suffix}") or {}).get("output_throughput_tok_per_s")
+            )
+            if base is not None and cand is not None:
+                out.append(
+                    (f"{ref.report} {level(suffix)}", ref, f"{b['candidate_arm']}{suffix}", base, cand)
+                )
+    return out
+
+
+def throughput_chart(key: str, arms: dict[str, dict[str, Any]], binds: list[dict[str, Any]]) -> Chart | None:
+    pairs = throughput_pairs(arms, binds)
+    if not pairs:
+        return None
+    with figure(height_in=0.5 * len(pairs) + 1.1) as (fig, ax):
+        for i, (_, ref, _, base, cand) in enumerate(pairs):
+            lo, hi = band(ref, base)
+            width = max(hi - lo, 0.015 * max(hi, cand))  # a one-value range (+29 %) still shows
+            ax.barh(i, width, left=lo, height=0.9, color=BAND, label="the seed's range")
+            ax.barh(i - 0.17, base, height=0.3, color=OTHER, label="baseline arm")
+            ax.barh(i + 0.17, cand, height=0.3, color=MEASURED, label="candidate arm")
+        ax.set_yticks(
+            range(len(pairs)), [f"{lvl}\n{arm.partition('@')[0]} vs baseline" for lvl, _, arm, _, _ in pairs]
+        )
+        ax.set_xlabel("output throughput (tokens/s)")
+        ax.invert_yaxis()
+        ax.grid(axis="x", linewidth=0.3)
+        legend(ax)
+        svg = to_svg(fig)
+    caption = (
+        "Orange: the baseline arm the reference compares with; blue: the candidate arm; shaded: the seed's "
+        "range applied to the baseline (where the candidate lands if it gains what the seed reports). "
+        "Drawn whatever the verdict: the verdicts say which rows were judged (SKIP on an engine that "
+        "serves one request at a time). "
+        "Medians over trials (or rounds) of each load's output tokens/s."
+    )
+    return Chart(f"Throughput against the reference bands — {key}", svg, caption)
+
+
+def readers_chart(key: str, arms: dict[str, dict[str, Any]], g2: dict[str, Any]) -> Chart | None:
+    """R1: the serial and the parallel reader at each level, bandwidth and TTFT side by side."""
+    levels = sorted({a.partition("@")[2] for a in arms if a.partition("@")[0] in READERS})
+    rows = [(f"{r} · {level('x@' + c)}", arms.get(f"{r}@{c}") or {}) for c in levels for r in READERS]
+    rows = [(name, s) for name, s in rows if number(s.get("read_bw_gb_per_s")) or number(s.get("ttft_p50_s"))]
+    if not rows:
+        return None
+    ceiling = number(g2.get("read_ceiling_bytes_per_s"))
+    with figure(height_in=0.3 * len(rows) + 1.3) as (fig, _ax):
+        fig.clear()
+        bw_ax, ttft_ax = fig.subplots(1, 2, sharey=True)
+        for i, (name, s) in enumerate(rows):
+            color = MEASURED if name.startswith("parallel") else OTHER
+            bw_ax.barh(i, number(s.get("read_bw_gb_per_s")) or 0.0, height=0.6, color=color)
+            ttft_ax.barh(i, number(s.get("ttft_p50_s")) or 0.0, height=0.6, color=color)
+        if ceiling is not None:
+            bw_ax.axvline(ceiling / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
+            bw_ax.set_xlim(0, max(bw_ax.get_xlim()[1], ceiling / 1e9 * 1.08))  # a chart is not clipped
+        bw_ax.set_yticks(range(len(rows)), [name for name, _ in rows])
+        bw_ax.invert_yaxis()
+        bw_ax.set_xlabel("restore read bandwidth (GB/s)")
+        ttft_ax.set_xlabel("TTFT p50 (s)")
+        for axis in (bw_ax, ttft_ax):
+            axis.grid(axis="x", linewidth=0.3)
+        svg = to_svg(fig)
+    caption = (
+        "R1's picture: the same prompts restored cold by the serial and by the parallel tier reader "
+        "(the seed: bandwidth 5.3×, TTFT 4.1×). Bandwidth: device bytes over the time to the load's "
+        "last first token; red dashed: G2's read ceiling of the volume (its best fio cell, re-measured)."
+    )
+    return Chart(f"Cold restore: serial vs parallel reader (R1) — {key}", svg, caption)
+
+
+def prediction_chart(key: str, predictions: list[dict[str, Any]]) -> Chart | None:
+    """Per load: the planner's restore and recompute TTFT beside the measured p50."""
+    rows = []
+    for p in predictions:
+        load = "one prompt" if p.get("concurrency") == 1 else f"conc {p.get('concurrency')}"
+        for what in ("restore", "recompute"):
+            pair = p.get(f"{what}_ttft_s") or [None, None]
+            if number(pair[0]) is not None or number(pair[1]) is not None:
+                rows.append((f"{what} · {load}", number(pair[0]), number(pair[1])))
+    if not rows:
+        return None
+    values = [v for _, a, b in rows for v in (a, b) if v is not None and v > 0]
+    floor = min(values) / 2 if values else 0.0  # bars start here on a log axis (a chart is not clipped)
+    with figure(height_in=0.42 * len(rows) + 1.1) as (fig, ax):
+        for i, (_, predicted, measured) in enumerate(rows):
+            if predicted is not None and predicted > floor:
+                ax.barh(i - 0.17, predicted - floor, left=floor, height=0.3, color=BAND, label="predicted")
+            if measured is not None and measured > floor:
+                ax.barh(i + 0.17, measured - floor, left=floor, height=0.3, color=MEASURED, label="measured")
+        ax.set_yticks(range(len(rows)), [name for name, _, _ in rows])
+        ax.set_xscale("log")
+        ax.set_xlim(left=floor)
+        plain_log(ax.xaxis)
+        ax.set_xlabel("TTFT p50 (s, log scale)")
+        ax.invert_yaxis()
+        ax.grid(axis="x", linewidth=0.3)
+        legend(ax)
+        svg = to_svg(fig)
+    caption = (
+        "The tiering planner (kvgate plan) from G2's figures of the volume and this run's recompute arm, "
+        "beside what the arms measured. A missing bar: not predicted (no figure) or not measured "
+        "(no such arm)."
+    )
+    return Chart(f"Planner: predicted vs measured TTFT — {key}", svg, caption)
+
+
+STORAGE_TIMES = {
+    "model_load_s": "model load (agent, fastest loader)",
+    "engine_weights_load_s": "engine weight load",
+    "engine_ready_s": "engine launch to ready",
+    "checkpoint_write_s": "checkpoint write",
+}
+
+
+def storage_chart(key: str, volumes: dict[str, dict[str, Any]]) -> Chart | None:
+    """R9 and R1's checkpoint: each time on the candidate volume beside the baseline volume."""
+    by_role = {str(v.get("role")): (name, v) for name, v in volumes.items()}
+    rows = [
+        (what, *(number(by_role.get(role, ("", {}))[1].get(stat)) for role in ("baseline", "candidate")))
+        for stat, what in STORAGE_TIMES.items()
+    ]
+    rows = [r for r in rows if r[1] is not None or r[2] is not None]
+    if not rows:
+        return None
+    names = {role: by_role[role][0] for role in ("baseline", "candidate") if role in by_role}
+    with figure(height_in=0.45 * len(rows) + 1.1) as (fig, ax):
+        for i, (_, base, cand) in enumerate(rows):
+            if base is not None:
+                ax.barh(
+                    i - 0.17, base, height=0.3, color=OTHER, label=f"baseline {names.get('baseline', '')}"
+                )
+            if cand is not None:
+                ax.barh(
+                    i + 0.17,
+                    cand,
+                    height=0.3,
+                    color=MEASURED,
+                    label=f"candidate {names.get('candidate', '')}",
+                )
+        ax.set_yticks(range(len(rows)), [what for what, _, _ in rows])
+        ax.set_xlabel("time (s)")
+        ax.invert_yaxis()
+        ax.grid(axis="x", linewidth=0.3)
+        legend(ax)
+        svg = to_svg(fig)
+    caption = (
+        "Model loading (R9: launch to a ready endpoint, the weight load within it, the agent's loaders) and "
+        "the checkpoint save (R1), cold, on the candidate and on the baseline volume; shorter is better. "
+        "A missing bar: not measured or not trusted (the tables say why)."
+    )
+    return Chart(f"Model load and checkpoint: candidate vs baseline — {key}", svg, caption)

@@ -1,0 +1,118 @@
+"""The report's own hash: shown in its sign-off, checked by ``kvgate verify-report FILE``.
+
+A document cannot contain the hash of itself, so each HTML document is hashed with a fixed
+placeholder (64 zeros) where its hash goes — a ``<meta name="kvgate-report-sha256">`` and the
+sign-off line — hashed with the placeholder in place, and the placeholder replaced by that
+hash. Verifying undoes it: every occurrence of the hash named in the meta element goes back to
+the placeholder, and the sha256 of the result must be that hash. A changed byte anywhere —
+the text, the numbers, either copy of the hash — makes them differ.
+
+The PDF is laid out from its own print document, sealed the same way, so the hash it shows is
+that document's; a PDF cannot carry its own file hash. Its file hash, and report.html's, are in
+``report.sha256`` beside them (``sha256sum -c report.sha256`` checks it too). A hash shows that a
+file changed; it is not a signature: whoever can edit the file can recompute it. ``kvgate sign``
+binds the run to a person's key.
+
+>>> mark = marker()
+>>> text = seal('<meta name="kvgate-report-sha256" content="' + mark + '"><p>x</p>', mark)
+>>> check_html(text).ok, check_html(text.replace("<p>x", "<p>y")).ok
+(True, False)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvgate.errors import StoreError
+from kvgate.safefile import write_file
+
+PLACEHOLDER = "0" * 64
+SUMS = "report.sha256"  # sha256sum format: "<sha256>  <file name>" per rendered file
+_META = re.compile(r'<meta name="kvgate-report-sha256" content="([0-9a-f]{64})">')
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def marker() -> str:
+    """Where a document's hash goes while it is rendered: random, so no text of the run can be it."""
+    return secrets.token_hex(32)
+
+
+def seal(html: str, mark: str) -> str:
+    """``html`` (rendered with ``mark`` where its hash goes) with its own hash in those places.
+
+    The hash is of the document with PLACEHOLDER in those places; 64 zeros that a run's own text
+    holds (a tool's output) are hashed as they are and stay as they are.
+    """
+    if len(_META.findall(html)) != 1 or mark not in html:
+        raise StoreError("report: a sealed document needs exactly one kvgate-report-sha256 meta element")
+    return html.replace(mark, sha256(html.replace(mark, PLACEHOLDER).encode()))
+
+
+@dataclass(frozen=True)
+class Check:
+    """What verifying one report file found."""
+
+    ok: bool
+    detail: str
+
+
+def check_html(text: str) -> Check:
+    """Whether a report.html is as kvgate sealed it (see the module docstring)."""
+    found = _META.findall(text)
+    if len(found) != 1:
+        return Check(
+            False, "no kvgate report hash in it (not a sealed kvgate report, or its head was edited)"
+        )
+    claimed = found[0]
+    actual = sha256(text.replace(claimed, PLACEHOLDER).encode())
+    if actual != claimed:
+        return Check(False, f"modified: it claims sha256 {claimed}, its content hashes to {actual}")
+    return Check(True, f"unmodified: its content hashes to the sha256 it shows, {claimed}")
+
+
+def write_sums(run_dir: Path, names: list[str]) -> Path:
+    """``report.sha256`` listing each rendered file's sha256 (the PDF cannot carry its own)."""
+    lines = [f"{sha256((run_dir / name).read_bytes())}  {name}\n" for name in names]
+    write_file(run_dir / SUMS, "".join(lines).encode())
+    return run_dir / SUMS
+
+
+def check_sums(path: Path) -> Check | None:
+    """The file against ``report.sha256`` beside it; None when there is no such list or no line for it."""
+    sums = path.parent / SUMS
+    if not sums.is_file():
+        return None
+    pairs = (line.split("  ", 1) for line in sums.read_text().splitlines() if "  " in line)
+    listed = {name: digest for digest, name in pairs}
+    claimed = listed.get(path.name)
+    if claimed is None:
+        return None
+    actual = sha256(path.read_bytes())
+    if actual != claimed:
+        return Check(False, f"modified: {SUMS} lists sha256 {claimed}, the file hashes to {actual}")
+    return Check(True, f"unmodified: the file hashes to the sha256 {SUMS} lists, {claimed}")
+
+
+def verify_report(path: Path) -> list[Check]:
+    """Every check that applies to ``path``: its own hash (HTML) and report.sha256 (any render)."""
+    if not path.is_file():
+        raise StoreError(f"{path}: no such report file")
+    out = []
+    if path.suffix == ".html":
+        try:
+            out.append(check_html(path.read_bytes().decode("utf-8")))
+        except UnicodeDecodeError:
+            out.append(Check(False, "modified: not valid UTF-8 (kvgate writes UTF-8)"))
+    listed = check_sums(path)
+    if listed is not None:
+        out.append(listed)
+    if not out:
+        raise StoreError(f"{path}: nothing to verify it against: not an HTML report and no {SUMS} beside it")
+    return out

@@ -1,0 +1,59 @@
+"""Page 1's evidence checklist sets a G3 restore's bandwidth beside what G2 measured on the same volume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kvgate.g3.profile import load_g3_profile
+from kvgate.judge import Verdict
+from kvgate.report import load_run
+from kvgate.report.summary import summarize
+from kvgate.store import CheckRecord, RunStore
+
+ARMS = {
+    "dram-only@c8": {"output_throughput_tok_per_s": 6.67, "read_bw_gb_per_s": None},
+    "ssd-tier@c8": {"output_throughput_tok_per_s": 10.0, "read_bw_gb_per_s": 0.52},
+}
+MEASURED = {"measured": True, "read_ceiling_bytes_per_s": 1.36e9, "kv_restore_request_bytes_per_s": 4.1e8}
+ASSUMED = {"measured": False, "read_ceiling_bytes_per_s": 2e9, "kv_restore_request_bytes_per_s": None}
+
+
+def run(root: Path, g2: dict[str, Any]) -> Path:
+    figures = {"arms": ARMS, "predictions": [], "g2": g2}
+    meta = {
+        "planned": [],
+        "g3_rows": {"h/tiny": {"arms": [], "verdicts": [], "limits": "", "figures": figures}},
+        "configuration": {"gate_profile": load_g3_profile("smoke").model_dump(mode="json")},
+    }
+    store = RunStore.create(root, site="lab-a", gate="g3", meta=meta)
+    check = "engine[tiny].throughput-gain-conc8"
+    store.record(
+        CheckRecord(
+            f"h/{check}",
+            "h",
+            check,
+            Verdict.PASS,
+            "throughput_gain_pct=49.9 ≥ 28.5",
+            rule="R2R3-cold-restore-throughput-conc8",
+            metric="throughput_gain_pct",
+            measured=49.9,
+            expected=28.5,
+            comparator=">=",
+            unit="%",
+        )
+    )
+    store.finish("complete")
+    return store.path
+
+
+def test_the_restore_stands_beside_g2s_read_ceiling_and_kv_restore_of_the_volume(tmp_path: Path) -> None:
+    (head,) = summarize(load_run(run(tmp_path, MEASURED))).headline
+    assert "restore 520 MB/s (ssd-tier · conc 8) vs G2 on this volume" in head.evidence
+    assert "read ceiling 1.36 GB/s, one KV restore 410 MB/s" in head.evidence
+
+
+def test_without_a_measured_g2_the_checklist_says_so_instead_of_a_number(tmp_path: Path) -> None:
+    (head,) = summarize(load_run(run(tmp_path, ASSUMED))).headline
+    assert "G2: no passed G2 run measured this volume" in head.evidence
+    assert "2 GB/s" not in head.evidence  # the inventory's promise is not shown as a G2 measurement

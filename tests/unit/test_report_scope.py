@@ -1,0 +1,40 @@
+"""Page 1 tells what each gate ran: G1 its BOM families and volumes, G2 its fio matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvgate.fio.matrix import load_profile
+from kvgate.gates import repo_root
+from kvgate.report import load_run
+from kvgate.report.summary import summarize
+from kvgate.store import RunStore
+from tests.integration.report_runs import build
+
+
+def scope(run: Path) -> dict[str, str]:
+    return dict(summarize(load_run(run)).scope)
+
+
+def test_g1_says_it_has_no_profile_and_what_it_covered(tmp_path: Path) -> None:
+    lines = scope(build(tmp_path, "g1"))
+    assert lines["Profile"].startswith("none: G1 reads what was delivered against the inventory's bill")
+    assert lines["BOM families"] == "2: cpu, gpu"
+    assert lines["Volumes"] == "none declared"
+
+
+def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
+    fio = load_profile(repo_root() / "workloads" / "fio" / "smoke.yaml").model_dump(mode="json")
+    meta = {
+        "planned": [],
+        "configuration": {"gate_profile": fio},  # as kvgate.g2.fixtures records it
+        "g2_rows": {"gpu-1/scratch": {"fio": [], "workloads": [], "sweep": []}},
+    }
+    store = RunStore.create(tmp_path, site="lab-a", gate="g2", meta=meta)
+    store.finish("complete")
+    lines = scope(store.path)
+    assert lines["Profile"] == "smoke: proves the pipeline end to end, not the storage's performance"
+    assert "seqread-1m (read, bs 1m, 1 × QD 8)" in lines["fio matrix"]
+    assert "2 repeats, CV ≤ 0.5; sweep bs × jobs × QD 1m/4m/8m × 1/2 × 1/8 (12 cells)" in lines["fio matrix"]
+    assert lines["fio matrix"].endswith("3 s runs on 32m files, O_DIRECT, libaio")
+    assert lines["Volumes"] == "gpu-1/scratch"
