@@ -194,10 +194,16 @@ class Recomputed:
 
 
 def show_improvement(kind: Kind, value: float) -> str:
-    """12.6×, +96.3%, ↓26.0% — the way the seed writes them."""
+    """12.6×, +96.3%, ↓26.0% — the way the seed writes them; a loss the other way round.
+
+    >>> show_improvement(Kind.PERCENT_REDUCTION, -35.7), show_improvement(Kind.PERCENT_GAIN, -6.0)
+    ('↑35.7%', '−6.0%')
+    """
     if kind is Kind.RATIO:
         return f"{value:.3g}×"
-    return f"+{value:.1f}%" if kind is Kind.PERCENT_GAIN else f"↓{value:.1f}%"
+    if kind is Kind.PERCENT_GAIN:
+        return f"+{value:.1f}%" if value >= 0 else f"−{-value:.1f}%"
+    return f"↓{value:.1f}%" if value >= 0 else f"↑{-value:.1f}%"
 
 
 def show_bound(kind: Kind, bound: float) -> str:
