@@ -22,8 +22,14 @@ from kvgate.errors import ConfigError
 from kvgate.safe_yaml import YamlRefused, parse
 
 M = TypeVar("M", bound=BaseModel)
+REPO_ROOT = Path(__file__).resolve().parent.parent  # workloads/, gates/, inventory/ and reports/ live here
 MAX_FILE_BYTES = 256 * 1024  # the largest shipped file (gates/references.yaml) is ~23 KiB
 MAX_LISTED_ERRORS = 10
+
+
+def repo_root() -> Path:
+    """The checkout kvgate runs from: where its shipped YAML files live."""
+    return REPO_ROOT
 
 
 class NotRegular(Exception):

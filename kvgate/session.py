@@ -12,10 +12,10 @@ import pytest
 
 from kvgate import manifest
 from kvgate.errors import KvgateError
+from kvgate.gateconfig import GateConfig, load_config
 from kvgate.gates import require_previous
-from kvgate.inventory import LoadedInventory, load
+from kvgate.inventory import LoadedInventory
 from kvgate.judge import Judgement
-from kvgate.references import references_used
 from kvgate.store import CheckRecord, RunStore, utc_now
 from kvgate.waivers import Waivers, load_waivers
 
@@ -30,20 +30,23 @@ class GateSession:
         self.recorded: set[str] = set()
         self.hosts_pending: set[str] = set()
         self.listener: Callable[[str, str], None] | None = None
-        self._loaded: LoadedInventory | None = None
+        self._config: GateConfig | None = None
         self._waivers: Waivers | None = None
 
     def option(self, name: str) -> Any:
         return self.config.getoption(name)
 
-    def loaded(self) -> LoadedInventory:
-        """The inventory, validated once; a bad file stops the run with its clear error."""
-        if self._loaded is None:
+    def gate_config(self) -> GateConfig:
+        """The inventory and the files it selects, validated once; a bad file stops the run, clearly."""
+        if self._config is None:
             try:
-                self._loaded = load(self.option("inventory"))
+                self._config = load_config(self.option("inventory"))
             except KvgateError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        return self._loaded
+        return self._config
+
+    def loaded(self) -> LoadedInventory:
+        return self.gate_config().inventory
 
     def waivers(self) -> Waivers:
         if self._waivers is None:
@@ -85,7 +88,7 @@ class GateSession:
             "argv": sys.argv,
             "planned": planned,
             "forced": forced,
-            "configuration": {"references": references_used()},
+            "configuration": self.gate_config().recorded(),
         }
         if previous is not None:  # provenance, and the environment G1 recorded for this inventory
             prev = previous.meta()

@@ -15,17 +15,27 @@ comes from. ``agent_spec`` turns a profile into the JSON spec the agent runs:
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kvgate.config_file import load_model
+from kvgate.config_file import load_model, repo_root
 from kvgate.errors import ConfigError
 
-PROFILES_DIR = Path(__file__).resolve().parents[1] / "workloads" / "models"
+PROFILES_DIR = repo_root() / "workloads" / "models"
 WORKLOADS = ("kv-restore", "model-load", "checkpoint")
 MiB = 1 << 20
+# scale → model profile per workload (G2's storage workloads)
+SCALE_MODELS = {
+    "smoke": {"kv-restore": "smoke", "model-load": "smoke", "checkpoint": "smoke"},
+    "full": {
+        "kv-restore": "qwen2.5-32b",
+        "model-load": "deepseek-r1-distill-qwen-32b",
+        "checkpoint": "qwen2.5-32b",
+    },
+}
 
 
 class Frozen(BaseModel):
@@ -134,6 +144,22 @@ def load_profile(path: Path) -> ModelProfile:
     if profile.kv_restore is not None and profile.kv is None:
         raise ConfigError(str(path), "kv", "required when kv_restore is given (the KV bytes per token)")
     return profile
+
+
+def model_profile_path(name: str) -> Path:
+    """``workloads/models/<name>.yaml``."""
+    return PROFILES_DIR / f"{name}.yaml"
+
+
+@functools.cache
+def model_profile(name: str) -> ModelProfile:
+    """The shipped model profile ``name``, read once per process."""
+    return load_profile(model_profile_path(name))
+
+
+def scale_models(scale: str) -> dict[str, str]:
+    """The model profile of each storage workload at an inventory scale."""
+    return SCALE_MODELS[scale]
 
 
 def load_profiles(directory: Path = PROFILES_DIR) -> dict[str, ModelProfile]:

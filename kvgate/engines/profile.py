@@ -17,6 +17,7 @@ never change their structure (kvgate.engines.templates).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -25,8 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kvgate.config_file import load_model
-from kvgate.engines.metrics import selector
+from kvgate.config_file import load_model, repo_root
+from kvgate.engines.series import selector
 from kvgate.engines.templates import (
     PLACEHOLDERS,
     Arg,
@@ -43,7 +44,7 @@ from kvgate.engines.templates import (
 from kvgate.errors import ConfigError
 
 API_PORT_OFFSET = 10000  # {api_port}: an engine's side API (LMCache's internal API server) at port + this
-PROFILE_DIR = Path(__file__).resolve().parents[2] / "workloads" / "engines"
+PROFILE_DIR = repo_root() / "workloads" / "engines"
 
 
 class EngineKind(StrEnum):
@@ -257,6 +258,17 @@ def load_profile(path: Path) -> EngineProfile:
     if profile.name != path.stem:
         raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}, got {profile.name!r}")
     return profile
+
+
+def engine_profile_path(name: str) -> Path:
+    """``workloads/engines/<name>.yaml``."""
+    return PROFILE_DIR / f"{name}.yaml"
+
+
+@functools.cache
+def engine_profile(name: str) -> EngineProfile:
+    """The shipped engine profile ``name``, read once per process (kvgate.gateconfig checks names first)."""
+    return load_profile(engine_profile_path(name))
 
 
 def load_profiles(directory: Path = PROFILE_DIR) -> dict[str, EngineProfile]:

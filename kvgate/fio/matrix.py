@@ -18,6 +18,7 @@ re-measured: :mod:`kvgate.fio.ceiling`) and the saturation knee:
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from kvgate.config_file import read_yaml
+from kvgate.config_file import read_yaml, repo_root
 from kvgate.errors import ConfigError
 from kvgate.fio.job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
 
@@ -191,6 +192,17 @@ def load_profile(path: Path) -> MatrixProfile:
     except ValueError as exc:
         raise ConfigError(str(path), "jobs", str(exc)) from exc
     return profile
+
+
+def fio_matrix_path(scale: str) -> Path:
+    """The matrix G2 runs at an inventory scale: ``workloads/fio/smoke.yaml``, else ``baseline.yaml``."""
+    return repo_root() / "workloads" / "fio" / f"{'smoke' if scale == 'smoke' else 'baseline'}.yaml"
+
+
+@functools.cache
+def fio_matrix(scale: str) -> MatrixProfile:
+    """G2's matrix for ``scale``, read once per process (kvgate.gateconfig checks the jobs G2 judges)."""
+    return load_profile(fio_matrix_path(scale))
 
 
 def cv(values: Sequence[float]) -> float | None:

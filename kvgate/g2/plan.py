@@ -15,14 +15,13 @@ PASS when INVALID or missing) so it can serve as the site baseline for G3.
 from __future__ import annotations
 
 from kvgate.fio.ceiling import CEILING_CELL
-from kvgate.fio.matrix import MatrixProfile, load_profile
-from kvgate.gates import repo_root
-from kvgate.inventory.schema import Inventory, Volume, VolumeExpect
+from kvgate.fio.matrix import MatrixProfile
+from kvgate.gateconfig import g2_fio_matrix
+from kvgate.inventory.schema import CLUSTER, Inventory, Volume, VolumeExpect
 from kvgate.judge import Criterion
 from kvgate.judgement import Check, Ruling
 
 GB = 1e9
-CLUSTER = "cluster"  # the host name of checks on the whole set of storage clients
 MEASURED = "no site threshold: measured as the site baseline"
 
 
@@ -45,8 +44,8 @@ def g2_check(host: str, volume: str, check: str, criterion: Criterion, skip: str
 
 
 def fio_profile(inv: Inventory) -> MatrixProfile:
-    name = "smoke" if inv.scale == "smoke" else "baseline"
-    return load_profile(repo_root() / "workloads" / "fio" / f"{name}.yaml")
+    """The fio matrix of the inventory's scale, holding the jobs these criteria read (kvgate.gateconfig)."""
+    return g2_fio_matrix(inv.scale)
 
 
 def line_rate_bytes_per_s(inv: Inventory, host: str) -> float | None:

@@ -16,30 +16,15 @@ from typing import Any
 from kvgate import agentctl
 from kvgate.evidence.window import Counts
 from kvgate.evidence.window import cold_reason as evidence_cold_reason
-from kvgate.gates import repo_root
 from kvgate.inventory.schema import Host
 from kvgate.judge import Measurement
 from kvgate.nfs_server import ServerCache
 from kvgate.scratch import ScratchDir
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
-from kvgate.workload_profiles import ModelProfile, agent_spec, load_profile
+from kvgate.workload_profiles import agent_spec, model_profile, scale_models
 
 WORKLOAD_TIMEOUT_S = 6 * 3600
-
-# scale → model profile per workload (workloads/models/*.yaml)
-PROFILES = {
-    "smoke": {"kv-restore": "smoke", "model-load": "smoke", "checkpoint": "smoke"},
-    "full": {
-        "kv-restore": "qwen2.5-32b",
-        "model-load": "deepseek-r1-distill-qwen-32b",
-        "checkpoint": "qwen2.5-32b",
-    },
-}
-
-
-def model_profile(name: str) -> ModelProfile:
-    return load_profile(repo_root() / "workloads" / "models" / f"{name}.yaml")
 
 
 def cold_reason(
@@ -140,7 +125,7 @@ def run_workloads(
 ) -> list[Measurement]:
     """Run the three workloads one after the other in a checked scratch directory; store every result."""
     found: list[Measurement] = []
-    for workload, profile in PROFILES[scale].items():
+    for workload, profile in scale_models(scale).items():
         notify(f"agent {workload}")
         spec = agent_spec(model_profile(profile), workload, target_dir=directory.path)
         job = agentctl.start(ex, workload, spec, target=directory, sudo=host.sudo)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from kvgate.evidence.window import Counts, cold_reason
 from kvgate.g3.logprob_close import first_divergence, logprobs_close
-from kvgate.g3.profile import CAPACITY_ARMS, Capacity, WriteThrough
+from kvgate.gate_profiles.g3 import CAPACITY_ARMS, Capacity, WriteThrough
 from kvgate.loadgen.record import TokenLogprob
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from kvgate.engines import EngineService
     from kvgate.evidence.blockdev import Resolved
     from kvgate.g3.client import LoadSite
-    from kvgate.g3.profile import G3Profile
+    from kvgate.gate_profiles.g3 import G3Profile
     from kvgate.hostevidence import HostEvidence
 
 

@@ -27,7 +27,6 @@ from kvgate.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.g3.load_arms import summaries as load_summaries
 from kvgate.g3.plan import capacity_profiles, read_profiles
 from kvgate.g3.prediction import StorageBound
-from kvgate.g3.profile import CAPACITY_ARMS, READ_ARMS, G3Profile
 from kvgate.g3.protocol import ArmsResult, ColdRestore, Phase, Setup, TierProbe
 from kvgate.g3.serving import level_latency
 from kvgate.g3.verdicts import (
@@ -37,6 +36,7 @@ from kvgate.g3.verdicts import (
     reference_measurements,
     write_through_measurement,
 )
+from kvgate.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS, G3Profile
 from kvgate.inventory.schema import EngineDeployment, Host, Inventory
 from kvgate.judge import Measurement
 from kvgate.loadgen.prompts import WORDS

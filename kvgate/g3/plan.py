@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvgate.engines.deployments import CLUSTER
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile, tensor_parallel
-from kvgate.g3.profile import (
+from kvgate.gate_profiles.g3 import (
     ARMS,
     CAPACITY_ARMS,
     READ_ARMS,
@@ -33,7 +32,7 @@ from kvgate.g3.profile import (
     VerdictBinding,
     load_g3_profile,
 )
-from kvgate.inventory.schema import EngineDeployment, Inventory
+from kvgate.inventory.schema import CLUSTER, EngineDeployment, Inventory
 from kvgate.judge import Criterion, Verdict
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.references import References, load_references

@@ -7,9 +7,9 @@ import pytest
 from kvgate.engines.deployments import Notify, deployment_result, measure_deployments
 from kvgate.errors import LabError, UsageError
 from kvgate.g4.plan import G4Check, plan
-from kvgate.g4.profile import load_g4_profile, profile_path
 from kvgate.g4.sections import rows
 from kvgate.g4.soak import SoakResult, measure_soak
+from kvgate.gate_profiles.g4 import load_g4_profile, profile_path
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Inputs
 from kvgate.session import GateSession

@@ -17,10 +17,9 @@ with that reason; a soak too short to show a trend is INVALID.
 
 from __future__ import annotations
 
-from kvgate.engines.deployments import CLUSTER
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
-from kvgate.g4.profile import G4Profile, load_g4_profile
-from kvgate.inventory.schema import Inventory
+from kvgate.gate_profiles.g4 import G4Profile, load_g4_profile
+from kvgate.inventory.schema import CLUSTER, Inventory
 from kvgate.judge import Criterion
 from kvgate.judgement import Check, Ruling
 

@@ -23,9 +23,9 @@ from kvgate.engines.errors import EngineCallFailed
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile, tensor_parallel
 from kvgate.errors import CommandTimeout, Interrupted, LabError, TransportError
 from kvgate.g3.measure import check_engine_installed, engine_python, remove_work_dir, stage_model
-from kvgate.g3.profile import load_g3_profile
 from kvgate.g4 import trends
-from kvgate.g4.profile import G4Profile
+from kvgate.gate_profiles.g3 import load_g3_profile
+from kvgate.gate_profiles.g4 import G4Profile
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvgate.g3.evidence import Output, compare_outputs
-from kvgate.g4.profile import G4Profile
+from kvgate.gate_profiles.g4 import G4Profile
 from kvgate.judge import Measurement
 from kvgate.loadgen.metrics import median
 from kvgate.loadgen.record import TokenLogprob

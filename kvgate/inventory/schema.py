@@ -23,6 +23,8 @@ from kvgate.inventory.fields import (
 )
 from kvgate.judge import COMPARATORS
 
+CLUSTER = "cluster"  # the host name of checks on the whole lab, never an inventory host nor measured itself
+
 
 class Frozen(BaseModel):
     # a number that is not finite ("inf" as a string too) is never a threshold or a timeout
@@ -269,6 +271,11 @@ class Host(Frozen):
     groups: tuple[str, ...] = ()
     expect: Expectations = Field(default_factory=Expectations)
 
+    @property
+    def explicit_port(self) -> int | None:
+        """The port the inventory names; None lets ~/.ssh/config's (or 22) apply (a transport HostRoute)."""
+        return self.port if "port" in self.model_fields_set else None
+
 
 ProfileName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
 
@@ -498,6 +505,7 @@ class Inventory(Frozen):
 
 
 __all__ = [
+    "CLUSTER",
     "COMPARATORS",
     "ColdReadProfiles",
     "EngineDeployment",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
-from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.inventory import LoadedInventory
 from kvgate.inventory.schema import Inventory
 from kvgate.plan.inputs import (

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kvgate.errors import CommandTimeout
-from kvgate.inventory.schema import Host
 from kvgate.transport.base import CANCEL, DEFAULT_TIMEOUT_S, CommandResult, quote, timed_out, wrap
+from kvgate.transport.route import HostRoute
 
 
 class LocalExecutor:
@@ -24,7 +24,7 @@ class LocalExecutor:
         self.sudo_allowed = sudo_allowed
 
     @classmethod
-    def from_host(cls, name: str, host: Host) -> LocalExecutor:
+    def from_host(cls, name: str, host: HostRoute) -> LocalExecutor:
         """The executor for an inventory host with `transport: local`; root needs no sudo."""
         return cls(name, sudo_allowed=host.sudo and os.geteuid() != 0)
 

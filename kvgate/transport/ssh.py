@@ -27,7 +27,6 @@ from typing import TypeVar
 import paramiko
 
 from kvgate.errors import CommandTimeout, TransportError
-from kvgate.inventory.schema import Host
 from kvgate.transport.base import (
     CANCEL,
     DEFAULT_TIMEOUT_S,
@@ -39,6 +38,7 @@ from kvgate.transport.base import (
 )
 from kvgate.transport.causes import cause
 from kvgate.transport.liveness import DEFAULT_LIVENESS, Heartbeat, Liveness
+from kvgate.transport.route import HostRoute
 from kvgate.transport.sshroute import (
     CONNECTION_ERRORS,
     SSH_CONFIG,
@@ -60,7 +60,12 @@ class SSHExecutor:
     """Run commands and move files on one inventory host over SSH."""
 
     def __init__(
-        self, name: str, host: Host, *, ssh_config: Path = SSH_CONFIG, liveness: Liveness = DEFAULT_LIVENESS
+        self,
+        name: str,
+        host: HostRoute,
+        *,
+        ssh_config: Path = SSH_CONFIG,
+        liveness: Liveness = DEFAULT_LIVENESS,
     ) -> None:
         self.host = name
         self.route = resolve(host, load_ssh_config(ssh_config))
@@ -73,7 +78,7 @@ class SSHExecutor:
         self._lock = threading.RLock()
 
     @classmethod
-    def from_host(cls, name: str, host: Host) -> SSHExecutor:
+    def from_host(cls, name: str, host: HostRoute) -> SSHExecutor:
         """The executor for inventory host ``name`` (used by `kvgate.transport.connect`)."""
         return cls(name, host)
 

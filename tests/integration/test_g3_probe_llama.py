@@ -17,7 +17,7 @@ from ports import free_port_pair
 
 from kvgate.engines.profile import EngineProfile
 from kvgate.g3 import measure
-from kvgate.g3.profile import load_g3_profile
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.store import RunStore
 from kvgate.transport.local import LocalExecutor

@@ -18,7 +18,7 @@ from kvgate.evidence.window import Counts
 from kvgate.g3 import client
 from kvgate.g3.evidence import capacity_reason, dram_held_reason
 from kvgate.g3.plan import capacity_profiles, plan
-from kvgate.g3.profile import Capacity, G3Profile, VerdictBinding, load_g3_profile
+from kvgate.gate_profiles.g3 import Capacity, G3Profile, VerdictBinding, load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
 from kvgate.loadgen.nullserver import NullConfig, NullServer

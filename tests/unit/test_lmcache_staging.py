@@ -10,9 +10,9 @@ from kvgate.engines.lmcache import GIB, staging_shortfall
 from kvgate.engines.profile import PROFILE_DIR, load_profile
 from kvgate.g3.measure import read_phase
 from kvgate.g3.plan import capacity_profiles, read_profiles
-from kvgate.g3.profile import load_g3_profile
 from kvgate.g3.protocol import Setup
 from kvgate.g3.staging import staging_reason
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.inventory import load
 from kvgate.scratch import ScratchDir
 

@@ -15,10 +15,10 @@ import pytest
 
 from kvgate.cli import main
 from kvgate.g3 import plan as g3_plan
-from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.judge import Verdict
-from kvgate.judgement.rejudge import rejudge
 from kvgate.manifest import verify
+from kvgate.rejudge import rejudge
 from kvgate.report.model import load_run
 from kvgate.store import RunStore
 

@@ -9,15 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from kvgate.config_file import load_model
-from kvgate.errors import ConfigError
-from kvgate.gates import repo_root
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+from kvgate.gate_profiles import Frozen, Profile, load_gate_profile, read_gate_profile
+from kvgate.gate_profiles import profile_path as gate_profile_path
 
 
 class SoakLoad(Frozen):
@@ -54,7 +49,7 @@ class Limits(Frozen):
     min_hit_retention: float = Field(gt=0, le=1)  # last / first hit ratio: the tier keeps serving
 
 
-class G4Profile(Frozen):
+class G4Profile(Profile):
     name: str
     description: str = ""
     duration_s: int = Field(ge=10)
@@ -81,17 +76,14 @@ class G4Profile(Frozen):
 
 def profile_path(scale: str) -> Path:
     """``workloads/g4/<scale>.yaml``."""
-    return repo_root() / "workloads" / "g4" / f"{scale}.yaml"
+    return gate_profile_path("g4", scale)
 
 
 def load_g4_profile(scale: str) -> G4Profile:
     """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
-    return read_g4_profile(profile_path(scale))
+    return load_gate_profile("g4", scale, G4Profile)
 
 
 def read_g4_profile(path: Path) -> G4Profile:
     """One profile file; its ``name`` must be its file name."""
-    profile = load_model(path, G4Profile)
-    if profile.name != path.stem:
-        raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}")
-    return profile
+    return read_gate_profile(path, G4Profile)

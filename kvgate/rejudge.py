@@ -30,9 +30,10 @@ from kvgate import manifest
 from kvgate.errors import StoreError, UsageError
 from kvgate.facts import HostFacts
 from kvgate.facts.checks import FactsProbe, evaluate_facts
-from kvgate.inventory import LoadedInventory, load
+from kvgate.gate_plans import plans
+from kvgate.gateconfig import load_config
+from kvgate.inventory import LoadedInventory
 from kvgate.judge import Inputs, Judgement, Measurement, Verdict, fmt, symbol
-from kvgate.judgement.catalogue import plans
 from kvgate.judgement.check import Check
 from kvgate.record import inputs_from_record
 from kvgate.references import DEFAULT_PATH as REFERENCES
@@ -99,7 +100,7 @@ def _inventory(old: RunStore, moved: Path | None) -> LoadedInventory:
     if recorded is None:
         raise StoreError(f"{old.path / 'run.json'}: records no inventory (inventory.path)")
     where = moved or Path(recorded.path)
-    loaded = load(where)
+    loaded = load_config(where).inventory
     if loaded.sha256 != recorded.sha256:
         raise UsageError(
             f"{where}: changed since run {old.path.name} (sha256 {recorded.sha256[:12]} then, "
@@ -182,11 +183,11 @@ def _configuration(gate: str, meta: dict[str, Any]) -> dict[str, Any]:
 
 def _gate_profile(gate: str, name: str) -> dict[str, Any] | None:
     if gate == "g3" and name:
-        from kvgate.g3.profile import load_g3_profile
+        from kvgate.gate_profiles.g3 import load_g3_profile
 
         return load_g3_profile(name).model_dump(mode="json")
     if gate == "g4" and name:
-        from kvgate.g4.profile import load_g4_profile
+        from kvgate.gate_profiles.g4 import load_g4_profile
 
         return load_g4_profile(name).model_dump(mode="json")
     return None
