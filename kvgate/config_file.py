@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from kvgate.errors import ConfigError
@@ -30,6 +30,13 @@ MAX_LISTED_ERRORS = 10
 def repo_root() -> Path:
     """The checkout kvgate runs from: where its shipped YAML files live."""
     return REPO_ROOT
+
+
+class Frozen(BaseModel):
+    """The base of every configuration file's model: immutable, unknown keys refused (a typo is an
+    error naming its field), and a number that is not finite ("inf" as a string too) never a bound."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class NotRegular(Exception):

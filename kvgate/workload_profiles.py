@@ -19,14 +19,14 @@ import functools
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from kvgate.config_file import load_model, repo_root
+from kvgate.config_file import Frozen, load_model, repo_root
 from kvgate.errors import ConfigError
+from kvgate.units import MiB
 
 PROFILES_DIR = repo_root() / "workloads" / "models"
 WORKLOADS = ("kv-restore", "model-load", "checkpoint")
-MiB = 1 << 20
 # scale → model profile per workload (G2's storage workloads)
 SCALE_MODELS = {
     "smoke": {"kv-restore": "smoke", "model-load": "smoke", "checkpoint": "smoke"},
@@ -36,12 +36,6 @@ SCALE_MODELS = {
         "checkpoint": "qwen2.5-32b",
     },
 }
-
-
-class Frozen(BaseModel):
-    """Base: immutable, unknown fields refused."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class KVGeometry(Frozen):

@@ -24,9 +24,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from kvgate.config_file import load_model, repo_root
+from kvgate.config_file import Frozen, load_model, repo_root
 from kvgate.engines.series import selector
 from kvgate.engines.templates import (
     PLACEHOLDERS,
@@ -53,10 +53,6 @@ class EngineKind(StrEnum):
     VLLM = "vllm"
     SGLANG = "sglang"
     LLAMA_CPP = "llama-cpp"
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Endpoint(Frozen):

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
-from kvgate.config_file import read_yaml, repo_root
+from kvgate.config_file import Frozen, read_yaml, repo_root
 from kvgate.errors import ConfigError
 from kvgate.fio.job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
 
@@ -59,11 +59,7 @@ IoEngine = Annotated[str, AfterValidator(_ioengine)]
 Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class JobDefaults(_Frozen):
+class JobDefaults(Frozen):
     """Settings every job of the profile shares unless it overrides them."""
 
     size: FioSize = "16g"
@@ -73,7 +69,7 @@ class JobDefaults(_Frozen):
     ioengine: IoEngine = "libaio"
 
 
-class JobSpec(_Frozen):
+class JobSpec(Frozen):
     rw: Rw
     bs: FioSize
     iodepth: int = Field(default=1, ge=1)
@@ -85,7 +81,7 @@ class JobSpec(_Frozen):
     verify: Verify | None = None
 
 
-class SweepSpec(_Frozen):
+class SweepSpec(Frozen):
     """Every block size × numjobs × iodepth cell, read (or written) like the fixed jobs.
 
     ``repeats``, ``runtime_s`` and ``ramp_s`` default to the profile's: a large sweep
@@ -123,7 +119,7 @@ class SweepSpec(_Frozen):
         )
 
 
-class MatrixProfile(_Frozen):
+class MatrixProfile(Frozen):
     """One workload profile file (workloads/fio/*.yaml)."""
 
     name: str

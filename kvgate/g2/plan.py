@@ -20,8 +20,8 @@ from kvgate.gateconfig import g2_fio_matrix
 from kvgate.inventory.schema import CLUSTER, Inventory, Volume, VolumeExpect
 from kvgate.judge import Criterion
 from kvgate.judgement import Check, Ruling
+from kvgate.units import GB
 
-GB = 1e9
 MEASURED = "no site threshold: measured as the site baseline"
 
 
@@ -48,12 +48,6 @@ def fio_profile(inv: Inventory) -> MatrixProfile:
     return g2_fio_matrix(inv.scale)
 
 
-def line_rate_bytes_per_s(inv: Inventory, host: str) -> float | None:
-    """Sum of the BOM's RDMA NIC line rates on a host, in bytes/s."""
-    nics = [n for n in inv.expectations(host).nics if n.rdma and n.speed_mbps]
-    return sum(n.speed_mbps * n.count for n in nics if n.speed_mbps) * 125_000 if nics else None
-
-
 def _at_least(
     rule: str, metric: str, unit: str, value: float | None, src: str, *, scale: float = 1
 ) -> Criterion:
@@ -69,7 +63,7 @@ def _seq_read(inv: Inventory, host: str, name: str, vol: Volume) -> Criterion:
         return _at_least(
             "G2-FIO-1", metric, "B/s", e.min_seq_read_gb_per_s, f"{src}.min_seq_read_gb_per_s", scale=GB
         )
-    rate = line_rate_bytes_per_s(inv, host)
+    rate = inv.line_rate_bytes_per_s(host)
     if e.line_rate_fraction is not None and rate is not None:
         why = f"{src}.line_rate_fraction={e.line_rate_fraction} × {rate / GB:.2f} GB/s RDMA line rate"
         return Criterion("G2-FIO-1", metric, ">=", e.line_rate_fraction * rate, "B/s", source=why)

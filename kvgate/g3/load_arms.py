@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.errors import LabError
 from kvgate.g3.arms import ArmSummary, cv
-from kvgate.g3.evidence import Output, compare_outputs
 from kvgate.g3.window import EngineWindow
 from kvgate.loadgen.metrics import median
+from kvgate.loadgen.outputs import Output, compare_outputs
 from kvgate.loadgen.record import TokenLogprob
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kvgate import agentctl
-from kvgate.g2.workloads import TO_MEASUREMENTS
 from kvgate.g3.engine_load import engine_load, service_load
 from kvgate.g3.measure import remove_work_dir, work_root
 from kvgate.gate_profiles.g3 import G3Profile, StorageBinding, StorageProfile, Unmeasurable, load_g3_profile
@@ -35,6 +34,7 @@ from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 from kvgate.workload_profiles import ModelProfile, agent_spec, model_profile
+from kvgate.workload_results import TO_MEASUREMENTS
 
 WORKLOAD_TIMEOUT_S = 6 * 3600
 Notify = Callable[[str], None]

@@ -12,16 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict
-
-from kvgate.config_file import load_model, repo_root
+from kvgate.config_file import Frozen, load_model, repo_root
 from kvgate.errors import ConfigError
-
-
-class Frozen(BaseModel):
-    """A gate profile's part: unknown keys refused, never an infinite or NaN number."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Profile(Frozen):

@@ -13,14 +13,14 @@ report shows the site threshold next to the reference.
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 
-from kvgate.gate_profiles import Frozen, Profile, load_gate_profile, read_gate_profile
-from kvgate.gate_profiles import profile_path as gate_profile_path
+from kvgate.config_file import Frozen
+from kvgate.gate_profiles import Profile, load_gate_profile, read_gate_profile
 
 ARMS = ("recompute", "ssd-restore", "warm")
 READ_ARMS = ("serial-read", "parallel-read")  # R1: the same tier, its reader serial vs parallel
@@ -256,16 +256,6 @@ class G3Profile(Profile):
         raise KeyError(check)
 
 
-def profile_path(scale: str) -> Path:
-    """``workloads/g3/<scale>.yaml``."""
-    return gate_profile_path("g3", scale)
-
-
-def load_g3_profile(scale: str) -> G3Profile:
-    """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
-    return load_gate_profile("g3", scale, G3Profile)
-
-
-def read_g3_profile(path: Path) -> G3Profile:
-    """One profile file; its ``name`` must be its file name."""
-    return read_gate_profile(path, G3Profile)
+# by inventory scale ("smoke" or "full"), and from one file; errors name the file and the field
+load_g3_profile = functools.partial(load_gate_profile, "g3", model=G3Profile)
+read_g3_profile = functools.partial(read_gate_profile, model=G3Profile)

@@ -7,12 +7,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import functools
 
 from pydantic import Field, model_validator
 
-from kvgate.gate_profiles import Frozen, Profile, load_gate_profile, read_gate_profile
-from kvgate.gate_profiles import profile_path as gate_profile_path
+from kvgate.config_file import Frozen
+from kvgate.gate_profiles import Profile, load_gate_profile, read_gate_profile
 
 
 class SoakLoad(Frozen):
@@ -74,16 +74,6 @@ class G4Profile(Profile):
         return self.duration_s // self.window_s
 
 
-def profile_path(scale: str) -> Path:
-    """``workloads/g4/<scale>.yaml``."""
-    return gate_profile_path("g4", scale)
-
-
-def load_g4_profile(scale: str) -> G4Profile:
-    """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
-    return load_gate_profile("g4", scale, G4Profile)
-
-
-def read_g4_profile(path: Path) -> G4Profile:
-    """One profile file; its ``name`` must be its file name."""
-    return read_gate_profile(path, G4Profile)
+# by inventory scale ("smoke" or "full"), and from one file; errors name the file and the field
+load_g4_profile = functools.partial(load_gate_profile, "g4", model=G4Profile)
+read_g4_profile = functools.partial(read_gate_profile, model=G4Profile)
