@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kvgate.engines.profile import EngineProfile, engine_profile, engine_profile_path
+from kvgate.engines.profile import EngineProfile, engine_profile
 from kvgate.errors import ConfigError
 from kvgate.fio.matrix import MatrixProfile, fio_matrix, fio_matrix_path
 from kvgate.gate_profiles import profile_path
@@ -30,7 +30,7 @@ from kvgate.inventory import LoadedInventory, load
 from kvgate.inventory.schema import Inventory
 from kvgate.reference_schema import References
 from kvgate.references import load_references
-from kvgate.workload_profiles import ModelProfile, model_profile, model_profile_path, scale_models
+from kvgate.workload_profiles import ModelProfile, model_profile, scale_models
 
 # the fio jobs G2's criteria read, with the rw each must do (kvgate.g2.plan; the report names them)
 G2_FIO_JOBS = {"seqread-1m": "read", "seqwrite-1m": "write", "randread-4k": "randread"}
@@ -57,8 +57,8 @@ class GateConfig:
             "fio": fio_matrix_path(scale),
             "g3": profile_path("g3", scale),
             "g4": profile_path("g4", scale),
-            **{f"engines/{n}": engine_profile_path(n) for n in sorted(self.engines)},
-            **{f"models/{n}": model_profile_path(n) for n in sorted(self.models)},
+            **{f"engines/{n}": engine_profile.path(n) for n in sorted(self.engines)},
+            **{f"models/{n}": model_profile.path(n) for n in sorted(self.models)},
         }
 
     def recorded(self) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def load_config(inventory: str | Path) -> GateConfig:
     engines = {name: _engine(path, field, name) for field, name in engine_names(inv)}
     for name, profile in list(engines.items()):
         for field, other in _arm_names(profile):
-            engines[other] = _engine(str(engine_profile_path(name)), field, other)
+            engines[other] = _engine(str(engine_profile.path(name)), field, other)
     g3 = load_g3_profile(inv.scale)
     config = GateConfig(
         inventory=loaded,
@@ -111,8 +111,8 @@ def _arm_names(profile: EngineProfile) -> Iterator[tuple[str, str]]:
 
 def _engine(path: str, field: str, name: str) -> EngineProfile:
     """The engine profile ``name`` that ``field`` of ``path`` names; a missing one is its ConfigError."""
-    if not engine_profile_path(name).is_file():
-        folder = engine_profile_path(name).parent
+    if not engine_profile.path(name).is_file():
+        folder = engine_profile.path(name).parent
         known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml")))
         raise ConfigError(path, field, f"no engine profile {name!r} in {folder} (have: {known})")
     return engine_profile(name)

@@ -6,7 +6,7 @@ import getpass
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -18,6 +18,16 @@ from kvgate.inventory import LoadedInventory
 from kvgate.judge import Judgement
 from kvgate.store import CheckRecord, RunStore, utc_now
 from kvgate.waivers import Waivers, load_waivers
+
+T = TypeVar("T")
+
+
+def usage_error_on_failure(load: Callable[[], T]) -> T:
+    """``load()``; its KvgateError stops pytest with the message alone (exit 4), never a traceback."""
+    try:
+        return load()
+    except KvgateError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 class GateSession:
@@ -39,10 +49,7 @@ class GateSession:
     def gate_config(self) -> GateConfig:
         """The inventory and the files it selects, validated once; a bad file stops the run, clearly."""
         if self._config is None:
-            try:
-                self._config = load_config(self.option("inventory"))
-            except KvgateError as exc:
-                raise pytest.UsageError(str(exc)) from None
+            self._config = usage_error_on_failure(lambda: load_config(self.option("inventory")))
         return self._config
 
     def loaded(self) -> LoadedInventory:
@@ -50,20 +57,17 @@ class GateSession:
 
     def waivers(self) -> Waivers:
         if self._waivers is None:
-            try:
-                self._waivers = load_waivers(self.option("waivers"))
-            except KvgateError as exc:
-                raise pytest.UsageError(str(exc)) from None
+            self._waivers = usage_error_on_failure(lambda: load_waivers(self.option("waivers")))
         return self._waivers
 
     def open_store(self, planned: list[str]) -> RunStore:
         """Create the run directory (checking gate order), or reopen it for --resume."""
         assert self.gate is not None
         loaded, waivers = self.loaded(), self.waivers()
-        try:
-            self.store = self._resume() if self.option("resume") else self._create(loaded, planned)
-        except KvgateError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        resume = self.option("resume")
+        self.store = usage_error_on_failure(
+            lambda: self._resume() if resume else self._create(loaded, planned)
+        )
         self.store.update_meta(waivers=[w.model_dump(mode="json") for w in waivers.waivers])
         return self.store
 

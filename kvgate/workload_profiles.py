@@ -15,13 +15,12 @@ comes from. ``agent_spec`` turns a profile into the JSON spec the agent runs:
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from kvgate.config_file import Frozen, load_model, repo_root
+from kvgate.config_file import Frozen, Shipped, load_model, repo_root
 from kvgate.errors import ConfigError
 from kvgate.units import MiB
 
@@ -140,15 +139,7 @@ def load_profile(path: Path) -> ModelProfile:
     return profile
 
 
-def model_profile_path(name: str) -> Path:
-    """``workloads/models/<name>.yaml``."""
-    return PROFILES_DIR / f"{name}.yaml"
-
-
-@functools.cache
-def model_profile(name: str) -> ModelProfile:
-    """The shipped model profile ``name``, read once per process."""
-    return load_profile(model_profile_path(name))
+model_profile = Shipped(PROFILES_DIR, load_profile)  # ``model_profile(name)``: read once
 
 
 def scale_models(scale: str) -> dict[str, str]:

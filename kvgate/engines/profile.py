@@ -17,7 +17,6 @@ never change their structure (kvgate.engines.templates).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from kvgate.config_file import Frozen, load_model, repo_root
+from kvgate.config_file import Frozen, Shipped, load_model, repo_root
 from kvgate.engines.series import selector
 from kvgate.engines.templates import (
     PLACEHOLDERS,
@@ -256,15 +255,8 @@ def load_profile(path: Path) -> EngineProfile:
     return profile
 
 
-def engine_profile_path(name: str) -> Path:
-    """``workloads/engines/<name>.yaml``."""
-    return PROFILE_DIR / f"{name}.yaml"
-
-
-@functools.cache
-def engine_profile(name: str) -> EngineProfile:
-    """The shipped engine profile ``name``, read once per process (kvgate.gateconfig checks names first)."""
-    return load_profile(engine_profile_path(name))
+# ``engine_profile(name)``: a shipped profile, read once (kvgate.gateconfig checks the names first)
+engine_profile = Shipped(PROFILE_DIR, load_profile)
 
 
 def load_profiles(directory: Path = PROFILE_DIR) -> dict[str, EngineProfile]:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TypeVar
 
@@ -31,7 +32,15 @@ def profile_path(gate: str, scale: str) -> Path:
 
 
 def load_gate_profile(gate: str, scale: str, model: type[P]) -> P:
-    """The profile of ``gate`` for an inventory scale ("smoke" or "full"); errors name the file and field."""
+    """The profile of ``gate`` for an inventory scale ("smoke" or "full"), read once per process;
+    errors name the file and field."""
+    profile = _read_once(gate, scale, model)
+    assert isinstance(profile, model)  # the cache keeps the model it was asked for
+    return profile
+
+
+@functools.cache
+def _read_once(gate: str, scale: str, model: type[Profile]) -> Profile:
     return read_gate_profile(profile_path(gate, scale), model)
 
 

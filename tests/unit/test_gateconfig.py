@@ -10,13 +10,14 @@ import yaml
 from kvgate.config_file import repo_root
 from kvgate.engines.profile import engine_profile
 from kvgate.errors import ConfigError
-from kvgate.fio.matrix import fio_matrix_path, load_profile
+from kvgate.fio.matrix import fio_matrix, fio_matrix_path, load_profile
 from kvgate.g2.plan import plan
 from kvgate.gate_profiles import profile_path
 from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.gateconfig import check_bindings, check_g2_jobs, load_config
 from kvgate.record import RunRecord
 from kvgate.references import load_references
+from kvgate.workload_profiles import model_profile
 
 LAB = repo_root() / "inventory" / "example-lab.yaml"
 LOCAL = repo_root() / "inventory" / "local.yaml"
@@ -33,6 +34,9 @@ def test_the_shipped_inventories_load_with_every_file_they_select() -> None:
 def test_references_and_profiles_are_read_once_per_process() -> None:
     assert load_references() is load_references()  # ten call sites, one load
     assert engine_profile("vllm-lmcache") is engine_profile("vllm-lmcache")
+    assert load_g3_profile("smoke") is load_g3_profile("smoke")
+    assert fio_matrix("smoke") is fio_matrix("smoke")
+    assert model_profile("smoke") is model_profile("smoke")
     assert load_config(LOCAL).references is load_references()
 
 
