@@ -80,7 +80,7 @@ def load_config(inventory: str | Path) -> GateConfig:
         inventory=loaded,
         references=load_references(),
         engines=engines,
-        models={name: model_profile(name) for name in _model_names(inv.scale, g3)},
+        models=model_profiles(inv.scale, g3),
         fio=g2_fio_matrix(inv.scale),
         g3=g3,
         g4=load_g4_profile(inv.scale),
@@ -111,19 +111,30 @@ def _arm_names(profile: EngineProfile) -> Iterator[tuple[str, str]]:
 
 def _engine(path: str, field: str, name: str) -> EngineProfile:
     """The engine profile ``name`` that ``field`` of ``path`` names; a missing one is its ConfigError."""
-    if not engine_profile.path(name).is_file():
-        folder = engine_profile.path(name).parent
-        known = ", ".join(sorted(p.stem for p in folder.glob("*.yaml")))
-        raise ConfigError(path, field, f"no engine profile {name!r} in {folder} (have: {known})")
+    _exists(engine_profile.path(name), "engine", path, field)
     return engine_profile(name)
 
 
-def _model_names(scale: str, g3: G3Profile) -> list[str]:
-    """The model profiles G2's workloads at this scale and G3's storage verdicts read."""
-    names = set(scale_models(scale).values())
+def model_profiles(scale: str, g3: G3Profile) -> dict[str, ModelProfile]:
+    """The model profiles G2's workloads at this scale and G3's storage verdicts read, by name."""
+    named = dict.fromkeys(scale_models(scale).values(), ("", ""))  # kvgate's own table
     if g3.storage is not None:
-        names |= {g3.storage.model_load, g3.storage.checkpoint}
-    return sorted(names)
+        where = str(profile_path("g3", scale))
+        named |= {g3.storage.model_load: (where, "storage.model_load")}
+        named |= {g3.storage.checkpoint: (where, "storage.checkpoint")}
+    for name, (path, field) in named.items():
+        if path:
+            _exists(model_profile.path(name), "model", path, field)
+    return {name: model_profile(name) for name in sorted(named)}
+
+
+def _exists(profile: Path, kind: str, path: str, field: str) -> None:
+    """``field`` of ``path`` names a profile that must exist: the error lists the ones there are."""
+    if not profile.is_file():
+        known = ", ".join(sorted(p.stem for p in profile.parent.glob("*.yaml")))
+        raise ConfigError(
+            path, field, f"no {kind} profile {profile.stem!r} in {profile.parent} (have: {known})"
+        )
 
 
 def g2_fio_matrix(scale: str) -> MatrixProfile:

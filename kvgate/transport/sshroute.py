@@ -11,6 +11,7 @@ IdentityFile, ProxyJump, UserKnownHostsFile). ``ProxyJump`` hops are chained wit
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,6 +185,11 @@ def _connect_hop(
 
 
 def close_all(clients: list[paramiko.SSHClient]) -> None:
-    """Close clients target-first, then jump hosts."""
+    """Close clients target-first, then jump hosts.
+
+    Closing a target reached through a jump host that died writes to a dead link (paramiko
+    raises EOFError): nothing is left to close there, and the caller's own error must show.
+    """
     for client in reversed(clients):
-        client.close()
+        with contextlib.suppress(*CONNECTION_ERRORS):
+            client.close()

@@ -14,7 +14,7 @@ from kvgate.fio.matrix import fio_matrix, fio_matrix_path, load_profile
 from kvgate.g2.plan import plan
 from kvgate.gate_profiles import profile_path
 from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.gateconfig import check_bindings, check_g2_jobs, load_config
+from kvgate.gateconfig import check_bindings, check_g2_jobs, load_config, model_profiles
 from kvgate.record import RunRecord
 from kvgate.references import load_references
 from kvgate.workload_profiles import model_profile
@@ -79,6 +79,16 @@ def test_a_g3_verdict_bound_to_a_missing_reference_is_refused_at_load() -> None:
         check_bindings(broken, load_references(), path)
     assert (err.value.path, err.value.field) == (str(path), "verdicts[0].reference")
     assert "R2-ttft-p50-tp8" in err.value.expected  # the ids there are, to pick from
+
+
+def test_a_g3_storage_model_that_does_not_exist_is_refused_naming_the_g3_profile() -> None:
+    g3 = load_g3_profile("full")
+    assert g3.storage is not None
+    broken = g3.model_copy(update={"storage": g3.storage.model_copy(update={"checkpoint": "qwen2.5-23b"})})
+    with pytest.raises(ConfigError) as err:
+        model_profiles("full", broken)
+    assert (err.value.path, err.value.field) == (str(profile_path("g3", "full")), "storage.checkpoint")
+    assert "qwen2.5-32b" in err.value.expected
 
 
 def test_a_model_load_naming_a_missing_engine_profile_is_refused(tmp_path: Path) -> None:
