@@ -62,8 +62,10 @@ class GateConfig:
         }
 
     def recorded(self) -> dict[str, Any]:
-        """The run record's configuration part: each file by path and sha256."""
+        """The run record's configuration part: each file by path and sha256 (the inventory's: of
+        the bytes that were validated)."""
         files = {k: {"path": str(p), "sha256": _sha256(p)} for k, p in self.files().items()}
+        files["inventory"]["sha256"] = self.inventory.sha256
         return {"references": files["references"], "files": files}
 
 

@@ -3,7 +3,7 @@
 Every ``import`` counts, at module level or inside a function (an import hidden in a
 function is still a dependency); imports under ``if TYPE_CHECKING:`` do not, since they
 never run. A module's stage is that of the longest prefix of its name in ``STAGES``;
-docs/architecture.md draws the same order.
+docs/architecture.md draws the same order. Gate slices import no other slice.
 
 Not counted: a package's ``__init__`` runs whenever one of its modules is imported, and
 ``engines/__init__`` and ``fio/__init__`` re-export probes, so their configuration modules
