@@ -25,18 +25,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate.errors import Interrupted, KvgateError, LabError, UsageError
+from kvgate.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from kvgate.gates import GATES
 from kvgate.judge import Verdict
-
-EXIT = {
-    Verdict.PASS: 0,
-    Verdict.WAIVED: 0,
-    Verdict.SKIP: 0,
-    Verdict.FAIL: 1,
-    Verdict.INVALID: 2,
-    Verdict.ERROR: 3,
-}
-EXIT_USAGE, EXIT_INTERRUPTED, EXIT_REGRESSION, EXIT_INTERNAL = 4, 5, 6, 70
 
 
 class Parser(argparse.ArgumentParser):

@@ -11,11 +11,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate import manifest
-from kvgate.cli import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REGRESSION, EXIT_USAGE
 from kvgate.cli_args import check_keyword, check_output_file, check_writable_dir, write_output_file
+from kvgate.config_file import repo_root
 from kvgate.crash import InternalErrors, tell
-from kvgate.gates import PREFLIGHT, gate_dir, repo_root, require_previous
-from kvgate.inventory import load
+from kvgate.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REGRESSION, EXIT_USAGE
+from kvgate.gateconfig import load_config
+from kvgate.gates import PREFLIGHT, gate_dir, require_previous
 from kvgate.judge import Verdict
 from kvgate.live import LiveView, checks_table, summary_table
 from kvgate.manifest import verify
@@ -58,7 +59,7 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
     """Validate the inventory, run the gate suite with a live view, render, summarize."""
     check_run_args(args)
     args.inventory = args.inventory or default_inventory(args.resume)
-    loaded = load(args.inventory)  # a bad inventory stops here with its clear error
+    loaded = load_config(args.inventory).inventory  # a bad configuration stops here with its clear error
     if not (args.resume or args.force_gate_order):
         require_previous(Path(args.results), site=loaded.site, gate=args.gate, inventory_sha256=loaded.sha256)
     console.print(f"kvgate {args.gate} on site [bold]{loaded.site}[/] ({len(loaded.inventory.hosts)} hosts)")
@@ -188,7 +189,7 @@ def verify_report(args: argparse.Namespace, console: Console) -> int:
 
 def rejudge(args: argparse.Namespace, console: Console) -> int:
     """Judge a stored run again into a new run directory, nothing measured; its report says what changed."""
-    from kvgate.judgement.rejudge import rejudge as judge_again
+    from kvgate.rejudge import rejudge as judge_again
 
     results = Path(args.results) if args.results else None
     waivers = Path(args.waivers) if args.waivers else None
@@ -223,7 +224,7 @@ def stop(args: argparse.Namespace, console: Console) -> int:
 
 def inventory(args: argparse.Namespace, console: Console) -> int:
     if args.action == "check":
-        loaded = load(args.file)
+        loaded = load_config(args.file).inventory
         inv = loaded.inventory
         counts = f"{len(inv.hosts)} hosts, {len(inv.volumes)} volumes"
         console.print(f"{escape(args.file)}: valid — site {inv.site}, {counts}")
@@ -232,7 +233,7 @@ def inventory(args: argparse.Namespace, console: Console) -> int:
 
     if args.output:
         check_output_file("-o", Path(args.output))  # before reaching the host
-    text = capture(load(args.inventory), args.host)
+    text = capture(load_config(args.inventory).inventory, args.host)
     if args.output:
         write_output_file("-o", Path(args.output), text)
         console.print(f"expectations of {escape(args.host)} written to {escape(args.output)}")
@@ -277,6 +278,6 @@ def plan(args: argparse.Namespace, _console: Console) -> int:
     """Print the tiering plan of every engine deployment (kvgate.plan); bad options are usage errors."""
     from kvgate.plan.cli import options, show
 
-    loaded = load(args.inventory)
+    loaded = load_config(args.inventory).inventory
     show(Console(soft_wrap=True), loaded, Path(args.results), options(args))  # the plan is the output: stdout
     return 0

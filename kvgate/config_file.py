@@ -11,19 +11,56 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from kvgate.errors import ConfigError
 from kvgate.safe_yaml import YamlRefused, parse
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+REPO_ROOT = Path(__file__).resolve().parent.parent  # workloads/, gates/, inventory/ and reports/ live here
 MAX_FILE_BYTES = 256 * 1024  # the largest shipped file (gates/references.yaml) is ~23 KiB
 MAX_LISTED_ERRORS = 10
+
+
+def repo_root() -> Path:
+    """The checkout kvgate runs from: where its shipped YAML files live."""
+    return REPO_ROOT
+
+
+class Frozen(BaseModel):
+    """The base of every configuration file's model: immutable, unknown keys refused (a typo is an
+    error naming its field), and a number that is not finite ("inf" as a string too) never a bound."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class Shipped(Generic[T]):
+    """The shipped files of one kind, ``<directory>/<name>.yaml``, each loaded once per process.
+
+    >>> from kvgate.engines.profile import engine_profile
+    >>> engine_profile("vllm-lmcache") is engine_profile("vllm-lmcache"), engine_profile.path("x").name
+    (True, 'x.yaml')
+    """
+
+    def __init__(self, directory: Path, load: Callable[[Path], T]) -> None:
+        self.directory = directory
+        self._load = load
+        self._loaded: dict[str, T] = {}
+
+    def path(self, name: str) -> Path:
+        return self.directory / f"{name}.yaml"
+
+    def __call__(self, name: str) -> T:
+        if name not in self._loaded:
+            self._loaded[name] = self._load(self.path(name))
+        return self._loaded[name]
 
 
 class NotRegular(Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kvgate.config_file import repo_root
 from kvgate.errors import UsageError
 from kvgate.judge import Verdict
 from kvgate.manifest import verify
@@ -12,10 +13,6 @@ from kvgate.store import RunStore, latest_run, outcome
 GATE_DIRS = {"g1": "g1_arrival", "g2": "g2_baseline", "g3": "g3_main", "g4": "g4_soak"}
 GATES = tuple(GATE_DIRS)  # in the order they must pass
 PREFLIGHT = "preflight"  # recorded like a gate, outside the order: it may run at any time
-
-
-def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
 
 
 def gate_dir(gate: str) -> Path:

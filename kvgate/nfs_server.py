@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory, NfsServer
 from kvgate.transport.base import Executor
-
-GIB = 1 << 30
+from kvgate.units import GiB
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class ServerCache:
     def outsized(self, *, data_bytes: int) -> ServerCold:
         """For reads that write their data and read it back in one agent run: only the data's size helps."""
         ram = self.server.ram_gib if self.server else None
-        if ram is not None and data_bytes > ram * GIB:
+        if ram is not None and data_bytes > ram * GiB:
             return ServerCold(True, f"data set {data_bytes / 1e9:.1f} GB > server RAM {ram:g} GiB")
         return ServerCold(
             False,

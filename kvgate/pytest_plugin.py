@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from kvgate.errors import KvgateError, LabError
+from kvgate.gate_plans import plans
 from kvgate.gates import no_checks
 from kvgate.inventory import LoadedInventory
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Judgement, Verdict
-from kvgate.judgement.catalogue import plans
 from kvgate.session import GateSession
 from kvgate.store import CheckRecord, RunStore
 from kvgate.transport.base import CANCEL

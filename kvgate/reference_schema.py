@@ -14,9 +14,9 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
-from kvgate.config_file import field_error
+from kvgate.config_file import Frozen, field_error
 from kvgate.errors import ConfigError
 
 ReportId = Annotated[str, Field(pattern=r"^R\d+(?:[/–]R\d+)?$")]
@@ -25,10 +25,6 @@ Name = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_]*$")]
 Unit = Literal["s", "tok/s", "GB/s"]
 UNIT_SUFFIX: dict[str, str] = {"s": "_s", "tok/s": "_tok_per_s", "GB/s": "_gb_per_s"}
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Kind(StrEnum):

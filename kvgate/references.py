@@ -19,6 +19,7 @@ The schema itself lives in `kvgate.reference_schema`.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import operator
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from kvgate.config_file import load_model
+from kvgate.config_file import load_model, repo_root
 from kvgate.judge import Criterion, Judgement, Measurement, fmt, judge
 from kvgate.reference_schema import (
     CrossCheck,
@@ -38,12 +39,23 @@ from kvgate.reference_schema import (
     parse_expression,
 )
 
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "gates" / "references.yaml"
+DEFAULT_PATH = repo_root() / "gates" / "references.yaml"
 
 
 def load_references(path: str | Path | None = None) -> References:
-    """Load and validate gates/references.yaml (or `path`); errors name the file and field path."""
-    p = Path(path) if path is not None else DEFAULT_PATH
+    """Load and validate gates/references.yaml (or `path`); errors name the file and field path.
+
+    The shipped file is read once per process; the References are frozen, so sharing them is safe.
+    """
+    return _shipped() if path is None else _load(Path(path))
+
+
+@functools.cache
+def _shipped() -> References:
+    return _load(DEFAULT_PATH)
+
+
+def _load(p: Path) -> References:
     refs = load_model(p, References)
     refs._path = str(p)
     return refs

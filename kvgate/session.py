@@ -6,18 +6,28 @@ import getpass
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from kvgate import manifest
 from kvgate.errors import KvgateError
+from kvgate.gateconfig import GateConfig, load_config
 from kvgate.gates import require_previous
-from kvgate.inventory import LoadedInventory, load
+from kvgate.inventory import LoadedInventory
 from kvgate.judge import Judgement
-from kvgate.references import references_used
 from kvgate.store import CheckRecord, RunStore, utc_now
 from kvgate.waivers import Waivers, load_waivers
+
+T = TypeVar("T")
+
+
+def usage_error_on_failure(load: Callable[[], T]) -> T:
+    """``load()``; its KvgateError stops pytest with the message alone (exit 4), never a traceback."""
+    try:
+        return load()
+    except KvgateError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 class GateSession:
@@ -30,37 +40,34 @@ class GateSession:
         self.recorded: set[str] = set()
         self.hosts_pending: set[str] = set()
         self.listener: Callable[[str, str], None] | None = None
-        self._loaded: LoadedInventory | None = None
+        self._config: GateConfig | None = None
         self._waivers: Waivers | None = None
 
     def option(self, name: str) -> Any:
         return self.config.getoption(name)
 
+    def gate_config(self) -> GateConfig:
+        """The inventory and the files it selects, validated once; a bad file stops the run, clearly."""
+        if self._config is None:
+            self._config = usage_error_on_failure(lambda: load_config(self.option("inventory")))
+        return self._config
+
     def loaded(self) -> LoadedInventory:
-        """The inventory, validated once; a bad file stops the run with its clear error."""
-        if self._loaded is None:
-            try:
-                self._loaded = load(self.option("inventory"))
-            except KvgateError as exc:
-                raise pytest.UsageError(str(exc)) from None
-        return self._loaded
+        return self.gate_config().inventory
 
     def waivers(self) -> Waivers:
         if self._waivers is None:
-            try:
-                self._waivers = load_waivers(self.option("waivers"))
-            except KvgateError as exc:
-                raise pytest.UsageError(str(exc)) from None
+            self._waivers = usage_error_on_failure(lambda: load_waivers(self.option("waivers")))
         return self._waivers
 
     def open_store(self, planned: list[str]) -> RunStore:
         """Create the run directory (checking gate order), or reopen it for --resume."""
         assert self.gate is not None
         loaded, waivers = self.loaded(), self.waivers()
-        try:
-            self.store = self._resume() if self.option("resume") else self._create(loaded, planned)
-        except KvgateError as exc:
-            raise pytest.UsageError(str(exc)) from None
+        resume = self.option("resume")
+        self.store = usage_error_on_failure(
+            lambda: self._resume() if resume else self._create(loaded, planned)
+        )
         self.store.update_meta(waivers=[w.model_dump(mode="json") for w in waivers.waivers])
         return self.store
 
@@ -85,7 +92,7 @@ class GateSession:
             "argv": sys.argv,
             "planned": planned,
             "forced": forced,
-            "configuration": {"references": references_used()},
+            "configuration": self.gate_config().recorded(),
         }
         if previous is not None:  # provenance, and the environment G1 recorded for this inventory
             prev = previous.meta()

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from kvgate.config_file import load_model
-from kvgate.inventory.schema import Frozen
+from kvgate.config_file import Frozen, load_model
 from kvgate.judge import Judgement, Verdict
 
 

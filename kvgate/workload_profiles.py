@@ -18,20 +18,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from kvgate.config_file import load_model
+from kvgate.config_file import Frozen, Shipped, load_model, repo_root
 from kvgate.errors import ConfigError
+from kvgate.units import MiB
 
-PROFILES_DIR = Path(__file__).resolve().parents[1] / "workloads" / "models"
+PROFILES_DIR = repo_root() / "workloads" / "models"
 WORKLOADS = ("kv-restore", "model-load", "checkpoint")
-MiB = 1 << 20
-
-
-class Frozen(BaseModel):
-    """Base: immutable, unknown fields refused."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+# scale → model profile per workload (G2's storage workloads)
+SCALE_MODELS = {
+    "smoke": {"kv-restore": "smoke", "model-load": "smoke", "checkpoint": "smoke"},
+    "full": {
+        "kv-restore": "qwen2.5-32b",
+        "model-load": "deepseek-r1-distill-qwen-32b",
+        "checkpoint": "qwen2.5-32b",
+    },
+}
 
 
 class KVGeometry(Frozen):
@@ -134,6 +137,14 @@ def load_profile(path: Path) -> ModelProfile:
     if profile.kv_restore is not None and profile.kv is None:
         raise ConfigError(str(path), "kv", "required when kv_restore is given (the KV bytes per token)")
     return profile
+
+
+model_profile = Shipped(PROFILES_DIR, load_profile)  # ``model_profile(name)``: read once
+
+
+def scale_models(scale: str) -> dict[str, str]:
+    """The model profile of each storage workload at an inventory scale."""
+    return SCALE_MODELS[scale]
 
 
 def load_profiles(directory: Path = PROFILES_DIR) -> dict[str, ModelProfile]:

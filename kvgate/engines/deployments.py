@@ -9,21 +9,27 @@ the host's other deployments still run. Ctrl-C (Interrupted) stops everything.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from kvgate.errors import Interrupted, LabError
-from kvgate.inventory.schema import Inventory
-from kvgate.session import GateSession
+from kvgate.inventory.schema import CLUSTER, Inventory
 from kvgate.transport.fanout import fan_out
 
 R = TypeVar("R")
-CLUSTER = "cluster"  # the host name of checks on the whole lab, never measured by itself
-
 Notify = Callable[[str], None]
 
 
+class Progress(Protocol):
+    """Which hosts still have checks to measure, and where a host's progress is shown (a GateSession)."""
+
+    @property
+    def hosts_pending(self) -> set[str]: ...
+
+    def notify(self, host: str, event: str) -> None: ...
+
+
 def measure_deployments(
-    inv: Inventory, session: GateSession, measure: Callable[[str, str, Notify], R], *, done: str
+    inv: Inventory, session: Progress, measure: Callable[[str, str, Notify], R], *, done: str
 ) -> dict[str, dict[str, R | LabError] | LabError]:
     """``measure(host, deployment, notify)`` for every pending engine host and its deployments."""
 

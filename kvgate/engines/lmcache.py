@@ -20,8 +20,8 @@ from typing import Any
 
 from kvgate.engines.profile import EngineProfile
 from kvgate.engines.templates import DataFile
+from kvgate.units import GiB
 
-GIB = 1 << 30
 DEFAULT_POOL_GIB = 5.0  # lmcache/v1/config.py: max_local_cpu_size
 
 
@@ -59,11 +59,11 @@ def staging_shortfall(
         concurrency=concurrency,
         tensor_parallel=tensor_parallel,
     )
-    if pool_gib * GIB >= need:
+    if pool_gib * GiB >= need:
         return None
     return (
         f"{profile.name}: LMCache's CPU pool (max_local_cpu_size {pool_gib:g} GiB per TP rank) cannot "
-        f"stage {concurrency} restores of {prompt_tokens} tokens at once ({need / GIB:.1f} GiB per rank): "
+        f"stage {concurrency} restores of {prompt_tokens} tokens at once ({need / GiB:.1f} GiB per rank): "
         "disk restores would load fewer tokens than they hit (LMCache #969, PR #4348); raise "
-        f"max_local_cpu_size to at least {math.ceil(need / GIB)} or lower the gate's concurrency"
+        f"max_local_cpu_size to at least {math.ceil(need / GiB)} or lower the gate's concurrency"
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
+from kvgate.engines.series import Labels, labels
 from kvgate.errors import LabError
 
 if TYPE_CHECKING:
@@ -24,11 +25,9 @@ if TYPE_CHECKING:
 
     from kvgate.transport.base import Executor
 
-Labels = tuple[tuple[str, str], ...]
 Key = tuple[str, Labels]
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\S+)?\s*$")
-_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
 _MONOTONIC_SUFFIXES = ("_total", "_count", "_sum", "_bucket")
 # An engine sharded by tensor or pipeline parallelism may export the same counter once per rank
 # (SGLang: tp_rank, pp_rank labels): every rank sees every token, so those copies are one count,
@@ -40,32 +39,6 @@ _SUFFIXES = (*_MONOTONIC_SUFFIXES, "_created")
 
 class MetricsError(LabError):
     """Metrics could not be scraped or parsed, a series is missing, or a counter went backwards."""
-
-
-def _unescape(value: str) -> str:
-    return value.replace(r"\"", '"').replace(r"\n", "\n").replace("\\\\", "\\")
-
-
-def _labels(text: str | None) -> Labels:
-    if not text:
-        return ()
-    return tuple(sorted((m.group(1), _unescape(m.group(2))) for m in _LABEL.finditer(text)))
-
-
-_SELECTOR = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?$")
-
-
-def selector(text: str) -> tuple[str, dict[str, str]]:
-    """A series selector as Prometheus writes it: ``name`` or ``name{label="value",...}``.
-
-    >>> selector('vllm:prompt_tokens_cached_by_source_total{source="disk"}')
-    ('vllm:prompt_tokens_cached_by_source_total', {'source': 'disk'})
-    """
-    m = _SELECTOR.match(text.strip())
-    body = m.group(2) if m else None
-    if m is None or (body is not None and "".join(x.group(0) for x in _LABEL.finditer(body)) != body):
-        raise ValueError(f'not a series selector: {text!r} (want name or name{{label="value"}})')
-    return m.group(1), dict(_labels(m.group(2)))
 
 
 @dataclass(frozen=True)
@@ -177,7 +150,7 @@ def parse(text: str) -> Snapshot:
         m = _SAMPLE.match(line)
         if m is None:
             raise MetricsError(f"line {lineno}: not a Prometheus sample: {raw[:120]!r}")
-        samples[(m.group(1), _labels(m.group(2)))] = float(m.group(3))
+        samples[(m.group(1), labels(m.group(2)))] = float(m.group(3))
     return Snapshot(MappingProxyType(samples), MappingProxyType(types))
 
 

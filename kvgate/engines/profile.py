@@ -23,10 +23,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from kvgate.config_file import load_model
-from kvgate.engines.metrics import selector
+from kvgate.config_file import Frozen, Shipped, load_model, repo_root
+from kvgate.engines.series import selector
 from kvgate.engines.templates import (
     PLACEHOLDERS,
     Arg,
@@ -43,7 +43,7 @@ from kvgate.engines.templates import (
 from kvgate.errors import ConfigError
 
 API_PORT_OFFSET = 10000  # {api_port}: an engine's side API (LMCache's internal API server) at port + this
-PROFILE_DIR = Path(__file__).resolve().parents[2] / "workloads" / "engines"
+PROFILE_DIR = repo_root() / "workloads" / "engines"
 
 
 class EngineKind(StrEnum):
@@ -52,10 +52,6 @@ class EngineKind(StrEnum):
     VLLM = "vllm"
     SGLANG = "sglang"
     LLAMA_CPP = "llama-cpp"
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Endpoint(Frozen):
@@ -257,6 +253,10 @@ def load_profile(path: Path) -> EngineProfile:
     if profile.name != path.stem:
         raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}, got {profile.name!r}")
     return profile
+
+
+# ``engine_profile(name)``: a shipped profile, read once (kvgate.gateconfig checks the names first)
+engine_profile = Shipped(PROFILE_DIR, load_profile)
 
 
 def load_profiles(directory: Path = PROFILE_DIR) -> dict[str, EngineProfile]:

@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
+from kvgate.config_file import Frozen
 from kvgate.errors import LabError
 
 PLACEHOLDERS = frozenset({"python", "model", "port", "host", "cache_dir", "run_dir", "api_port"})
@@ -127,10 +128,6 @@ def _file_name(name: str) -> str:
 
 
 FileName = Annotated[str, AfterValidator(_file_name)]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class DataFile(Frozen):

@@ -18,15 +18,16 @@ re-measured: :mod:`kvgate.fio.ceiling`) and the saturation knee:
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
-from kvgate.config_file import read_yaml
+from kvgate.config_file import Frozen, read_yaml, repo_root
 from kvgate.errors import ConfigError
 from kvgate.fio.job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
 
@@ -58,11 +59,7 @@ IoEngine = Annotated[str, AfterValidator(_ioengine)]
 Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class JobDefaults(_Frozen):
+class JobDefaults(Frozen):
     """Settings every job of the profile shares unless it overrides them."""
 
     size: FioSize = "16g"
@@ -72,7 +69,7 @@ class JobDefaults(_Frozen):
     ioengine: IoEngine = "libaio"
 
 
-class JobSpec(_Frozen):
+class JobSpec(Frozen):
     rw: Rw
     bs: FioSize
     iodepth: int = Field(default=1, ge=1)
@@ -84,7 +81,7 @@ class JobSpec(_Frozen):
     verify: Verify | None = None
 
 
-class SweepSpec(_Frozen):
+class SweepSpec(Frozen):
     """Every block size × numjobs × iodepth cell, read (or written) like the fixed jobs.
 
     ``repeats``, ``runtime_s`` and ``ramp_s`` default to the profile's: a large sweep
@@ -122,7 +119,7 @@ class SweepSpec(_Frozen):
         )
 
 
-class MatrixProfile(_Frozen):
+class MatrixProfile(Frozen):
     """One workload profile file (workloads/fio/*.yaml)."""
 
     name: str
@@ -191,6 +188,17 @@ def load_profile(path: Path) -> MatrixProfile:
     except ValueError as exc:
         raise ConfigError(str(path), "jobs", str(exc)) from exc
     return profile
+
+
+def fio_matrix_path(scale: str) -> Path:
+    """The matrix G2 runs at an inventory scale: ``workloads/fio/smoke.yaml``, else ``baseline.yaml``."""
+    return repo_root() / "workloads" / "fio" / f"{'smoke' if scale == 'smoke' else 'baseline'}.yaml"
+
+
+@functools.cache
+def fio_matrix(scale: str) -> MatrixProfile:
+    """G2's matrix for ``scale``, read once per process (kvgate.gateconfig checks the jobs G2 judges)."""
+    return load_profile(fio_matrix_path(scale))
 
 
 def cv(values: Sequence[float]) -> float | None:

@@ -18,9 +18,8 @@ from kvgate.fio.client import DEFAULT_PORT, fio_servers, run_clients
 from kvgate.fio.matrix import MatrixProfile
 from kvgate.fio.run import RunOptions, lay_out
 from kvgate.g2.measure import VolumeResult, remove_work_dir, work_dir
-from kvgate.g2.plan import CLUSTER
 from kvgate.hostevidence import HostEvidence
-from kvgate.inventory.schema import Host, Volume
+from kvgate.inventory.schema import CLUSTER, Host, Volume
 from kvgate.judge import Measurement
 from kvgate.nfs_server import ServerCache
 from kvgate.scratch import ScratchDir, checked, create

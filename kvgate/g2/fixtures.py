@@ -10,9 +10,10 @@ import pytest
 from kvgate.errors import LabError
 from kvgate.g2.cluster import Member, measure_cluster
 from kvgate.g2.measure import VolumeResult, measure_volume
-from kvgate.g2.plan import CLUSTER, G2Check, fio_profile, shared_volumes
+from kvgate.g2.plan import G2Check, fio_profile, shared_volumes
 from kvgate.g2.sections import row
 from kvgate.inventory import LoadedInventory
+from kvgate.inventory.schema import CLUSTER
 from kvgate.judge import Inputs, Measurement
 from kvgate.nfs_server import ServerCache
 from kvgate.session import GateSession

@@ -15,14 +15,13 @@ PASS when INVALID or missing) so it can serve as the site baseline for G3.
 from __future__ import annotations
 
 from kvgate.fio.ceiling import CEILING_CELL
-from kvgate.fio.matrix import MatrixProfile, load_profile
-from kvgate.gates import repo_root
-from kvgate.inventory.schema import Inventory, Volume, VolumeExpect
+from kvgate.fio.matrix import MatrixProfile
+from kvgate.gateconfig import g2_fio_matrix
+from kvgate.inventory.schema import CLUSTER, Inventory, Volume, VolumeExpect
 from kvgate.judge import Criterion
 from kvgate.judgement import Check, Ruling
+from kvgate.units import GB
 
-GB = 1e9
-CLUSTER = "cluster"  # the host name of checks on the whole set of storage clients
 MEASURED = "no site threshold: measured as the site baseline"
 
 
@@ -45,14 +44,8 @@ def g2_check(host: str, volume: str, check: str, criterion: Criterion, skip: str
 
 
 def fio_profile(inv: Inventory) -> MatrixProfile:
-    name = "smoke" if inv.scale == "smoke" else "baseline"
-    return load_profile(repo_root() / "workloads" / "fio" / f"{name}.yaml")
-
-
-def line_rate_bytes_per_s(inv: Inventory, host: str) -> float | None:
-    """Sum of the BOM's RDMA NIC line rates on a host, in bytes/s."""
-    nics = [n for n in inv.expectations(host).nics if n.rdma and n.speed_mbps]
-    return sum(n.speed_mbps * n.count for n in nics if n.speed_mbps) * 125_000 if nics else None
+    """The fio matrix of the inventory's scale, holding the jobs these criteria read (kvgate.gateconfig)."""
+    return g2_fio_matrix(inv.scale)
 
 
 def _at_least(
@@ -70,7 +63,7 @@ def _seq_read(inv: Inventory, host: str, name: str, vol: Volume) -> Criterion:
         return _at_least(
             "G2-FIO-1", metric, "B/s", e.min_seq_read_gb_per_s, f"{src}.min_seq_read_gb_per_s", scale=GB
         )
-    rate = line_rate_bytes_per_s(inv, host)
+    rate = inv.line_rate_bytes_per_s(host)
     if e.line_rate_fraction is not None and rate is not None:
         why = f"{src}.line_rate_fraction={e.line_rate_fraction} × {rate / GB:.2f} GB/s RDMA line rate"
         return Criterion("G2-FIO-1", metric, ">=", e.line_rate_fraction * rate, "B/s", source=why)

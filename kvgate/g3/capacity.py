@@ -35,8 +35,8 @@ from kvgate.engines.service import settled_kv_bytes
 from kvgate.errors import LabError
 from kvgate.g3.evidence import capacity_reason, dram_held_reason, shape_reason
 from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches
-from kvgate.g3.profile import CAPACITY_ARMS
 from kvgate.g3.window import EngineWindow
+from kvgate.gate_profiles.g3 import CAPACITY_ARMS
 from kvgate.loadgen.prompts import fit_tokens_per_word
 
 if TYPE_CHECKING:

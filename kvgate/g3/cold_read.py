@@ -28,8 +28,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches
-from kvgate.g3.profile import READ_ARMS
 from kvgate.g3.tier_loads import TierLoads
+from kvgate.gate_profiles.g3 import READ_ARMS
 
 if TYPE_CHECKING:
     from kvgate.engines.profile import EngineProfile

@@ -22,9 +22,9 @@ import json
 from dataclasses import dataclass, field
 
 from kvgate.engines import EngineService, Placement
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
+from kvgate.engines.model_staging import engine_python, stage_model
+from kvgate.engines.profile import EngineProfile, engine_profile
 from kvgate.errors import LabError
-from kvgate.g3.measure import engine_python, stage_model
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement
@@ -66,7 +66,7 @@ def engine_load(
     if not found:
         return _status("engine", f"no engine deployment on {host} uses volume {candidate}")
     name, dep = found[0]
-    profile = load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml")
+    profile = engine_profile(dep.recompute_profile)
     python = engine_python(inv.hosts[host], dep)
     if dep.model == "tiny":
         staged, _ = stage_model(ex, inv.hosts[host], dep, profile.kind, python)
@@ -95,7 +95,7 @@ def service_load(
 ) -> dict[str, Measurement]:
     """Cold-start model load ``name`` (``model_loads:``) from its copy on ``volume``."""
     ml, key = inv.model_loads[name], f"service[{name}]"
-    profile = load_profile(PROFILE_DIR / f"{ml.profile}.yaml")
+    profile = engine_profile(ml.profile)
     python = ml.python or "python3"
     start = ColdStart(key, profile, python, ml.copies[volume], ml.port, ml.env, ml.engine_args)
     return start_cold(

@@ -1,5 +1,5 @@
-"""Pure decisions on G3 evidence: was the restore cold, did the tier write through, is the output right,
-did a capacity round compare capacity.
+"""Pure decisions on G3 evidence: was the restore cold, did the tier write through, did a capacity
+round compare capacity (whether the output is right: kvgate.loadgen.outputs).
 
 Each function returns ``None`` when the evidence holds, or the reason — with the
 numbers — that turns the trial INVALID (cold proof, write-through, workload
@@ -10,7 +10,7 @@ and the engine process read what the restore needs (LMCache #1522, #1755) and th
 engine says it restored the prompt (LMCache #1741, #2765: benchmarks of a tier
 that was never read); write-through is checked before restoring (sglang PR
 #33712); restored greedy outputs must equal recompute (LMCache #4385, #4991), up to
-a near-tie flip as vLLM's own tests allow (``logprob_close``).
+a near-tie flip as vLLM's own tests allow (``kvgate.loadgen.outputs``).
 
 The cold proof of a restore is :func:`kvgate.g3.window.restore_reason`, in the words of
 :mod:`kvgate.evidence`.
@@ -18,12 +18,8 @@ The cold proof of a restore is :func:`kvgate.g3.window.restore_reason`, in the w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvgate.evidence.window import Counts, cold_reason
-from kvgate.g3.logprob_close import first_divergence, logprobs_close
-from kvgate.g3.profile import CAPACITY_ARMS, Capacity, WriteThrough
-from kvgate.loadgen.record import TokenLogprob
+from kvgate.gate_profiles.g3 import CAPACITY_ARMS, Capacity, WriteThrough
 
 
 def _ratio(got: float, want: float) -> str:
@@ -66,53 +62,6 @@ def shape_reason(
     if finish_reason != "length":
         reasons.append(f"completion ended by {finish_reason} before max_tokens")
     return "; ".join(reasons) or None
-
-
-@dataclass(frozen=True)
-class Output:
-    """One request's greedy output: its text and, when asked for, each token's top-k logprobs."""
-
-    text: str
-    logprobs: tuple[TokenLogprob, ...] = ()
-
-
-def compare_outputs(
-    expected: dict[str, Output],
-    got: dict[str, Output],
-    *,
-    got_name: str = "cached",
-    expected_name: str = "recompute",
-) -> tuple[list[str], list[str]]:
-    """(mismatches, near-ties) of ``got`` against the computed outputs ``expected``, by key.
-
-    Equal texts agree. Different texts are a near-tie, tolerated and listed apart, when they
-    first diverge at a token each side had in the other's top-k logprobs (vLLM's
-    ``check_logprobs_close``: a cache hit or another batch may round a near-tie the other
-    way); anything else is a mismatch.
-
-    >>> a = TokenLogprob(" a", -0.69, {" a": -0.69, " b": -0.70})
-    >>> b = TokenLogprob(" b", -0.69, {" b": -0.69, " a": -0.70})
-    >>> compare_outputs({"s": Output(" a", (a,))}, {"s": Output(" b", (b,))})[0]
-    []
-    >>> compare_outputs({"s": Output("x y")}, {"s": Output("x q"), "t": Output("z")})[0][1]
-    't: no recompute output to compare with'
-    """
-    bad, ties = [], []
-    for key, out in sorted(got.items()):
-        want = expected.get(key)
-        if want is None:
-            bad.append(f"{key}: no {expected_name} output to compare with")
-            continue
-        if want.text == out.text:
-            continue
-        shown = f"{key}: expected {want.text!r}, got {out.text!r}"
-        why = logprobs_close(want.logprobs, out.logprobs, expected_name=expected_name, got_name=got_name)
-        split = first_divergence(want.logprobs, out.logprobs) if why is None else None
-        if split is not None:
-            ties.append(f"{shown} — near-tie at {split.describe(expected_name, got_name)}")
-        else:
-            bad.append(f"{shown} — {why or 'the texts differ where the tokens agree'}")
-    return bad, ties
 
 
 DRAM_ONLY = CAPACITY_ARMS[0]

@@ -10,9 +10,9 @@ from kvgate.engines.deployments import Notify, deployment_result, measure_deploy
 from kvgate.errors import LabError
 from kvgate.g3.measure import DeploymentResult, measure_deployment
 from kvgate.g3.plan import G3Check, plan
-from kvgate.g3.profile import load_g3_profile
 from kvgate.g3.sections import rows, storage_rows
 from kvgate.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Inputs
 from kvgate.nfs_server import ServerCache

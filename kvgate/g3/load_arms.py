@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.errors import LabError
 from kvgate.g3.arms import ArmSummary, cv
-from kvgate.g3.evidence import Output, compare_outputs
 from kvgate.g3.window import EngineWindow
 from kvgate.loadgen.metrics import median
+from kvgate.loadgen.outputs import Output, compare_outputs
 from kvgate.loadgen.record import TokenLogprob
 
 if TYPE_CHECKING:
     from kvgate.engines import EngineService
     from kvgate.evidence.blockdev import Resolved
     from kvgate.g3.client import LoadSite
-    from kvgate.g3.profile import G3Profile
+    from kvgate.gate_profiles.g3 import G3Profile
     from kvgate.hostevidence import HostEvidence
 
 

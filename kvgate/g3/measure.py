@@ -8,26 +8,20 @@ afterwards, whatever happened.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import secrets
-import sys
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-from kvgate import agentctl
-from kvgate.engines import EngineRecord, tinyhf
-from kvgate.engines.profile import PROFILE_DIR, EngineKind, EngineProfile, load_profile
-from kvgate.errors import LabError
+from kvgate.engines import EngineRecord
+from kvgate.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.engines.profile import EngineProfile, engine_profile
 from kvgate.g3.arms import ArmSummary, summarize
 from kvgate.g3.cold_read import measured_arms
 from kvgate.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.g3.load_arms import summaries as load_summaries
 from kvgate.g3.plan import capacity_profiles, read_profiles
 from kvgate.g3.prediction import StorageBound
-from kvgate.g3.profile import CAPACITY_ARMS, READ_ARMS, G3Profile
 from kvgate.g3.protocol import ArmsResult, ColdRestore, Phase, Setup, TierProbe
 from kvgate.g3.serving import level_latency
 from kvgate.g3.verdicts import (
@@ -37,15 +31,13 @@ from kvgate.g3.verdicts import (
     reference_measurements,
     write_through_measurement,
 )
-from kvgate.inventory.schema import EngineDeployment, Host, Inventory
+from kvgate.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS, G3Profile
+from kvgate.inventory.schema import EngineDeployment, Inventory
 from kvgate.judge import Measurement
-from kvgate.loadgen.prompts import WORDS
 from kvgate.references import load_references
 from kvgate.scratch import ScratchDir, checked, remove
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
-
-MODEL_CACHE = Path(os.environ.get("KVGATE_MODEL_CACHE", "/var/tmp/kvgate-models"))
 
 
 @dataclass
@@ -103,74 +95,6 @@ def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
     remove(ex, directory, parents=2)
 
 
-def engine_python(host: Host, dep: EngineDeployment) -> str:
-    """The deployment's interpreter, else this controller's own (local) or python3 (ssh)."""
-    return dep.python or (sys.executable if host.transport == "local" else "python3")
-
-
-def stage_model(
-    ex: Executor, host: Host, dep: EngineDeployment, kind: EngineKind, python: str
-) -> tuple[str, int]:
-    """The model path on the host and the state bytes per token its tier stores."""
-    if dep.model != "tiny":
-        assert dep.state_bytes_per_token is not None  # the inventory schema requires it
-        return dep.model, dep.state_bytes_per_token
-    if kind is EngineKind.VLLM:
-        return _tiny_hf(ex, host, python), tinyhf.kv_bytes_per_token()
-    if kind is not EngineKind.LLAMA_CPP:
-        raise LabError(f"{ex.host}: no tiny model for {kind} engines: give the model's path on the host")
-    try:
-        from kvgate.engines.tinymodel import TinyLlamaSpec, ensure_tiny_gguf
-
-        local = ensure_tiny_gguf(MODEL_CACHE)
-    except ImportError as exc:
-        raise LabError(
-            f"the tiny model needs the engine extra on the controller (`make engine`): {exc}"
-        ) from exc
-    bpt = TinyLlamaSpec().llama_cpp_state_bytes_per_token
-    if host.transport == "local":
-        return str(local), bpt
-    return _put_model(ex, local), bpt
-
-
-def _tiny_hf(ex: Executor, host: Host, python: str) -> str:
-    """Generate the tiny HF-format Llama on the host with the engine's interpreter (cached by digest)."""
-    script = Path(tinyhf.__file__)
-    digest = hashlib.sha256(script.read_bytes()).hexdigest()[:12]
-    if host.transport == "local":
-        where, run = str(MODEL_CACHE), str(script)
-    else:
-        where = f"{agentctl.remote_home(ex)}/.cache/kvgate/models"
-        run = f"{where}/tinyhf-{digest}.py"
-        ex.run("mkdir -p %s", where, timeout_s=30, check=True)
-        ex.put(script, run)
-    out = f"{where}/tiny-llama-hf-{digest}"
-    argv = [python, run, out, *WORDS]
-    res = ex.run(" ".join(["%s"] * len(argv)), *argv, timeout_s=600)
-    if not res.ok:
-        raise LabError(f"{ex.host}: generating the tiny HF model with {python} failed\n{res}")
-    return out
-
-
-def _put_model(ex: Executor, local: Path) -> str:
-    digest = hashlib.sha256(local.read_bytes()).hexdigest()
-    remote = f"{agentctl.remote_home(ex)}/.cache/kvgate/models/{local.name}"
-    if agentctl.remote_sha256(ex, remote) != digest:
-        ex.run("mkdir -p %s", remote.rsplit("/", 1)[0], timeout_s=30, check=True)
-        ex.put(local, remote)
-    return remote
-
-
-def check_engine_installed(ex: Executor, python: str, kind: EngineKind) -> None:
-    """The engine's Python package must import on the host (a clear ERROR instead of a crash log)."""
-    module = {EngineKind.LLAMA_CPP: "llama_cpp", EngineKind.VLLM: "vllm", EngineKind.SGLANG: "sglang"}[kind]
-    res = ex.run("%s -c %s", python, f"import {module}", timeout_s=120)
-    if not res.ok:
-        raise LabError(
-            f"{ex.host}: {python} cannot import {module} (install the engine: `make engine`)\n{res}"
-        )
-
-
 def measure_deployment(
     ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
 ) -> DeploymentResult:
@@ -209,7 +133,7 @@ def deployment_setup(
 ) -> tuple[Setup, DeploymentResult]:
     """One deployment on one host resolved (engine installed, model staged), and its empty result."""
     dep, h = inv.engines[name], inv.hosts[host]
-    tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+    tier = engine_profile(dep.tier_profile)
     result = DeploymentResult(host, name, tier, loadgen_address=inv.loadgen_address(name, host))
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier.kind)
@@ -220,7 +144,7 @@ def deployment_setup(
     setup = Setup(
         deployment=name,
         tier=tier,
-        recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
+        recompute=engine_profile(dep.recompute_profile),
         python=python,
         model=model,
         work=work,

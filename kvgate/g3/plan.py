@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvgate.engines.deployments import CLUSTER
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile, tensor_parallel
-from kvgate.g3.profile import (
+from kvgate.engines.profile import EngineProfile, engine_profile, tensor_parallel
+from kvgate.gate_profiles.g3 import (
     ARMS,
     CAPACITY_ARMS,
     READ_ARMS,
@@ -33,7 +32,7 @@ from kvgate.g3.profile import (
     VerdictBinding,
     load_g3_profile,
 )
-from kvgate.inventory.schema import EngineDeployment, Inventory
+from kvgate.inventory.schema import CLUSTER, EngineDeployment, Inventory
 from kvgate.judge import Criterion, Verdict
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.references import References, load_references
@@ -154,9 +153,9 @@ def capacity_profiles(tier: EngineProfile) -> dict[str, EngineProfile]:
     arms = tier.capacity_arms
     if arms is None:
         return {}
-    out = {CAPACITY_ARMS[0]: load_profile(PROFILE_DIR / f"{arms.dram_only}.yaml")}
+    out = {CAPACITY_ARMS[0]: engine_profile(arms.dram_only)}
     if tier.cache is not None:
-        out[CAPACITY_ARMS[1]] = load_profile(PROFILE_DIR / f"{arms.ssd_tier or tier.name}.yaml")
+        out[CAPACITY_ARMS[1]] = engine_profile(arms.ssd_tier or tier.name)
     return out
 
 
@@ -262,7 +261,7 @@ def read_profiles(dep: EngineDeployment) -> dict[str, EngineProfile]:
     if dep.cold_read is None:
         return {}
     names = (dep.cold_read.serial, dep.cold_read.parallel)
-    return {arm: load_profile(PROFILE_DIR / f"{n}.yaml") for arm, n in zip(READ_ARMS, names, strict=True)}
+    return {arm: engine_profile(n) for arm, n in zip(READ_ARMS, names, strict=True)}
 
 
 def _whole_machine_unmeasurable(
@@ -352,8 +351,8 @@ def plan(inventory: Inventory) -> list[G3Check]:
     profile, refs = load_g3_profile(inventory.scale), load_references()
     checks = []
     for name, dep in inventory.engines.items():
-        tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
-        load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml")  # a typo fails before anything runs
+        tier = engine_profile(dep.tier_profile)
+        engine_profile(dep.recompute_profile)  # a typo fails before anything runs
         hosts = inventory.engine_hosts(name)
         if not hosts:
             why = f"engines.{name} runs on no host (none listed, none with the engine role)"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvgate.engines.profile import PROFILE_DIR, load_profile
+from kvgate.engines.profile import engine_profile
 from kvgate.g3.arms import ArmSummary, Trial
 from kvgate.g3.load_arms import LoadTrial
 from kvgate.inventory.schema import Inventory
@@ -86,7 +86,7 @@ class StorageBound:
             Path(root), str(meta.get("site")), "g2", str((meta.get("inventory") or {}).get("sha256"))
         )
         figures = g2_storage(g2, host, dep.volume) if g2 is not None else None
-        kind = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml").kind
+        kind = engine_profile(dep.tier_profile).kind
         bpt = planned_bytes_per_token(dep, kind).value
         storage = figures or assumed_storage(inv, host, dep.volume)
         return cls(inv, host, name, storage, figures is not None and figures.best.known, bpt)

@@ -44,21 +44,23 @@ from typing import Protocol
 
 from kvgate import scratch
 from kvgate.engines import EngineRecord, EngineService, Placement
-from kvgate.engines.metrics import MetricsError, Snapshot, scrape, selector
+from kvgate.engines.metrics import MetricsError, Snapshot, scrape
 from kvgate.engines.profile import EngineProfile
+from kvgate.engines.series import selector
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.evidence.blockdev import Resolved
 from kvgate.g3 import client
 from kvgate.g3.arms import Outcome, Trial, Window
 from kvgate.g3.capacity import capacity_mismatches, run_capacity
 from kvgate.g3.cold_read import read_mismatches, run_cold_read
-from kvgate.g3.evidence import Output, compare_outputs, shape_reason, write_through_reason
+from kvgate.g3.evidence import shape_reason, write_through_reason
 from kvgate.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.g3.plan import cold_read_blocker, measures_levels
-from kvgate.g3.profile import G3Profile
 from kvgate.g3.staging import staging_reason
 from kvgate.g3.window import EngineWindow, restore_reason
+from kvgate.gate_profiles.g3 import G3Profile
 from kvgate.hostevidence import HostEvidence
+from kvgate.loadgen.outputs import Output, compare_outputs
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
 from kvgate.scratch import ScratchDir
 from kvgate.transport.base import Executor

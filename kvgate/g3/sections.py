@@ -12,8 +12,8 @@ from kvgate.g3 import prediction, serving
 from kvgate.g3.arms import ArmSummary
 from kvgate.g3.measure import DeploymentResult
 from kvgate.g3.plan import G3Check
-from kvgate.g3.profile import CAPACITY_ARMS, READ_ARMS
 from kvgate.g3.storage import StorageCheck, StorageResult, evaluate_storage
+from kvgate.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS
 from kvgate.judge import Inputs, Measurement, fmt
 from kvgate.references import show_bound
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kvgate.engines.lmcache import staging_shortfall
 from kvgate.engines.profile import EngineProfile, tensor_parallel
-from kvgate.g3.profile import G3Profile
+from kvgate.gate_profiles.g3 import G3Profile
 
 if TYPE_CHECKING:
     from kvgate.g3.protocol import Setup

@@ -20,13 +20,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kvgate import agentctl
-from kvgate.engines.deployments import CLUSTER
-from kvgate.g2.workloads import TO_MEASUREMENTS, model_profile
 from kvgate.g3.engine_load import engine_load, service_load
 from kvgate.g3.measure import remove_work_dir, work_root
-from kvgate.g3.profile import G3Profile, StorageBinding, StorageProfile, Unmeasurable, load_g3_profile
+from kvgate.gate_profiles.g3 import G3Profile, StorageBinding, StorageProfile, Unmeasurable, load_g3_profile
 from kvgate.hostevidence import HostEvidence
-from kvgate.inventory.schema import Inventory, VolumeKind
+from kvgate.inventory.schema import CLUSTER, Inventory, VolumeKind
 from kvgate.judge import Inputs, Judgement, Measurement, Verdict, fmt
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.nfs_server import ServerCache
@@ -35,7 +33,8 @@ from kvgate.references import improvement_measurement, load_references
 from kvgate.scratch import ScratchDir, checked, create
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
-from kvgate.workload_profiles import ModelProfile, agent_spec
+from kvgate.workload_profiles import ModelProfile, agent_spec, model_profile
+from kvgate.workload_results import TO_MEASUREMENTS
 
 WORKLOAD_TIMEOUT_S = 6 * 3600
 Notify = Callable[[str], None]

@@ -5,7 +5,7 @@ check. A number that cannot be trusted carries its reason (``invalid_reason``),
 so the judge makes it INVALID — never PASS — and the report shows the numbers.
 
 >>> from kvgate.g3.arms import Outcome, Trial, Window
->>> from kvgate.g3.profile import ColdBounds
+>>> from kvgate.gate_profiles.g3 import ColdBounds
 >>> w = Window("vda", device_read_bytes=10, engine_read_bytes=1000, hit_tokens=10, caches_dropped=True)
 >>> t = Trial("ssd-restore", 0, "s", Outcome(0.1, 0.2, "x"), 10, w, predicted_bytes=1000)
 >>> m = cold_proof_measurement([t], ColdBounds())
@@ -20,8 +20,8 @@ from dataclasses import replace
 from kvgate.evidence.window import Counts
 from kvgate.g3.arms import ArmSummary, Trial
 from kvgate.g3.load_arms import LoadTrial, level_key
-from kvgate.g3.profile import ColdBounds, VerdictBinding, WriteThrough
 from kvgate.g3.window import restore_reason
+from kvgate.gate_profiles.g3 import ColdBounds, VerdictBinding, WriteThrough
 from kvgate.judge import Measurement
 from kvgate.references import Reference, improvement_measurement
 
@@ -100,7 +100,7 @@ def reference_measurements(
     (every level must meet the reference), each level's also kept as ``<check>@c<C>``.
 
     >>> from kvgate.references import load_references
-    >>> from kvgate.g3.profile import VerdictBinding
+    >>> from kvgate.gate_profiles.g3 import VerdictBinding
     >>> b = VerdictBinding(check="t", reference="R2-ttft-p50-tp8", statistic="ttft_p50_s",
     ...                    baseline_arm="dram-only", candidate_arm="ssd-tier", concurrency=(4, 8))
     >>> def arm(name, ttft):

@@ -19,7 +19,7 @@ from kvgate.g3 import hostio
 if TYPE_CHECKING:
     from kvgate.engines import EngineService
     from kvgate.evidence.blockdev import Resolved
-    from kvgate.g3.profile import ColdBounds
+    from kvgate.gate_profiles.g3 import ColdBounds
     from kvgate.hostevidence import HostEvidence
     from kvgate.transport.base import Executor
 
@@ -144,7 +144,7 @@ def restore_reason(
 ) -> str | None:
     """Why a restore cannot count as served cold from the SSD tier; None when every counter agrees.
 
-    >>> from kvgate.g3.profile import ColdBounds
+    >>> from kvgate.gate_profiles.g3 import ColdBounds
     >>> c = Counts(device_read_bytes=50, device_written_bytes=0, engine_read_bytes=1200, counted_on="vda")
     >>> restore_reason(ColdBounds(), c, predicted_bytes=1000, prompt_tokens=10, hit_tokens=10,
     ...                caches_dropped=True)

@@ -7,9 +7,10 @@ import pytest
 from kvgate.engines.deployments import Notify, deployment_result, measure_deployments
 from kvgate.errors import LabError, UsageError
 from kvgate.g4.plan import G4Check, plan
-from kvgate.g4.profile import load_g4_profile, profile_path
 from kvgate.g4.sections import rows
 from kvgate.g4.soak import SoakResult, measure_soak
+from kvgate.gate_profiles import profile_path
+from kvgate.gate_profiles.g4 import load_g4_profile
 from kvgate.inventory import LoadedInventory
 from kvgate.judge import Inputs
 from kvgate.session import GateSession
@@ -29,7 +30,7 @@ def g4_measured(
     now, started = profile.model_dump(mode="json"), run_store.run_record().configuration.gate_profile
     if started is not None and started != now:  # a resume judges with the limits its soak started with
         raise UsageError(
-            f"{profile_path(inv.scale)} changed since this run started: restore it, or start a new run"
+            f"{profile_path('g4', inv.scale)} changed since this run started: restore it, or start a new run"
         )
     run_store.merge_meta(configuration={"gate_profile": now})
     checks = plan(inv)

@@ -17,10 +17,9 @@ with that reason; a soak too short to show a trend is INVALID.
 
 from __future__ import annotations
 
-from kvgate.engines.deployments import CLUSTER
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
-from kvgate.g4.profile import G4Profile, load_g4_profile
-from kvgate.inventory.schema import Inventory
+from kvgate.engines.profile import EngineProfile, engine_profile
+from kvgate.gate_profiles.g4 import G4Profile, load_g4_profile
+from kvgate.inventory.schema import CLUSTER, Inventory
 from kvgate.judge import Criterion
 from kvgate.judgement import Check, Ruling
 
@@ -178,7 +177,7 @@ def plan(inventory: Inventory) -> list[G4Check]:
     profile = load_g4_profile(inventory.scale)
     checks = []
     for name, dep in inventory.engines.items():
-        tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+        tier = engine_profile(dep.tier_profile)
         if not inventory.engine_hosts(name):
             crit = Criterion("G4-ENG-1", "engine_hosts", ">", 0, source=f"inventory: engines.{name}.hosts")
             why = f"engines.{name} runs on no host (none listed, none with the engine role)"

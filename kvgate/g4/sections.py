@@ -14,8 +14,9 @@ from typing import Any
 from kvgate.g3.sections import table
 from kvgate.g4.plan import G4Check
 from kvgate.g4.soak import SoakResult
-from kvgate.g4.trends import MiB, Window, hit_ratio, slopes
+from kvgate.g4.trends import Window, hit_ratio, slopes
 from kvgate.judge import Inputs, fmt
+from kvgate.units import MiB
 
 MAX_ROWS = 48
 WINDOW_COLUMNS = [

@@ -20,17 +20,17 @@ from typing import Any
 from kvgate import agentctl
 from kvgate.engines import EngineService, Placement
 from kvgate.engines.errors import EngineCallFailed
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile, tensor_parallel
+from kvgate.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.engines.profile import EngineProfile, engine_profile, tensor_parallel
 from kvgate.errors import CommandTimeout, Interrupted, LabError, TransportError
-from kvgate.g3.measure import check_engine_installed, engine_python, remove_work_dir, stage_model
-from kvgate.g3.profile import load_g3_profile
 from kvgate.g4 import trends
-from kvgate.g4.profile import G4Profile
+from kvgate.gate_profiles.g3 import load_g3_profile
+from kvgate.gate_profiles.g4 import G4Profile
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement
 from kvgate.loadgen.prompts import PromptSpec, fit_tokens_per_word
-from kvgate.scratch import ScratchDir, checked, create
+from kvgate.scratch import ScratchDir, checked, create, remove
 from kvgate.store import RunStore
 from kvgate.transport.base import Executor
 
@@ -72,7 +72,7 @@ class SoakRun:
         self.ex, self.inv, self.host, self.name = ex, inv, host, name
         self.profile, self.store, self._notify = profile, store, notify
         self.dep = inv.engines[name]
-        self.tier = load_profile(PROFILE_DIR / f"{self.dep.tier_profile}.yaml")
+        self.tier = engine_profile(self.dep.tier_profile)
         self.python = engine_python(inv.hosts[host], self.dep)
         self.key = f"{host}/{name}"
         self.windows: dict[int, dict[str, Any]] = {}
@@ -126,7 +126,7 @@ class SoakRun:
         except BaseException:
             for eng in engines:
                 eng.stop()
-            remove_work_dir(self.ex, work)
+            remove(self.ex, work, parents=2)  # and kvgate-g4/<host>-<run> once empty
             raise
         self.store.merge_meta(g4_jobs={self.key: state})
         return state
@@ -292,7 +292,7 @@ class SoakRun:
             except LabError as exc:
                 errors.append(exc)
         try:  # the stored path is checked again: an edited run.json cannot point the removal elsewhere
-            remove_work_dir(self.ex, self._work_dir(str(state["work_dir"])))
+            remove(self.ex, self._work_dir(str(state["work_dir"])), parents=2)
         except LabError as exc:
             errors.append(exc)
         if errors:

@@ -14,7 +14,7 @@ from pathlib import Path
 from kvgate import agentctl
 from kvgate.errors import LabError, StoreError, UsageError
 from kvgate.g4.soak import ENGINE_STOP_S
-from kvgate.inventory import load
+from kvgate.gateconfig import load_config
 from kvgate.store import RunStore, utc_now
 from kvgate.transport import connect
 
@@ -30,7 +30,7 @@ def stop_soak(run_dir: Path) -> dict[str, str]:
     jobs = meta.get("g4_jobs") or {}
     if meta.get("gate") != "g4" or not jobs:
         raise UsageError(f"{run_dir}: no G4 soak was started in this run (run.json has no g4_jobs)")
-    inv = load(store.inventory_path()).inventory
+    inv = load_config(store.inventory_path()).inventory.inventory
     store.update_meta(g4_stopped=utc_now())  # a resume starts no deployment that had not started
     out: dict[str, str] = {}
     failed: list[LabError] = []

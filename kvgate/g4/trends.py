@@ -16,15 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kvgate.g3.evidence import Output, compare_outputs
-from kvgate.g4.profile import G4Profile
+from kvgate.gate_profiles.g4 import G4Profile
 from kvgate.judge import Measurement
 from kvgate.loadgen.metrics import median
+from kvgate.loadgen.outputs import Output, compare_outputs
 from kvgate.loadgen.record import TokenLogprob
+from kvgate.units import MiB
 
 Window = dict[str, Any]
 ENDINGS = ("duration", "engine-died", "cancelled")  # how a soak ends; anything else: its agent broke
-MiB = float(1 << 20)
 
 
 def slope_per_hour(t_s: Sequence[float], values: Sequence[float]) -> float | None:

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvgate.config_file import load_model, parse_yaml, read_bytes
-from kvgate.engines.profile import PROFILE_DIR
-from kvgate.errors import ConfigError
 from kvgate.inventory.schema import Inventory
 
 
@@ -31,24 +29,7 @@ def load(path: str | Path) -> LoadedInventory:
     p = Path(path)
     raw = read_bytes(p)  # read once: the hash is of the bytes that were validated
     inv = _resolve_engine_pythons(load_model(p, Inventory, parse_yaml(raw, p)), p.parent)
-    _check_engine_profiles(inv, p)
     return LoadedInventory(path=p, sha256=hashlib.sha256(raw).hexdigest(), inventory=inv)
-
-
-def _check_engine_profiles(inv: Inventory, path: Path) -> None:
-    """Every engine profile an engine deployment names exists (a typo fails here, not mid-run)."""
-    known = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
-    for name, dep in inv.engines.items():
-        named = {"tier_profile": dep.tier_profile, "recompute_profile": dep.recompute_profile}
-        if dep.cold_read is not None:
-            named |= {"cold_read.serial": dep.cold_read.serial, "cold_read.parallel": dep.cold_read.parallel}
-        for field, profile in named.items():
-            if profile not in known:
-                raise ConfigError(
-                    str(path),
-                    f"engines.{name}.{field}",
-                    f"no engine profile {profile!r} in {PROFILE_DIR} (have: {', '.join(known)})",
-                )
 
 
 def _resolve_engine_pythons(inv: Inventory, base: Path) -> Inventory:

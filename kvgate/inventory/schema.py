@@ -10,9 +10,9 @@ import re
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from kvgate.config_file import field_error
+from kvgate.config_file import Frozen, field_error
 from kvgate.inventory.fields import (
     EnvName,
     Name,
@@ -23,10 +23,7 @@ from kvgate.inventory.fields import (
 )
 from kvgate.judge import COMPARATORS
 
-
-class Frozen(BaseModel):
-    # a number that is not finite ("inf" as a string too) is never a threshold or a timeout
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+CLUSTER = "cluster"  # the host name of checks on the whole lab, never an inventory host nor measured itself
 
 
 class Role(StrEnum):
@@ -269,6 +266,11 @@ class Host(Frozen):
     groups: tuple[str, ...] = ()
     expect: Expectations = Field(default_factory=Expectations)
 
+    @property
+    def explicit_port(self) -> int | None:
+        """The port the inventory names; None lets ~/.ssh/config's (or 22) apply (a transport HostRoute)."""
+        return self.port if "port" in self.model_fields_set else None
+
 
 ProfileName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=100)]
 
@@ -491,6 +493,11 @@ class Inventory(Frozen):
             result = result.merged(self.groups[g])
         return result.merged(self.hosts[host].expect)
 
+    def line_rate_bytes_per_s(self, host: str) -> float | None:
+        """Sum of the BOM's RDMA NIC line rates on a host, in bytes/s (G2's and the planner's bound)."""
+        nics = [n for n in self.expectations(host).nics if n.rdma and n.speed_mbps]
+        return sum(n.speed_mbps * n.count for n in nics if n.speed_mbps) * 125_000 if nics else None
+
     def volumes_of(self, host: str) -> dict[str, Volume]:
         """Volumes mounted on a host (all storage clients by default)."""
         is_client = Role.STORAGE_CLIENT in self.hosts[host].roles
@@ -498,6 +505,7 @@ class Inventory(Frozen):
 
 
 __all__ = [
+    "CLUSTER",
     "COMPARATORS",
     "ColdReadProfiles",
     "EngineDeployment",

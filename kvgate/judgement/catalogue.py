@@ -1,4 +1,4 @@
-"""A gate's catalogue: its plan modules, and its plan split into families of checks by rule id.
+"""A gate's catalogue: its plan split into families of checks by rule id (kvgate.gate_plans: the plans).
 
 >>> from kvgate.inventory.schema import Inventory
 >>> from kvgate.g2.plan import plan
@@ -33,28 +33,3 @@ def family(plan: Plan, *rules: str) -> Plan:
 
     planned.__name__ = f"family({', '.join(rules)})"
     return planned
-
-
-def plans(gate: str) -> tuple[Plan, ...]:
-    """The plan modules of a gate: what it checks (imported here, so rejudge loads only its gate)."""
-    if gate == "g1":
-        from kvgate import g1
-
-        return (g1.plan,)
-    if gate == "g2":
-        from kvgate.g2.nic_counters import nic_plan
-        from kvgate.g2.plan import plan as g2
-
-        return (g2, nic_plan)
-    if gate == "g3":
-        from kvgate.g3.plan import plan as g3
-        from kvgate.g3.storage import storage_plan
-
-        return (g3, storage_plan)
-    if gate == "g4":
-        from kvgate.g4.plan import plan as g4
-
-        return (g4,)
-    from kvgate.preflight.plan import plan as preflight
-
-    return (preflight,)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
-from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.engines.profile import EngineProfile, engine_profile
+from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.inventory import LoadedInventory
 from kvgate.inventory.schema import Inventory
 from kvgate.plan.inputs import (
@@ -85,7 +85,7 @@ def plan_deployment(
 ) -> DeploymentPlan:
     """The plan of one deployment on one host, from figures already gathered (pure)."""
     dep, profile = inv.engines[name], load_g3_profile(inv.scale)
-    tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+    tier = engine_profile(dep.tier_profile)
     kvb, prefill = state_bytes_per_token(dep, tier.kind), prefill_figure(serving, options)
     decode = serving.decode_s if serving else Figure(None, "unknown: no G3 run (capacity gain is TTFT-only)")
     predictions: list[Prediction] = []

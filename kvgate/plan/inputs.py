@@ -29,12 +29,10 @@ from kvgate.errors import StoreError
 from kvgate.fio.ceiling import CEILING_CELL, configuration
 from kvgate.fio.job import fio_size
 from kvgate.fio.matrix import SweepPoint
-from kvgate.g2.plan import line_rate_bytes_per_s
 from kvgate.inventory.schema import EngineDeployment, Inventory
 from kvgate.judge import Verdict
 from kvgate.store import RunStore, outcome
-
-GB = 1e9
+from kvgate.units import GB
 
 
 @dataclass(frozen=True)
@@ -137,7 +135,7 @@ def assumed_storage(inv: Inventory, host: str, volume: str) -> StorageFigures:
     )
     if e.min_seq_read_gb_per_s is not None:
         value, why = e.min_seq_read_gb_per_s * GB, f"assumed, no passed G2 run: {src}.min_seq_read_gb_per_s"
-    elif e.line_rate_fraction is not None and (rate := line_rate_bytes_per_s(inv, host)) is not None:
+    elif e.line_rate_fraction is not None and (rate := inv.line_rate_bytes_per_s(host)) is not None:
         value, why = (
             e.line_rate_fraction * rate,
             f"assumed, no passed G2 run: {src}.line_rate_fraction × RDMA line rate",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from kvgate.errors import Interrupted, LabError
 from kvgate.evidence.probe import DEFAULT_MIB
 from kvgate.g3.measure import probe_deployment
-from kvgate.g3.profile import load_g3_profile
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from kvgate.engines.profile import PROFILE_DIR, load_profile
+from kvgate.engines.profile import engine_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Criterion
 from kvgate.judgement import Check, Ruling
@@ -99,7 +99,7 @@ def volume_checks(inv: Inventory, host: str, volume: str) -> list[PreflightCheck
 
 
 def deployment_checks(inv: Inventory, host: str, name: str) -> list[PreflightCheck]:
-    tier = load_profile(PROFILE_DIR / f"{inv.engines[name].tier_profile}.yaml")
+    tier = engine_profile(inv.engines[name].tier_profile)
     no_tier = None if tier.cache else f"{tier.name} has no SSD tier (cache: null): no tier cycle to probe"
     d = f"engine[{name}]"
     return [

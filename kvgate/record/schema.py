@@ -65,6 +65,8 @@ class Configuration(_Record):
 
     references: ConfigFile | None = None
     gate_profile: dict[str, Any] | None = None  # the gate profile as loaded (G3, G4)
+    # every configuration file the run read (kvgate.gateconfig): inventory, references, profiles
+    files: dict[str, ConfigFile] = {}
 
 
 class Rejudged(_Record):

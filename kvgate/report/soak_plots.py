@@ -17,11 +17,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kvgate.g4.profile import G4Profile
-from kvgate.g4.trends import MiB, Soak, Window, hit_ratio, trend_windows
+from kvgate.g4.trends import Soak, Window, hit_ratio, trend_windows
+from kvgate.gate_profiles.g4 import G4Profile
 from kvgate.loadgen.metrics import median
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.model import RunView
+from kvgate.units import MiB
 
 Value = Callable[[Window], float | None]
 LAST = "#fdd0a2"  # the last baseline windows' shading

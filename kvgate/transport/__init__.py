@@ -1,6 +1,6 @@
 """Executors by transport name; paramiko is imported only when an SSH host is connected.
 
->>> from kvgate.inventory.schema import Host
+>>> from kvgate.inventory.schema import Host  # the inventory's Host is a HostRoute
 >>> ex = connect("ctl", Host(transport="local"))
 >>> ex.run("echo %s", "a b").stdout
 'a b\\n'
@@ -12,8 +12,8 @@ from importlib import import_module
 from typing import Any, cast
 
 from kvgate.errors import UsageError
-from kvgate.inventory.schema import Host
 from kvgate.transport.base import CommandResult, Executor, quote
+from kvgate.transport.route import HostRoute
 
 # transport name (inventory `transport:`) → "module:Class"; each class has from_host(name, host).
 TRANSPORTS: dict[str, str] = {
@@ -32,9 +32,9 @@ def executor_class(transport: str) -> type[Any]:
     return cls
 
 
-def connect(name: str, host: Host) -> Executor:
+def connect(name: str, host: HostRoute) -> Executor:
     """The executor for inventory host ``name``, picked by ``host.transport``; connects lazily."""
     return cast(Executor, executor_class(host.transport).from_host(name, host))
 
 
-__all__ = ["TRANSPORTS", "CommandResult", "Executor", "connect", "executor_class", "quote"]
+__all__ = ["TRANSPORTS", "CommandResult", "Executor", "HostRoute", "connect", "executor_class", "quote"]

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import shlex
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from kvgate.errors import CommandFailed, Interrupted
+from kvgate.errors import CommandFailed, CommandTimeout, Interrupted
 
 DEFAULT_TIMEOUT_S = 120.0
 # remote side is bounded too: `timeout` sends TERM, then KILL after this grace
@@ -168,3 +169,37 @@ class Executor(Protocol):
     def close(self) -> None:
         """Release the connection; idempotent."""
         ...
+
+
+class Runner:
+    """The ``run`` both executors share: quote, wrap, honour Ctrl-C, time it, spot the remote time-out.
+
+    An executor supplies ``_execute``: how one wrapped command runs there, to its exit status,
+    stdout and stderr, raising CommandTimeout itself when its own deadline passes.
+    """
+
+    host: str
+    sudo_allowed: bool
+
+    def run(
+        self,
+        command: str,
+        *args: object,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        check: bool = False,
+        sudo: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult:
+        """Run ``quote(command, *args)``; raise CommandTimeout when it overruns."""
+        cmd = quote(command, *args)
+        full = wrap(cmd, timeout_s=timeout_s, sudo=sudo and self.sudo_allowed, env=env)
+        CANCEL.check(self.host, cmd)
+        start = time.monotonic()
+        status, out, err = self._execute(full, cmd, timeout_s)
+        result = CommandResult(self.host, cmd, status, out, err, time.monotonic() - start)
+        if timed_out(result.exit_status, result.duration_s, timeout_s):
+            raise CommandTimeout(self.host, cmd, timeout_s or 0.0, result.tail(5))
+        return result.check() if check else result
+
+    def _execute(self, full: str, cmd: str, timeout_s: float | None) -> tuple[int, str, str]:
+        raise NotImplementedError

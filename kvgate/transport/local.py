@@ -7,16 +7,14 @@ import os
 import shutil
 import signal
 import subprocess
-import time
-from collections.abc import Mapping
 from pathlib import Path
 
 from kvgate.errors import CommandTimeout
-from kvgate.inventory.schema import Host
-from kvgate.transport.base import CANCEL, DEFAULT_TIMEOUT_S, CommandResult, quote, timed_out, wrap
+from kvgate.transport.base import CANCEL, Runner
+from kvgate.transport.route import HostRoute
 
 
-class LocalExecutor:
+class LocalExecutor(Runner):
     """Run commands on the control node itself (`transport: local` in the inventory)."""
 
     def __init__(self, host: str = "localhost", *, sudo_allowed: bool = True) -> None:
@@ -24,25 +22,13 @@ class LocalExecutor:
         self.sudo_allowed = sudo_allowed
 
     @classmethod
-    def from_host(cls, name: str, host: Host) -> LocalExecutor:
+    def from_host(cls, name: str, host: HostRoute) -> LocalExecutor:
         """The executor for an inventory host with `transport: local`; root needs no sudo."""
         return cls(name, sudo_allowed=host.sudo and os.geteuid() != 0)
 
-    def run(
-        self,
-        command: str,
-        *args: object,
-        timeout_s: float | None = DEFAULT_TIMEOUT_S,
-        check: bool = False,
-        sudo: bool = False,
-        env: Mapping[str, str] | None = None,
-    ) -> CommandResult:
-        cmd = quote(command, *args)
-        full = wrap(cmd, timeout_s=timeout_s, sudo=sudo and self.sudo_allowed, env=env)
-        CANCEL.check(self.host, cmd)
-        start = time.monotonic()
+    def _execute(self, full: str, cmd: str, timeout_s: float | None) -> tuple[int, str, str]:
         # communicate() drains both pipes concurrently; the outer timeout is a backstop
-        # for the remote-side `timeout` wrapper above.
+        # for the remote-side `timeout` wrapper (kvgate.transport.base.wrap).
         proc = subprocess.Popen(
             ["/bin/sh", "-c", full],
             stdout=subprocess.PIPE,
@@ -59,17 +45,7 @@ class LocalExecutor:
         except BaseException:  # Ctrl-C in this thread, or cancelled before communicate(): reap it
             _kill(proc)
             raise
-        result = CommandResult(
-            host=self.host,
-            command=cmd,
-            exit_status=proc.returncode,
-            stdout=out.decode(errors="replace"),
-            stderr=err.decode(errors="replace"),
-            duration_s=time.monotonic() - start,
-        )
-        if timeout_s is not None and timed_out(result.exit_status, result.duration_s, timeout_s):
-            raise CommandTimeout(self.host, cmd, timeout_s, result.tail(5))
-        return result.check() if check else result
+        return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
 
     def put(self, local: Path, remote: str) -> None:
         Path(remote).parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ import posixpath
 import select
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -27,18 +27,14 @@ from typing import TypeVar
 import paramiko
 
 from kvgate.errors import CommandTimeout, TransportError
-from kvgate.inventory.schema import Host
 from kvgate.transport.base import (
     CANCEL,
-    DEFAULT_TIMEOUT_S,
     KILL_GRACE_S,
-    CommandResult,
-    quote,
-    timed_out,
-    wrap,
+    Runner,
 )
 from kvgate.transport.causes import cause
 from kvgate.transport.liveness import DEFAULT_LIVENESS, Heartbeat, Liveness
+from kvgate.transport.route import HostRoute
 from kvgate.transport.sshroute import (
     CONNECTION_ERRORS,
     SSH_CONFIG,
@@ -56,11 +52,16 @@ LOST_GRACE_S = 1.0  # no exit status: how long to watch whether the connection i
 POLL_S = 0.2  # exit-status arrival does not wake select(); re-check at least this often
 
 
-class SSHExecutor:
+class SSHExecutor(Runner):
     """Run commands and move files on one inventory host over SSH."""
 
     def __init__(
-        self, name: str, host: Host, *, ssh_config: Path = SSH_CONFIG, liveness: Liveness = DEFAULT_LIVENESS
+        self,
+        name: str,
+        host: HostRoute,
+        *,
+        ssh_config: Path = SSH_CONFIG,
+        liveness: Liveness = DEFAULT_LIVENESS,
     ) -> None:
         self.host = name
         self.route = resolve(host, load_ssh_config(ssh_config))
@@ -73,7 +74,7 @@ class SSHExecutor:
         self._lock = threading.RLock()
 
     @classmethod
-    def from_host(cls, name: str, host: Host) -> SSHExecutor:
+    def from_host(cls, name: str, host: HostRoute) -> SSHExecutor:
         """The executor for inventory host ``name`` (used by `kvgate.transport.connect`)."""
         return cls(name, host)
 
@@ -84,29 +85,12 @@ class SSHExecutor:
 
     # --- commands -------------------------------------------------------------------
 
-    def run(
-        self,
-        command: str,
-        *args: object,
-        timeout_s: float | None = DEFAULT_TIMEOUT_S,
-        check: bool = False,
-        sudo: bool = False,
-        env: Mapping[str, str] | None = None,
-    ) -> CommandResult:
-        """Run ``quote(command, *args)``; raise CommandTimeout when it overruns."""
-        cmd = quote(command, *args)
-        full = wrap(cmd, timeout_s=timeout_s, sudo=sudo and self.sudo_allowed, env=env)
-        start = time.monotonic()
-        deadline = None if timeout_s is None else start + timeout_s + CLIENT_GRACE_S
-        CANCEL.check(self.host, cmd)
+    def _execute(self, full: str, cmd: str, timeout_s: float | None) -> tuple[int, str, str]:
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s + CLIENT_GRACE_S
         channel = self._start(full, cmd)
         with channel, CANCEL.running(self.host, cmd, channel.close):
             out, err = self._collect(channel, deadline, cmd, timeout_s or 0.0)
-            status = self._exit_status(channel, cmd)
-        result = CommandResult(self.host, cmd, status, out, err, time.monotonic() - start)
-        if timed_out(result.exit_status, result.duration_s, timeout_s):
-            raise CommandTimeout(self.host, cmd, timeout_s or 0.0, result.tail(5))
-        return result.check() if check else result
+            return self._exit_status(channel, cmd), out, err
 
     def _start(self, full: str, cmd: str) -> paramiko.Channel:
         """Open a session (reconnecting once if needed) and start the command, stdin at EOF."""

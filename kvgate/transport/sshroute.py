@@ -4,12 +4,14 @@ The inventory's explicit values win over ~/.ssh/config (HostName, User, Port,
 IdentityFile, ProxyJump, UserKnownHostsFile). ``ProxyJump`` hops are chained with
 ``direct-tcpip`` channels, each hop's host key verified like the target's:
 
+>>> from kvgate.inventory.schema import Host
 >>> resolve(Host(address="gpu-01", proxy_jump="ops@bastion:2222"), paramiko.SSHConfig()).jumps
 (Endpoint(hostname='bastion', port=2222, user='ops', key_files=()),)
 """
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +19,10 @@ from pathlib import Path
 import paramiko
 
 from kvgate.errors import ConfigError, TransportError
-from kvgate.inventory.schema import Host
 from kvgate.transport.causes import cause
 from kvgate.transport.hostkeys import KnownHosts, known_hosts_name
 from kvgate.transport.liveness import new_transport
+from kvgate.transport.route import HostRoute
 
 SSH_CONFIG = Path("~/.ssh/config")
 KNOWN_HOSTS = Path("~/.ssh/known_hosts")
@@ -94,10 +96,10 @@ def parse_jump(spec: str) -> tuple[str | None, str, int | None]:
     return user or None, host, port
 
 
-def resolve(host: Host, config: paramiko.SSHConfig) -> Route:
+def resolve(host: HostRoute, config: paramiko.SSHConfig) -> Route:
     """The route to ``host``: the inventory's explicit values first, then the ssh config."""
     opts = config.lookup(host.address)
-    port = host.port if "port" in host.model_fields_set else None
+    port = host.explicit_port
     target = _endpoint(config, host.address, host.user, port)
     own_key = (host.key_file,) if host.key_file else ()
     jump_spec = host.proxy_jump or opts.get("proxyjump") or "none"
@@ -183,6 +185,11 @@ def _connect_hop(
 
 
 def close_all(clients: list[paramiko.SSHClient]) -> None:
-    """Close clients target-first, then jump hosts."""
+    """Close clients target-first, then jump hosts.
+
+    Closing a target reached through a jump host that died writes to a dead link (paramiko
+    raises EOFError): nothing is left to close there, and the caller's own error must show.
+    """
     for client in reversed(clients):
-        client.close()
+        with contextlib.suppress(*CONNECTION_ERRORS):
+            client.close()

@@ -33,11 +33,11 @@ from kvgate.evidence.blockdev import Resolved
 from kvgate.evidence.window import Counts
 from kvgate.fio import FioJob, run_fio, run_measured
 from kvgate.fio.parse import DirectionStats, locate_json
-from kvgate.g2.workloads import cold_reason
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Volume
 from kvgate.scratch import checked, create
 from kvgate.transport.local import LocalExecutor
+from kvgate.workload_results import cold_reason
 
 GB = 1e9
 AGENT_TIMEOUT_S = 300.0

@@ -32,8 +32,8 @@ import pytest
 from serving import VLLM_PYTHON, Campaign, Server, Shape, abba
 
 from kvgate.engines import EngineService, Placement, load_profile
+from kvgate.engines.model_staging import _tiny_hf
 from kvgate.engines.profile import PROFILE_DIR
-from kvgate.g3.measure import _tiny_hf
 from kvgate.inventory.schema import Host
 from kvgate.transport.local import LocalExecutor
 

@@ -45,6 +45,7 @@ from storage import (
     machine,
 )
 
+from kvgate.config_file import repo_root
 from kvgate.errors import LabError
 from kvgate.fio import FioJob
 from kvgate.fio.baseline import run_matrix
@@ -53,7 +54,6 @@ from kvgate.fio.job import fio_size
 from kvgate.fio.matrix import MatrixProfile
 from kvgate.fio.matrix import load_profile as load_fio_profile
 from kvgate.fio.run import lay_out
-from kvgate.gates import repo_root
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Volume
 from kvgate.transport.local import LocalExecutor

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvgate.g3.profile import load_g3_profile
-from kvgate.g4.profile import load_g4_profile
+from kvgate.gate_profiles.g3 import load_g3_profile
+from kvgate.gate_profiles.g4 import load_g4_profile
 from kvgate.judge import Verdict
 from kvgate.store import CheckRecord, RunStore
 

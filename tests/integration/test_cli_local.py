@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -72,6 +73,16 @@ def test_out_of_spec_bom_fails_and_a_waiver_accepts_it(tmp_path: Path) -> None:
     run = only_run(tmp_path / "r2")
     assert "WAIVED" in (run / "report.html").read_text()
     assert "QA lead" in (run / "report.html").read_text()
+
+
+def test_the_run_records_every_configuration_file_it_read_by_hash(tmp_path: Path) -> None:
+    inv = inventory(tmp_path, {})
+    proc = kvgate("run", "g1", "--inventory", str(inv), "--results", str(tmp_path / "r"), "--no-pdf")
+    assert proc.returncode in (0, 1, 2), proc.stderr  # a verdict, whatever this machine's BOM gives
+    files = json.loads((only_run(tmp_path / "r") / "run.json").read_text())["configuration"]["files"]
+    assert files["inventory"] == {"path": str(inv), "sha256": hashlib.sha256(inv.read_bytes()).hexdigest()}
+    assert files["fio"]["path"].endswith("workloads/fio/baseline.yaml")  # the scale is "full"
+    assert {"references", "g3", "g4"} <= set(files)
 
 
 def test_bad_inventory_is_a_clear_usage_error(tmp_path: Path) -> None:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.engines import EngineCrashed, EngineNotReady, EngineService, Placement, load_profile
+from kvgate.engines import EngineCrashed, EngineNotReady, EngineService, Placement
 from kvgate.engines.hostcall import group_members
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile
+from kvgate.engines.profile import EngineProfile, engine_profile
 from kvgate.engines.tinymodel import WORDS, TinyLlamaSpec, ensure_tiny_gguf
 from kvgate.transport.local import LocalExecutor
 
@@ -69,7 +69,7 @@ def placement(tmp_path: Path, model: Path) -> Placement:
 
 
 def profile(name: str, **changes: object) -> EngineProfile:
-    return load_profile(PROFILE_DIR / f"{name}.yaml").model_copy(update=changes)
+    return engine_profile(name).model_copy(update=changes)
 
 
 def pgid_members(pgid: int) -> list[str]:

@@ -20,7 +20,7 @@ from ports import free_port_pair
 
 from kvgate.g3.measure import measure_deployment
 from kvgate.g3.plan import Shape, reference_checks
-from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Inputs, Verdict
 from kvgate.references import load_references

@@ -17,7 +17,7 @@ from ports import free_port_pair
 
 from kvgate.engines.profile import EngineProfile
 from kvgate.g3 import measure
-from kvgate.g3.profile import load_g3_profile
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.store import RunStore
 from kvgate.transport.local import LocalExecutor
@@ -28,16 +28,16 @@ pytestmark = LLAMA_ENGINE
 def test_a_tier_that_never_writes_stops_g3_at_the_probe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_load = measure.load_profile
+    real_load = measure.engine_profile
 
-    def misplaced_tier(path: Path) -> EngineProfile:
-        profile = real_load(path)
+    def misplaced_tier(name: str) -> EngineProfile:
+        profile = real_load(name)
         if profile.name != "llama-cpp-disk" or profile.cache is None:
             return profile
         wrong = profile.cache.model_copy(update={"kv_dir": "{cache_dir}/not-where-it-writes"})
         return profile.model_copy(update={"cache": wrong})
 
-    monkeypatch.setattr(measure, "load_profile", misplaced_tier)
+    monkeypatch.setattr(measure, "engine_profile", misplaced_tier)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     inv = Inventory.model_validate(

@@ -16,10 +16,10 @@ import pytest
 from kvgate.fio.matrix import load_profile
 from kvgate.g2.measure import measure_volume, work_dir
 from kvgate.g3.measure import work_root
-from kvgate.g3.profile import load_g3_profile
 from kvgate.g3.storage import measure_storage, storage_plan
-from kvgate.g4.profile import load_g4_profile
 from kvgate.g4.soak import SoakRun
+from kvgate.gate_profiles.g3 import load_g3_profile
+from kvgate.gate_profiles.g4 import load_g4_profile
 from kvgate.inventory.schema import Host, Inventory, Volume
 from kvgate.scratch import UnsafeWrite
 from kvgate.store import RunStore

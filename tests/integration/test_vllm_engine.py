@@ -26,11 +26,11 @@ import yaml
 from gate_cli import run_cli
 from ports import free_port_pair
 
-from kvgate.engines import EngineCrashed, EngineService, Placement, load_profile
+from kvgate.engines import EngineCrashed, EngineService, Placement
 from kvgate.engines.metrics import scrape
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile
+from kvgate.engines.model_staging import MODEL_CACHE, _tiny_hf
+from kvgate.engines.profile import EngineProfile, engine_profile
 from kvgate.evidence.engines import process_read_bytes, session_members
-from kvgate.g3.measure import MODEL_CACHE, _tiny_hf
 from kvgate.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
 from kvgate.g3.serving import COLUMNS as SERVING_COLUMNS
 from kvgate.hostevidence import HostEvidence
@@ -60,7 +60,7 @@ def tiny_hf() -> str:
 
 
 def profile(name: str, **changes: object) -> EngineProfile:
-    return load_profile(PROFILE_DIR / f"{name}.yaml").model_copy(update=changes)
+    return engine_profile(name).model_copy(update=changes)
 
 
 def placement(tmp_path: Path, model: str) -> Placement:

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from kvgate.cli import EXIT_INTERRUPTED, parser
+from kvgate.cli import parser
 from kvgate.commands import GATE_INI, finish, pytest_args
-from kvgate.gates import repo_root
+from kvgate.config_file import repo_root
+from kvgate.exit_codes import EXIT_INTERRUPTED
 from kvgate.judge import Verdict
 from kvgate.store import CheckRecord, RunStore
 

@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from kvgate.config_file import MAX_FILE_BYTES
+from kvgate.config_file import MAX_FILE_BYTES, repo_root
 from kvgate.errors import ConfigError
 from kvgate.fio.matrix import load_profile as load_fio_matrix
-from kvgate.g3.profile import read_g3_profile
-from kvgate.g4.profile import read_g4_profile
-from kvgate.gates import repo_root
+from kvgate.gate_profiles.g3 import read_g3_profile
+from kvgate.gate_profiles.g4 import read_g4_profile
 from kvgate.inventory import load
 from kvgate.references import load_references
 from kvgate.waivers import load_waivers

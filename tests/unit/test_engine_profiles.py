@@ -12,7 +12,14 @@ import yaml
 
 from kvgate.engines import EngineService, Placement
 from kvgate.engines.metrics import MetricsError, diff, parse
-from kvgate.engines.profile import PROFILE_DIR, Container, EngineKind, load_profile, load_profiles
+from kvgate.engines.profile import (
+    PROFILE_DIR,
+    Container,
+    EngineKind,
+    engine_profile,
+    load_profile,
+    load_profiles,
+)
 from kvgate.engines.service import settled_kv_bytes
 from kvgate.engines.tinymodel import build_vocab
 from kvgate.errors import ConfigError, LabError
@@ -309,7 +316,7 @@ def test_the_serialized_json_argument_is_what_vllm_parsed_before() -> None:
 @pytest.mark.parametrize("name", ["vllm-lmcache", "vllm-lmcache-serial-read"])
 def test_a_quote_in_a_volume_path_cannot_change_lmcaches_config(name: str) -> None:
     cache_dir = '/mnt/c", "local_disk": "file:///etc'
-    launch = load_profile(PROFILE_DIR / f"{name}.yaml").render(VALUES | {"cache_dir": cache_dir})
+    launch = engine_profile(name).render(VALUES | {"cache_dir": cache_dir})
     config = yaml.safe_load(launch.files["lmcache.yaml"])
     assert config["local_disk"] == f"file://{cache_dir}/lmcache/"
     keys = {

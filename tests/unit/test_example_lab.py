@@ -11,7 +11,6 @@ from pathlib import Path
 from kvgate.engines.profile import tensor_parallel
 from kvgate.g1 import plan
 from kvgate.g2.nic_counters import nic_plan
-from kvgate.g2.plan import line_rate_bytes_per_s
 from kvgate.g2.plan import plan as g2_plan
 from kvgate.g3.plan import plan as g3_plan
 from kvgate.g3.storage import storage_plan
@@ -22,7 +21,7 @@ LAB = Path(__file__).resolve().parents[2] / "inventory" / "example-lab.yaml"
 
 def test_one_100gbe_port_per_node_makes_the_line_rate_12_5_gb_per_s() -> None:
     inv = load(LAB).inventory
-    assert [line_rate_bytes_per_s(inv, h) for h in ("gpu-1", "gpu-2", "npu-1")] == [12.5e9] * 3
+    assert [inv.line_rate_bytes_per_s(h) for h in ("gpu-1", "gpu-2", "npu-1")] == [12.5e9] * 3
     seqread = next(
         c for c in g2_plan(inv) if c.host == "gpu-1" and c.check == "volume[fx100].fio.seqread-1m.bw"
     )

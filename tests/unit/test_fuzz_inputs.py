@@ -29,12 +29,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
+from kvgate.config_file import repo_root
 from kvgate.engines.profile import load_profile as load_engine_profile
 from kvgate.errors import ConfigError, StoreError
 from kvgate.fio.matrix import load_profile as load_fio_matrix
-from kvgate.g3.profile import read_g3_profile
-from kvgate.g4.profile import read_g4_profile
-from kvgate.gates import repo_root
+from kvgate.gate_profiles.g3 import read_g3_profile
+from kvgate.gate_profiles.g4 import read_g4_profile
 from kvgate.inventory import load
 from kvgate.judge import Criterion, Measurement, Verdict, judge
 from kvgate.live import summary_table

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.g2.plan import plan
-from kvgate.g2.workloads import checkpoint_measurements, kv_measurements, model_load_measurements
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Inputs, Verdict
+from kvgate.workload_results import checkpoint_measurements, kv_measurements, model_load_measurements
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded" / "agent"
 

@@ -12,13 +12,13 @@ import pytest
 from pydantic import ValidationError
 
 from kvgate.agent.sessions import Sessions
-from kvgate.engines.profile import PROFILE_DIR, load_profile, load_profiles
+from kvgate.engines.profile import engine_profile, load_profiles
 from kvgate.engines.tinymodel import TinyLlamaSpec
 from kvgate.evidence.window import Counts
 from kvgate.g3 import client
 from kvgate.g3.evidence import capacity_reason, dram_held_reason
 from kvgate.g3.plan import capacity_profiles, plan
-from kvgate.g3.profile import Capacity, G3Profile, VerdictBinding, load_g3_profile
+from kvgate.gate_profiles.g3 import Capacity, G3Profile, VerdictBinding, load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Verdict
 from kvgate.loadgen.nullserver import NullConfig, NullServer
@@ -239,7 +239,7 @@ def test_every_tier_profile_names_a_dram_only_arm_of_its_own_engine_without_the_
 
 
 def flag(profile: str, name: str) -> str:
-    argv = load_profile(PROFILE_DIR / f"{profile}.yaml").launch
+    argv = engine_profile(profile).launch
     return str(argv[argv.index(name) + 1])
 
 

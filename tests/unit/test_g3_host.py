@@ -12,7 +12,7 @@ import pytest
 from kvgate.errors import ConfigError, LabError
 from kvgate.evidence.window import Counts
 from kvgate.g3 import client, hostio
-from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.hostevidence import HostEvidence
 from kvgate.loadgen.record import RequestRecord
 from kvgate.transport.local import LocalExecutor

@@ -10,7 +10,6 @@ from pydantic import ValidationError
 
 from kvgate.g3.arms import ArmSummary, Outcome, Trial, Window
 from kvgate.g3.plan import G3Check, plan
-from kvgate.g3.profile import ColdBounds, VerdictBinding, WriteThrough, load_g3_profile
 from kvgate.g3.verdicts import (
     cold_proof_measurement,
     correctness_measurement,
@@ -18,6 +17,7 @@ from kvgate.g3.verdicts import (
     reference_measurements,
     write_through_measurement,
 )
+from kvgate.gate_profiles.g3 import ColdBounds, VerdictBinding, WriteThrough, load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Inputs, Judgement, Measurement, Verdict
 from kvgate.judgement import Bound, Check

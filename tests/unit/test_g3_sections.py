@@ -9,9 +9,9 @@ from kvgate.engines.profile import PROFILE_DIR, load_profile
 from kvgate.g3.arms import Outcome, Trial, Window, summarize
 from kvgate.g3.measure import DeploymentResult
 from kvgate.g3.plan import plan
-from kvgate.g3.profile import load_g3_profile
 from kvgate.g3.sections import rows, sections
 from kvgate.g3.verdicts import cold_proof_measurement, reference_measurements
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.references import load_references
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kvgate.g3.profile import StorageBinding
 from kvgate.g3.storage import StorageResult, evaluate_storage, storage_plan
+from kvgate.gate_profiles.g3 import StorageBinding
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Measurement, Verdict
 from kvgate.references import load_references

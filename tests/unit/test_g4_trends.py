@@ -9,7 +9,7 @@ import pytest
 from kvgate.engines.profile import PROFILE_DIR, load_profile
 from kvgate.g4 import trends
 from kvgate.g4.plan import criteria, g4_check, plan, skip_reason
-from kvgate.g4.profile import G4Profile, load_g4_profile
+from kvgate.gate_profiles.g4 import G4Profile, load_g4_profile
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Inputs, Verdict
 

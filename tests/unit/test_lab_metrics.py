@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kvgate.engines.metrics import Snapshot, parse
-from kvgate.engines.profile import PROFILE_DIR, EngineProfile, load_profile
+from kvgate.engines.profile import EngineProfile, engine_profile
 from kvgate.g3.protocol import _has_series
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
@@ -35,7 +35,7 @@ SGLANG_LAB = ("sglang-hicache", "sglang-hicache-dram", "sglang-recompute")
 
 
 def _profile(name: str) -> EngineProfile:
-    return load_profile(PROFILE_DIR / f"{name}.yaml")
+    return engine_profile(name)
 
 
 def _scrape(file: str) -> Snapshot:

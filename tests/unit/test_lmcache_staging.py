@@ -6,15 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.engines.lmcache import GIB, staging_shortfall
-from kvgate.engines.profile import PROFILE_DIR, load_profile
+from kvgate.engines.lmcache import staging_shortfall
+from kvgate.engines.profile import PROFILE_DIR, engine_profile, load_profile
 from kvgate.g3.measure import read_phase
 from kvgate.g3.plan import capacity_profiles, read_profiles
-from kvgate.g3.profile import load_g3_profile
 from kvgate.g3.protocol import Setup
 from kvgate.g3.staging import staging_reason
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.inventory import load
 from kvgate.scratch import ScratchDir
+from kvgate.units import GiB
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,7 +34,7 @@ def test_r1s_readers_on_one_card_stage_its_restores_and_no_more() -> None:
 
 def test_tensor_parallel_ranks_each_stage_their_share() -> None:
     profile = load_profile(PROFILE_DIR / "vllm-lmcache.yaml")
-    pool = 16 * GIB  # the profile's max_local_cpu_size
+    pool = 16 * GiB  # the profile's max_local_cpu_size
     tokens = pool * 4 // (QWEN_32B * 16)  # exactly what four ranks' pools hold at conc 16
     tp4 = {"state_bytes_per_token": QWEN_32B, "concurrency": 16, "tensor_parallel": 4}
     assert staging_shortfall(profile, prompt_tokens=tokens, **tp4) is None
@@ -44,7 +45,7 @@ def test_tensor_parallel_ranks_each_stage_their_share() -> None:
     "name", ["llama-cpp-disk", "sglang-hicache", "vllm-native-tiering", "vllm-recompute"]
 )
 def test_engines_without_an_lmcache_disk_tier_are_not_judged(name: str) -> None:
-    profile = load_profile(PROFILE_DIR / f"{name}.yaml")
+    profile = engine_profile(name)
     assert (
         staging_shortfall(
             profile, state_bytes_per_token=QWEN_32B, prompt_tokens=10**6, concurrency=64, tensor_parallel=1
@@ -57,13 +58,13 @@ def lab_setup(name: str) -> Setup:
     """A deployment of inventory/example-lab.yaml resolved as G3 resolves it, without a host."""
     inv = load(REPO / "inventory" / "example-lab.yaml").inventory
     dep = inv.engines[name]
-    tier = load_profile(PROFILE_DIR / f"{dep.tier_profile}.yaml")
+    tier = engine_profile(dep.tier_profile)
     assert dep.state_bytes_per_token is not None
     at = dep.capacity
     return Setup(
         deployment=name,
         tier=tier,
-        recompute=load_profile(PROFILE_DIR / f"{dep.recompute_profile}.yaml"),
+        recompute=engine_profile(dep.recompute_profile),
         python="python3",
         model=str(dep.model),
         work=ScratchDir("h", "/w", "/w", "/"),

@@ -15,14 +15,15 @@ from kvgate.errors import ConfigError
 from kvgate.evidence.blockdev import Resolved
 from kvgate.evidence.window import Counts
 from kvgate.fio.cold import ColdProof
-from kvgate.g2.workloads import cold_reason
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory import load
 from kvgate.inventory.schema import Inventory, NfsServer
-from kvgate.nfs_server import GIB, ServerCache
+from kvgate.nfs_server import ServerCache
 from kvgate.preflight.measure import Probe
 from kvgate.store import RunStore
 from kvgate.transport.local import LocalExecutor
+from kvgate.units import GiB
+from kvgate.workload_results import cold_reason
 
 NFS = Resolved(None, (), "nfs", "nfs4", "/mnt/nfs", "filer:/export")
 GB = 10**9
@@ -50,8 +51,8 @@ def test_an_undeclared_server_makes_the_cold_read_invalid_naming_the_fields() ->
 
 def test_a_data_set_larger_than_the_servers_ram_is_cold_without_a_drop() -> None:
     cache = ServerCache("nfs", NfsServer(ram_gib=4), None)
-    assert cache.make_cold(data_bytes=5 * GIB).controlled
-    small = cache.make_cold(data_bytes=3 * GIB)
+    assert cache.make_cold(data_bytes=5 * GiB).controlled
+    small = cache.make_cold(data_bytes=3 * GiB)
     assert not small.controlled
     assert "fits the server's 4 GiB" in small.how
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kvgate.gate_plans import plans
 from kvgate.inventory import load
-from kvgate.judgement.catalogue import plans
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[2]

@@ -15,10 +15,10 @@ import pytest
 
 from kvgate.cli import main
 from kvgate.g3 import plan as g3_plan
-from kvgate.g3.profile import G3Profile, load_g3_profile
+from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.judge import Verdict
-from kvgate.judgement.rejudge import rejudge
 from kvgate.manifest import verify
+from kvgate.rejudge import rejudge
 from kvgate.report.model import load_run
 from kvgate.store import RunStore
 
@@ -124,3 +124,15 @@ def test_with_nothing_changed_every_verdict_stands(tmp_path: Path, run: Path, in
     done = new.run_record().rejudged
     assert done is not None
     assert [c for c in done.changes if not any(c.startswith(k) for k in replanned)] == []
+
+
+def test_the_rejudged_run_records_the_configuration_files_it_was_judged_with(
+    tmp_path: Path, stored: Path
+) -> None:
+    new = rejudge(stored, inventory=DATA / "inv.yaml", results=tmp_path / "out")
+    record = new.run_record()
+    files = record.configuration.files
+    assert record.inventory is not None
+    assert files["inventory"].sha256 == record.inventory.sha256  # the inventory the run ran with
+    assert files["g3"].path.endswith("workloads/g3/smoke.yaml")
+    assert record.configuration.references == files["references"]

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kvgate.g3.profile import load_g3_profile
-from kvgate.g4.profile import load_g4_profile
+from kvgate.gate_profiles.g3 import load_g3_profile
+from kvgate.gate_profiles.g4 import load_g4_profile
 from kvgate.report import load_run
 from kvgate.report.charts import Chart
 from kvgate.report.plots import charts

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kvgate.g3.profile import load_g3_profile
+from kvgate.gate_profiles.g3 import load_g3_profile
 from kvgate.judge import Verdict
 from kvgate.report import load_run
 from kvgate.report.summary import summarize

@@ -13,25 +13,20 @@ report shows the site threshold next to the reference.
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
-from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from kvgate.config_file import load_model
-from kvgate.errors import ConfigError
-from kvgate.gates import repo_root
+from kvgate.config_file import Frozen
+from kvgate.gate_profiles import Profile, load_gate_profile, read_gate_profile
 
 ARMS = ("recompute", "ssd-restore", "warm")
 READ_ARMS = ("serial-read", "parallel-read")  # R1: the same tier, its reader serial vs parallel
 # R2/R3's capacity expansion: the same engine and its HBM/DRAM prefix cache, without and with the SSD tier
 CAPACITY_ARMS = ("dram-only", "ssd-tier")
 Statistic = Literal["ttft_p50_s", "output_throughput_tok_per_s", "read_bw_gb_per_s"]
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Unmeasurable(StrEnum):
@@ -203,7 +198,7 @@ class ColdRead(Frozen):
     prompt_tokens: int | None = Field(default=None, gt=0)  # None: the profile's prompt_tokens
 
 
-class G3Profile(Frozen):
+class G3Profile(Profile):
     """Trial sizes, evidence bounds and verdict bindings of one G3 scale."""
 
     name: str
@@ -261,19 +256,6 @@ class G3Profile(Frozen):
         raise KeyError(check)
 
 
-def profile_path(scale: str) -> Path:
-    """``workloads/g3/<scale>.yaml``."""
-    return repo_root() / "workloads" / "g3" / f"{scale}.yaml"
-
-
-def load_g3_profile(scale: str) -> G3Profile:
-    """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
-    return read_g3_profile(profile_path(scale))
-
-
-def read_g3_profile(path: Path) -> G3Profile:
-    """One profile file; its ``name`` must be its file name."""
-    profile = load_model(path, G3Profile)
-    if profile.name != path.stem:
-        raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}")
-    return profile
+# by inventory scale ("smoke" or "full"), and from one file; errors name the file and the field
+load_g3_profile = functools.partial(load_gate_profile, "g3", model=G3Profile)
+read_g3_profile = functools.partial(read_gate_profile, model=G3Profile)

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from kvgate import manifest
+from kvgate.config_file import repo_root
 from kvgate.errors import StoreError, UsageError
 from kvgate.facts import HostFacts
 from kvgate.facts.checks import FactsProbe, evaluate_facts
-from kvgate.gates import repo_root
-from kvgate.inventory import LoadedInventory, load
+from kvgate.gate_plans import plans
+from kvgate.gateconfig import GateConfig, load_config
 from kvgate.judge import Inputs, Judgement, Measurement, Verdict, fmt, symbol
-from kvgate.judgement.catalogue import plans
 from kvgate.judgement.check import Check
 from kvgate.record import inputs_from_record
 from kvgate.references import DEFAULT_PATH as REFERENCES
@@ -53,10 +53,10 @@ def rejudge(
     """
     old = _sealed(run_dir)
     record = old.run_record()
-    loaded = _inventory(old, inventory)
-    checks = [c for plan in plans(record.gate) for c in plan(loaded.inventory)]
+    config = _config(old, inventory)
+    checks = [c for plan in plans(record.gate) for c in plan(config.inventory.inventory)]
     in_force = load_waivers(waivers) if waivers else Waivers.model_validate({"waivers": record.waivers})
-    new = _create(old, checks, in_force, root=results or run_dir.parent.parent)
+    new = _create(old, checks, in_force, config=config, root=results or run_dir.parent.parent)
     stored, facts = old.checks(), {h: HostFacts.from_json(f) for h, f in old.facts().items()}
     carried, changes = [], _config_changes(old, in_force)
     for check in checks:
@@ -94,19 +94,20 @@ def _sealed(run_dir: Path) -> RunStore:
     return store
 
 
-def _inventory(old: RunStore, moved: Path | None) -> LoadedInventory:
-    """The inventory the run was planned from, unchanged since (the record holds its sha256)."""
+def _config(old: RunStore, moved: Path | None) -> GateConfig:
+    """The configuration of the inventory the run was planned from, unchanged since (its sha256)."""
     recorded = old.run_record().inventory
     if recorded is None:
         raise StoreError(f"{old.path / 'run.json'}: records no inventory (inventory.path)")
     where = moved or Path(recorded.path)
-    loaded = load(where)
+    config = load_config(where)
+    loaded = config.inventory
     if loaded.sha256 != recorded.sha256:
         raise UsageError(
             f"{where}: changed since run {old.path.name} (sha256 {recorded.sha256[:12]} then, "
             f"{loaded.sha256[:12]} now): rejudge judges a run with the inventory it ran with"
         )
-    return loaded
+    return config
 
 
 def _judged_again(
@@ -140,12 +141,14 @@ def _plain_v1_value(check: Check[Any], rec: dict[str, Any]) -> bool:
     )
 
 
-def _create(old: RunStore, checks: list[Check[Any]], waivers: Waivers, *, root: Path) -> RunStore:
+def _create(
+    old: RunStore, checks: list[Check[Any]], waivers: Waivers, *, config: GateConfig, root: Path
+) -> RunStore:
     record = old.run_record()
     meta = old.meta()
     carried = {k: meta[k] for k in CARRIED_KEYS if meta.get(k)}
     rows = {k: _without_verdicts(meta[k]) for k in ("g2_rows", "g3_rows", "g4_rows") if meta.get(k)}
-    assert record.inventory is not None, "checked by _inventory"
+    assert record.inventory is not None, "checked by _config"
     new = RunStore.create(
         root,
         site=record.site,
@@ -158,7 +161,7 @@ def _create(old: RunStore, checks: list[Check[Any]], waivers: Waivers, *, root: 
             "planned": [c.id for c in checks],
             "waivers": [w.model_dump(mode="json") for w in waivers.waivers],
             "reference_notes": record.reference_notes,
-            "configuration": _configuration(record.gate, meta),
+            "configuration": _configuration(record.gate, meta, config),
         },
     )
     _link_evidence(old.path, new.path)
@@ -170,9 +173,9 @@ def _without_verdicts(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     return {k: {**r, "verdicts": []} if "verdicts" in r else r for k, r in rows.items()}
 
 
-def _configuration(gate: str, meta: dict[str, Any]) -> dict[str, Any]:
-    """References and gate profile as this re-judgement loaded them."""
-    out: dict[str, Any] = {"references": references_used()}
+def _configuration(gate: str, meta: dict[str, Any], config: GateConfig) -> dict[str, Any]:
+    """The configuration files and the gate profile as this re-judgement loaded them."""
+    out: dict[str, Any] = config.recorded()
     profile = _gate_profile(
         gate, str((meta.get("configuration") or {}).get("gate_profile", {}).get("name", ""))
     )
@@ -183,11 +186,11 @@ def _configuration(gate: str, meta: dict[str, Any]) -> dict[str, Any]:
 
 def _gate_profile(gate: str, name: str) -> dict[str, Any] | None:
     if gate == "g3" and name:
-        from kvgate.g3.profile import load_g3_profile
+        from kvgate.gate_profiles.g3 import load_g3_profile
 
         return load_g3_profile(name).model_dump(mode="json")
     if gate == "g4" and name:
-        from kvgate.g4.profile import load_g4_profile
+        from kvgate.gate_profiles.g4 import load_g4_profile
 
         return load_g4_profile(name).model_dump(mode="json")
     if gate == "g2" and name:  # G2's fio matrix (kvgate.g2.fixtures records it for page 1's scope)

@@ -1,5 +1,7 @@
 """Are two greedy outputs the same up to a near-tie? vLLM's ``check_logprobs_close``, per request.
 
+G3 compares each cached arm's outputs with recompute's, G4 each window's canary with the first.
+
 On an engine that is not batch-invariant, a cache hit and a full prefill may
 round differently and flip a near-tied token; from there the two outputs
 diverge. vLLM's own tests accept that (vllm-project/vllm ``tests/models/utils.py``
@@ -96,3 +98,50 @@ def _membership(token: str, where: TokenLogprob, name: str) -> str:
 
 def _lp(value: float | None) -> str:
     return "logprob ?" if value is None else f"{value:.4f}"
+
+
+@dataclass(frozen=True)
+class Output:
+    """One request's greedy output: its text and, when asked for, each token's top-k logprobs."""
+
+    text: str
+    logprobs: tuple[TokenLogprob, ...] = ()
+
+
+def compare_outputs(
+    expected: dict[str, Output],
+    got: dict[str, Output],
+    *,
+    got_name: str = "cached",
+    expected_name: str = "recompute",
+) -> tuple[list[str], list[str]]:
+    """(mismatches, near-ties) of ``got`` against the computed outputs ``expected``, by key.
+
+    Equal texts agree. Different texts are a near-tie, tolerated and listed apart, when they
+    first diverge at a token each side had in the other's top-k logprobs (vLLM's
+    ``check_logprobs_close``: a cache hit or another batch may round a near-tie the other
+    way); anything else is a mismatch.
+
+    >>> a = TokenLogprob(" a", -0.69, {" a": -0.69, " b": -0.70})
+    >>> b = TokenLogprob(" b", -0.69, {" b": -0.69, " a": -0.70})
+    >>> compare_outputs({"s": Output(" a", (a,))}, {"s": Output(" b", (b,))})[0]
+    []
+    >>> compare_outputs({"s": Output("x y")}, {"s": Output("x q"), "t": Output("z")})[0][1]
+    't: no recompute output to compare with'
+    """
+    bad, ties = [], []
+    for key, out in sorted(got.items()):
+        want = expected.get(key)
+        if want is None:
+            bad.append(f"{key}: no {expected_name} output to compare with")
+            continue
+        if want.text == out.text:
+            continue
+        shown = f"{key}: expected {want.text!r}, got {out.text!r}"
+        why = logprobs_close(want.logprobs, out.logprobs, expected_name=expected_name, got_name=got_name)
+        split = first_divergence(want.logprobs, out.logprobs) if why is None else None
+        if split is not None:
+            ties.append(f"{shown} — near-tie at {split.describe(expected_name, got_name)}")
+        else:
+            bad.append(f"{shown} — {why or 'the texts differ where the tokens agree'}")
+    return bad, ties

@@ -7,17 +7,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import functools
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from kvgate.config_file import load_model
-from kvgate.errors import ConfigError
-from kvgate.gates import repo_root
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+from kvgate.config_file import Frozen
+from kvgate.gate_profiles import Profile, load_gate_profile, read_gate_profile
 
 
 class SoakLoad(Frozen):
@@ -54,7 +49,7 @@ class Limits(Frozen):
     min_hit_retention: float = Field(gt=0, le=1)  # last / first hit ratio: the tier keeps serving
 
 
-class G4Profile(Frozen):
+class G4Profile(Profile):
     name: str
     description: str = ""
     duration_s: int = Field(ge=10)
@@ -79,19 +74,6 @@ class G4Profile(Frozen):
         return self.duration_s // self.window_s
 
 
-def profile_path(scale: str) -> Path:
-    """``workloads/g4/<scale>.yaml``."""
-    return repo_root() / "workloads" / "g4" / f"{scale}.yaml"
-
-
-def load_g4_profile(scale: str) -> G4Profile:
-    """The profile for an inventory scale ("smoke" or "full"); errors name the file and field."""
-    return read_g4_profile(profile_path(scale))
-
-
-def read_g4_profile(path: Path) -> G4Profile:
-    """One profile file; its ``name`` must be its file name."""
-    profile = load_model(path, G4Profile)
-    if profile.name != path.stem:
-        raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}")
-    return profile
+# by inventory scale ("smoke" or "full"), and from one file; errors name the file and the field
+load_g4_profile = functools.partial(load_gate_profile, "g4", model=G4Profile)
+read_g4_profile = functools.partial(read_gate_profile, model=G4Profile)

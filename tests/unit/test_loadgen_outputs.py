@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kvgate.g3 import client
-from kvgate.g3.logprob_close import first_divergence, logprobs_close
 from kvgate.loadgen.__main__ import main as loadgen_main
 from kvgate.loadgen.nullserver import NullConfig, NullServer
+from kvgate.loadgen.outputs import first_divergence, logprobs_close
 from kvgate.loadgen.record import RequestRecord, TokenLogprob
 from kvgate.loadgen.stream import EventStream
 
