@@ -21,7 +21,7 @@ from kvgate.agent.content import Pattern
 from kvgate.agent.events import Cancelled, EventLog, Progress
 from kvgate.agent.odirect import DirectTracker, alignment_for, open_file
 from kvgate.agent.readers import Cell, Verifier, VerifyPool, make_readers, read_cells
-from kvgate.agent.spec import RunDir, Spec, require_space
+from kvgate.agent.spec import Spec, pattern_of, workload_run
 from kvgate.agent.stats import rate
 from kvgate.agent.writers import CREATE, CellWriter
 
@@ -49,23 +49,12 @@ def parse(data: Any) -> dict[str, Any]:
 def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     """Write the snapshot with R ranks, then read it back cold and verify."""
     cfg = parse(data)
-    pattern = Pattern(seed=cfg["seed"], cell_bytes=cfg["io_bytes"], algorithm=cfg["checksum"])
-    require_space(cfg["target_dir"], cfg["snapshot_bytes"], "checkpoint")
-    run_dir = RunDir.create(cfg["target_dir"], "checkpoint", data.get("run_id"))
-    shard = cfg["snapshot_bytes"] // cfg["ranks"]
-    paths = [run_dir.file(f"rank{r:05d}.shard") for r in range(cfg["ranks"])]
-    result: dict[str, Any] = {
-        "run_dir": run_dir.path,
-        "ranks": cfg["ranks"],
-        "snapshot_bytes": shard * cfg["ranks"],
-    }
-    result["shard_bytes"] = shard
-    try:
+    pattern, shard = pattern_of(cfg), cfg["snapshot_bytes"] // cfg["ranks"]
+    with workload_run(cfg, "checkpoint", data, writes_bytes=cfg["snapshot_bytes"]) as (run_dir, result):
+        paths = [run_dir.file(f"rank{r:05d}.shard") for r in range(cfg["ranks"])]
+        result.update(ranks=cfg["ranks"], snapshot_bytes=shard * cfg["ranks"], shard_bytes=shard)
         result["write"] = write_snapshot(paths, shard, cfg, log, stop)
         result["readback"] = read_back(paths, shard, pattern, cfg, log=log, stop=stop)
-    finally:
-        if not cfg["keep_files"]:
-            result["cleanup"] = run_dir.cleanup()
     return result
 
 
@@ -179,7 +168,7 @@ def read_back(
 def rank_main() -> None:
     """Entry of a rank process: read args, open, say ready, wait for go, write, fsync, print timings."""
     args = json.loads(sys.stdin.readline())
-    pattern = Pattern(seed=args["seed"], cell_bytes=args["io_bytes"], algorithm=args["checksum"])
+    pattern = pattern_of(args)
     tracker = DirectTracker(args["direct"])
     writer = CellWriter(
         pattern, direct=args["direct"], tracker=tracker, align=alignment_for(os.path.dirname(args["path"]))

@@ -24,8 +24,8 @@ from kvgate.agent.content import Pattern
 from kvgate.agent.events import EventLog, Progress
 from kvgate.agent.kv_layout import LAYOUTS, LMCACHE_CHUNKS, KVLayout, VLLMBlockLayout
 from kvgate.agent.odirect import DirectTracker, alignment_for
-from kvgate.agent.readers import Verifier, VerifyPool, first_cause, make_readers, read_cells, run_threads
-from kvgate.agent.spec import RunDir, Spec, require_space
+from kvgate.agent.readers import Verifier, VerifyPool, make_readers, read_cells, run_threads
+from kvgate.agent.spec import RunDir, Spec, pattern_of, workload_run
 from kvgate.agent.stats import latency_summary, rate
 from kvgate.agent.writers import CellWriter
 
@@ -85,23 +85,17 @@ def parse_layout(spec: Spec, *, seed: int) -> Layout:
 def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     """The whole workload; returns the result fields."""
     common, layout, readers = parse(data)
-    pattern = Pattern(seed=common["seed"], cell_bytes=common["io_bytes"], algorithm=common["checksum"])
-    require_space(common["target_dir"], layout.total_bytes, "kv-restore")
-    run_dir = RunDir.create(common["target_dir"], "kv-restore", data.get("run_id"))
-    log.emit("phase", phase="layout", run_dir=run_dir.path, **layout.describe())
-    result: dict[str, Any] = {"run_dir": run_dir.path, "layout": layout.describe()}
-    result["io_bytes"] = common["io_bytes"]
-    result["alignment_bytes"] = alignment_for(run_dir.path)
-    try:
+    pattern = pattern_of(common)
+    with workload_run(common, "kv-restore", data, writes_bytes=layout.total_bytes) as (run_dir, result):
+        log.emit("phase", phase="layout", run_dir=run_dir.path, **layout.describe())
+        result.update(layout=layout.describe(), io_bytes=common["io_bytes"])
+        result["alignment_bytes"] = alignment_for(run_dir.path)
         result["write"] = write_phase(layout, run_dir, pattern, common, log=log, stop=stop)
         result["restores"] = [
             restore_phase(layout, run_dir.path, pattern, common, per_request=p, log=log, stop=stop)
             for p in readers
         ]
         result.update(speedup(result["restores"]))
-    finally:
-        if not common["keep_files"]:
-            result["cleanup"] = run_dir.cleanup()
     return result
 
 
@@ -198,30 +192,20 @@ def concurrent_restore(
     """Start every request at the same instant; returns (latencies, bytes, wall seconds)."""
     n = len(cells)
     latencies, restored = [0.0] * n, [0] * n
-    errors: list[BaseException] = []
     gate = threading.Barrier(n + 1)
     start = [0.0]
 
     def request(slot: int) -> None:
         gate.wait()
-        try:
-            restored[slot] = read_cells(cells[slot], readers[slot], pool=pool, progress=progress, stop=stop)
-            latencies[slot] = time.monotonic() - start[0]
-        except BaseException as exc:
-            errors.append(exc)
-            stop.set()
+        restored[slot] = read_cells(cells[slot], readers[slot], pool=pool, progress=progress, stop=stop)
+        latencies[slot] = time.monotonic() - start[0]
 
-    threads = [threading.Thread(target=request, args=(slot,), daemon=True) for slot in range(n)]
-    for t in threads:
-        t.start()
-    start[0] = time.monotonic()
-    gate.wait()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - start[0]
-    if errors:
-        raise first_cause(errors)
-    return latencies, sum(restored), elapsed
+    def release() -> None:
+        start[0] = time.monotonic()
+        gate.wait()
+
+    run_threads(request, n, stop, started=release)
+    return latencies, sum(restored), time.monotonic() - start[0]
 
 
 def speedup(restores: list[dict[str, Any]]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from kvgate.agent.model_files import CellStream, ModelFile, describe, generate, 
 from kvgate.agent.odirect import DirectTracker, alignment_for
 from kvgate.agent.readers import BufferPair, CellReader, Verifier, VerifyPool, make_readers, read_cells
 from kvgate.agent.safetensors_io import DTYPE_BYTES, read_header, tensors_by_offset
-from kvgate.agent.spec import RunDir, Spec, require_space
+from kvgate.agent.spec import Spec, pattern_of, workload_run
 from kvgate.agent.stats import rate
 
 if TYPE_CHECKING:  # annotations only: python 3.8 cannot subscript collections.abc at run time
@@ -60,11 +60,9 @@ def parse(data: Any) -> dict[str, Any]:
 def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     """Generate the shards, then one cold load per loader."""
     cfg = parse(data)
-    pattern = Pattern(seed=cfg["seed"], cell_bytes=cfg["io_bytes"], algorithm=cfg["checksum"])
-    require_space(cfg["target_dir"], cfg["model_bytes"], "model-load")
-    run_dir = RunDir.create(cfg["target_dir"], "model-load", data.get("run_id"))
-    result: dict[str, Any] = {"run_dir": run_dir.path, "io_bytes": cfg["io_bytes"], "threads": cfg["threads"]}
-    try:
+    pattern = pattern_of(cfg)
+    with workload_run(cfg, "model-load", data, writes_bytes=cfg["model_bytes"]) as (run_dir, result):
+        result.update(io_bytes=cfg["io_bytes"], threads=cfg["threads"])
         progress = Progress(log, "generate", cfg["model_bytes"])
         start = time.monotonic()
         files = generate(run_dir, cfg, pattern, progress, stop)
@@ -72,9 +70,6 @@ def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
         result["generate"] = describe(files, pattern)
         result["generate"]["elapsed_s"] = time.monotonic() - start
         result["loads"] = [load(name, files, pattern, cfg, log=log, stop=stop) for name in cfg["loaders"]]
-    finally:
-        if not cfg["keep_files"]:
-            result["cleanup"] = run_dir.cleanup()
     return result
 
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from kvgate.agent.content import ALGORITHMS
+from kvgate.agent.content import ALGORITHMS, Pattern
 
 COMMON_KEYS = (
     "target_dir",
@@ -141,6 +142,28 @@ def require_space(path: str, needed_bytes: int, workload: str) -> None:
     free = st.f_bavail * st.f_frsize
     if free < needed_bytes * 1.05:
         raise SpecError(f"{workload}: {path} has {free} bytes free; the workload writes {needed_bytes} bytes")
+
+
+def pattern_of(common: dict[str, Any]) -> Pattern:
+    """The content pattern of a workload's common settings (seed, io_bytes, checksum)."""
+    return Pattern(seed=common["seed"], cell_bytes=common["io_bytes"], algorithm=common["checksum"])
+
+
+@contextlib.contextmanager
+def workload_run(
+    common: dict[str, Any], workload: str, spec: Any, *, writes_bytes: int
+) -> Iterator[tuple[RunDir, dict[str, Any]]]:
+    """A workload's run directory, named by the spec's run_id once room for ``writes_bytes`` is
+    checked, and its result fields (``run_dir`` first). Its files are removed at the end, whatever
+    happened, unless keep_files."""
+    require_space(common["target_dir"], writes_bytes, workload)
+    run_dir = RunDir.create(common["target_dir"], workload, spec.get("run_id"))
+    result: dict[str, Any] = {"run_dir": run_dir.path}
+    try:
+        yield run_dir, result
+    finally:
+        if not common["keep_files"]:
+            result["cleanup"] = run_dir.cleanup()
 
 
 class RunDir:
