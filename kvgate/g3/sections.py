@@ -279,8 +279,7 @@ NOTE = (
 
 def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The G3 sections of the report, from every stored host/deployment."""
-    ordered = [stored[k] for k in sorted(stored)]
-    limits = " ".join(r["limits"] for r in ordered)
+    ordered, limits = in_order(stored, "limits")
     return [
         table("G3 arms: recompute vs SSD restore vs warm", ARM_COLUMNS, "arms", ordered, f"{NOTE} {limits}"),
         table(
@@ -317,6 +316,12 @@ def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             STORAGE_NOTE,
         ),
     ]
+
+
+def in_order(stored: dict[str, dict[str, Any]], note: str) -> tuple[list[dict[str, Any]], str]:
+    """The stored host/deployments in the report's order, and their ``note`` fields joined."""
+    ordered = [stored[k] for k in sorted(stored)]
+    return ordered, " ".join(r[note] for r in ordered)
 
 
 def table(
