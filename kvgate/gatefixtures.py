@@ -1,20 +1,36 @@
-"""Fixtures gates share: executors per host and the G1 facts collected concurrently."""
+"""Fixtures gates share: executors per host, the `GateRun` every measuring fixture works with,
+the engine deployments measured one by one (G3, G4), and the G1 facts collected concurrently."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
+from kvgate.engines.deployments import Notify, deployment_result, measure_deployments
 from kvgate.errors import LabError
 from kvgate.facts import HostContext, HostFacts, collect_host
 from kvgate.g1 import manifest, tools_wanted
 from kvgate.inventory import LoadedInventory
+from kvgate.inventory.schema import Inventory
+from kvgate.judge import Inputs, Measurement
 from kvgate.session import GateSession
 from kvgate.store import RunStore
 from kvgate.transport import Executor, connect
 from kvgate.transport.fanout import fan_out
+
+
+class Measured(Protocol):
+    """One deployment's result as G3 and G4 keep it: its measurements and a detail per check."""
+
+    measurements: dict[str, Measurement]
+
+    def detail(self, key: str) -> str: ...
+
+
+R = TypeVar("R", bound=Measured)
 
 
 @pytest.fixture(scope="session")
@@ -26,27 +42,79 @@ def executors(inventory: LoadedInventory) -> Iterator[dict[str, Executor]]:
         ex.close()
 
 
+@dataclass(frozen=True)
+class GateRun:
+    """What a gate's measuring fixtures work with: the lab, a connection per host, the store, the session."""
+
+    inventory: Inventory
+    executors: dict[str, Executor]
+    store: RunStore
+    session: GateSession
+
+
 @pytest.fixture(scope="session")
-def g1_facts(
+def gate_run(
     inventory: LoadedInventory,
     executors: dict[str, Executor],
     run_store: RunStore,
     gate_session: GateSession,
-) -> dict[str, HostFacts | LabError]:
+) -> GateRun:
+    return GateRun(inventory.inventory, executors, run_store, gate_session)
+
+
+def measure_each_deployment(
+    run: GateRun,
+    measure: Callable[..., R],
+    rows: Callable[[R, list[Any]], Any],
+    *,
+    checks: Sequence[Any],
+    rows_key: str,
+    done: str,
+) -> dict[str, dict[str, R | LabError] | LabError]:
+    """Every pending engine host's deployments measured (`measure_deployments`); each deployment's
+    report rows (``rows(result, its checks)``) go into run.json under ``rows_key`` once it is done.
+
+    ``measure(ex, inventory, *, host, name, store, notify)`` measures one deployment.
+    """
+
+    def one(host: str, name: str, notify: Notify) -> R:
+        r = measure(run.executors[host], run.inventory, host=host, name=name, store=run.store, notify=notify)
+        mine = [c for c in checks if c.host == host and c.subject == name]
+        run.store.merge_meta(**{rows_key: {f"{host}/{name}": rows(r, mine)}})
+        return r
+
+    return measure_deployments(run.inventory, run.session, one, done=done)
+
+
+def deployment_inputs(check: Any, request: pytest.FixtureRequest, measured: str, what: str) -> Inputs:
+    """The check's deployment measurements and detail, from the fixture named ``measured`` (only
+    requested when the plan left the check to measure); a host that failed makes the check ERROR."""
+    if check.ruled is not None:
+        return Inputs()
+    r: Measured = deployment_result(request.getfixturevalue(measured), check.host, check.subject, what)
+    return Inputs(r.measurements, detail=r.detail(check.key))
+
+
+@pytest.fixture(scope="session")
+def g1_facts(gate_run: GateRun) -> dict[str, HostFacts | LabError]:
     """Facts of every host with checks to run, collected concurrently and stored as they arrive."""
-    inv = inventory.inventory
+    inv = gate_run.inventory
 
     def collect(name: str) -> HostFacts:
         host = inv.hosts[name]
         ctx = HostContext(name, inv.volumes_of(name), host.sudo, tools_wanted(inv, name))
-        facts = collect_host(executors[name], ctx, on_family=lambda fam: gate_session.notify(name, fam))
-        save_facts(run_store, name, facts)
+        facts = collect_host(
+            gate_run.executors[name], ctx, on_family=lambda fam: gate_run.session.notify(name, fam)
+        )
+        save_facts(gate_run.store, name, facts)
         return facts
 
-    hosts = sorted(gate_session.hosts_pending) or sorted(inv.hosts)
+    hosts = sorted(gate_run.session.hosts_pending) or sorted(inv.hosts)
     results = fan_out({h: h for h in hosts}, collect)
     for host, result in results.items():
-        gate_session.notify(host, "facts collected" if isinstance(result, HostFacts) else f"ERROR: {result}")
+        gate_run.session.notify(
+            host, "facts collected" if isinstance(result, HostFacts) else f"ERROR: {result}"
+        )
     return results
 
 

@@ -19,6 +19,8 @@ from kvgate.gates import no_checks
 from kvgate.inventory import LoadedInventory
 from kvgate.inventory.schema import Inventory
 from kvgate.judge import Judgement, Verdict
+from kvgate.judgement.catalogue import Plan
+from kvgate.judgement.catalogue import family as plan_family
 from kvgate.session import GateSession
 from kvgate.store import CheckRecord, RunStore
 from kvgate.transport.base import CANCEL
@@ -48,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     for line in (
-        "checks(plan=fn): parametrize `check` from plan(inventory)",
+        "checks(plan=fn, judged_on=fixture, judge=fn): parametrize `check` from plan(inventory)",
         "gate(name): the gate a test module belongs to",
     ):
         config.addinivalue_line("markers", line)
@@ -156,14 +158,35 @@ def run_store(gate_session: GateSession) -> RunStore:
     return gate_session.store
 
 
+Judge = Callable[[Any, Any], Judgement]
+
+
+def _evaluate(check: Any, evidence: Any) -> Judgement:
+    j: Judgement = check.evaluate(evidence)
+    return j
+
+
+def family(plan: Plan, *rules: str, judged_on: str, judge: Judge = _evaluate) -> pytest.MarkDecorator:
+    """A gate test is one family of checks: ``check`` runs over the plan's checks of ``rules``.
+
+    Its ``verdict`` is ``judge(check, <the fixture named judged_on>)`` (default ``check.evaluate``).
+
+    >>> from kvgate.g2.plan import plan
+    >>> family(plan, "G2-KV-*", judged_on="volume_measurements").kwargs["judged_on"]
+    'volume_measurements'
+    """
+    return pytest.mark.checks(plan=plan_family(plan, *rules), judged_on=judged_on, judge=judge)
+
+
 @pytest.fixture
-def record(gate_session: GateSession) -> Callable[[Any, Judgement], Judgement]:
-    """Apply waivers, store the verdict, and return it for the test body to assert."""
-
-    def _record(check: Any, j: Judgement) -> Judgement:
-        return gate_session.record(check.host, check.check, j)
-
-    return _record
+def verdict(check: Any, request: pytest.FixtureRequest, gate_session: GateSession) -> Judgement:
+    """The check judged on its evidence, waivers applied and stored; the test body asserts it."""
+    marker = request.node.get_closest_marker("checks")
+    if marker is None or "judged_on" not in marker.kwargs:
+        raise TypeError(f"{request.node.nodeid}: `verdict` needs a test marked by family()")
+    evidence = request.getfixturevalue(marker.kwargs["judged_on"])
+    j = marker.kwargs["judge"](check, evidence)
+    return gate_session.record(check.host, check.check, j)
 
 
 def expect(j: Judgement) -> None:

@@ -37,25 +37,21 @@ def utc_now() -> str:
 
 def git_revision() -> str:
     """The kvgate checkout's revision, '+dirty' when it has local changes."""
-    here = Path(__file__).resolve().parent
     try:
-        rev = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        ).stdout.strip()
+        rev = _git("rev-parse", "--short=12", "HEAD", check=True)
+        dirty = _git("status", "--porcelain", "--untracked-files=no", check=False)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return rev + ("+dirty" if dirty else "")
+
+
+def _git(*args: str, check: bool) -> str:
+    """The stripped output of git run on kvgate's own checkout."""
+    here = Path(__file__).resolve().parent
+    run = subprocess.run(
+        ["git", "-C", str(here), *args], capture_output=True, text=True, timeout=10, check=check
+    )
+    return run.stdout.strip()
 
 
 @dataclass(frozen=True)

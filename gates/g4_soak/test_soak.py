@@ -6,39 +6,34 @@ controller follows it (`kvgate.g4.soak`); every host soaks at once (`kvgate.g4.f
 The limits are the site's (workloads/g4/<scale>.yaml): the seed says only "72 h stable".
 """
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
-from kvgate.g4.plan import G4Check, plan
-from kvgate.judge import Inputs, Judgement
-from kvgate.judgement.catalogue import family
-from kvgate.pytest_plugin import expect
+from kvgate.g4.plan import plan
+from kvgate.judge import Judgement
+from kvgate.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g4")
-Record = Callable[[Any, Judgement], Judgement]
 
 
-@pytest.mark.checks(plan=family(plan, "G4-ENG-1", "G4-RUN-1"))
-def test_soak_ran(check: G4Check, g4_evidence: Inputs, record: Record) -> None:
+@family(plan, "G4-ENG-1", "G4-RUN-1", judged_on="g4_evidence")
+def test_soak_ran(verdict: Judgement) -> None:
     """G4-ENG/RUN: a deployment to soak, and windows covering the soak's declared duration."""
-    expect(record(check, check.evaluate(g4_evidence)))
+    expect(verdict)
 
 
-@pytest.mark.checks(plan=family(plan, "G4-ERR-*"))
-def test_no_errors(check: G4Check, g4_evidence: Inputs, record: Record) -> None:
+@family(plan, "G4-ERR-*", judged_on="g4_evidence")
+def test_no_errors(verdict: Judgement) -> None:
     """G4-ERR: no failed requests, no empty answers, no engine died, over the whole soak."""
-    expect(record(check, check.evaluate(g4_evidence)))
+    expect(verdict)
 
 
-@pytest.mark.checks(plan=family(plan, "G4-KV-1"))
-def test_no_corruption(check: G4Check, g4_evidence: Inputs, record: Record) -> None:
+@family(plan, "G4-KV-1", judged_on="g4_evidence")
+def test_no_corruption(verdict: Judgement) -> None:
     """G4-KV-1: every window's canary outputs equal the first window's (or differ at a near-tie)."""
-    expect(record(check, check.evaluate(g4_evidence)))
+    expect(verdict)
 
 
-@pytest.mark.checks(plan=family(plan, "G4-DRIFT-*", "G4-MEM-1", "G4-CAP-1", "G4-HIT-1"))
-def test_no_drift(check: G4Check, g4_evidence: Inputs, record: Record) -> None:
+@family(plan, "G4-DRIFT-*", "G4-MEM-1", "G4-CAP-1", "G4-HIT-1", judged_on="g4_evidence")
+def test_no_drift(verdict: Judgement) -> None:
     """G4-DRIFT/MEM/CAP/HIT: TTFT, throughput, memory, tier size and hit ratio hold from start to end."""
-    expect(record(check, check.evaluate(g4_evidence)))
+    expect(verdict)

@@ -4,32 +4,28 @@ The catalogue: one test function per family, parametrized by the plan (`kvgate.p
 per host, its volumes and the engine deployments it runs).
 """
 
-from collections.abc import Callable
-
 import pytest
 
-from kvgate.judge import Inputs, Judgement
-from kvgate.judgement.catalogue import family
-from kvgate.preflight.plan import PreflightCheck, plan
-from kvgate.pytest_plugin import expect
+from kvgate.judge import Judgement
+from kvgate.preflight.plan import plan
+from kvgate.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("preflight")
-Record = Callable[[PreflightCheck, Judgement], Judgement]
 
 
-@pytest.mark.checks(plan=family(plan, "PF-HOST-*"))
-def test_hosts(check: PreflightCheck, preflight_found: Inputs, record: Record) -> None:
+@family(plan, "PF-HOST-*", judged_on="preflight_found")
+def test_hosts(verdict: Judgement) -> None:
     """PF-HOST: a command runs over the host's transport, sudo works where declared, the agent's Python."""
-    expect(record(check, check.evaluate(preflight_found)))
+    expect(verdict)
 
 
-@pytest.mark.checks(plan=family(plan, "PF-VOL-*"))
-def test_volumes(check: PreflightCheck, preflight_found: Inputs, record: Record) -> None:
+@family(plan, "PF-VOL-*", judged_on="preflight_found")
+def test_volumes(verdict: Judgement) -> None:
     """PF-VOL: the counters that stand for a volume move with its reads; an NFS server cache is handled."""
-    expect(record(check, check.evaluate(preflight_found)))
+    expect(verdict)
 
 
-@pytest.mark.checks(plan=family(plan, "PF-ENG-*"))
-def test_engines(check: PreflightCheck, preflight_found: Inputs, record: Record) -> None:
+@family(plan, "PF-ENG-*", judged_on="preflight_found")
+def test_engines(verdict: Judgement) -> None:
     """PF-ENG: the engine starts, names its counters, counts tokens, one prompt cycles through its tier."""
-    expect(record(check, check.evaluate(preflight_found)))
+    expect(verdict)

@@ -17,11 +17,10 @@ import time
 from typing import Any
 
 from kvgate.agent.cold import cold_window
-from kvgate.agent.content import Pattern
 from kvgate.agent.events import Cancelled, EventLog, Progress
 from kvgate.agent.odirect import DirectTracker, alignment_for, open_file
 from kvgate.agent.readers import Cell, Verifier, VerifyPool, make_readers, read_cells
-from kvgate.agent.spec import RunDir, Spec, require_space
+from kvgate.agent.spec import Spec, WorkloadRun, pattern_of, workload_run
 from kvgate.agent.stats import rate
 from kvgate.agent.writers import CREATE, CellWriter
 
@@ -49,30 +48,18 @@ def parse(data: Any) -> dict[str, Any]:
 def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     """Write the snapshot with R ranks, then read it back cold and verify."""
     cfg = parse(data)
-    pattern = Pattern(seed=cfg["seed"], cell_bytes=cfg["io_bytes"], algorithm=cfg["checksum"])
-    require_space(cfg["target_dir"], cfg["snapshot_bytes"], "checkpoint")
-    run_dir = RunDir.create(cfg["target_dir"], "checkpoint", data.get("run_id"))
     shard = cfg["snapshot_bytes"] // cfg["ranks"]
-    paths = [run_dir.file(f"rank{r:05d}.shard") for r in range(cfg["ranks"])]
-    result: dict[str, Any] = {
-        "run_dir": run_dir.path,
-        "ranks": cfg["ranks"],
-        "snapshot_bytes": shard * cfg["ranks"],
-    }
-    result["shard_bytes"] = shard
-    try:
-        result["write"] = write_snapshot(paths, shard, cfg, log, stop)
-        result["readback"] = read_back(paths, shard, pattern, cfg, log=log, stop=stop)
-    finally:
-        if not cfg["keep_files"]:
-            result["cleanup"] = run_dir.cleanup()
-    return result
+    with workload_run(cfg, "checkpoint", data, writes_bytes=cfg["snapshot_bytes"], log=log, stop=stop) as run:
+        paths = [run.dir.file(f"rank{r:05d}.shard") for r in range(cfg["ranks"])]
+        run.result.update(ranks=cfg["ranks"], snapshot_bytes=shard * cfg["ranks"], shard_bytes=shard)
+        run.result["write"] = write_snapshot(run, paths, shard)
+        run.result["readback"] = read_back(run, paths, shard)
+    return run.result
 
 
-def write_snapshot(
-    paths: list[str], shard: int, cfg: dict[str, Any], log: EventLog, stop: threading.Event
-) -> dict[str, Any]:
+def write_snapshot(run: WorkloadRun, paths: list[str], shard: int) -> dict[str, Any]:
     """Start R rank processes, release them together, follow their files' sizes as progress."""
+    cfg = run.cfg
     procs = [start_rank(r, path, shard, cfg) for r, path in enumerate(paths)]
     try:
         for p in procs:
@@ -82,7 +69,7 @@ def write_snapshot(
             assert p.stdin is not None
             p.stdin.write("go\n")
             p.stdin.flush()
-        follow(procs, paths, Progress(log, "write", shard * len(paths)), stop)
+        follow(procs, paths, Progress(run.log, "write", shard * len(paths)), run.stop)
         ranks = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
     finally:
         for p in procs:
@@ -133,16 +120,9 @@ def summarize_write(ranks: list[dict[str, Any]], total: int, cfg: dict[str, Any]
     return out
 
 
-def read_back(
-    paths: list[str],
-    shard: int,
-    pattern: Pattern,
-    cfg: dict[str, Any],
-    *,
-    log: EventLog,
-    stop: threading.Event,
-) -> dict[str, Any]:
+def read_back(run: WorkloadRun, paths: list[str], shard: int) -> dict[str, Any]:
     """Drop caches, read every shard with T threads (O_DIRECT if asked) and verify every cell."""
+    pattern, cfg, log = run.pattern, run.cfg, run.log
     cells = [
         Cell(path, r, k, k * pattern.cell_bytes, min(pattern.cell_bytes, shard - k * pattern.cell_bytes))
         for r, path in enumerate(paths)
@@ -162,7 +142,7 @@ def read_back(
     start = time.monotonic()
     try:
         with VerifyPool(verifier) as pool:
-            nbytes = read_cells(cells, readers, pool=pool, progress=progress, stop=stop)
+            nbytes = read_cells(cells, readers, pool=pool, progress=progress, stop=run.stop)
             elapsed = time.monotonic() - start
     finally:
         for reader in readers:
@@ -179,7 +159,7 @@ def read_back(
 def rank_main() -> None:
     """Entry of a rank process: read args, open, say ready, wait for go, write, fsync, print timings."""
     args = json.loads(sys.stdin.readline())
-    pattern = Pattern(seed=args["seed"], cell_bytes=args["io_bytes"], algorithm=args["checksum"])
+    pattern = pattern_of(args)
     tracker = DirectTracker(args["direct"])
     writer = CellWriter(
         pattern, direct=args["direct"], tracker=tracker, align=alignment_for(os.path.dirname(args["path"]))

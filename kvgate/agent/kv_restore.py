@@ -20,12 +20,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from kvgate.agent.cold import cold_window
-from kvgate.agent.content import Pattern
 from kvgate.agent.events import EventLog, Progress
 from kvgate.agent.kv_layout import LAYOUTS, LMCACHE_CHUNKS, KVLayout, VLLMBlockLayout
 from kvgate.agent.odirect import DirectTracker, alignment_for
-from kvgate.agent.readers import Verifier, VerifyPool, first_cause, make_readers, read_cells, run_threads
-from kvgate.agent.spec import RunDir, Spec, require_space
+from kvgate.agent.readers import Verifier, VerifyPool, make_readers, read_cells, run_threads
+from kvgate.agent.spec import Spec, WorkloadRun, workload_run
 from kvgate.agent.stats import latency_summary, rate
 from kvgate.agent.writers import CellWriter
 
@@ -85,36 +84,20 @@ def parse_layout(spec: Spec, *, seed: int) -> Layout:
 def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     """The whole workload; returns the result fields."""
     common, layout, readers = parse(data)
-    pattern = Pattern(seed=common["seed"], cell_bytes=common["io_bytes"], algorithm=common["checksum"])
-    require_space(common["target_dir"], layout.total_bytes, "kv-restore")
-    run_dir = RunDir.create(common["target_dir"], "kv-restore", data.get("run_id"))
-    log.emit("phase", phase="layout", run_dir=run_dir.path, **layout.describe())
-    result: dict[str, Any] = {"run_dir": run_dir.path, "layout": layout.describe()}
-    result["io_bytes"] = common["io_bytes"]
-    result["alignment_bytes"] = alignment_for(run_dir.path)
-    try:
-        result["write"] = write_phase(layout, run_dir, pattern, common, log=log, stop=stop)
-        result["restores"] = [
-            restore_phase(layout, run_dir.path, pattern, common, per_request=p, log=log, stop=stop)
-            for p in readers
-        ]
-        result.update(speedup(result["restores"]))
-    finally:
-        if not common["keep_files"]:
-            result["cleanup"] = run_dir.cleanup()
-    return result
+    total = layout.total_bytes
+    with workload_run(common, "kv-restore", data, writes_bytes=total, log=log, stop=stop) as run:
+        log.emit("phase", phase="layout", run_dir=run.dir.path, **layout.describe())
+        run.result.update(layout=layout.describe(), io_bytes=common["io_bytes"])
+        run.result["alignment_bytes"] = alignment_for(run.dir.path)
+        run.result["write"] = write_phase(run, layout)
+        run.result["restores"] = [restore_phase(run, layout, per_request=p) for p in readers]
+        run.result.update(speedup(run.result["restores"]))
+    return run.result
 
 
-def write_phase(
-    layout: Layout,
-    run_dir: RunDir,
-    pattern: Pattern,
-    common: dict[str, Any],
-    *,
-    log: EventLog,
-    stop: threading.Event,
-) -> dict[str, Any]:
+def write_phase(run: WorkloadRun, layout: Layout) -> dict[str, Any]:
     """Write every KV file (fsync each), with a few writer threads; not the measured part."""
+    run_dir, pattern, common, stop = run.dir, run.pattern, run.cfg, run.stop
     for name, text in layout.metadata_files().items():
         with open(run_dir.file(name), "x") as f:
             f.write(text)
@@ -122,7 +105,7 @@ def write_phase(
     paths = [run_dir.file(layout.name(r, c)) for r, c, _ in files]
     tracker = DirectTracker(common["direct"])
     align = alignment_for(run_dir.path)
-    progress = Progress(log, "write", layout.total_bytes)
+    progress = Progress(run.log, "write", layout.total_bytes)
     nthreads = min(common["writer_threads"], len(files))
     writers = [
         CellWriter(pattern, direct=common["direct"], tracker=tracker, align=align) for _ in range(nthreads)
@@ -150,17 +133,9 @@ def write_phase(
     return out
 
 
-def restore_phase(
-    layout: Layout,
-    run_dir: str,
-    pattern: Pattern,
-    common: dict[str, Any],
-    *,
-    per_request: int,
-    log: EventLog,
-    stop: threading.Event,
-) -> dict[str, Any]:
+def restore_phase(run: WorkloadRun, layout: Layout, *, per_request: int) -> dict[str, Any]:
     """One cold restore of all requests at once, each with ``per_request`` readers."""
+    run_dir, pattern, common, log = run.dir.path, run.pattern, run.cfg, run.log
     tracker = DirectTracker(common["direct"])
     align = alignment_for(run_dir)
     cells = [layout.cells(run_dir, r, pattern.cell_bytes) for r in range(layout.requests)]
@@ -174,7 +149,7 @@ def restore_phase(
     progress = Progress(log, "restore", layout.total_bytes, readers_per_request=per_request)
     window = cold_window(run_dir, drop=common["drop_caches"], log=log)
     with VerifyPool(verifier) as pool:
-        latencies, restored, elapsed = concurrent_restore(cells, readers, pool, progress, stop)
+        latencies, restored, elapsed = concurrent_restore(cells, readers, pool, progress, run.stop)
     cold = window.end(layout.total_bytes)
     progress.close()
     for group in readers:
@@ -198,30 +173,20 @@ def concurrent_restore(
     """Start every request at the same instant; returns (latencies, bytes, wall seconds)."""
     n = len(cells)
     latencies, restored = [0.0] * n, [0] * n
-    errors: list[BaseException] = []
     gate = threading.Barrier(n + 1)
     start = [0.0]
 
     def request(slot: int) -> None:
         gate.wait()
-        try:
-            restored[slot] = read_cells(cells[slot], readers[slot], pool=pool, progress=progress, stop=stop)
-            latencies[slot] = time.monotonic() - start[0]
-        except BaseException as exc:
-            errors.append(exc)
-            stop.set()
+        restored[slot] = read_cells(cells[slot], readers[slot], pool=pool, progress=progress, stop=stop)
+        latencies[slot] = time.monotonic() - start[0]
 
-    threads = [threading.Thread(target=request, args=(slot,), daemon=True) for slot in range(n)]
-    for t in threads:
-        t.start()
-    start[0] = time.monotonic()
-    gate.wait()
-    for t in threads:
-        t.join()
-    elapsed = time.monotonic() - start[0]
-    if errors:
-        raise first_cause(errors)
-    return latencies, sum(restored), elapsed
+    def release() -> None:
+        start[0] = time.monotonic()
+        gate.wait()
+
+    run_threads(request, n, stop, started=release)
+    return latencies, sum(restored), time.monotonic() - start[0]
 
 
 def speedup(restores: list[dict[str, Any]]) -> dict[str, Any]:

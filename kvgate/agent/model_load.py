@@ -17,13 +17,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from kvgate.agent.cold import cold_window
-from kvgate.agent.content import Pattern
 from kvgate.agent.events import Cancelled, EventLog, Progress
 from kvgate.agent.model_files import CellStream, ModelFile, describe, generate, name_tensors
 from kvgate.agent.odirect import DirectTracker, alignment_for
 from kvgate.agent.readers import BufferPair, CellReader, Verifier, VerifyPool, make_readers, read_cells
 from kvgate.agent.safetensors_io import DTYPE_BYTES, read_header, tensors_by_offset
-from kvgate.agent.spec import RunDir, Spec, require_space
+from kvgate.agent.spec import Spec, WorkloadRun, workload_run
 from kvgate.agent.stats import rate
 
 if TYPE_CHECKING:  # annotations only: python 3.8 cannot subscript collections.abc at run time
@@ -60,45 +59,32 @@ def parse(data: Any) -> dict[str, Any]:
 def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     """Generate the shards, then one cold load per loader."""
     cfg = parse(data)
-    pattern = Pattern(seed=cfg["seed"], cell_bytes=cfg["io_bytes"], algorithm=cfg["checksum"])
-    require_space(cfg["target_dir"], cfg["model_bytes"], "model-load")
-    run_dir = RunDir.create(cfg["target_dir"], "model-load", data.get("run_id"))
-    result: dict[str, Any] = {"run_dir": run_dir.path, "io_bytes": cfg["io_bytes"], "threads": cfg["threads"]}
-    try:
+    with workload_run(cfg, "model-load", data, writes_bytes=cfg["model_bytes"], log=log, stop=stop) as run:
+        run.result.update(io_bytes=cfg["io_bytes"], threads=cfg["threads"])
         progress = Progress(log, "generate", cfg["model_bytes"])
         start = time.monotonic()
-        files = generate(run_dir, cfg, pattern, progress, stop)
+        files = generate(run.dir, cfg, run.pattern, progress, stop)
         progress.close()
-        result["generate"] = describe(files, pattern)
-        result["generate"]["elapsed_s"] = time.monotonic() - start
-        result["loads"] = [load(name, files, pattern, cfg, log=log, stop=stop) for name in cfg["loaders"]]
-    finally:
-        if not cfg["keep_files"]:
-            result["cleanup"] = run_dir.cleanup()
-    return result
+        run.result["generate"] = describe(files, run.pattern)
+        run.result["generate"]["elapsed_s"] = time.monotonic() - start
+        run.result["loads"] = [load(run, name, files) for name in cfg["loaders"]]
+    return run.result
 
 
-def load(
-    name: str,
-    files: list[ModelFile],
-    pattern: Pattern,
-    cfg: dict[str, Any],
-    *,
-    log: EventLog,
-    stop: threading.Event,
-) -> dict[str, Any]:
+def load(run: WorkloadRun, name: str, files: list[ModelFile]) -> dict[str, Any]:
     """Drop caches, run one loader inside a cold window, verify, report."""
+    cfg, log = run.cfg, run.log
     missing = library_missing() if name == "safetensors" else None
     if missing:
         return {"loader": name, "status": "unavailable", "reason": missing}
     total = sum(f.data_bytes for f in files)
-    verifier = Verifier(pattern)
+    verifier = Verifier(run.pattern)
     tracker = DirectTracker(cfg["direct"] and name == "parallel")
     progress = Progress(log, f"load-{name}", total, loader=name)
     with VerifyPool(verifier) as pool, prepared(name, files, pool, cfg, tracker) as loader:
         window = cold_window(os.path.dirname(files[0].path), drop=cfg["drop_caches"], log=log)
         start = time.monotonic()
-        out = loader(progress, stop)
+        out = loader(progress, run.stop)
         elapsed = time.monotonic() - start
     out.update({"loader": name, "status": "ok", "cold": window.end(total), "elapsed_s": elapsed})
     out.update({"read_bytes": total, "read_bytes_per_s": rate(total, elapsed)})

@@ -238,9 +238,14 @@ def read_cells(
     return sum(done)
 
 
-def run_threads(target: Callable[[int], None], n: int, stop: threading.Event) -> None:
-    """Run ``target(slot)`` for slots 0..n-1 (inline for one); the first failure stops all and is raised."""
-    if n == 1:
+def run_threads(
+    target: Callable[[int], None], n: int, stop: threading.Event, *, started: Callable[[], None] | None = None
+) -> None:
+    """Run ``target(slot)`` for slots 0..n-1 (inline for one); the first failure stops all and is raised.
+
+    ``started`` runs on this thread once every thread is started (to release and time them together).
+    """
+    if n == 1 and started is None:
         target(0)
         return
     errors: list[BaseException] = []
@@ -255,6 +260,8 @@ def run_threads(target: Callable[[int], None], n: int, stop: threading.Event) ->
     threads = [threading.Thread(target=guarded, args=(slot,), daemon=True) for slot in range(n)]
     for t in threads:
         t.start()
+    if started is not None:
+        started()
     for t in threads:
         t.join()
     if errors:

@@ -23,13 +23,10 @@ each request's document. With several ``--url``, document *d* always goes to eng
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
-from typing import Any
 
+from kvgate.loadgen.cli import ratios, write_atomically
 from kvgate.loadgen.prompts import PromptSpec
 from kvgate.loadgen.run import FIXED_OUTPUT, LoadConfig, run
 from kvgate.loadgen.shape import invalid_reason
@@ -100,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     doc["workload_invalid_reason"] = invalid_reason(
         result.records, prompt_tokens=args.prompt_tokens, max_tokens=args.max_tokens, tolerance=0.05
     )
-    _write(args.out, doc)
+    write_atomically(args.out, doc)
     return 0
 
 
@@ -134,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reuse", type=float, required=True, help="share of a prompt that is its document")
     p.add_argument("--tokens-per-word", type=float, default=1.0)
     fitted = "each document's own tokens per word (fitted to its length); default: --tokens-per-word"
-    p.add_argument("--document-ratios", type=_ratios, default=(), metavar="R,R,...", help=fitted)
+    p.add_argument("--document-ratios", type=ratios, default=(), metavar="R,R,...", help=fitted)
     p.add_argument("--max-tokens", type=int, required=True)
     p.add_argument("--salt", required=True)
     p.add_argument("--fixed-output", choices=(*FIXED_OUTPUT, "none"), default="ignore_eos")
@@ -143,24 +140,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=600.0, help="per request, seconds")
     p.add_argument("--out", required=True)
     return p
-
-
-def _ratios(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated numbers") from None
-    if not all(v > 0 for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: every ratio must be > 0")
-    return values
-
-
-def _write(path: str, document: dict[str, Any]) -> None:
-    """Through a fresh file of our own in the same directory, renamed over ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(document, f)
-    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from kvgate.agent.content import ALGORITHMS
+from kvgate.agent.content import ALGORITHMS, Pattern
+from kvgate.agent.events import EventLog
 
 COMMON_KEYS = (
     "target_dir",
@@ -141,6 +145,41 @@ def require_space(path: str, needed_bytes: int, workload: str) -> None:
     free = st.f_bavail * st.f_frsize
     if free < needed_bytes * 1.05:
         raise SpecError(f"{workload}: {path} has {free} bytes free; the workload writes {needed_bytes} bytes")
+
+
+def pattern_of(common: dict[str, Any]) -> Pattern:
+    """The content pattern of a workload's common settings (seed, io_bytes, checksum)."""
+    return Pattern(seed=common["seed"], cell_bytes=common["io_bytes"], algorithm=common["checksum"])
+
+
+@dataclass(frozen=True)
+class WorkloadRun:
+    """What every phase of one workload run works with."""
+
+    cfg: dict[str, Any]  # the validated spec
+    pattern: Pattern  # the content written and verified
+    dir: RunDir
+    result: dict[str, Any]  # the result fields, filled as the phases end
+    log: EventLog
+    stop: threading.Event
+
+
+@contextlib.contextmanager
+def workload_run(
+    cfg: dict[str, Any], workload: str, data: Any, *, writes_bytes: int, log: EventLog, stop: threading.Event
+) -> Iterator[WorkloadRun]:
+    """A run of ``workload`` in a fresh directory named by the spec's run_id, once room for
+    ``writes_bytes`` is checked; its result starts with ``run_dir``. The run's files are removed
+    at the end, whatever happened, unless keep_files."""
+    pattern = pattern_of(cfg)
+    require_space(cfg["target_dir"], writes_bytes, workload)
+    run_dir = RunDir.create(cfg["target_dir"], workload, data.get("run_id"))
+    run = WorkloadRun(cfg, pattern, run_dir, {"run_dir": run_dir.path}, log, stop)
+    try:
+        yield run
+    finally:
+        if not cfg["keep_files"]:
+            run.result["cleanup"] = run_dir.cleanup()
 
 
 class RunDir:

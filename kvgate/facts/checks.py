@@ -20,6 +20,8 @@ from kvgate.judge import Criterion, Inputs, Judgement, Measurement, Verdict, fmt
 from kvgate.judgement import Check, Ruling
 
 Evaluator = Callable[["PlannedCheck", Collected], Judgement]
+GIB = 1 << 30
+HEALTH = "kvgate G1 health rule"  # the source of a health limit kvgate sets where a BOM states none
 TOOL_NAMES = {"nvme": "nvme-cli", "chronyc": "chrony (chronyc)"}
 SYMBOLS = {"==": "=", ">=": "≥", "<=": "≤", "version>=": "≥", "version==": "=", "matches": "matches"}
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from kvgate.facts import Collected
 from kvgate.facts.checks import (
+    GIB,
+    HEALTH,
     PlanContext,
     PlannedCheck,
     combine,
@@ -19,15 +21,10 @@ from kvgate.facts.checks import (
     with_note,
 )
 from kvgate.facts.gpus import TOOLS
+from kvgate.facts.plan_gpu import devices_of
 from kvgate.judge import Criterion, Judgement
 
-GIB = 1 << 30
-HEALTH = "kvgate G1 health rule"
 AMD_ONLY = "amd-smi"  # partition modes, firmware and XGMI links come from amd-smi alone
-
-
-def _devices(col: Collected, vendor: str) -> list[dict[str, Any]]:
-    return [d for d in col.facts.get("devices", []) if d.get("vendor") == vendor]
 
 
 def _label(dev: dict[str, Any], metric: str) -> str:
@@ -44,7 +41,7 @@ def _per_device(vendor: str, key: str, scale: float | None, check: PlannedCheck,
             check, f"{key} is reported by amd-smi only; this host answered with {source or 'nothing'}"
         )
     parts = []
-    for dev in _devices(col, vendor):
+    for dev in devices_of(col, vendor):
         label = _label(dev, check.criterion.metric)
         value = dev.get(key)
         if value is None:
@@ -62,7 +59,7 @@ def _xgmi(check: PlannedCheck, col: Collected) -> Judgement:
             check, errors_text(col, "amd-smi topology", *TOOLS["amd"]) or "amd-smi topology not read"
         )
     # links join cards; the partitions of one card (CPX, DPX) share its die and have none between them
-    gpus = sorted({d["index"] for d in _devices(col, "amd") if d.get("partition_id") in (None, 0, "0")})
+    gpus = sorted({d["index"] for d in devices_of(col, "amd") if d.get("partition_id") in (None, 0, "0")})
     seen: dict[tuple[int, int], dict[str, Any]] = {}
     for x in sorted(links, key=_xgmi_up, reverse=True):  # a pair is as good as its worse direction
         seen[(min(x["gpu"], x["peer"]), max(x["gpu"], x["peer"]))] = x
@@ -87,7 +84,7 @@ def _health(check: PlannedCheck, col: Collected) -> Judgement:
     if err := errors_text(col, *TOOLS["ascend"]):
         return invalid(check, err)
     parts = [
-        measure(check, col, d.get("health"), metric=_label(d, "health")) for d in _devices(col, "ascend")
+        measure(check, col, d.get("health"), metric=_label(d, "health")) for d in devices_of(col, "ascend")
     ]
     return combine(check, parts, "no Ascend NPU found")
 

@@ -22,7 +22,8 @@ from kvgate.inventory.schema import parse_constraint
 from kvgate.judge import Criterion, Judgement
 
 
-def _gpus(col: Collected, vendor: str) -> list[dict[str, Any]]:
+def devices_of(col: Collected, vendor: str) -> list[dict[str, Any]]:
+    """The accelerators of one vendor that the GPU tools reported."""
     return [d for d in col.facts.get("devices", []) if d.get("vendor") == vendor]
 
 
@@ -36,7 +37,7 @@ def cards(devices: list[dict[str, Any]]) -> int:
 def _gpu_count(vendor: str, unit: str, check: PlannedCheck, col: Collected) -> Judgement:
     if err := errors_text(col, *TOOLS[vendor]):
         return invalid(check, err)
-    found = _gpus(col, vendor)
+    found = devices_of(col, vendor)
     n_cards = cards(found)
     j = measure(check, col, n_cards if unit == "cards" else len(found))
     return with_note(j, f"{len(found)} devices on {n_cards} cards" if found else None)
@@ -45,7 +46,7 @@ def _gpu_count(vendor: str, unit: str, check: PlannedCheck, col: Collected) -> J
 def _gpu_model(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
     if err := errors_text(col, *TOOLS[vendor]):
         return invalid(check, err)
-    parts = [_one_model(check, col, d) for d in _gpus(col, vendor)]
+    parts = [_one_model(check, col, d) for d in devices_of(col, vendor)]
     return combine(check, parts, f"no {vendor} GPU found")
 
 

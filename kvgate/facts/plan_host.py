@@ -9,6 +9,8 @@ from typing import Any
 
 from kvgate.facts import Collected
 from kvgate.facts.checks import (
+    GIB,
+    HEALTH,
     Evaluator,
     PlanContext,
     PlannedCheck,
@@ -22,9 +24,6 @@ from kvgate.facts.checks import (
 )
 from kvgate.inventory.schema import NicExpect, Volume, parse_constraint
 from kvgate.judge import Criterion, Judgement
-
-GIB = 1 << 30
-HEALTH = "kvgate G1 health rule"
 
 
 def _matched(col: Collected, pattern: str) -> list[dict[str, Any]]:

@@ -7,6 +7,8 @@ from typing import Any, NamedTuple
 
 from kvgate.facts import Collected
 from kvgate.facts.checks import (
+    GIB,
+    HEALTH,
     PlanContext,
     PlannedCheck,
     combine,
@@ -21,26 +23,19 @@ from kvgate.facts.checks import (
 from kvgate.inventory.schema import NvmeExpect
 from kvgate.judge import Criterion, Judgement
 
-GIB = 1 << 30
-HEALTH = "kvgate G1 health rule"
+Spec = tuple[str, str, str, str, str]  # BOM field, rule, metric, comparator, fact key
 
 
 def cpu_checks(pc: PlanContext) -> list[PlannedCheck]:
     """Model, physical cores, sockets, logical CPUs — each only when the BOM names it."""
     e = pc.expect.cpu
-    specs = [  # field, rule, metric, comparator, fact key
+    specs: list[Spec] = [
         ("model", "G1-CPU-1", "cpu_model", "matches", "model"),
         ("cores", "G1-CPU-2", "cpu_cores", ">=", "cores"),
         ("sockets", "G1-CPU-3", "cpu_sockets", "==", "sockets"),
         ("threads", "G1-CPU-4", "cpu_threads", ">=", "threads"),
     ]
-    out = []
-    for name, rule, metric, comparator, key in specs:
-        expected = getattr(e, name) if e else None
-        if expected is not None:
-            crit = Criterion(rule, metric, comparator, expected, source=pc.source("cpu", name))
-            out.append(planned(pc, f"cpu.{name}", "cpu", crit, partial(fact_value, key, None), tool="lscpu"))
-    return out
+    return _field_checks(pc, "cpu", e, specs, tool="lscpu")
 
 
 def memory_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -63,17 +58,26 @@ def memory_checks(pc: PlanContext) -> list[PlannedCheck]:
 def os_checks(pc: PlanContext) -> list[PlannedCheck]:
     """Distribution id, version (regex) and kernel release (regex)."""
     e = pc.expect.os
-    specs = [
+    specs: list[Spec] = [
         ("id", "G1-OS-1", "os_id", "==", "id"),
         ("version", "G1-OS-2", "os_version", "matches", "version_id"),
         ("kernel", "G1-OS-3", "kernel", "matches", "kernel"),
     ]
+    return _field_checks(pc, "os", e, specs)
+
+
+def _field_checks(
+    pc: PlanContext, family: str, e: Any, specs: list[Spec], *, tool: str | None = None
+) -> list[PlannedCheck]:
+    """One check per field the BOM section ``e`` sets, judged on the family's fact of the same meaning."""
     out = []
     for name, rule, metric, comparator, key in specs:
         expected = getattr(e, name) if e else None
         if expected is not None:
-            crit = Criterion(rule, metric, comparator, expected, source=pc.source("os", name))
-            out.append(planned(pc, f"os.{name}", "os", crit, partial(fact_value, key, None)))
+            crit = Criterion(rule, metric, comparator, expected, source=pc.source(family, name))
+            out.append(
+                planned(pc, f"{family}.{name}", family, crit, partial(fact_value, key, None), tool=tool)
+            )
     return out
 
 

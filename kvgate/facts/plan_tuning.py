@@ -8,6 +8,7 @@ from functools import partial
 
 from kvgate.facts import Collected
 from kvgate.facts.checks import (
+    GIB,
     PlanContext,
     PlannedCheck,
     combine,
@@ -18,8 +19,6 @@ from kvgate.facts.checks import (
     with_note,
 )
 from kvgate.judge import Criterion, Judgement
-
-GIB = 1 << 30
 
 
 def _shm(check: PlannedCheck, col: Collected) -> Judgement:

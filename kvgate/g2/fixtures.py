@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
 
 from kvgate.errors import LabError
+from kvgate.fio.matrix import MatrixProfile
 from kvgate.g2.cluster import Member, measure_cluster
 from kvgate.g2.measure import VolumeResult, measure_volume
 from kvgate.g2.plan import G2Check, fio_profile, shared_volumes
 from kvgate.g2.sections import row
-from kvgate.inventory import LoadedInventory
+from kvgate.gatefixtures import GateRun
 from kvgate.inventory.schema import CLUSTER
 from kvgate.judge import Inputs, Measurement
 from kvgate.nfs_server import ServerCache
-from kvgate.session import GateSession
 from kvgate.store import RunStore
-from kvgate.transport import Executor
 from kvgate.transport.fanout import fan_out
 
 HostResults = dict[str, VolumeResult]
@@ -26,53 +26,49 @@ HostResults = dict[str, VolumeResult]
 
 @pytest.fixture(scope="session")
 def g2_measured(
-    inventory: LoadedInventory,
-    executors: dict[str, Executor],
-    run_store: RunStore,
-    gate_session: GateSession,
+    gate_run: GateRun,
     nic_counters_before: object,  # the storage NICs' counters are read before the first fio job
 ) -> dict[str, HostResults | LabError]:
     """Every pending host measured at once (the same jobs on every storage client together)."""
     del nic_counters_before
-    inv = inventory.inventory
-    profile = fio_profile(inv)
-    run_store.merge_meta(configuration={"gate_profile": profile.model_dump(mode="json")})  # page 1's scope
-
-    def measure_host(name: str) -> HostResults:
-        out: HostResults = {}
-        for vname, vol in inv.volumes_of(name).items():
-            if vol.scratch:
-                out[vname] = measure_volume(
-                    executors[name],
-                    inv.hosts[name],
-                    name=vname,
-                    vol=vol,
-                    profile=profile,
-                    store=run_store,
-                    notify=lambda e: gate_session.notify(name, e),
-                    scale=inv.scale,
-                    server_cache=ServerCache.of(inv, vname, executors),
-                )
-                save(run_store, out[vname])
-        return out
-
-    hosts = sorted(gate_session.hosts_pending - {CLUSTER})
-    results: dict[str, HostResults | LabError] = dict(fan_out({h: h for h in hosts}, measure_host))
+    pending, profile = gate_run.session.hosts_pending, fio_profile(gate_run.inventory)
+    gate_run.store.merge_meta(
+        configuration={"gate_profile": profile.model_dump(mode="json")}
+    )  # page 1's scope
+    measure = partial(_measure_host, gate_run, profile)
+    results: dict[str, HostResults | LabError] = dict(
+        fan_out({h: h for h in sorted(pending - {CLUSTER})}, measure)
+    )
     for host, r in results.items():
-        gate_session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
-    if CLUSTER in gate_session.hosts_pending:  # after the per-host runs, so they do not disturb each other
-        results[CLUSTER] = _cluster(inventory, executors, run_store, results)
+        gate_run.session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
+    if CLUSTER in pending:  # after the per-host runs, so they do not disturb each other
+        results[CLUSTER] = _cluster(gate_run, results)
     return results
 
 
-def _cluster(
-    inventory: LoadedInventory,
-    executors: dict[str, Executor],
-    store: RunStore,
-    per_host: dict[str, HostResults | LabError],
-) -> HostResults | LabError:
+def _measure_host(run: GateRun, profile: MatrixProfile, name: str) -> HostResults:
+    """The host's scratch volumes one after the other, each stored as soon as it is done."""
+    inv, out = run.inventory, {}
+    for vname, vol in inv.volumes_of(name).items():
+        if vol.scratch:
+            out[vname] = measure_volume(
+                run.executors[name],
+                inv.hosts[name],
+                name=vname,
+                vol=vol,
+                profile=profile,
+                store=run.store,
+                notify=partial(run.session.notify, name),
+                scale=inv.scale,
+                server_cache=ServerCache.of(inv, vname, run.executors),
+            )
+            save(run.store, out[vname])
+    return out
+
+
+def _cluster(run: GateRun, per_host: dict[str, HostResults | LabError]) -> HostResults | LabError:
     """The client/server aggregate of every shared scratch volume; a failed member fails it."""
-    inv, out = inventory.inventory, {}
+    inv, executors, out = run.inventory, run.executors, {}
     for vname, hosts in shared_volumes(inv).items():
         if not inv.volumes[vname].scratch:
             continue
@@ -85,7 +81,7 @@ def _cluster(
                 volume=vname,
                 vol=inv.volumes[vname],
                 profile=fio_profile(inv),
-                store=store,
+                store=run.store,
                 server_cache=ServerCache.of(inv, vname, executors),
             )
         except LabError as exc:

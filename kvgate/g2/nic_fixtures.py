@@ -12,49 +12,38 @@ import pytest
 from kvgate.errors import LabError
 from kvgate.g2.measure import VolumeResult
 from kvgate.g2.nic_counters import NicCheck, Snapshot, deltas, nic_plan, patterns_of, snapshot
-from kvgate.inventory import LoadedInventory
-from kvgate.session import GateSession
-from kvgate.store import RunStore
-from kvgate.transport import Executor
+from kvgate.gatefixtures import GateRun
 from kvgate.transport.fanout import fan_out
 
 Snapshots = dict[str, Snapshot | LabError]
 
 
-def _take(
-    when: str, inventory: LoadedInventory, executors: dict[str, Executor], store: RunStore, pending: set[str]
-) -> Snapshots:
-    checks = nic_plan(inventory.inventory)
-    hosts = sorted({c.host for c in checks} & pending)
+def _take(when: str, run: GateRun) -> Snapshots:
+    checks = nic_plan(run.inventory)
+    hosts = sorted({c.host for c in checks} & run.session.hosts_pending)
 
     def one(host: str) -> Snapshot:
-        snap = snapshot(executors[host], patterns_of(checks, host))
+        snap = snapshot(run.executors[host], patterns_of(checks, host))
         for name, text in snap.raw.items():
-            store.artifact(host, f"g2/nic-counters/{name}.{when}.txt", text)
+            run.store.artifact(host, f"g2/nic-counters/{name}.{when}.txt", text)
         return snap
 
     return dict(fan_out({h: h for h in hosts}, one))
 
 
 @pytest.fixture(scope="session")
-def nic_counters_before(
-    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
-) -> Snapshots:
+def nic_counters_before(gate_run: GateRun) -> Snapshots:
     """Storage NIC counters of every pending storage client, before G2 measures anything."""
-    return _take("before", inventory, executors, run_store, gate_session.hosts_pending)
+    return _take("before", gate_run)
 
 
 @pytest.fixture(scope="session")
 def nic_counters_after(
-    inventory: LoadedInventory,
-    executors: dict[str, Executor],
-    run_store: RunStore,
-    gate_session: GateSession,
-    g2_measured: dict[str, dict[str, VolumeResult] | LabError],
+    gate_run: GateRun, g2_measured: dict[str, dict[str, VolumeResult] | LabError]
 ) -> Snapshots:
     """The same counters once every host and the cluster aggregate have been measured."""
     del g2_measured  # requested for its order: after the last fio job
-    return _take("after", inventory, executors, run_store, gate_session.hosts_pending)
+    return _take("after", gate_run)
 
 
 @pytest.fixture

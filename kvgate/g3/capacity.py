@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from kvgate.agent.sessions import Sessions
 from kvgate.engines import EngineService
 from kvgate.engines.service import settled_kv_bytes
-from kvgate.errors import LabError
 from kvgate.g3.evidence import capacity_reason, dram_held_reason, shape_reason
 from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.g3.window import EngineWindow
@@ -212,14 +211,9 @@ class CapacityRun:
         """The sessions driver on the load site: these turns at their concurrency; its result document."""
         timeout_s, site = self.proto.profile.request_timeout_s, self.proto.load_site
         out = site.out("sessions.json")
-        command, args = site.argv_command(self._argv(engines, turns, out), out)
-        res = site.ex.run(command, *args, timeout_s=timeout_s * turns.count + 120)
-        if not res.ok:
-            for eng in engines:
-                eng.ensure_alive()  # a crashed engine is an ERROR with its log tail
-            raise LabError(f"{site.ex.host}: the sessions driver ({site.side} side) failed\n{res}")
-        doc: dict[str, Any] = json.loads(res.stdout)
-        return doc
+        argv = self._argv(engines, turns, out)
+        timeout_s = timeout_s * turns.count + 120
+        return site.drive(argv, out, engines=engines, what="sessions driver", timeout_s=timeout_s)
 
     def _argv(self, engines: list[EngineService], turns: Turns, out: str) -> list[str]:
         p, s, site = self.proto.profile, self.sessions, self.proto.load_site

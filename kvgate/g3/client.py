@@ -23,6 +23,7 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,6 +126,20 @@ class LoadSite:
         """The command that runs the client with ``argv`` and prints its result document."""
         full = [self.python, self.client, *argv]
         return " ".join(["%s"] * len(full)) + " && cat %s", [*full, out]
+
+    def drive(
+        self, argv: list[str], out: str, *, engines: Sequence[EngineService], what: str, timeout_s: float
+    ) -> dict[str, Any]:
+        """Run the client with ``argv`` against ``engines``; its result document. When it fails, an
+        engine that crashed is the cause (an ERROR with its log tail), else the client's own failure."""
+        command, args = self.argv_command(argv, out)
+        res = self.ex.run(command, *args, timeout_s=timeout_s)
+        if not res.ok:
+            for eng in engines:
+                eng.ensure_alive()
+            raise LabError(f"{self.ex.host}: the {what} ({self.side} side) failed\n{res}")
+        doc: dict[str, Any] = json.loads(res.stdout)
+        return doc
 
     def close(self) -> None:
         """Remove the controller's own result directory (on the host it lies in the work directory)."""

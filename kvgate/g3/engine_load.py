@@ -50,18 +50,23 @@ def _status(key: str, reason: str, evidence: tuple[str, ...] = ()) -> dict[str, 
     return {f"{key}.status": Measurement("status", None, "", evidence, reason)}
 
 
-def engine_load(
-    ex: Executor,
-    inv: Inventory,
-    *,
-    host: str,
-    candidate: str,
-    volume: str,
-    work: str,
-    store: RunStore,
-    server: ServerCache | None = None,
-) -> dict[str, Measurement]:
-    """Cold-start the engine of the first deployment on ``candidate`` with its model on ``volume``."""
+@dataclass(frozen=True)
+class ColdSite:
+    """Where an engine is started cold: its host, the volume its model is read from, a work
+    directory there, the run store, and the volume's NFS server cache (None: not on NFS)."""
+
+    ex: Executor
+    host: str  # as the inventory names it
+    sudo: bool
+    volume: str
+    work: str
+    store: RunStore
+    server: ServerCache | None = None
+
+
+def engine_load(site: ColdSite, inv: Inventory, *, candidate: str) -> dict[str, Measurement]:
+    """Cold-start the engine of the first deployment on ``candidate`` with its model on the site's volume."""
+    host, volume = site.host, site.volume
     found = [(n, d) for n, d in inv.engines.items() if d.volume == candidate and host in inv.engine_hosts(n)]
     if not found:
         return _status("engine", f"no engine deployment on {host} uses volume {candidate}")
@@ -69,55 +74,33 @@ def engine_load(
     profile = engine_profile(dep.recompute_profile)
     python = engine_python(inv.hosts[host], dep)
     if dep.model == "tiny":
-        staged, _ = stage_model(ex, inv.hosts[host], dep, profile.kind, python)
-        model = f"{work}/model"
-        ex.run("cp -r %s %s", staged, model, timeout_s=600, check=True)
+        staged, _ = stage_model(site.ex, inv.hosts[host], dep, profile.kind, python)
+        model = f"{site.work}/model"
+        site.ex.run("cp -r %s %s", staged, model, timeout_s=600, check=True)
     elif volume in dep.model_copies:
         model = dep.model_copies[volume]
     else:
         return _status("engine", f"engines.{name}.model_copies has no copy of the model on volume {volume}")
     start = ColdStart("engine", profile, python, model, dep.port + 1, dep.instance_envs[0], dep.engine_args)
-    return start_cold(
-        ex, start, volume=volume, work=work, store=store, sudo=inv.hosts[host].sudo, server=server
-    )
+    return start_cold(site, start)
 
 
-def service_load(
-    ex: Executor,
-    inv: Inventory,
-    *,
-    host: str,
-    name: str,
-    volume: str,
-    work: str,
-    store: RunStore,
-    server: ServerCache | None = None,
-) -> dict[str, Measurement]:
-    """Cold-start model load ``name`` (``model_loads:``) from its copy on ``volume``."""
+def service_load(site: ColdSite, inv: Inventory, *, name: str) -> dict[str, Measurement]:
+    """Cold-start model load ``name`` (``model_loads:``) from its copy on the site's volume."""
     ml, key = inv.model_loads[name], f"service[{name}]"
     profile = engine_profile(ml.profile)
     python = ml.python or "python3"
-    start = ColdStart(key, profile, python, ml.copies[volume], ml.port, ml.env, ml.engine_args)
-    return start_cold(
-        ex, start, volume=volume, work=work, store=store, sudo=inv.hosts[host].sudo, server=server
-    )
+    start = ColdStart(key, profile, python, ml.copies[site.volume], ml.port, ml.env, ml.engine_args)
+    return start_cold(site, start)
 
 
-def start_cold(
-    ex: Executor,
-    start: ColdStart,
-    *,
-    volume: str,
-    work: str,
-    store: RunStore,
-    sudo: bool,
-    server: ServerCache | None = None,
-) -> dict[str, Measurement]:
+def start_cold(site: ColdSite, start: ColdStart) -> dict[str, Measurement]:
     """Drop the page cache (and an NFS server's), start the engine until ready, stop it; its times."""
-    drop = HostEvidence(ex, sudo=sudo).drop()
+    ex, volume, store, server = site.ex, site.volume, site.store, site.server
+    drop = HostEvidence(ex, sudo=site.sudo).drop()
     nfs = server.make_cold(data_bytes=_bytes_of(ex, start.model)) if server else None
     slug = start.key.replace("[", "-").rstrip("]")  # service[deepseek-32b] → service-deepseek-32b
-    run_dir, cache_dir = f"{work}/{slug}-run", f"{work}/{slug}-cache"
+    run_dir, cache_dir = f"{site.work}/{slug}-run", f"{site.work}/{slug}-cache"
     where = Placement(run_dir, start.model, cache_dir, port=start.port, python=start.python)
     eng = EngineService(ex, start.profile, where, env=start.env, args=start.args)
     try:

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
 
-from kvgate.engines.deployments import Notify, deployment_result, measure_deployments
 from kvgate.errors import LabError
 from kvgate.g3.measure import DeploymentResult, measure_deployment
 from kvgate.g3.plan import G3Check, plan
 from kvgate.g3.sections import rows, storage_rows
 from kvgate.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
 from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.inventory import LoadedInventory
+from kvgate.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 from kvgate.judge import Inputs
 from kvgate.nfs_server import ServerCache
 from kvgate.references import check_consistency, load_references
-from kvgate.session import GateSession
-from kvgate.store import RunStore
-from kvgate.transport import Executor
 from kvgate.transport.fanout import fan_out
 
 HostResults = dict[str, DeploymentResult | LabError]
@@ -27,62 +24,45 @@ StorageResults = dict[str, StorageResult]  # by candidate volume
 
 
 @pytest.fixture(scope="session")
-def g3_measured(
-    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
-) -> dict[str, HostResults | LabError]:
+def g3_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
     """Every pending engine host measured at once; its deployments one after the other."""
-    inv = inventory.inventory
+    inv, store = gate_run.inventory, gate_run.store
     profile = load_g3_profile(inv.scale)
-    notes = [str(d) for d in check_consistency(load_references())]
-    run_store.update_meta(reference_notes=notes)
-    run_store.merge_meta(configuration={"gate_profile": profile.model_dump(mode="json")})
-    checks = plan(inv)
-
-    def measure(host: str, name: str, notify: Notify) -> DeploymentResult:
-        r = measure_deployment(
-            executors[host], inv, host=host, name=name, profile=profile, store=run_store, notify=notify
-        )
-        mine = [c for c in checks if c.host == host and c.subject == name]
-        run_store.merge_meta(g3_rows={f"{host}/{name}": rows(r, mine)})
-        return r
-
-    return measure_deployments(inv, gate_session, measure, done="measured")
+    store.update_meta(reference_notes=[str(d) for d in check_consistency(load_references())])
+    store.merge_meta(configuration={"gate_profile": profile.model_dump(mode="json")})
+    measure = partial(measure_deployment, profile=profile)
+    return measure_each_deployment(
+        gate_run, measure, rows, checks=plan(inv), rows_key="g3_rows", done="measured"
+    )
 
 
 @pytest.fixture
 def g3_evidence(check: G3Check, request: pytest.FixtureRequest) -> Inputs:
     """The check's deployment measurements and detail; a host that failed makes its checks ERROR."""
-    if check.ruled is not None:
-        return Inputs()
-    r: DeploymentResult = deployment_result(
-        request.getfixturevalue("g3_measured"), check.host, check.subject, "G3 measurements not taken"
-    )
-    return Inputs(r.measurements, detail=r.detail(check.key))
+    return deployment_inputs(check, request, "g3_measured", "G3 measurements not taken")
 
 
 @pytest.fixture(scope="session")
-def g3_storage(
-    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
-) -> dict[str, StorageResults | LabError]:
+def g3_storage(gate_run: GateRun) -> dict[str, StorageResults | LabError]:
     """Model-load and checkpoint on every pending host's candidate and baseline volumes, hosts at once."""
-    inv = inventory.inventory
+    inv, exs, store = gate_run.inventory, gate_run.executors, gate_run.store
     profile = load_g3_profile(inv.scale)
     checks = [c for c in storage_plan(inv) if c.ruled is None]
 
     def measure_host(host: str) -> StorageResults:
         out: StorageResults = {}
+        notify = partial(gate_run.session.notify, host)
         for candidate in dict.fromkeys(c.spec.candidate for c in checks if c.host == host):
-            notify = lambda e: gate_session.notify(host, e)  # noqa: E731 - a one-line callback
             mine = [c for c in checks if c.host == host and c.spec.candidate == candidate]
-            servers = {v: ServerCache.of(inv, v, executors) for v in inv.volumes}
+            servers = {v: ServerCache.of(inv, v, exs) for v in inv.volumes}
             r = measure_storage(
-                executors[host], inv, mine, profile=profile, store=run_store, notify=notify, servers=servers
+                exs[host], inv, mine, profile=profile, store=store, notify=notify, servers=servers
             )
-            run_store.merge_meta(g3_rows={f"{host}/storage[{candidate}]": storage_rows(r, mine)})
+            store.merge_meta(g3_rows={f"{host}/storage[{candidate}]": storage_rows(r, mine)})
             out[candidate] = r
         return out
 
-    hosts = sorted({c.host for c in checks} & gate_session.hosts_pending)
+    hosts = sorted({c.host for c in checks} & gate_run.session.hosts_pending)
     return fan_out({h: h for h in hosts}, measure_host)
 
 

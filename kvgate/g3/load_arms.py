@@ -28,7 +28,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvgate.engines.service import settled_kv_bytes
-from kvgate.errors import LabError
 from kvgate.g3.arms import ArmSummary, cv
 from kvgate.g3.window import EngineWindow
 from kvgate.loadgen.metrics import median
@@ -153,14 +152,8 @@ class Loader:
             argv += ["--output-tokens-from", "chunks"]
         if self.logprobs is not None:
             argv += ["--logprobs", str(self.logprobs)]
-        command, args = self.site.argv_command(argv, out)
-        res = self.site.ex.run(command, *args, timeout_s=self.timeout_s * n + 120)
-        if not res.ok:
-            for eng in engines:
-                eng.ensure_alive()  # a crashed engine is an ERROR with its log tail
-            raise LabError(f"{self.site.ex.host}: the load generator ({self.site.side} side) failed\n{res}")
-        doc: dict[str, Any] = json.loads(res.stdout)
-        return doc
+        timeout_s = self.timeout_s * n + 120
+        return self.site.drive(argv, out, engines=engines, what="load generator", timeout_s=timeout_s)
 
 
 def hit_reason(arm: str, hits: int | None, prompt_tokens: int | None, min_ratio: float) -> str | None:

@@ -6,6 +6,7 @@ to the earlier rows; the sections are rebuilt from all of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kvgate.g3 import prediction, serving
@@ -194,6 +195,29 @@ KIND_LIMITS = {
 }
 
 
+ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key of these rows, what they are)
+    (
+        lambda key: key.endswith("@whole"),
+        " Rows <arm>@whole: every engine instance of the host driven together (request i to "
+        "instance i mod N), medians over trials of each load's TTFT p50 and output throughput.",
+    ),
+    (
+        lambda key: key.split("@")[0] in CAPACITY_ARMS,
+        " Rows dram-only@… / ssd-tier@… (R2/R3's capacity gains): the same engine without and with "
+        "its SSD tier (its profile's capacity_arms), the same turns over shared documents visited "
+        "round-robin (workloads/g3/<scale>.yaml capacity), warm-up excluded, the page cache dropped "
+        "before each round; medians over rounds of each round's TTFT p50 and output throughput. "
+        "Tokens restored: every prompt token the engine reused in the round.",
+    ),
+    (
+        lambda key: key.split("@")[0] in READ_ARMS,
+        " Rows serial-read@c<C> / parallel-read@c<C> (R1): the same C prompts restored cold by the "
+        "deployment's serial and parallel tier reader (engines.<name>.cold_read), each on a fresh tier; "
+        "restore read GB/s = device bytes / time from the load's start to its last first token.",
+    ),
+)
+
+
 def limits_note(r: DeploymentResult) -> str:
     """What this engine cannot show, said plainly in the report."""
     t = r.tier
@@ -205,25 +229,7 @@ def limits_note(r: DeploymentResult) -> str:
         "concurrency level (rows <arm>@c<C>: medians over trials of each load's TTFT p50 and output "
         "throughput)."
     )
-    if any(k.endswith("@whole") for k in r.arms):
-        conc += (
-            " Rows <arm>@whole: every engine instance of the host driven together (request i to "
-            "instance i mod N), medians over trials of each load's TTFT p50 and output throughput."
-        )
-    if any(k.split("@")[0] in CAPACITY_ARMS for k in r.arms):
-        conc += (
-            " Rows dram-only@… / ssd-tier@… (R2/R3's capacity gains): the same engine without and with "
-            "its SSD tier (its profile's capacity_arms), the same turns over shared documents visited "
-            "round-robin (workloads/g3/<scale>.yaml capacity), warm-up excluded, the page cache dropped "
-            "before each round; medians over rounds of each round's TTFT p50 and output throughput. "
-            "Tokens restored: every prompt token the engine reused in the round."
-        )
-    if any(k.split("@")[0] in READ_ARMS for k in r.arms):
-        conc += (
-            " Rows serial-read@c<C> / parallel-read@c<C> (R1): the same C prompts restored cold by the "
-            "deployment's serial and parallel tier reader (engines.<name>.cold_read), each on a fresh tier; "
-            "restore read GB/s = device bytes / time from the load's start to its last first token."
-        )
+    conc += "".join(note for rows, note in ROW_NOTES if any(rows(k) for k in r.arms))
     if t.cache is None:
         conc += (
             f" {t.name} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "
@@ -273,8 +279,7 @@ NOTE = (
 
 def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The G3 sections of the report, from every stored host/deployment."""
-    ordered = [stored[k] for k in sorted(stored)]
-    limits = " ".join(r["limits"] for r in ordered)
+    ordered, limits = in_order(stored, "limits")
     return [
         table("G3 arms: recompute vs SSD restore vs warm", ARM_COLUMNS, "arms", ordered, f"{NOTE} {limits}"),
         table(
@@ -311,6 +316,12 @@ def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             STORAGE_NOTE,
         ),
     ]
+
+
+def in_order(stored: dict[str, dict[str, Any]], note: str) -> tuple[list[dict[str, Any]], str]:
+    """The stored host/deployments in the report's order, and their ``note`` fields joined."""
+    ordered = [stored[k] for k in sorted(stored)]
+    return ordered, " ".join(r[note] for r in ordered)
 
 
 def table(

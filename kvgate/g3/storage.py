@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kvgate import agentctl
-from kvgate.g3.engine_load import engine_load, service_load
+from kvgate.g3.engine_load import ColdSite, engine_load, service_load
 from kvgate.g3.measure import remove_work_dir, work_root
 from kvgate.gate_profiles.g3 import G3Profile, StorageBinding, StorageProfile, Unmeasurable, load_g3_profile
 from kvgate.hostevidence import HostEvidence
@@ -294,15 +294,14 @@ class AgentRun:
     ) -> dict[str, Measurement]:
         """The engines ``check``'s group needs, each started cold from its model's copy on ``volume``."""
         found: dict[str, Measurement] = {}
-        where = {"host": check.host, "volume": volume, "work": work}
+        sudo = self.inv.hosts[check.host].sudo
+        site = ColdSite(self.ex, check.host, sudo, volume, work, self.store, server)
         if needs.engine:
             self.notify(f"g3 storage {volume}: engine cold start")
-            found |= engine_load(
-                self.ex, self.inv, candidate=check.spec.candidate, store=self.store, server=server, **where
-            )
+            found |= engine_load(site, self.inv, candidate=check.spec.candidate)
         for name in needs.model_loads:
             self.notify(f"g3 storage {volume}: {name} service load")
-            found |= service_load(self.ex, self.inv, name=name, store=self.store, server=server, **where)
+            found |= service_load(site, self.inv, name=name)
         return found
 
     def workloads(self, volume: str, work: ScratchDir, server: ServerCache | None) -> dict[str, Measurement]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from kvgate.g3.sections import table
+from kvgate.g3.sections import in_order, table
 from kvgate.g4.plan import G4Check
 from kvgate.g4.soak import SoakResult
 from kvgate.g4.trends import Window, hit_ratio, slopes
@@ -142,8 +142,7 @@ NOTE = (
 
 def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """The G4 sections of the report, from every stored host/deployment."""
-    ordered = [stored[k] for k in sorted(stored)]
-    notes = " ".join(r["notes"] for r in ordered)
+    ordered, notes = in_order(stored, "notes")
     return [
         table("G4 soak windows", WINDOW_COLUMNS, "windows", ordered, f"{NOTE} {notes}"),
         table(

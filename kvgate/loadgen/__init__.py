@@ -12,7 +12,8 @@ network does not distort TTFT. Nothing here imports the rest of kvgate.
 
 Modules: :mod:`.client` (HTTP/1.1 + SSE), :mod:`.run` (schedule, concurrency,
 endpoints), :mod:`.record` and :mod:`.metrics` (vLLM's definitions),
-:mod:`.shape` (workload validity), :mod:`.prompts`, :mod:`.nullserver`.
+:mod:`.shape` (workload validity), :mod:`.prompts`, :mod:`.nullserver`,
+:mod:`.cli` (what the two command lines share).
 """
 
 from __future__ import annotations

@@ -17,12 +17,11 @@ import dataclasses
 import gc
 import json
 import math
-import os
 import sys
-import tempfile
 import urllib.request
 from typing import Any
 
+from .cli import ratios, write_atomically
 from .prompts import PromptSpec
 from .run import FIXED_OUTPUT, LoadConfig, LoadResult, run
 from .shape import invalid_reason
@@ -47,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.freeze()  # as vllm bench serve: keep GC pauses off the measured timestamps
     result = run(dataclasses.replace(config, model=model), prompts)
     document = artifact(result, spec, args)
-    _write_atomically(args.out, document)
+    write_atomically(args.out, document)
     print(_one_line(document), file=sys.stderr)
     return 0
 
@@ -118,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens-per-word", type=float, default=1.0)
     p.add_argument(
         "--fitted-tokens-per-word",
-        type=_ratios,
+        type=ratios,
         default=(),
         metavar="R,R,...",
         help="prompt i's own tokens per word (fitted to its measured length); others: --tokens-per-word",
@@ -143,24 +142,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--shape-tolerance", type=float, default=0.05)
     p.add_argument("--out", required=True, help="result JSON path")
     return p
-
-
-def _ratios(text: str) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated numbers") from None
-    if not all(v > 0 and math.isfinite(v) for v in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: every ratio must be a finite number > 0")
-    return values
-
-
-def _write_atomically(path: str, document: dict[str, Any]) -> None:
-    """Through a fresh file of our own in the same directory (mkstemp), renamed over ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(document, f)
-    os.replace(tmp, path)
 
 
 def _one_line(document: dict[str, Any]) -> str:

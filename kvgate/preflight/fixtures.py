@@ -7,31 +7,24 @@ import functools
 import pytest
 
 from kvgate.errors import LabError
-from kvgate.inventory import LoadedInventory
+from kvgate.gatefixtures import GateRun
 from kvgate.judge import Inputs
 from kvgate.preflight.measure import Found, Probe
 from kvgate.preflight.plan import PreflightCheck
-from kvgate.session import GateSession
-from kvgate.store import RunStore
-from kvgate.transport import Executor
 from kvgate.transport.fanout import fan_out
 
 
 @pytest.fixture(scope="session")
-def preflight_measured(
-    inventory: LoadedInventory, executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession
-) -> dict[str, Found | LabError]:
+def preflight_measured(gate_run: GateRun) -> dict[str, Found | LabError]:
     """Every pending host's probes, hosts concurrently."""
-    inv = inventory.inventory
+    inv, exs, session = gate_run.inventory, gate_run.executors, gate_run.session
 
     def probe(host: str) -> Found:
-        return Probe(
-            executors[host], inv, host, run_store, functools.partial(gate_session.notify, host), executors
-        ).all()
+        return Probe(exs[host], inv, host, gate_run.store, functools.partial(session.notify, host), exs).all()
 
-    results = fan_out({h: h for h in sorted(gate_session.hosts_pending)}, probe)
+    results = fan_out({h: h for h in sorted(session.hosts_pending)}, probe)
     for host, r in results.items():
-        gate_session.notify(host, "probed" if not isinstance(r, LabError) else f"ERROR: {r}")
+        session.notify(host, "probed" if not isinstance(r, LabError) else f"ERROR: {r}")
     return results
 
 

@@ -40,7 +40,7 @@ import pytest
 from kvgate.errors import LabError
 from kvgate.judge import Criterion, Inputs, Measurement
 from kvgate.judgement import Check
-from kvgate.pytest_plugin import expect
+from kvgate.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g1")
 CRIT = Criterion("T-1", "x", ">=", 2, "GB/s")
@@ -58,9 +58,9 @@ def measured(check):
     return Inputs({"x": Measurement("x", 3.0 if check.check == "fast" else 1.0, "GB/s", ("artifacts/a",))})
 
 
-@pytest.mark.checks(plan=plan)
-def test_x(check, measured, record):
-    expect(record(check, check.evaluate(measured)))
+@family(plan, "T-*", judged_on="measured")
+def test_x(verdict):
+    expect(verdict)
 """
 
 
