@@ -26,9 +26,9 @@ import pytest
 from ports import free_port_pair
 
 from kvgate.engines import EngineCrashed, EngineService, Placement, load_profile
+from kvgate.engines.model_staging import _tiny_hf
 from kvgate.engines.profile import PROFILE_DIR, Container, EngineProfile
 from kvgate.evidence.engines import engine_reads
-from kvgate.g3.measure import _tiny_hf
 from kvgate.hostevidence import HostEvidence
 from kvgate.inventory.schema import Host
 from kvgate.transport.local import LocalExecutor
