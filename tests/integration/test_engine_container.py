@@ -35,6 +35,8 @@ from kvgate.transport.local import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = Path(os.environ.get("KVGATE_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
+# the venv where it really is (a worktree may link .venv-vllm): the path mounted and run inside
+VENV = Path(os.path.realpath(VLLM_PYTHON.parents[1]))
 IMAGE = "localhost/kvgate-hostroot:test"
 HYBRID = "cgroups in hybrid mode not supported"
 pytestmark = [
@@ -61,8 +63,7 @@ def options() -> list[str]:
     """Mounts of the host's userland, and limits within this process's (a container may not raise them)."""
     nofile = resource.getrlimit(resource.RLIMIT_NOFILE)
     interpreter = Path(os.path.realpath(VLLM_PYTHON)).parents[1]
-    venv = os.path.realpath(VLLM_PYTHON.parents[1])
-    mounts = ["/usr:/usr:ro", "/etc:/etc:ro", f"{interpreter}:{interpreter}:ro", f"{venv}:{venv}:ro"]
+    mounts = ["/usr:/usr:ro", "/etc:/etc:ro", f"{interpreter}:{interpreter}:ro", f"{VENV}:{VENV}:ro"]
     return [
         *("--ulimit", f"nofile={nofile[0]}:{nofile[1]}", "--ulimit", "nproc=4096:4096", "--shm-size", "2g"),
         *(a for m in mounts for a in ("-v", m)),
@@ -141,7 +142,7 @@ def test_vllm_in_a_container_serves_is_counted_crashes_loudly_and_leaves_nothing
         model=str(model),
         cache_dir=str(tmp_path / "cache"),
         port=free_port_pair(),
-        python=str(VLLM_PYTHON),
+        python=str(VENV / "bin" / VLLM_PYTHON.name),
     )
     engine = EngineService(ex, containerized(podman_image), placement)
     with engine:
