@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from kvgate.judge import Verdict
 from kvgate.store import CheckRecord, RunStore
@@ -68,10 +70,13 @@ def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> 
     from kvgate.g4.sections import MAX_ROWS, VERDICT_COLUMNS, WINDOW_COLUMNS
 
     names = [f"gpu-node-{i:02d}" for i in range(1, hosts + 1)]
+    from kvgate.gate_profiles.g4 import load_g4_profile
+
+    profile = load_g4_profile("full")  # 72 h in 600-second windows: the charts draw its drift bounds
     meta = {
         "inventory": {"path": "inventory/lab.yaml", "sha256": "ab" * 32},
         "planned": [],
-        "g4_profile": {"name": "full", "duration_s": hours * 3600},
+        "configuration": {"gate_profile": profile.model_dump(mode="json")},
     }
     store = RunStore.create(root, site="lab", gate="g4", meta=meta)
     windows, verdicts = [], []
@@ -80,6 +85,8 @@ def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> 
             f'{{"t": {t}, "ttft_ms": 41.5, "rss_mib": 3083}}\n' for t in range(0, hours * 3600, sample_s)
         )
         store.artifact(host, "g4/tiny/samples.jsonl", samples)
+        series = (soak_window(i, profile.window_s) for i in range(hours * 3600 // profile.window_s))
+        store.artifact(host, "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in series))
         for w in range(MAX_ROWS):
             windows.append(
                 [
@@ -131,3 +138,35 @@ def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> 
     store.update_meta(sections=sections)
     store.finish("complete")
     return store.path
+
+
+def soak_window(index: int, window_s: int) -> dict[str, Any]:
+    """One window as G4 stores it (the keys of a real demo window), TTFT and RSS drifting slowly."""
+    start = 1_796_400_000.0 + index * window_s
+    drift = 1 + index / 20_000
+    return {
+        "event": "window",
+        "index": index,
+        "start_unix_s": start,
+        "end_unix_s": start + window_s,
+        "requests": 600,
+        "reuse_requests": 350,
+        "summary": {
+            "completed": 600,
+            "failed": 0,
+            "error_counts": {},
+            "output_throughput_tok_per_s": 97.2 / drift,
+            "p50_ttft_ms": 41.5 * drift,
+            "p90_ttft_ms": 88.4 * drift,
+            "p99_ttft_ms": 120.0 * drift,
+            "total_input_tokens": 600 * 1024,
+        },
+        "empty_responses": 0,
+        "short_responses": 0,
+        "reuse_ttft_p50_ms": 40.9 * drift,
+        "fresh_ttft_p50_ms": 44.0 * drift,
+        "rss_kib": 3083 * 1024 * drift,
+        "cache_dir_bytes": min(index, 300) * (64 << 20),
+        "hit_tokens": 571_000,
+        "canary": [{"prompt_tokens": 1024}, {"prompt_tokens": 1024}],
+    }
