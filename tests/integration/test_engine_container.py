@@ -86,8 +86,8 @@ def hugetlb_off_cgroup_v2() -> bool:
     crun runs on a hybrid host only with no controller on v2. Done once, as root, only
     for that exact refusal; it changes no limit of any process.
     """
-    unified = Path("/sys/fs/cgroup/unified")
-    if os.geteuid() != 0 or (unified / "cgroup.controllers").read_text().split() != ["hugetlb"]:
+    controllers = Path("/sys/fs/cgroup/unified/cgroup.controllers")
+    if os.geteuid() != 0 or not controllers.exists() or controllers.read_text().split() != ["hugetlb"]:
         return False
     Path("/sys/fs/cgroup/hugetlb").mkdir(exist_ok=True)
     mount = ["mount", "-t", "cgroup", "-o", "hugetlb", "cgroup", "/sys/fs/cgroup/hugetlb"]
