@@ -1,1 +1,1 @@
-pytest_plugins = ["kvgate.pytest_plugin"]
+pytest_plugins = ["kvgate.orchestration.pytest_plugin"]

@@ -1,6 +1,6 @@
 """G2 single-node baselines: fio and the storage-level KV-restore, model-load and checkpoint workloads.
 
-The catalogue: one test function per family, parametrized by the plan (`kvgate.g2.plan`:
+The catalogue: one test function per family, parametrized by the plan (`kvgate.orchestration.g2.plan`:
 per host and scratch volume). Every storage client is measured at once; the numbers become
 the site baseline that G3 compares against. A metric without a site threshold is still
 judged (> 0, trusted) so it can serve as that baseline.
@@ -8,9 +8,9 @@ judged (> 0, trusted) so it can serve as that baseline.
 
 import pytest
 
-from kvgate.g2.plan import plan
-from kvgate.judge import Judgement
-from kvgate.pytest_plugin import expect, family
+from kvgate.base.criteria import Judgement
+from kvgate.orchestration.g2.plan import plan
+from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g2")
 

@@ -1,11 +1,11 @@
 """G2 on the fabric: no NIC discards or buffer overruns on the storage interfaces while the
-baseline ran (kvgate.g2.nic_counters); pause frames and CNPs are shown with the verdict."""
+baseline ran (kvgate.orchestration.g2.nic_counters); pause frames and CNPs are shown with the verdict."""
 
 import pytest
 
-from kvgate.g2.nic_counters import evaluate_nic, nic_plan
-from kvgate.judge import Judgement
-from kvgate.pytest_plugin import expect, family
+from kvgate.base.criteria import Judgement
+from kvgate.orchestration.g2.nic_counters import evaluate_nic, nic_plan
+from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g2")
 

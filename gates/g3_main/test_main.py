@@ -1,18 +1,18 @@
 """G3 main gate: the tiered-cache engine on the candidate storage against the references.
 
-The catalogue: one test function per family, parametrized by the plan (`kvgate.g3.plan`,
-`kvgate.g3.storage`: per engine host and deployment, per candidate volume). First the
+The catalogue: one test function per family, parametrized by the plan (`kvgate.orchestration.g3.plan`,
+`kvgate.orchestration.g3.storage`: per engine host and deployment, per candidate volume). First the
 site's own evidence that the SSD restore is real, then the seed's figures (R1, R2, R3, R9)
 each judged on the arms it was measured on. Every host is measured at once
-(`kvgate.g3.fixtures`); a check that cannot be measured here is SKIP or INVALID, never PASS.
+(`kvgate.orchestration.g3.fixtures`); a check that cannot be measured here is SKIP or INVALID, never PASS.
 """
 
 import pytest
 
-from kvgate.g3.plan import plan
-from kvgate.g3.storage import evaluate_storage, storage_plan
-from kvgate.judge import Judgement
-from kvgate.pytest_plugin import expect, family
+from kvgate.base.criteria import Judgement
+from kvgate.orchestration.g3.plan import plan
+from kvgate.orchestration.g3.storage import evaluate_storage, storage_plan
+from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g3")
 

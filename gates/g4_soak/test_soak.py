@@ -1,16 +1,16 @@
 """G4 soak: hours of mixed load on the tiered-cache engine, judged on errors, drift, memory and correctness.
 
-The catalogue: one test function per family, parametrized by the plan (`kvgate.g4.plan`:
+The catalogue: one test function per family, parametrized by the plan (`kvgate.orchestration.g4.plan`:
 per engine host and deployment). The soak runs detached on each engine host and the
-controller follows it (`kvgate.g4.soak`); every host soaks at once (`kvgate.g4.fixtures`).
+controller follows it (`orchestration.g4.soak`); every host soaks at once (`orchestration.g4.fixtures`).
 The limits are the site's (workloads/g4/<scale>.yaml): the seed says only "72 h stable".
 """
 
 import pytest
 
-from kvgate.g4.plan import plan
-from kvgate.judge import Judgement
-from kvgate.pytest_plugin import expect, family
+from kvgate.base.criteria import Judgement
+from kvgate.orchestration.g4.plan import plan
+from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g4")
 

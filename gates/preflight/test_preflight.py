@@ -1,14 +1,14 @@
 """Preflight: can this lab be measured? Minutes of probes before hours of gates (`kvgate preflight`).
 
-The catalogue: one test function per family, parametrized by the plan (`kvgate.preflight.plan`:
+The catalogue: one test function per family, parametrized by the plan (`kvgate.orchestration.preflight.plan`:
 per host, its volumes and the engine deployments it runs).
 """
 
 import pytest
 
-from kvgate.judge import Judgement
-from kvgate.preflight.plan import plan
-from kvgate.pytest_plugin import expect, family
+from kvgate.base.criteria import Judgement
+from kvgate.orchestration.preflight.plan import plan
+from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("preflight")
 

@@ -10,7 +10,7 @@ them with ``Check.evaluate``; the run record stores each check's ``Inputs`` besi
 judgement, so ``kvgate rejudge`` can judge the same measurements again.
 """
 
-from kvgate.judge import Inputs
+from kvgate.base.criteria import Inputs
 from kvgate.judgement.check import Bound, Check, Ruling
 from kvgate.judgement.verdict import gate_verdict
 

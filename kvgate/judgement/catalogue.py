@@ -1,7 +1,7 @@
-"""A gate's catalogue: its plan split into families of checks by rule id (kvgate.gate_plans: the plans).
+"""A gate's catalogue: its plan split into families of checks by rule id (the plans: gate_plans).
 
->>> from kvgate.inventory.schema import Inventory
->>> from kvgate.g2.plan import plan
+>>> from kvgate.configuration.inventory.schema import Inventory
+>>> from kvgate.orchestration.g2.plan import plan
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["storage-client"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}})
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kvgate.inventory.schema import Inventory
+from kvgate.configuration.inventory.schema import Inventory
 from kvgate.judgement.check import Check
 
 Plan = Callable[[Inventory], Sequence[Check[Any]]]

@@ -6,7 +6,7 @@ evaluation never re-reads references.yaml) and, when the plan already knows the 
 cannot be measured here, a ``Ruling`` (SKIP: declared not applicable; INVALID: cannot be
 evaluated). ``Check.evaluate`` is the only path from measurements to a Judgement:
 
->>> from kvgate.judge import Criterion, Inputs, Measurement
+>>> from kvgate.base.criteria import Criterion, Inputs, Measurement
 >>> c = Check(host="h", check="fio.bw", criterion=Criterion("G2-FIO-1", "bw", ">", 0), spec=None, key="bw")
 >>> c.evaluate(Inputs({"bw": Measurement("bw", 5)})).condition
 'bw=5 > 0'
@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
-from kvgate.judge import Criterion, Inputs, Judgement, Measurement, Verdict, judge
-from kvgate.reference_schema import Reference
-from kvgate.references import criterion_for, seed_position, show_improvement
+from kvgate.base.criteria import Criterion, Inputs, Judgement, Measurement, Verdict, judge
+from kvgate.configuration.reference_schema import Reference
+from kvgate.configuration.references import criterion_for, seed_position, show_improvement
 
 S = TypeVar("S")
 NO_INPUTS = Inputs()

@@ -1,6 +1,6 @@
 """The gate-verdict rule, in one place: the store's outcome and the report both use it.
 
->>> from kvgate.judge import Verdict
+>>> from kvgate.base.criteria import Verdict
 >>> gate_verdict([Verdict.PASS, Verdict.SKIP])
 <Verdict.PASS: 'PASS'>
 >>> gate_verdict([Verdict.PASS, None])  # a planned check without a verdict
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kvgate.judge import Verdict, worst
+from kvgate.base.criteria import Verdict, worst
 
 
 def gate_verdict(verdicts: Iterable[Verdict | None]) -> Verdict:

@@ -4,10 +4,14 @@
                 with the measurements the check was judged on), ArtifactRecord (the evidence index)
     migrate.py  reads a ``kvgate.run/1`` run.json as a ``kvgate.run/2`` record
     inputs.py   a Judgement's Inputs to and from the record
+    store.py    RunStore: one directory per gate run, written as the run goes (its one writer)
+    run_files.py  what a run directory's files must hold when read back (report, --resume)
+    manifest.py the run's manifest: what it wrote, hashed at its end, verified when read again
+    gate_order.py  the four gates, their order and where their pytest suites live
 
 The run directory is the record: run.json (configuration, status, gate tables), checks.jsonl
 (judgements, appended as they happen so a crash keeps them), facts/ and artifacts/ (the
-evidence, indexed with hashes). ``kvgate.store.RunStore`` is its one writer.
+evidence, indexed with hashes). ``kvgate.record.store.RunStore`` is its one writer.
 """
 
 from kvgate.record.inputs import inputs_from_record, inputs_to_record

@@ -1,6 +1,6 @@
 """A check's Inputs (the measurements it was judged on) to and from the run record's JSON.
 
->>> from kvgate.judge import Inputs, Measurement
+>>> from kvgate.base.criteria import Inputs, Measurement
 >>> i = Inputs({"bw": Measurement("seq.bw", 5.0, "B/s", ("artifacts/h/fio.json",))}, detail="slow")
 >>> inputs_from_record(inputs_to_record(i)) == i
 True
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.judge import Inputs, Measurement
+from kvgate.base.criteria import Inputs, Measurement
 
 
 def inputs_to_record(inputs: Inputs) -> dict[str, Any]:

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from kvgate.config_file import explain, field_error
-from kvgate.inventory.fields import Name
-from kvgate.judge import COMPARATORS, Verdict
+from kvgate.base.config_file import explain, field_error
+from kvgate.base.criteria import COMPARATORS, Verdict
+from kvgate.configuration.inventory.fields import Name
 
 SCHEMA = "kvgate.run/2"
 SCHEMA_V1 = "kvgate.run/1"
@@ -65,7 +65,7 @@ class Configuration(_Record):
 
     references: ConfigFile | None = None
     gate_profile: dict[str, Any] | None = None  # the gate profile as loaded (G3, G4)
-    # every configuration file the run read (kvgate.gateconfig): inventory, references, profiles
+    # every configuration file the run read (kvgate.configuration.gateconfig): inventory, references, profiles
     files: dict[str, ConfigFile] = {}
 
 
@@ -169,7 +169,7 @@ class MeasurementRecord(_Record):
 
 
 class InputsRecord(_Record):
-    """What a check was judged on (kvgate.judge.Inputs): rejudge judges these again."""
+    """What a check was judged on (kvgate.base.criteria.Inputs): rejudge judges these again."""
 
     measured: dict[str, MeasurementRecord] = {}
     detail: str = ""

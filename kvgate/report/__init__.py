@@ -15,15 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvgate.history import History
+from kvgate.base.safefile import replacing, write_file
+from kvgate.record.store import utc_now
 from kvgate.report.comparison import with_previous
+from kvgate.report.history import History
 from kvgate.report.html import render_html
 from kvgate.report.junit import render_junit
 from kvgate.report.model import RunView, load_run
 from kvgate.report.pdf import write_pdf
 from kvgate.report.seal import write_sums
-from kvgate.safefile import replacing, write_file
-from kvgate.store import utc_now
 
 __all__ = ["RenderedPaths", "RunView", "load_run", "render", "render_html", "render_junit"]
 
@@ -47,7 +47,7 @@ def render(run_dir: Path, *, pdf: bool = True, allowed_signers: Path | None = No
     comparison = with_previous(root, record)
     stamp = utc_now()
     html = render_html(view, rendered_at=stamp, comparison=comparison)
-    write_file(run_dir / "report.html", html.encode())  # atomic, never through a link (kvgate.safefile)
+    write_file(run_dir / "report.html", html.encode())  # atomic, never through a link (kvgate.base.safefile)
     write_file(run_dir / "junit.xml", render_junit(view))
     target = run_dir / "report.pdf"
     if pdf:

@@ -1,4 +1,4 @@
-"""The report's comparison with the previous comparable run (kvgate.history), as table rows for people."""
+"""The report's comparison with the previous comparable run (report.history), as table rows for people."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvgate.history import History, RunRecord, compare, regressions
+from kvgate.report.history import History, RunRecord, compare, regressions
 from kvgate.report.numbers import human, significant
 
 ORDER = {"regression": 0, "improvement": 1, "changed": 2, "new": 3, "gone": 4, "within noise": 5, "same": 6}

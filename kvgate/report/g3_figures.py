@@ -41,7 +41,7 @@ def bindings(view: RunView) -> list[dict[str, Any]]:
 
 
 def suffixes(concurrency: object) -> list[str]:
-    """The arm-name suffixes of a binding's levels (kvgate.g3.load_arms.level_key)."""
+    """The arm-name suffixes of a binding's levels (kvgate.orchestration.g3.load_arms.level_key)."""
     if concurrency == "whole-machine":
         return ["@whole"]
     if concurrency == "engine":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.reference_schema import Kind, Reference
+from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
 from kvgate.report.model import RunView

@@ -17,7 +17,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 import kvgate
-from kvgate.errors import KvgateError, StoreError
+from kvgate.base.errors import KvgateError, StoreError
 from kvgate.report.comparison import NONE, Comparison
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin

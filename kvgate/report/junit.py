@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.parts import printable as clean
 

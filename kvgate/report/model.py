@@ -19,17 +19,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from kvgate.errors import StoreError
-from kvgate.g2.sections import sections as g2_sections
-from kvgate.g3.sections import sections as g3_sections
-from kvgate.g4.sections import sections as g4_sections
-from kvgate.history.record import Figure, RunRecord
-from kvgate.judge import Verdict, symbol
+from kvgate.base.criteria import Verdict, symbol
+from kvgate.base.errors import StoreError
 from kvgate.judgement import gate_verdict
-from kvgate.manifest import Verification, verify
+from kvgate.orchestration.g2.sections import sections as g2_sections
+from kvgate.orchestration.g3.sections import sections as g3_sections
+from kvgate.orchestration.g4.sections import sections as g4_sections
+from kvgate.record.manifest import Verification, verify
+from kvgate.record.store import RunStore
+from kvgate.report.history.record import Figure, RunRecord
 from kvgate.report.numbers import duration, human, humanize_text
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
-from kvgate.store import RunStore
 
 INCOMPLETE_STATUSES = ("running", "interrupted", "incomplete")
 NOT_EVALUATED = "NOT EVALUATED"
@@ -95,7 +95,7 @@ class RunView:
     artifacts: tuple[Artifact, ...]
     sections: tuple[Section, ...]
     facts_files: tuple[str, ...]
-    integrity: Verification  # the run record against its manifest (kvgate.manifest), and its signer
+    integrity: Verification  # the run record against its manifest (kvgate.record.manifest), and its signer
 
     @property
     def gate(self) -> str:
@@ -203,7 +203,7 @@ class RunView:
         return {str(k): r["figures"] for k, r in sorted(rows.items()) if isinstance(r.get("figures"), dict)}
 
     def history_record(self) -> RunRecord:
-        """What kvgate.history keeps of this run: identity, verdict and every numeric figure."""
+        """What kvgate.report.history keeps of this run: identity, verdict and every numeric figure."""
         inv = self.meta.get("inventory") or {}
         return RunRecord(
             run_id=f"{self.site}/{self.run_dir.name}",

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from kvgate.errors import StoreError
-from kvgate.judge import fmt
+from kvgate.base.criteria import fmt
+from kvgate.base.errors import StoreError
 
 # Characters XML 1.0 cannot carry (tool output may hold ANSI escapes); HTML shows them as garbage.
 _UNPRINTABLE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

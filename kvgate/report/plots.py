@@ -11,7 +11,7 @@ Each chart has axis titles and a caption; a run without the data gets no chart, 
 
 from __future__ import annotations
 
-from kvgate.reference_schema import Kind
+from kvgate.configuration.reference_schema import Kind
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView

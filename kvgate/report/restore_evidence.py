@@ -1,6 +1,6 @@
 """A G3 restore's bandwidth beside what G2 measured on the same volume, for the evidence checklist.
 
-G3 reads the latest passed G2 run of its inventory before it measures (kvgate.g3.prediction
+G3 reads the latest passed G2 run of its inventory before it measures (kvgate.orchestration.g3.prediction
 ``StorageBound.load``) and records G2's figures of each deployment's tier volume with its arms
 (``g3_rows.<host/deployment>.figures.g2``). A restore far below G2's figures says the engine, not
 the storage, set its pace; one above G2's best read is INVALID already (something else served it).

@@ -27,8 +27,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvgate.errors import StoreError
-from kvgate.safefile import write_file
+from kvgate.base.errors import StoreError
+from kvgate.base.safefile import write_file
 
 PLACEHOLDER = "0" * 64
 SUMS = "report.sha256"  # sha256sum format: "<sha256>  <file name>" per rendered file

@@ -4,7 +4,7 @@ Read from the stored windows (``artifacts/<host>/g4/<deployment>/windows.jsonl``
 profile the run recorded (``configuration.gate_profile``: warm-up, baseline windows, limits)
 and the tiers' capacity G4 recorded (``g4_rows.<host/deployment>.figures.cap_bytes``). The
 bounds are the ones G4 judges: the median of the last baseline windows against the median of
-the first ones after warm-up (kvgate.g4.trends), drawn from that first median.
+the first ones after warm-up (kvgate.orchestration.g4.trends), drawn from that first median.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kvgate.g4.trends import Soak, Window, hit_ratio, trend_windows
-from kvgate.gate_profiles.g4 import G4Profile
-from kvgate.loadgen.metrics import median
+from kvgate.base.units import MiB
+from kvgate.configuration.gate_profiles.g4 import G4Profile
+from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, trend_windows
+from kvgate.probes.loadgen.metrics import median
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.model import RunView
-from kvgate.units import MiB
 
 Value = Callable[[Window], float | None]
 LAST = "#fdd0a2"  # the last baseline windows' shading

@@ -16,9 +16,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kvgate.errors import KvgateError
-from kvgate.reference_schema import Kind, Reference
-from kvgate.references import load_references, seed_position, show_bound
+from kvgate.base.errors import KvgateError
+from kvgate.configuration.reference_schema import Kind, Reference
+from kvgate.configuration.references import load_references, seed_position, show_bound
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.restore_evidence import restore_vs_g2
@@ -114,7 +114,7 @@ def stated_measured(ref: Reference, value: object) -> str:
     return f"{signs[value < 0]}{human(abs(float(value)))} %"
 
 
-# G3's evidence checks on the cache-served arms of a deployment (kvgate.g3.plan): rule → what it proves.
+# G3's evidence checks on the cache-served arms of a deployment (g3.plan): rule → what it proves.
 EVIDENCE_RULES = {
     "G3-KV-1": "written through",
     "G3-KV-2": "cold proven",

@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape, quoteattr
 
-from kvgate.errors import StoreError
+from kvgate.base.errors import StoreError
 
 SVG_NS = "http://www.w3.org/2000/svg"
 MAX_CHARS = 1 << 20

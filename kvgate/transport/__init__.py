@@ -1,6 +1,6 @@
 """Executors by transport name; paramiko is imported only when an SSH host is connected.
 
->>> from kvgate.inventory.schema import Host  # the inventory's Host is a HostRoute
+>>> from kvgate.configuration.inventory.schema import Host  # the inventory's Host is a HostRoute
 >>> ex = connect("ctl", Host(transport="local"))
 >>> ex.run("echo %s", "a b").stdout
 'a b\\n'
@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, cast
 
-from kvgate.errors import UsageError
+from kvgate.base.errors import UsageError
 from kvgate.transport.base import CommandResult, Executor, quote
 from kvgate.transport.route import HostRoute
 

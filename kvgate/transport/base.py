@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from kvgate.errors import CommandFailed, CommandTimeout, Interrupted
+from kvgate.base.errors import CommandFailed, CommandTimeout, Interrupted
 
 DEFAULT_TIMEOUT_S = 120.0
 # remote side is bounded too: `timeout` sends TERM, then KILL after this grace

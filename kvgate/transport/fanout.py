@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
-from kvgate.errors import LabError
+from kvgate.base.errors import LabError
 from kvgate.transport.base import CANCEL
 
 T = TypeVar("T")

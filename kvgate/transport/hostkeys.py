@@ -15,7 +15,7 @@ from pathlib import Path
 import paramiko
 from paramiko.hostkeys import HostKeyEntry
 
-from kvgate.errors import HostKeyError
+from kvgate.base.errors import HostKeyError
 
 _APPEND_LOCK = threading.Lock()  # fan_out may record several new hosts at once
 

@@ -9,7 +9,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from kvgate.errors import CommandTimeout
+from kvgate.base.errors import CommandTimeout
 from kvgate.transport.base import CANCEL, Runner
 from kvgate.transport.route import HostRoute
 

@@ -26,7 +26,7 @@ from typing import TypeVar
 
 import paramiko
 
-from kvgate.errors import CommandTimeout, TransportError
+from kvgate.base.errors import CommandTimeout, TransportError
 from kvgate.transport.base import (
     CANCEL,
     KILL_GRACE_S,

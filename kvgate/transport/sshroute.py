@@ -4,7 +4,7 @@ The inventory's explicit values win over ~/.ssh/config (HostName, User, Port,
 IdentityFile, ProxyJump, UserKnownHostsFile). ``ProxyJump`` hops are chained with
 ``direct-tcpip`` channels, each hop's host key verified like the target's:
 
->>> from kvgate.inventory.schema import Host
+>>> from kvgate.configuration.inventory.schema import Host
 >>> resolve(Host(address="gpu-01", proxy_jump="ops@bastion:2222"), paramiko.SSHConfig()).jumps
 (Endpoint(hostname='bastion', port=2222, user='ops', key_files=()),)
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import paramiko
 
-from kvgate.errors import ConfigError, TransportError
+from kvgate.base.errors import ConfigError, TransportError
 from kvgate.transport.causes import cause
 from kvgate.transport.hostkeys import KnownHosts, known_hosts_name
 from kvgate.transport.liveness import new_transport

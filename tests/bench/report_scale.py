@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvgate.judge import Verdict
-from kvgate.store import CheckRecord, RunStore
+from kvgate.base.criteria import Verdict
+from kvgate.record.store import CheckRecord, RunStore
 
 G1_CHECKS = [
     ("cpu.threads", "G1-CPU-4", "cpu_threads", 192, 128, ">=", ""),
@@ -67,10 +67,10 @@ def g1_run(root: Path, hosts: int) -> Path:
 
 def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> Path:
     """A G4 run of ``hosts`` deployments soaked ``hours`` at ``sample_s`` samples, as the gate stores it."""
-    from kvgate.g4.sections import MAX_ROWS, VERDICT_COLUMNS, WINDOW_COLUMNS
+    from kvgate.orchestration.g4.sections import MAX_ROWS, VERDICT_COLUMNS, WINDOW_COLUMNS
 
     names = [f"gpu-node-{i:02d}" for i in range(1, hosts + 1)]
-    from kvgate.gate_profiles.g4 import load_g4_profile
+    from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 
     profile = load_g4_profile("full")  # 72 h in 600-second windows: the charts draw its drift bounds
     meta = {

@@ -1,6 +1,6 @@
 """kvgate's load generator and ``vllm bench serve`` on one server: runs, each seen by the server too.
 
-Each run is one client process (``python -m kvgate.loadgen`` or ``vllm bench serve``)
+Each run is one client process (``python -m kvgate.probes.loadgen`` or ``vllm bench serve``)
 sending one trace; around it the server's own histograms (``/metrics``, vLLM's names:
 TTFT from arrival, inter-token latency, per-request time per output token, end to
 end) are diffed. The client's CPU seconds over its measured run come from the client
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kvgate.engines.metrics import Snapshot, diff, parse
-from kvgate.loadgen import PromptSpec
+from kvgate.probes.engines.metrics import Snapshot, diff, parse
+from kvgate.probes.loadgen import PromptSpec
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
@@ -166,13 +166,13 @@ def _marked_cpu_s(proc: subprocess.Popen[str], marks: tuple[str, str]) -> float:
 
 
 def kvgate_run(server: Server, shape: Shape, salt: str) -> ToolRun:
-    """``python -m kvgate.loadgen`` as G3 runs it (greedy, ignore_eos), the trace's prompts."""
+    """``python -m kvgate.probes.loadgen`` as G3 runs it (greedy, ignore_eos), the trace's prompts."""
     with tempfile.TemporaryDirectory(prefix="kvgate-serving-") as tmp:
         out = Path(tmp) / "r.json"
         argv = [
             sys.executable,
             "-m",
-            "kvgate.loadgen",
+            "kvgate.probes.loadgen",
             "--url",
             server.url,
             "--model",

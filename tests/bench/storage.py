@@ -27,17 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kvgate import agentctl
-from kvgate.errors import LabError
-from kvgate.evidence.blockdev import Resolved
-from kvgate.evidence.window import Counts
-from kvgate.fio import FioJob, run_fio, run_measured
-from kvgate.fio.parse import DirectionStats, locate_json
-from kvgate.hostevidence import HostEvidence
-from kvgate.inventory.schema import Volume
-from kvgate.scratch import checked, create
+from kvgate.base.errors import LabError
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes import agentctl
+from kvgate.probes.evidence.blockdev import Resolved
+from kvgate.probes.evidence.window import Counts
+from kvgate.probes.fio import FioJob, run_fio, run_measured
+from kvgate.probes.fio.parse import DirectionStats, locate_json
+from kvgate.probes.hostevidence import HostEvidence
+from kvgate.probes.scratch import checked, create
+from kvgate.probes.workload_results import cold_reason
 from kvgate.transport.local import LocalExecutor
-from kvgate.workload_results import cold_reason
 
 GB = 1e9
 AGENT_TIMEOUT_S = 300.0
@@ -231,7 +231,7 @@ class Bench:
     def agent(self, workload: str, spec: Mapping[str, Any]) -> dict[str, Any]:
         """Run one agent workload (cold start), wait for it, return its result; raises unless ok.
 
-        The agent writes only below a checked scratch directory (kvgate.scratch), strictly
+        The agent writes only below a checked scratch directory (kvgate.probes.scratch), strictly
         inside the volume, as G2 has it do.
         """
         target = checked(self.ex, self.volume, f"{self.directory}/agent")

@@ -4,7 +4,7 @@ Both clients send the same prompts (the load generator's own, as vLLM's ``custom
 JSONL dataset), greedy, ignore_eos, all at t=0 under a concurrency cap, alternating
 ABBA; around every run the server's own histograms are diffed (tests/bench/serving.py).
 
-- **Null server** (kvgate.loadgen.nullserver: 50 ms to the first token, 5 ms per token,
+- **Null server** (kvgate.probes.loadgen.nullserver: 50 ms to the first token, 5 ms per token,
   its own vLLM-named histograms): no engine to perturb, so only the clients differ.
   Both must read the server's TPOT and ITL as the server measured them (±2 %), and kvgate
   may add no more to TTFT (over the server's own, from the request's arrival) than vLLM's
@@ -31,10 +31,10 @@ from typing import Any
 import pytest
 from serving import VLLM_PYTHON, Campaign, Server, Shape, abba
 
-from kvgate.engines import EngineService, Placement, load_profile
-from kvgate.engines.model_staging import _tiny_hf
-from kvgate.engines.profile import PROFILE_DIR
-from kvgate.inventory.schema import Host
+from kvgate.configuration.engine_profile import PROFILE_DIR
+from kvgate.configuration.inventory.schema import Host
+from kvgate.probes.engines import EngineService, Placement, load_profile
+from kvgate.probes.engines.model_staging import _tiny_hf
 from kvgate.transport.local import LocalExecutor
 
 PROJECT = Shape("project", requests=32, prompt_tokens=1024, output_tokens=16, concurrency=16)
@@ -79,7 +79,7 @@ def null_server(model: str) -> Iterator[Server]:
     argv = [
         sys.executable,
         "-m",
-        "kvgate.loadgen.nullserver",
+        "kvgate.probes.loadgen.nullserver",
         "--first-token-delay-ms",
         str(NULL_FIRST_TOKEN_MS),
     ]

@@ -8,7 +8,7 @@ Targets, each judged as the ratio of medians of interleaved runs on one file sys
   on the same cold files (a host without the library FAILS that target: not evaluated ≠ met);
 - a fio job run through kvgate (``run_fio`` over LocalExecutor) ≥ 0.98 × the same jobfile run by hand.
 
-The read ceiling is found as G2 finds it (kvgate.fio.ceiling): a block size × numjobs ×
+The read ceiling is found as G2 finds it (kvgate.probes.fio.ceiling): a block size × numjobs ×
 iodepth sweep over the same bytes, its best cell the fio arm. G2's fixed ``seqread-1m``
 cell (1 MiB, QD 32) is not the device's limit: the agent's reader measured 2.8 × it here.
 
@@ -45,19 +45,19 @@ from storage import (
     machine,
 )
 
-from kvgate.config_file import repo_root
-from kvgate.errors import LabError
-from kvgate.fio import FioJob
-from kvgate.fio.baseline import run_matrix
-from kvgate.fio.ceiling import ceiling_spec, configuration
-from kvgate.fio.job import fio_size
-from kvgate.fio.matrix import MatrixProfile
-from kvgate.fio.matrix import load_profile as load_fio_profile
-from kvgate.fio.run import lay_out
-from kvgate.hostevidence import HostEvidence
-from kvgate.inventory.schema import Volume
+from kvgate.base.config_file import repo_root
+from kvgate.base.errors import LabError
+from kvgate.configuration.fio_job import fio_size
+from kvgate.configuration.fio_matrix import MatrixProfile
+from kvgate.configuration.fio_matrix import load_profile as load_fio_profile
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.configuration.workload_profiles import PROFILES_DIR, agent_spec, load_profile
+from kvgate.probes.fio import FioJob
+from kvgate.probes.fio.baseline import run_matrix
+from kvgate.probes.fio.ceiling import ceiling_spec, configuration
+from kvgate.probes.fio.run import lay_out
+from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport.local import LocalExecutor
-from kvgate.workload_profiles import PROFILES_DIR, agent_spec, load_profile
 
 GiB = 1 << 30
 PAIRS = 6  # even: each arm goes first in half the rounds (~20-30 s per pair here)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sshd import HostFactory, SSHServer, write_known_hosts
 
-from kvgate.inventory.schema import Host
+from kvgate.configuration.inventory.schema import Host
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from typing import Any
 
 from sshd import SSHServer
 
-from kvgate.inventory.schema import Host
+from kvgate.configuration.inventory.schema import Host
 
 SUBNET = "10.251"  # /30 links are carved from 10.251.0.0/16
 

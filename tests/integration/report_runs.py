@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.gate_profiles.g4 import load_g4_profile
-from kvgate.judge import Verdict
-from kvgate.store import CheckRecord, RunStore
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.record.store import CheckRecord, RunStore
 
 HOST = "localhost"
 MEASURED = "no site threshold: measured as the site baseline"

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from kvgate.inventory.schema import Host
+from kvgate.configuration.inventory.schema import Host
 
 SSHD = "/usr/sbin/sshd"
 PRIVSEP_DIR = Path("/run/sshd")  # sshd refuses to start without it

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from kvgate import agentctl
-from kvgate.errors import LabError
-from kvgate.inventory.schema import Volume
-from kvgate.scratch import ScratchDir, checked
+from kvgate.base.errors import LabError
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes import agentctl
+from kvgate.probes.scratch import ScratchDir, checked
 from kvgate.transport.base import CommandResult
 from kvgate.transport.local import LocalExecutor
 

@@ -20,9 +20,9 @@ import pytest
 from ports import free_port_pair
 from sshd import HostFactory, SSHServer
 
-from kvgate import agentctl
-from kvgate.agent.soak_sample import group_pids
-from kvgate.errors import TransportError
+from kvgate.base.errors import TransportError
+from kvgate.probes import agentctl
+from kvgate.probes.agent.soak_sample import group_pids
 from kvgate.transport.local import LocalExecutor
 from kvgate.transport.ssh import SSHExecutor
 
@@ -36,7 +36,7 @@ def engine(tmp_path: Path) -> Any:
     argv = [
         sys.executable,
         "-m",
-        "kvgate.loadgen.nullserver",
+        "kvgate.probes.loadgen.nullserver",
         "--port",
         str(port),
         "--first-token-delay-ms",

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from sshd import HostFactory, SSHServer
 
-from kvgate import agentctl
-from kvgate.inventory.schema import Volume
-from kvgate.scratch import checked
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes import agentctl
+from kvgate.probes.scratch import checked
 from kvgate.transport.ssh import SSHExecutor
 
 pytestmark = pytest.mark.timeout(180)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvgate.judge import Verdict
-from kvgate.store import CheckRecord, RunStore
+from kvgate.base.criteria import Verdict
+from kvgate.record.store import CheckRecord, RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(120)

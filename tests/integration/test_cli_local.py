@@ -113,7 +113,7 @@ def test_resume_of_a_directory_that_is_no_run_is_a_clear_usage_error(tmp_path: P
 def test_stop_with_the_soak_host_down_is_a_lab_error(tmp_path: Path) -> None:
     from ports import free_port_pair
 
-    from kvgate.store import RunStore
+    from kvgate.record.store import RunStore
 
     inv = tmp_path / "inv.yaml"  # nothing listens on the host's port: connection refused
     host = {"address": "127.0.0.1", "port": free_port_pair(), "connect_timeout_s": 5}

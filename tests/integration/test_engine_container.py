@@ -25,12 +25,12 @@ from pathlib import Path
 import pytest
 from ports import free_port_pair
 
-from kvgate.engines import EngineCrashed, EngineService, Placement, load_profile
-from kvgate.engines.model_staging import _tiny_hf
-from kvgate.engines.profile import PROFILE_DIR, Container, EngineProfile
-from kvgate.evidence.engines import engine_reads
-from kvgate.hostevidence import HostEvidence
-from kvgate.inventory.schema import Host
+from kvgate.configuration.engine_profile import PROFILE_DIR, Container, EngineProfile
+from kvgate.configuration.inventory.schema import Host
+from kvgate.probes.engines import EngineCrashed, EngineService, Placement, load_profile
+from kvgate.probes.engines.model_staging import _tiny_hf
+from kvgate.probes.evidence.engines import engine_reads
+from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport.local import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.engines import EngineCrashed, EngineNotReady, EngineService, Placement
-from kvgate.engines.hostcall import group_members
-from kvgate.engines.profile import EngineProfile, engine_profile
-from kvgate.engines.tinymodel import WORDS, TinyLlamaSpec, ensure_tiny_gguf
+from kvgate.configuration.engine_profile import EngineProfile, engine_profile
+from kvgate.probes.engines import EngineCrashed, EngineNotReady, EngineService, Placement
+from kvgate.probes.engines.hostcall import group_members
+from kvgate.probes.engines.tinymodel import WORDS, TinyLlamaSpec, ensure_tiny_gguf
 from kvgate.transport.local import LocalExecutor
 
 pytestmark = [

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.fio.baseline import run_matrix
-from kvgate.fio.client import FioServer, fio_servers, run_clients
-from kvgate.fio.job import FioJob
-from kvgate.fio.matrix import MatrixProfile
-from kvgate.fio.run import RunOptions, lay_out
-from kvgate.inventory.schema import Volume
+from kvgate.configuration.fio_job import FioJob
+from kvgate.configuration.fio_matrix import MatrixProfile
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes.fio.baseline import run_matrix
+from kvgate.probes.fio.client import FioServer, fio_servers, run_clients
+from kvgate.probes.fio.run import RunOptions, lay_out
 from kvgate.transport.local import LocalExecutor
 
 pytestmark = [

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from blockdevs import BlockLab, missing
 
-from kvgate.errors import LabError
-from kvgate.fio.cold import run_measured
-from kvgate.fio.job import FioJob
-from kvgate.fio.measure import measurements
-from kvgate.fio.run import FioRun, RunOptions, run_fio
-from kvgate.inventory.schema import Volume
-from kvgate.judge import Criterion, Verdict, judge
+from kvgate.base.criteria import Criterion, Verdict, judge
+from kvgate.base.errors import LabError
+from kvgate.configuration.fio_job import FioJob
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes.fio.cold import run_measured
+from kvgate.probes.fio.measure import measurements
+from kvgate.probes.fio.run import FioRun, RunOptions, run_fio
 from kvgate.transport.local import LocalExecutor
 
 pytestmark = [
@@ -124,7 +124,7 @@ def test_watchdog_kills_an_overrunning_fio_and_the_run_is_invalid(
 ) -> None:
     """A 60-s think time stalls the job: the watchdog kills fio and its job process (fio #1414, #1004).
 
-    (exec_prerun would hang it too, but a job file that runs commands is refused: kvgate.fio.safety.)
+    (exec_prerun would hang it too, but a job file that runs commands is refused: kvgate.probes.fio.safety.)
     """
     opts = RunOptions(workdir=str(tmp_path / "wd"), grace_s=1)
     job = randread(vol, runtime_s=1, ramp_s=0, extra=(("thinktime", "60s"),))

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from blockdevs import BlockLab, missing, sh
 
-from kvgate.fio.job import FioJob
-from kvgate.fio.run import RunOptions, run_fio
-from kvgate.fio.safety import UnsafeTarget
-from kvgate.inventory.schema import Volume
+from kvgate.configuration.fio_job import FioJob
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes.fio.run import RunOptions, run_fio
+from kvgate.probes.fio.safety import UnsafeTarget
 from kvgate.transport.local import LocalExecutor
 
 pytestmark = [

@@ -18,13 +18,13 @@ from pathlib import Path
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
-from kvgate.g3.measure import measure_deployment
-from kvgate.g3.plan import Shape, reference_checks
-from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Inputs, Verdict
-from kvgate.references import load_references
-from kvgate.store import RunStore
+from kvgate.base.criteria import Inputs, Verdict
+from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.references import load_references
+from kvgate.orchestration.g3.measure import measure_deployment
+from kvgate.orchestration.g3.plan import Shape, reference_checks
+from kvgate.record.store import RunStore
 from kvgate.transport.local import LocalExecutor
 
 pytestmark = LLAMA_ENGINE

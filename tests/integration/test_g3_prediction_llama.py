@@ -21,9 +21,9 @@ from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
-from kvgate import manifest
-from kvgate.judge import Verdict
-from kvgate.store import CheckRecord, RunStore
+from kvgate.base.criteria import Verdict
+from kvgate.record import manifest
+from kvgate.record.store import CheckRecord, RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = LLAMA_ENGINE

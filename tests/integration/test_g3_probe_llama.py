@@ -15,11 +15,11 @@ import pytest
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
-from kvgate.engines.profile import EngineProfile
-from kvgate.g3 import measure
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.inventory.schema import Inventory
-from kvgate.store import RunStore
+from kvgate.configuration.engine_profile import EngineProfile
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g3 import measure
+from kvgate.record.store import RunStore
 from kvgate.transport.local import LocalExecutor
 
 pytestmark = LLAMA_ENGINE

@@ -24,7 +24,7 @@ from ports import free_port_pair
 from sshd import SSHServer
 from test_g3_ssh import host_entry
 
-from kvgate.agent.soak_sample import group_pids
+from kvgate.probes.agent.soak_sample import group_pids
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [*LLAMA_ENGINE, pytest.mark.timeout(600)]

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from kvgate.loadgen import LoadConfig, NoSamples, PromptSpec, invalid_reason, metric, percentile, run
-from kvgate.loadgen.nullserver import NullConfig, NullServer
+from kvgate.probes.loadgen import LoadConfig, NoSamples, PromptSpec, invalid_reason, metric, percentile, run
+from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
 
 REPO = Path(__file__).resolve().parents[2]
 FIRST_TOKEN_S = 0.2
@@ -158,7 +158,7 @@ def test_request_rate_spreads_arrivals_like_vllm() -> None:
 
 
 def run_cli(python: str, url: str, out: Path) -> dict[str, Any]:
-    argv = [python, "-m", "kvgate.loadgen", "--url", url, "--concurrency", "4", "--requests", "8"]
+    argv = [python, "-m", "kvgate.probes.loadgen", "--url", url, "--concurrency", "4", "--requests", "8"]
     argv += ["--prompt-tokens", "300", "--max-tokens", "8", "--salt", "cli-test", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run(argv, check=True, timeout=60, env=env, capture_output=True)

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from kvgate.fio.matrix import load_profile
-from kvgate.g2.measure import measure_volume, work_dir
-from kvgate.g3.measure import work_root
-from kvgate.g3.storage import measure_storage, storage_plan
-from kvgate.g4.soak import SoakRun
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.gate_profiles.g4 import load_g4_profile
-from kvgate.inventory.schema import Host, Inventory, Volume
-from kvgate.scratch import UnsafeWrite
-from kvgate.store import RunStore
+from kvgate.configuration.fio_matrix import load_profile
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.configuration.inventory.schema import Host, Inventory, Volume
+from kvgate.orchestration.g2.measure import measure_volume, work_dir
+from kvgate.orchestration.g3.measure import work_root
+from kvgate.orchestration.g3.storage import measure_storage, storage_plan
+from kvgate.orchestration.g4.soak import SoakRun
+from kvgate.probes.scratch import UnsafeWrite
+from kvgate.record.store import RunStore
 from kvgate.transport.local import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]

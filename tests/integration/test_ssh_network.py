@@ -21,7 +21,7 @@ import yaml
 from netns import FarHost, unavailable
 from sshd import write_known_hosts
 
-from kvgate.errors import HostKeyError, TransportError
+from kvgate.base.errors import HostKeyError, TransportError
 from kvgate.transport.liveness import DEAD_AFTER_S
 from kvgate.transport.ssh import SSHExecutor
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from sshd import HostFactory, SSHServer, descendants, free_port
 
-from kvgate.errors import CommandTimeout, HostKeyError, TransportError
-from kvgate.inventory.schema import Host
+from kvgate.base.errors import CommandTimeout, HostKeyError, TransportError
+from kvgate.configuration.inventory.schema import Host
 from kvgate.transport import CommandResult, connect
 from kvgate.transport.fanout import failed, fan_out
 from kvgate.transport.liveness import DEAD_AFTER_S

@@ -26,15 +26,15 @@ import yaml
 from gate_cli import run_cli
 from ports import free_port_pair
 
-from kvgate.engines import EngineCrashed, EngineService, Placement
-from kvgate.engines.metrics import scrape
-from kvgate.engines.model_staging import MODEL_CACHE, _tiny_hf
-from kvgate.engines.profile import EngineProfile, engine_profile
-from kvgate.evidence.engines import process_read_bytes, session_members
-from kvgate.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
-from kvgate.g3.serving import COLUMNS as SERVING_COLUMNS
-from kvgate.hostevidence import HostEvidence
-from kvgate.inventory.schema import Host
+from kvgate.configuration.engine_profile import EngineProfile, engine_profile
+from kvgate.configuration.inventory.schema import Host
+from kvgate.orchestration.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
+from kvgate.orchestration.g3.serving import COLUMNS as SERVING_COLUMNS
+from kvgate.probes.engines import EngineCrashed, EngineService, Placement
+from kvgate.probes.engines.metrics import scrape
+from kvgate.probes.engines.model_staging import MODEL_CACHE, _tiny_hf
+from kvgate.probes.evidence.engines import process_read_bytes, session_members
+from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport.local import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -116,7 +116,7 @@ def test_the_weights_its_engine_core_reads_are_counted_as_the_engines(
 ) -> None:
     """vLLM V1 loads weights in its EngineCore, a child process: /proc/<api server>/io never sees them.
 
-    Issue 12: the engine's reads are summed over its session (kvgate.evidence.engines).
+    Issue 12: the engine's reads are summed over its session (kvgate.probes.evidence.engines).
     """
     model = tmp_path / "model"
     shutil.copytree(tiny_hf, model)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.engines.profile import PROFILE_DIR, EngineKind, load_profiles
+from kvgate.configuration.engine_profile import PROFILE_DIR, EngineKind, load_profiles
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = Path(os.environ.get("KVGATE_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))

@@ -1,4 +1,4 @@
-"""The agent's cold windows: drop the page cache, count the volume's reads (kvgate.evidence)."""
+"""The agent's cold windows: drop the page cache, count the volume's reads (kvgate.probes.evidence)."""
 
 import json
 import os
@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.agent import cold
-from kvgate.agent.events import EventLog
-from kvgate.evidence import counters
-from kvgate.evidence.window import Counts
+from kvgate.probes.agent import cold
+from kvgate.probes.agent.events import EventLog
+from kvgate.probes.evidence import counters
+from kvgate.probes.evidence.window import Counts
 
 
 def test_a_window_counts_the_reads_of_the_volume_against_what_was_needed(tmp_path: Path) -> None:

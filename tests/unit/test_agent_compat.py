@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate import agentctl
+from kvgate.probes import agentctl
 
 AGENT = Path(agentctl.__file__).parent / "agent"
 EVIDENCE = AGENT.parent / "evidence"  # shipped in the zipapp beside the agent
@@ -49,7 +49,9 @@ def test_agent_imports_only_the_stdlib_and_itself(path: Path) -> None:
             names = [node.module]
         for name in names:
             top = name.split(".")[0]
-            shipped = name.startswith(("kvgate.agent", "kvgate.loadgen", "kvgate.evidence"))  # in the zipapp
+            shipped = name.startswith(
+                ("kvgate.probes.agent", "kvgate.probes.loadgen", "kvgate.probes.evidence")
+            )  # in the zipapp
             ok = shipped or top in sys.stdlib_module_names or top in optional
             assert ok, f"{path.name} imports {name}"
 

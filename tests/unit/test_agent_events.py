@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.agent import events
-from kvgate.agent.events import EventLog, Heartbeat, Progress, proc_start_ticks, write_pid
+from kvgate.probes.agent import events
+from kvgate.probes.agent.events import EventLog, Heartbeat, Progress, proc_start_ticks, write_pid
 
 
 def lines(state: Path) -> list[dict[str, object]]:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.agent.content import Pattern, read_tag
-from kvgate.agent.odirect import DirectTracker, alignment_for
-from kvgate.agent.readers import Cell, Verifier, VerifyPool, make_readers, read_cells
-from kvgate.agent.writers import CellWriter
+from kvgate.probes.agent.content import Pattern, read_tag
+from kvgate.probes.agent.odirect import DirectTracker, alignment_for
+from kvgate.probes.agent.readers import Cell, Verifier, VerifyPool, make_readers, read_cells
+from kvgate.probes.agent.writers import CellWriter
 
 CELL = 64 << 10
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kvgate.agent import kv_restore
-from kvgate.agent.events import EventLog
-from kvgate.agent.spec import SpecError
+from kvgate.probes.agent import kv_restore
+from kvgate.probes.agent.events import EventLog
+from kvgate.probes.agent.spec import SpecError
 
 KIB = 1 << 10
 LAYOUTS = ("lmcache-chunks", "vllm-blocks")

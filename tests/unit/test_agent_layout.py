@@ -1,6 +1,6 @@
 """KV chunk layout math: the numbers a site engineer checks against LMCache's files."""
 
-from kvgate.agent.kv_layout import KVLayout, kv_bytes_per_token
+from kvgate.probes.agent.kv_layout import KVLayout, kv_bytes_per_token
 
 KIB, MIB = 1 << 10, 1 << 20
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.agent.odirect import HUGE_PAGE, aligned_buffer
+from kvgate.probes.agent.odirect import HUGE_PAGE, aligned_buffer
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 

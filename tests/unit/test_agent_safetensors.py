@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from kvgate.agent.safetensors_io import (
+from kvgate.probes.agent.safetensors_io import (
     check_offsets,
     encode_header,
     model_tensors,

@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from kvgate.agent.soak import load_numbers
-from kvgate.engines.profile import load_profile
-from kvgate.g4.plan import skip_reason
-from kvgate.loadgen.record import RequestRecord
+from kvgate.configuration.engine_profile import load_profile
+from kvgate.orchestration.g4.plan import skip_reason
+from kvgate.probes.agent.soak import load_numbers
+from kvgate.probes.loadgen.record import RequestRecord
 
 PROFILES = Path(__file__).parents[2] / "workloads" / "engines"
 

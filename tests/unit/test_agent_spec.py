@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.agent import checkpoint, kv_restore, model_load
-from kvgate.agent.spec import RunDir, Spec, SpecError, require_space
-from kvgate.errors import ConfigError
-from kvgate.workload_profiles import agent_spec, load_profile, load_profiles
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.workload_profiles import agent_spec, load_profile, load_profiles
+from kvgate.probes.agent import checkpoint, kv_restore, model_load
+from kvgate.probes.agent.spec import RunDir, Spec, SpecError, require_space
 
 PARSERS = {"kv-restore": kv_restore.parse, "model-load": model_load.parse, "checkpoint": checkpoint.parse}
 

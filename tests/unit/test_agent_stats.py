@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from kvgate.agent.stats import latency_summary, percentile, rate
+from kvgate.probes.agent.stats import latency_summary, percentile, rate
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 10, 16, 101])

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.agent import kv_restore
-from kvgate.agent.kv_layout import VLLMBlockLayout, kv_bytes_per_token
-from kvgate.agent.spec import RunDir, SpecError
-from kvgate.errors import ConfigError
-from kvgate.workload_profiles import agent_spec, load_profile
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.workload_profiles import agent_spec, load_profile
+from kvgate.probes.agent import kv_restore
+from kvgate.probes.agent.kv_layout import VLLMBlockLayout, kv_bytes_per_token
+from kvgate.probes.agent.spec import RunDir, SpecError
 
 KIB, MIB = 1 << 10, 1 << 20
 QWEN_32B = kv_bytes_per_token(layers=64, kv_heads=8, head_dim=128, dtype_bytes=2)

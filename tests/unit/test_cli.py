@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from kvgate import cli, commands
-from kvgate.crash import InternalErrors
+from kvgate.base.crash import InternalErrors
+from kvgate.cli import command_line as cli
+from kvgate.cli import commands
 
 
 def test_an_unexpected_exception_is_exit_70_with_the_traceback_in_a_file(

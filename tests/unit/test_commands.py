@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from kvgate.cli import parser
-from kvgate.commands import GATE_INI, finish, pytest_args
-from kvgate.config_file import repo_root
-from kvgate.exit_codes import EXIT_INTERRUPTED
-from kvgate.judge import Verdict
-from kvgate.store import CheckRecord, RunStore
+from kvgate.base.config_file import repo_root
+from kvgate.base.criteria import Verdict
+from kvgate.cli.command_line import parser
+from kvgate.cli.commands import GATE_INI, finish, pytest_args
+from kvgate.cli.exit_codes import EXIT_INTERRUPTED
+from kvgate.record.store import CheckRecord, RunStore
 
 PLANNED = ["node-a/cpu.cores", "node-a/memory.total", "node-b/cpu.cores"]
 
@@ -94,7 +94,7 @@ def test_a_gate_run_does_not_inherit_the_test_suite_settings(tmp_path: Path) -> 
             seen.update(filterwarnings=config.getini("filterwarnings"), addopts=config.getini("addopts"))
             seen.update(
                 timeout=config.getini("timeout"),
-                plugin=config.pluginmanager.has_plugin("kvgate.pytest_plugin"),
+                plugin=config.pluginmanager.has_plugin("kvgate.orchestration.pytest_plugin"),
             )
             raise pytest.UsageError("probed")  # stop here (pytest.exit would run the Ctrl-C hook)
 

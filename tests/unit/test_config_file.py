@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from kvgate.config_file import MAX_FILE_BYTES, repo_root
-from kvgate.errors import ConfigError
-from kvgate.fio.matrix import load_profile as load_fio_matrix
-from kvgate.gate_profiles.g3 import read_g3_profile
-from kvgate.gate_profiles.g4 import read_g4_profile
-from kvgate.inventory import load
-from kvgate.references import load_references
-from kvgate.waivers import load_waivers
-from kvgate.workload_profiles import load_profile as load_model_profile
+from kvgate.base.config_file import MAX_FILE_BYTES, repo_root
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.fio_matrix import load_profile as load_fio_matrix
+from kvgate.configuration.gate_profiles.g3 import read_g3_profile
+from kvgate.configuration.gate_profiles.g4 import read_g4_profile
+from kvgate.configuration.inventory import load
+from kvgate.configuration.references import load_references
+from kvgate.configuration.waivers import load_waivers
+from kvgate.configuration.workload_profiles import load_profile as load_model_profile
 
 HOST = "site: s\nhosts:\n  h1:\n    address: 10.0.0.1\n"
 WAIVER = "waivers:\n  - rule: G1-NVME-4\n    reason: a reason long enough\n    approver: QA lead\n"
@@ -242,7 +242,7 @@ def test_every_kind_of_user_file_refuses_duplicate_keys(
 
 
 def test_an_engine_profile_is_read_through_the_same_loader(tmp_path: Path) -> None:
-    from kvgate.engines.profile import load_profile as load_engine_profile
+    from kvgate.configuration.engine_profile import load_profile as load_engine_profile
 
     path = tmp_path / "llama-cpp-disk.yaml"
     shutil.copy(repo_root() / "workloads" / "engines" / "llama-cpp-disk.yaml", path)

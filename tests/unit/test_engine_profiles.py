@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvgate.engines import EngineService, Placement
-from kvgate.engines.metrics import MetricsError, diff, parse
-from kvgate.engines.profile import (
+from kvgate.base.errors import ConfigError, LabError
+from kvgate.configuration.engine_profile import (
     PROFILE_DIR,
     Container,
     EngineKind,
@@ -20,9 +19,10 @@ from kvgate.engines.profile import (
     load_profile,
     load_profiles,
 )
-from kvgate.engines.service import settled_kv_bytes
-from kvgate.engines.tinymodel import build_vocab
-from kvgate.errors import ConfigError, LabError
+from kvgate.probes.engines import EngineService, Placement
+from kvgate.probes.engines.metrics import MetricsError, diff, parse
+from kvgate.probes.engines.service import settled_kv_bytes
+from kvgate.probes.engines.tinymodel import build_vocab
 from kvgate.transport.local import LocalExecutor
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"

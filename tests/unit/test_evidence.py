@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.evidence.blockdev import DeviceError, Resolved, carriers, resolve
-from kvgate.evidence.counters import device_bytes, parse_diskstats
-from kvgate.evidence.engines import engine_reads, parse_io_stat, process_read_bytes, session_members
-from kvgate.evidence.nfs import parse_mountstats
-from kvgate.evidence.probe import probe
-from kvgate.evidence.window import Counts, cold_reason, snapshot
+from kvgate.probes.evidence.blockdev import DeviceError, Resolved, carriers, resolve
+from kvgate.probes.evidence.counters import device_bytes, parse_diskstats
+from kvgate.probes.evidence.engines import engine_reads, parse_io_stat, process_read_bytes, session_members
+from kvgate.probes.evidence.nfs import parse_mountstats
+from kvgate.probes.evidence.probe import probe
+from kvgate.probes.evidence.window import Counts, cold_reason, snapshot
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "evidence"
 MIB = 1 << 20

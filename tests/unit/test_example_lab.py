@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvgate.engines.profile import tensor_parallel
-from kvgate.g1 import plan
-from kvgate.g2.nic_counters import nic_plan
-from kvgate.g2.plan import plan as g2_plan
-from kvgate.g3.plan import plan as g3_plan
-from kvgate.g3.storage import storage_plan
-from kvgate.inventory import load
+from kvgate.configuration.engine_profile import tensor_parallel
+from kvgate.configuration.inventory import load
+from kvgate.orchestration.g1 import plan
+from kvgate.orchestration.g2.nic_counters import nic_plan
+from kvgate.orchestration.g2.plan import plan as g2_plan
+from kvgate.orchestration.g3.plan import plan as g3_plan
+from kvgate.orchestration.g3.storage import storage_plan
 
 LAB = Path(__file__).resolve().parents[2] / "inventory" / "example-lab.yaml"
 

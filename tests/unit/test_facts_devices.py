@@ -6,9 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.facts.base import ParseError
-from kvgate.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
-from kvgate.facts.nvme import annotate, parse_list_subsys, parse_nvme_list, parse_smart_log, parse_transports
+from kvgate.probes.facts.base import ParseError
+from kvgate.probes.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
+from kvgate.probes.facts.nvme import (
+    annotate,
+    parse_list_subsys,
+    parse_nvme_list,
+    parse_smart_log,
+    parse_transports,
+)
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from replay import HOST, Answer, Replay, ok, recorded
 
-from kvgate.facts import HostContext, HostFacts, collect_host, nvme, nvmeof, roce
-from kvgate.facts.base import ParseError
-from kvgate.facts.checks import evaluate_facts
-from kvgate.g1 import plan
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g1 import plan
+from kvgate.probes.facts import HostContext, HostFacts, collect_host, nvme, nvmeof, roce
+from kvgate.probes.facts.base import ParseError
+from kvgate.probes.facts.checks import evaluate_facts
 from kvgate.transport.base import quote
 
 # -- parsers on recorded outputs -------------------------------------------------------------

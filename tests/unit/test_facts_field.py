@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-from kvgate.facts import Collected, HostFacts
-from kvgate.facts.base import ParseError
-from kvgate.facts.block import parse_lsblk
-from kvgate.facts.checks import evaluate_facts
-from kvgate.facts.cpu import parse_lscpu
-from kvgate.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
-from kvgate.facts.memory import parse_meminfo
-from kvgate.facts.mounts import parse_findmnt
-from kvgate.facts.nvme import annotate, parse_nvme_list, parse_smart_log
-from kvgate.g1 import plan
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g1 import plan
+from kvgate.probes.facts import Collected, HostFacts
+from kvgate.probes.facts.base import ParseError
+from kvgate.probes.facts.block import parse_lsblk
+from kvgate.probes.facts.checks import evaluate_facts
+from kvgate.probes.facts.cpu import parse_lscpu
+from kvgate.probes.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
+from kvgate.probes.facts.memory import parse_meminfo
+from kvgate.probes.facts.mounts import parse_findmnt
+from kvgate.probes.facts.nvme import annotate, parse_nvme_list, parse_smart_log
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 TB = 10**12

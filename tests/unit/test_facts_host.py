@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.facts.base import ParseError
-from kvgate.facts.block import parse_lsblk
-from kvgate.facts.clock import parse_chronyc_tracking, parse_timedatectl
-from kvgate.facts.cpu import parse_lscpu
-from kvgate.facts.memory import parse_meminfo
-from kvgate.facts.mounts import parse_df, parse_findmnt
-from kvgate.facts.nics import parse_nics
-from kvgate.facts.osinfo import parse_os_release, parse_uname
-from kvgate.facts.pcie import parse_link_speed, parse_pcie_links
-from kvgate.facts.rdma import parse_rdma
-from kvgate.facts.tools import parse_version
+from kvgate.probes.facts.base import ParseError
+from kvgate.probes.facts.block import parse_lsblk
+from kvgate.probes.facts.clock import parse_chronyc_tracking, parse_timedatectl
+from kvgate.probes.facts.cpu import parse_lscpu
+from kvgate.probes.facts.memory import parse_meminfo
+from kvgate.probes.facts.mounts import parse_df, parse_findmnt
+from kvgate.probes.facts.nics import parse_nics
+from kvgate.probes.facts.osinfo import parse_os_release, parse_uname
+from kvgate.probes.facts.pcie import parse_link_speed, parse_pcie_links
+from kvgate.probes.facts.rdma import parse_rdma
+from kvgate.probes.facts.tools import parse_version
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 

@@ -12,10 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.errors import CommandFailed, ToolMissing, TransportError
-from kvgate.facts import FAMILIES, Collected, HostContext, HostFacts, collect_host, mounts, odirect, tools
-from kvgate.facts.base import ParseError, run_text
-from kvgate.inventory.schema import Volume
+from kvgate.base.errors import CommandFailed, ToolMissing, TransportError
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes.facts import (
+    FAMILIES,
+    Collected,
+    HostContext,
+    HostFacts,
+    collect_host,
+    mounts,
+    odirect,
+    tools,
+)
+from kvgate.probes.facts.base import ParseError, run_text
 from kvgate.transport.base import DEFAULT_TIMEOUT_S, CommandResult
 from kvgate.transport.local import LocalExecutor
 

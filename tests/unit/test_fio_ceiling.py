@@ -3,7 +3,7 @@
 Issue 13 item 8: on the development VM the agent's 8 MiB parallel reader moved 2.8 × G2's
 ``seqread-1m`` (1 MiB, QD 32), so that cell understated the device. On main the sweep had
 one block size and no ceiling: every test here fails there (no ``bs`` list, no
-``kvgate.fio.ceiling``, no ``fio.ceiling.bw`` check).
+``kvgate.probes.fio.ceiling``, no ``fio.ceiling.bw`` check).
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.fio.ceiling import CEILING_CELL, best_cell, ceiling_spec, configuration, sweep_points
-from kvgate.fio.cold import ColdProof, MeasuredRun
-from kvgate.fio.job import FioJob
-from kvgate.fio.matrix import MatrixProfile, SweepPoint, load_profile
-from kvgate.fio.parse import parse_output
-from kvgate.fio.run import FioRun
-from kvgate.g2.measure import VolumeResult, sweep_series
-from kvgate.g2.plan import plan
-from kvgate.g2.sections import row, series
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Inputs, Measurement, Verdict
+from kvgate.base.criteria import Inputs, Measurement, Verdict
+from kvgate.configuration.fio_job import FioJob
+from kvgate.configuration.fio_matrix import MatrixProfile, SweepPoint, load_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g2.measure import VolumeResult, sweep_series
+from kvgate.orchestration.g2.plan import plan
+from kvgate.orchestration.g2.sections import row, series
+from kvgate.probes.fio.ceiling import CEILING_CELL, best_cell, ceiling_spec, configuration, sweep_points
+from kvgate.probes.fio.cold import ColdProof, MeasuredRun
+from kvgate.probes.fio.parse import parse_output
+from kvgate.probes.fio.run import FioRun
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
 WORKLOADS = Path(__file__).parents[2] / "workloads" / "fio"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.errors import ConfigError
-from kvgate.fio.job import FioJob, fio_size, parse_size
-from kvgate.fio.matrix import SweepPoint, cv, load_profile, saturation_knee
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.fio_job import FioJob, fio_size, parse_size
+from kvgate.configuration.fio_matrix import SweepPoint, cv, load_profile, saturation_knee
 
 WORKLOADS = Path(__file__).parents[2] / "workloads" / "fio"
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.fio.hist import (
+from kvgate.base.criteria import Criterion, Verdict, judge
+from kvgate.configuration.fio_job import FioJob
+from kvgate.probes.fio.hist import (
     CEILING_FLOOR_NS,
     CEILING_NS,
     PLAT_NR,
@@ -20,11 +22,9 @@ from kvgate.fio.hist import (
     plat_idx_to_val,
     plat_val_to_idx,
 )
-from kvgate.fio.job import FioJob
-from kvgate.fio.measure import measurements, percentile_measurement
-from kvgate.fio.parse import FioOutputError, FioResult, locate_json, parse_output
-from kvgate.fio.run import FioRun
-from kvgate.judge import Criterion, Verdict, judge
+from kvgate.probes.fio.measure import measurements, percentile_measurement
+from kvgate.probes.fio.parse import FioOutputError, FioResult, locate_json, parse_output
+from kvgate.probes.fio.run import FioRun
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
 OUTPUTS = ["single", "seqwrite", "multijob", "group_reporting", "error_prefix", "clients", "ceiling"]

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.evidence.blockdev import Resolved
-from kvgate.evidence.counters import meminfo_bytes, parse_diskstats
-from kvgate.evidence.window import Counts
-from kvgate.fio.cold import ColdProof
-from kvgate.fio.job import FioJob
-from kvgate.fio.safety import (
+from kvgate.configuration.fio_job import FioJob
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes.evidence.blockdev import Resolved
+from kvgate.probes.evidence.counters import meminfo_bytes, parse_diskstats
+from kvgate.probes.evidence.window import Counts
+from kvgate.probes.fio.cold import ColdProof
+from kvgate.probes.fio.safety import (
     DeviceFacts,
     JobfileView,
     UnsafeTarget,
@@ -25,10 +26,9 @@ from kvgate.fio.safety import (
     parse_jobfile,
     parse_lsblk,
 )
-from kvgate.fio.watchdog import ProcState, WatchdogReport
-from kvgate.hostevidence import CacheDrop
-from kvgate.inventory.schema import Volume
-from kvgate.scratch import refusals
+from kvgate.probes.fio.watchdog import ProcState, WatchdogReport
+from kvgate.probes.hostevidence import CacheDrop
+from kvgate.probes.scratch import refusals
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
 SCRATCH = Volume(path="/mnt/scratch", kind="candidate", scratch=True, device="/dev/loop0")

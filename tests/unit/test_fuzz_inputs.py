@@ -29,20 +29,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from kvgate.config_file import repo_root
-from kvgate.engines.profile import load_profile as load_engine_profile
-from kvgate.errors import ConfigError, StoreError
-from kvgate.fio.matrix import load_profile as load_fio_matrix
-from kvgate.gate_profiles.g3 import read_g3_profile
-from kvgate.gate_profiles.g4 import read_g4_profile
-from kvgate.inventory import load
-from kvgate.judge import Criterion, Measurement, Verdict, judge
-from kvgate.live import summary_table
-from kvgate.references import load_references
+from kvgate.base.config_file import repo_root
+from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
+from kvgate.base.errors import ConfigError, StoreError
+from kvgate.cli.live import summary_table
+from kvgate.configuration.engine_profile import load_profile as load_engine_profile
+from kvgate.configuration.fio_matrix import load_profile as load_fio_matrix
+from kvgate.configuration.gate_profiles.g3 import read_g3_profile
+from kvgate.configuration.gate_profiles.g4 import read_g4_profile
+from kvgate.configuration.inventory import load
+from kvgate.configuration.references import load_references
+from kvgate.configuration.waivers import load_waivers
+from kvgate.configuration.workload_profiles import load_profile as load_model_profile
+from kvgate.record.store import CheckRecord, RunStore, outcome
 from kvgate.report import load_run, render_html, render_junit
-from kvgate.store import CheckRecord, RunStore, outcome
-from kvgate.waivers import load_waivers
-from kvgate.workload_profiles import load_profile as load_model_profile
 
 REPO = repo_root()
 SECONDS_PER_EXAMPLE = 10  # a few ms each unloaded; a hang is what this bounds

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from replay import HOST, Replay, ok, recorded
 
-from kvgate import agentctl
-from kvgate.facts import HostContext, HostFacts, collect_host, nics, nvme, nvmeof, odirect, pcie, rdma
-from kvgate.facts.checks import evaluate_facts
-from kvgate.g1 import manifest, plan, tools_wanted
-from kvgate.hostevidence import HostEvidence
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g1 import manifest, plan, tools_wanted
+from kvgate.probes import agentctl
+from kvgate.probes.facts import HostContext, HostFacts, collect_host, nics, nvme, nvmeof, odirect, pcie, rdma
+from kvgate.probes.facts.checks import evaluate_facts
+from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport.base import quote
 from kvgate.transport.local import LocalExecutor
 

@@ -12,9 +12,10 @@ import pytest
 from _pytest.compat import NOTSET
 from replay import Replay, recorded
 
-from kvgate.errors import LabError
-from kvgate.facts.base import ParseError
-from kvgate.g2.nic_counters import (
+from kvgate.base.criteria import Verdict
+from kvgate.base.errors import LabError
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g2.nic_counters import (
     SNAPSHOT,
     deltas,
     evaluate_nic,
@@ -23,9 +24,8 @@ from kvgate.g2.nic_counters import (
     parse_ethtool_stats,
     snapshot,
 )
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
-from kvgate.pytest_plugin import check_id
+from kvgate.orchestration.pytest_plugin import check_id
+from kvgate.probes.facts.base import ParseError
 from kvgate.transport.base import quote
 
 MLX5 = "ethtool/lore-mlx5-cx-kernel-5.15-nonzero.txt"

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvgate.g2.plan import plan
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Inputs, Verdict
-from kvgate.workload_results import checkpoint_measurements, kv_measurements, model_load_measurements
+from kvgate.base.criteria import Inputs, Verdict
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g2.plan import plan
+from kvgate.probes.workload_results import checkpoint_measurements, kv_measurements, model_load_measurements
 
 RECORDED = Path(__file__).resolve().parents[1] / "data" / "recorded" / "agent"
 

@@ -11,17 +11,17 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kvgate.agent.sessions import Sessions
-from kvgate.engines.profile import engine_profile, load_profiles
-from kvgate.engines.tinymodel import TinyLlamaSpec
-from kvgate.evidence.window import Counts
-from kvgate.g3 import client
-from kvgate.g3.evidence import capacity_reason, dram_held_reason
-from kvgate.g3.plan import capacity_profiles, plan
-from kvgate.gate_profiles.g3 import Capacity, G3Profile, VerdictBinding, load_g3_profile
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Verdict
-from kvgate.loadgen.nullserver import NullConfig, NullServer
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.engine_profile import engine_profile, load_profiles
+from kvgate.configuration.gate_profiles.g3 import Capacity, G3Profile, VerdictBinding, load_g3_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g3 import client
+from kvgate.orchestration.g3.evidence import capacity_reason, dram_held_reason
+from kvgate.orchestration.g3.plan import capacity_profiles, plan
+from kvgate.probes.agent.sessions import Sessions
+from kvgate.probes.engines.tinymodel import TinyLlamaSpec
+from kvgate.probes.evidence.window import Counts
+from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
 
 CAP = Capacity(documents=8, reuse=0.75, concurrency=(4, 8))
 MB = 1_000_000

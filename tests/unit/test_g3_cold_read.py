@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.g3.cold_read import measured_arms, populate_arm, read_mismatches
-from kvgate.g3.load_arms import LoadTrial, load_trial, summaries
+from kvgate.orchestration.g3.cold_read import measured_arms, populate_arm, read_mismatches
+from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, summaries
 
 
 class Counters:  # what a real Window read around the load

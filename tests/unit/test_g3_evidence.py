@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kvgate.evidence.window import Counts
-from kvgate.g3.arms import Outcome, Trial, Window, cv, summarize
-from kvgate.g3.evidence import shape_reason, write_through_reason
-from kvgate.g3.window import restore_reason
-from kvgate.gate_profiles.g3 import ColdBounds, WriteThrough
-from kvgate.loadgen.outputs import Output, compare_outputs
-from kvgate.loadgen.record import TokenLogprob
+from kvgate.configuration.gate_profiles.g3 import ColdBounds, WriteThrough
+from kvgate.orchestration.g3.arms import Outcome, Trial, Window, cv, summarize
+from kvgate.orchestration.g3.evidence import shape_reason, write_through_reason
+from kvgate.orchestration.g3.window import restore_reason
+from kvgate.probes.evidence.window import Counts
+from kvgate.probes.loadgen.outputs import Output, compare_outputs
+from kvgate.probes.loadgen.record import TokenLogprob
 
 MB = 1_000_000
 

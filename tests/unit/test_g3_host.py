@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from kvgate.errors import ConfigError, LabError
-from kvgate.evidence.window import Counts
-from kvgate.g3 import client, hostio
-from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
-from kvgate.hostevidence import HostEvidence
-from kvgate.loadgen.record import RequestRecord
+from kvgate.base.errors import ConfigError, LabError
+from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
+from kvgate.orchestration.g3 import client, hostio
+from kvgate.probes.evidence.window import Counts
+from kvgate.probes.hostevidence import HostEvidence
+from kvgate.probes.loadgen.record import RequestRecord
 from kvgate.transport.local import LocalExecutor
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.g3.load_arms import LoadTrial, load_trial, output_mismatches, summaries
-from kvgate.g3.verdicts import cache_hits_measurement
+from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches, summaries
+from kvgate.orchestration.g3.verdicts import cache_hits_measurement
 
 
 class FakeBracket:  # the counters a real Bracket read around the load

@@ -8,20 +8,20 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kvgate.g3.arms import ArmSummary, Outcome, Trial, Window
-from kvgate.g3.plan import G3Check, plan
-from kvgate.g3.verdicts import (
+from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict
+from kvgate.configuration.gate_profiles.g3 import ColdBounds, VerdictBinding, WriteThrough, load_g3_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.references import load_references
+from kvgate.judgement import Bound, Check
+from kvgate.orchestration.g3.arms import ArmSummary, Outcome, Trial, Window
+from kvgate.orchestration.g3.plan import G3Check, plan
+from kvgate.orchestration.g3.verdicts import (
     cold_proof_measurement,
     correctness_measurement,
     reference_measurement,
     reference_measurements,
     write_through_measurement,
 )
-from kvgate.gate_profiles.g3 import ColdBounds, VerdictBinding, WriteThrough, load_g3_profile
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Inputs, Judgement, Measurement, Verdict
-from kvgate.judgement import Bound, Check
-from kvgate.references import load_references
 
 MB = 1_000_000
 

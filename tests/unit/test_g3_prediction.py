@@ -2,22 +2,22 @@
 and the planner's numbers stand beside the arms' medians.
 
 On main G3 had no storage bound: a restore served from the page cache with counters that
-happened to move passed on its TTFT alone. Every test here fails there (no kvgate.g3.prediction).
+happened to move passed on its TTFT alone. Every test here fails there (no orchestration.g3.prediction).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kvgate.engines.profile import PROFILE_DIR, load_profile
-from kvgate.g3.arms import ArmSummary, Outcome, Trial, summarize
-from kvgate.g3.load_arms import LoadTrial
-from kvgate.g3.measure import DeploymentResult
-from kvgate.g3.prediction import StorageBound, rows, too_fast
-from kvgate.g3.protocol import ArmsResult
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Measurement
-from kvgate.plan.inputs import Figure, StorageFigures
+from kvgate.base.criteria import Measurement
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g3.arms import ArmSummary, Outcome, Trial, summarize
+from kvgate.orchestration.g3.load_arms import LoadTrial
+from kvgate.orchestration.g3.measure import DeploymentResult
+from kvgate.orchestration.g3.prediction import StorageBound, rows, too_fast
+from kvgate.orchestration.g3.protocol import ArmsResult
+from kvgate.orchestration.plan.inputs import Figure, StorageFigures
 
 GB = 1e9
 BPT = 46708  # the tiny GGUF's state per token (KV + one f32 logits row)
@@ -112,7 +112,7 @@ def test_predicted_stands_beside_measured_for_every_g3_workload() -> None:
 
 
 def test_bound_from_a_results_root_without_g2_is_assumed_and_holds_nothing(tmp_path: Path) -> None:
-    from kvgate.store import RunStore
+    from kvgate.record.store import RunStore
 
     store = RunStore.create(tmp_path, site="s", gate="g3", meta={"inventory": {"path": "i", "sha256": "x"}})
     b = StorageBound.load(store, inventory(), host="h", name="tiny")

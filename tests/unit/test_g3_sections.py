@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kvgate.engines.profile import PROFILE_DIR, load_profile
-from kvgate.g3.arms import Outcome, Trial, Window, summarize
-from kvgate.g3.measure import DeploymentResult
-from kvgate.g3.plan import plan
-from kvgate.g3.sections import rows, sections
-from kvgate.g3.verdicts import cold_proof_measurement, reference_measurements
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.inventory.schema import Inventory
-from kvgate.references import load_references
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.references import load_references
+from kvgate.orchestration.g3.arms import Outcome, Trial, Window, summarize
+from kvgate.orchestration.g3.measure import DeploymentResult
+from kvgate.orchestration.g3.plan import plan
+from kvgate.orchestration.g3.sections import rows, sections
+from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
 
 MiB = 1 << 20
 

@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kvgate.g3.storage import StorageResult, evaluate_storage, storage_plan
-from kvgate.gate_profiles.g3 import StorageBinding
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Measurement, Verdict
-from kvgate.references import load_references
-from kvgate.workload_profiles import agent_spec, load_profiles
+from kvgate.base.criteria import Measurement, Verdict
+from kvgate.configuration.gate_profiles.g3 import StorageBinding
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.references import load_references
+from kvgate.configuration.workload_profiles import agent_spec, load_profiles
+from kvgate.orchestration.g3.storage import StorageResult, evaluate_storage, storage_plan
 
 
 def inventory(scale: str = "smoke", *, baseline: bool = True) -> Inventory:

@@ -1,4 +1,4 @@
-"""G4 trends and verdicts on synthetic soak windows (the shape kvgate.agent.soak writes)."""
+"""G4 trends and verdicts on synthetic soak windows (the shape kvgate.probes.agent.soak writes)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from kvgate.engines.profile import PROFILE_DIR, load_profile
-from kvgate.g4 import trends
-from kvgate.g4.plan import criteria, g4_check, plan, skip_reason
-from kvgate.gate_profiles.g4 import G4Profile, load_g4_profile
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Inputs, Verdict
+from kvgate.base.criteria import Inputs, Verdict
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.configuration.gate_profiles.g4 import G4Profile, load_g4_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g4 import trends
+from kvgate.orchestration.g4.plan import criteria, g4_check, plan, skip_reason
 
 SMOKE = load_g4_profile("smoke")  # 20-s windows, warm-up 1, baseline 2
 

@@ -1,4 +1,4 @@
-"""kvgate.gateconfig: the inventory and the files it selects, loaded once and cross-validated."""
+"""configuration.gateconfig: the inventory and the files it selects, loaded once and cross-validated."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvgate.config_file import repo_root
-from kvgate.engines.profile import engine_profile
-from kvgate.errors import ConfigError
-from kvgate.fio.matrix import fio_matrix, fio_matrix_path, load_profile
-from kvgate.g2.plan import plan
-from kvgate.gate_profiles import profile_path
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.gateconfig import check_bindings, check_g2_jobs, load_config, model_profiles
+from kvgate.base.config_file import repo_root
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.engine_profile import engine_profile
+from kvgate.configuration.fio_matrix import fio_matrix, fio_matrix_path, load_profile
+from kvgate.configuration.gate_profiles import profile_path
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gateconfig import check_bindings, check_g2_jobs, load_config, model_profiles
+from kvgate.configuration.references import load_references
+from kvgate.configuration.workload_profiles import model_profile
+from kvgate.orchestration.g2.plan import plan
 from kvgate.record import RunRecord
-from kvgate.references import load_references
-from kvgate.workload_profiles import model_profile
 
 LAB = repo_root() / "inventory" / "example-lab.yaml"
 LOCAL = repo_root() / "inventory" / "local.yaml"

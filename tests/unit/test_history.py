@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.cli import main
-from kvgate.history import Figure, History, RunRecord, compare, regressions
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.cli.command_line import main
+from kvgate.record.store import CheckRecord, RunStore
 from kvgate.report import render
 from kvgate.report.comparison import frame
-from kvgate.store import CheckRecord, RunStore
+from kvgate.report.history import Figure, History, RunRecord, compare, regressions
 
 BW = "seqread-1m.read_bw_bytes_per_s"
 

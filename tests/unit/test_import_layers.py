@@ -2,12 +2,8 @@
 
 Every ``import`` counts, at module level or inside a function (an import hidden in a
 function is still a dependency); imports under ``if TYPE_CHECKING:`` do not, since they
-never run. A module's stage is that of the longest prefix of its name in ``STAGES``;
+never run. A module's stage is its folder (``kvgate/<stage>/``);
 docs/architecture.md draws the same order. Gate slices import no other slice.
-
-Not counted: a package's ``__init__`` runs whenever one of its modules is imported, and
-``engines/__init__`` and ``fio/__init__`` re-export probes, so their configuration modules
-(engines.profile, fio.matrix) still load probes at run time until stage folders part them.
 """
 
 from __future__ import annotations
@@ -34,53 +30,7 @@ ORDER = (
     "cli",  # the command line and the commands that compose stages (rejudge)
 )
 
-STAGES = {
-    **dict.fromkeys(["kvgate", "kvgate.errors", "kvgate.safefile", "kvgate.safe_yaml"], "base"),
-    **dict.fromkeys(
-        ["kvgate.config_file", "kvgate.redact", "kvgate.judge", "kvgate.crash", "kvgate.units"], "base"
-    ),
-    **dict.fromkeys(
-        [
-            "kvgate.inventory",
-            "kvgate.reference_schema",
-            "kvgate.references",
-            "kvgate.waivers",
-            "kvgate.workload_profiles",
-            "kvgate.gate_profiles",
-            "kvgate.gateconfig",
-            "kvgate.engines.profile",  # the profile schema; engines/ is otherwise probes
-            "kvgate.engines.templates",
-            "kvgate.engines.series",
-            "kvgate.fio.job",  # typed fio jobs and the matrices of them; fio/ is otherwise probes
-            "kvgate.fio.matrix",
-        ],
-        "configuration",
-    ),
-    "kvgate.judgement": "judgement",
-    **dict.fromkeys(["kvgate.record", "kvgate.run_files", "kvgate.manifest", "kvgate.store"], "record"),
-    "kvgate.gates": "record",
-    "kvgate.transport": "transport",
-    **dict.fromkeys(
-        ["kvgate.facts", "kvgate.fio", "kvgate.agent", "kvgate.agentctl", "kvgate.evidence"], "probes"
-    ),
-    **dict.fromkeys(
-        ["kvgate.hostevidence", "kvgate.engines", "kvgate.loadgen", "kvgate.scratch", "kvgate.nfs_server"],
-        "probes",
-    ),
-    "kvgate.workload_results": "probes",
-    **dict.fromkeys(
-        ["kvgate.g1", "kvgate.g2", "kvgate.g3", "kvgate.g4", "kvgate.preflight"], "orchestration"
-    ),
-    **dict.fromkeys(["kvgate.plan", "kvgate.engines.deployments", "kvgate.gate_plans"], "orchestration"),
-    **dict.fromkeys(
-        ["kvgate.session", "kvgate.gatefixtures", "kvgate.pytest_plugin", "kvgate.capture"], "orchestration"
-    ),
-    **dict.fromkeys(["kvgate.report", "kvgate.history"], "report"),
-    **dict.fromkeys(
-        ["kvgate.cli", "kvgate.cli_args", "kvgate.commands", "kvgate.live", "kvgate.exit_codes"], "cli"
-    ),
-    "kvgate.rejudge": "cli",
-}
+STAGES = {"kvgate": "base", **{f"kvgate.{s}": s for s in ORDER}}  # a folder per stage
 
 
 def module_name(path: Path) -> str:
@@ -100,9 +50,19 @@ def stage(module: str) -> str:
     raise AssertionError(f"{module} has no stage: add it to STAGES in {__file__}")
 
 
+FOLDERS = ("base", "configuration", "probes", "orchestration", "cli")  # stages holding several packages
+
+
 def package(module: str) -> str:
-    """``kvgate.g3.plan`` → ``g3``; a top-level module is its own package."""
-    return module.split(".")[1] if module != "kvgate" else "kvgate"
+    """``kvgate.orchestration.g3.plan`` → ``orchestration.g3``; ``kvgate.record.store`` → ``record``.
+
+    In a stage that groups packages, each package (or module) below it is its own; a stage that is
+    one package (judgement, record, transport, report) is one.
+    """
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "kvgate"
+    return ".".join(parts[1:3]) if parts[1] in FOLDERS and len(parts) > 2 else parts[1]
 
 
 def _targets(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
@@ -224,11 +184,17 @@ def test_no_cycle_between_packages() -> None:
     assert cycles == [], "import cycles between packages:\n" + "\n".join(cycles)
 
 
-SLICES = ("g1", "g2", "g3", "g4", "preflight")  # the gates: each reads its peers' code only via lower stages
+SLICES = tuple(
+    f"orchestration.{g}" for g in ("g1", "g2", "g3", "g4", "preflight")
+)  # the gates: each reads its peers' code only via lower stages
 # a slice importing another that is still there, with why: the set must shrink, never grow
 PEERS_LEFT = {
-    "kvgate.g4.sections imports kvgate.g3.sections": "G4's report table reuses G3's table() (report tables)",
-    "kvgate.preflight.measure imports kvgate.g3.measure": "preflight probes a deployment with G3's protocol",
+    "kvgate.orchestration.g4.sections imports kvgate.orchestration.g3.sections": (
+        "G4's report table reuses G3's table() (report tables)"
+    ),
+    "kvgate.orchestration.preflight.measure imports kvgate.orchestration.g3.measure": (
+        "preflight probes a deployment with G3's protocol"
+    ),
 }
 
 
@@ -244,12 +210,16 @@ def test_no_gate_slice_imports_another() -> None:
 
 def test_the_checker_sees_a_cycle_and_an_upward_import() -> None:
     """The two rules find what they are for, in a graph made to break both."""
-    graph = {"kvgate.inventory.loader": {"kvgate.engines.profile": 11}, "kvgate.engines.deployments": {}}
-    graph["kvgate.engines.deployments"] = {"kvgate.inventory.schema": 3, "kvgate.session": 16}
+    graph = {
+        "kvgate.configuration.inventory.loader": {"kvgate.probes.engines.service": 11},
+        "kvgate.probes.engines.service": {"kvgate.configuration.inventory.schema": 3},
+    }
     assert package_cycles(graph) == [
-        "kvgate.engines.deployments:3 imports kvgate.inventory.schema"
-        " → kvgate.inventory.loader:11 imports kvgate.engines.profile (group: engines, inventory)"
+        "kvgate.configuration.inventory.loader:11 imports kvgate.probes.engines.service"
+        " → kvgate.probes.engines.service:3 imports kvgate.configuration.inventory.schema"
+        " (group: configuration.inventory, probes.engines)"
     ]
-    assert upward({"kvgate.transport.ssh": {"kvgate.session": 30}}) == [
-        "kvgate/transport/ssh.py:30 kvgate.transport.ssh (transport) imports kvgate.session (orchestration)"
+    assert upward({"kvgate.transport.ssh": {"kvgate.orchestration.session": 30}}) == [
+        "kvgate/transport/ssh.py:30 kvgate.transport.ssh (transport)"
+        " imports kvgate.orchestration.session (orchestration)"
     ]

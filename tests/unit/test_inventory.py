@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.errors import ConfigError
-from kvgate.gateconfig import load_config
-from kvgate.inventory import load
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.gateconfig import load_config
+from kvgate.configuration.inventory import load
 
 REPO = Path(__file__).resolve().parents[2]
 

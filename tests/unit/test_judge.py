@@ -2,7 +2,7 @@
 
 import pytest
 
-from kvgate.judge import Criterion, Measurement, Verdict, judge, skipped, worst
+from kvgate.base.criteria import Criterion, Measurement, Verdict, judge, skipped, worst
 
 
 def crit(comparator: str, expected: object, **kw: object) -> Criterion:

@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
-from kvgate import g1
-from kvgate.g2.nic_counters import nic_plan
-from kvgate.g2.plan import plan as g2_plan
-from kvgate.g3.plan import plan as g3_plan
-from kvgate.g3.storage import evaluate_storage, storage_plan
-from kvgate.g4.plan import plan as g4_plan
-from kvgate.inventory import load
-from kvgate.inventory.schema import Inventory
-from kvgate.judge import Inputs, Measurement, Verdict
+from kvgate.base.criteria import Inputs, Measurement, Verdict
+from kvgate.configuration.inventory import load
+from kvgate.configuration.inventory.schema import Inventory
 from kvgate.judgement import Check, gate_verdict
-from kvgate.preflight.plan import plan as preflight_plan
+from kvgate.orchestration import g1
+from kvgate.orchestration.g2.nic_counters import nic_plan
+from kvgate.orchestration.g2.plan import plan as g2_plan
+from kvgate.orchestration.g3.plan import plan as g3_plan
+from kvgate.orchestration.g3.storage import evaluate_storage, storage_plan
+from kvgate.orchestration.g4.plan import plan as g4_plan
+from kvgate.orchestration.preflight.plan import plan as preflight_plan
 
 LOCAL = Path(__file__).resolve().parents[2] / "inventory" / "local.yaml"
 
@@ -60,7 +60,11 @@ def test_a_reference_is_bound_when_planned_and_never_read_again_to_judge(
     def refuse(*_: object) -> None:
         raise AssertionError("references.yaml read at evaluation")
 
-    for module in ("kvgate.references", "kvgate.g3.plan", "kvgate.g3.storage"):
+    for module in (
+        "kvgate.configuration.references",
+        "kvgate.orchestration.g3.plan",
+        "kvgate.orchestration.g3.storage",
+    ):
         monkeypatch.setattr(f"{module}.load_references", refuse)
     m = Measurement(ttft.criterion.metric, 40.0, "%")
     levels = {f"{ttft.key}@c{c}": m for c in ttft.bound.levels}

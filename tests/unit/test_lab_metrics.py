@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.engines.metrics import Snapshot, parse
-from kvgate.engines.profile import EngineProfile, engine_profile
-from kvgate.g3.protocol import _has_series
+from kvgate.configuration.engine_profile import EngineProfile, engine_profile
+from kvgate.orchestration.g3.protocol import _has_series
+from kvgate.probes.engines.metrics import Snapshot, parse
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
 # A full scrape of vLLM 0.32 (V1) after prefix-cache hits: the metric set is registered by

@@ -4,14 +4,14 @@ The recording (tests/data/recorded/engines/PROVENANCE.md) is vLLM 0.32's own tre
 ``setsid`` as kvgate starts engines: the API server (the session leader), a multiprocessing
 resource tracker, ``VLLM::EngineCore``, and ``VLLM::Worker``, a child of the EngineCore, not of
 the API server. Its ``/proc/<pid>/stat`` and ``io`` files are the real ones, read here as
-:mod:`kvgate.evidence.engines` reads ``/proc``.
+:mod:`kvgate.probes.evidence.engines` reads ``/proc``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kvgate.evidence.engines import engine_reads, process_read_bytes, session_members
+from kvgate.probes.evidence.engines import engine_reads, process_read_bytes, session_members
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "engines"
 PROC = str(RECORDED / "vllm_0.32_cpu_proc")

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.engines.lmcache import staging_shortfall
-from kvgate.engines.profile import PROFILE_DIR, engine_profile, load_profile
-from kvgate.g3.measure import read_phase
-from kvgate.g3.plan import capacity_profiles, read_profiles
-from kvgate.g3.protocol import Setup
-from kvgate.g3.staging import staging_reason
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.inventory import load
-from kvgate.scratch import ScratchDir
-from kvgate.units import GiB
+from kvgate.base.units import GiB
+from kvgate.configuration.engine_profile import PROFILE_DIR, engine_profile, load_profile
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.inventory import load
+from kvgate.orchestration.g3.measure import read_phase
+from kvgate.orchestration.g3.plan import capacity_profiles, read_profiles
+from kvgate.orchestration.g3.protocol import Setup
+from kvgate.orchestration.g3.staging import staging_reason
+from kvgate.probes.engines.lmcache import staging_shortfall
+from kvgate.probes.scratch import ScratchDir
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from kvgate.loadgen import (
+from kvgate.probes.loadgen import (
     LoadConfig,
     LoadResult,
     MissingUsage,
@@ -21,7 +21,7 @@ from kvgate.loadgen import (
     percentile,
     summarize,
 )
-from kvgate.loadgen.metrics import median, peak_concurrency
+from kvgate.probes.loadgen.metrics import median, peak_concurrency
 
 MS = 1_000_000  # ns
 

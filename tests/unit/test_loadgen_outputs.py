@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.g3 import client
-from kvgate.loadgen.__main__ import main as loadgen_main
-from kvgate.loadgen.nullserver import NullConfig, NullServer
-from kvgate.loadgen.outputs import first_divergence, logprobs_close
-from kvgate.loadgen.record import RequestRecord, TokenLogprob
-from kvgate.loadgen.stream import EventStream
+from kvgate.orchestration.g3 import client
+from kvgate.probes.loadgen.__main__ import main as loadgen_main
+from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
+from kvgate.probes.loadgen.outputs import first_divergence, logprobs_close
+from kvgate.probes.loadgen.record import RequestRecord, TokenLogprob
+from kvgate.probes.loadgen.stream import EventStream
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "loadgen"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvgate.loadgen import PromptSpec, fit_tokens_per_word
-from kvgate.loadgen.prompts import WORDS
+from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
+from kvgate.probes.loadgen.prompts import WORDS
 
 
 def common_prefix_words(a: str, b: str) -> int:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.loadgen.record import RequestRecord, TokenLogprob
-from kvgate.loadgen.run import LoadConfig
-from kvgate.loadgen.stream import EventStream, ProtocolError, StreamError, body_decoder
+from kvgate.probes.loadgen.record import RequestRecord, TokenLogprob
+from kvgate.probes.loadgen.run import LoadConfig
+from kvgate.probes.loadgen.stream import EventStream, ProtocolError, StreamError, body_decoder
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "loadgen"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from kvgate import manifest
-from kvgate.cli import main
-from kvgate.errors import UsageError
-from kvgate.gates import require_previous
-from kvgate.judge import Verdict
-from kvgate.store import CheckRecord, RunStore
+from kvgate.base.criteria import Verdict
+from kvgate.base.errors import UsageError
+from kvgate.cli.command_line import main
+from kvgate.record import manifest
+from kvgate.record.gate_order import require_previous
+from kvgate.record.store import CheckRecord, RunStore
 
 INVENTORY_SHA = "cd" * 32
 

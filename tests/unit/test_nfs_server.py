@@ -11,19 +11,19 @@ from typing import Any
 
 import pytest
 
-from kvgate.errors import ConfigError
-from kvgate.evidence.blockdev import Resolved
-from kvgate.evidence.window import Counts
-from kvgate.fio.cold import ColdProof
-from kvgate.hostevidence import HostEvidence
-from kvgate.inventory import load
-from kvgate.inventory.schema import Inventory, NfsServer
-from kvgate.nfs_server import ServerCache
-from kvgate.preflight.measure import Probe
-from kvgate.store import RunStore
+from kvgate.base.errors import ConfigError
+from kvgate.base.units import GiB
+from kvgate.configuration.inventory import load
+from kvgate.configuration.inventory.schema import Inventory, NfsServer
+from kvgate.orchestration.preflight.measure import Probe
+from kvgate.probes.evidence.blockdev import Resolved
+from kvgate.probes.evidence.window import Counts
+from kvgate.probes.fio.cold import ColdProof
+from kvgate.probes.hostevidence import HostEvidence
+from kvgate.probes.nfs_server import ServerCache
+from kvgate.probes.workload_results import cold_reason
+from kvgate.record.store import RunStore
 from kvgate.transport.local import LocalExecutor
-from kvgate.units import GiB
-from kvgate.workload_results import cold_reason
 
 NFS = Resolved(None, (), "nfs", "nfs4", "/mnt/nfs", "filer:/export")
 GB = 10**9

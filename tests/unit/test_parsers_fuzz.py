@@ -21,27 +21,27 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kvgate.facts.amd import parse_amd_static, parse_amd_topology
-from kvgate.facts.base import ParseError
-from kvgate.facts.block import parse_lsblk
-from kvgate.facts.clock import parse_chronyc_tracking, parse_timedatectl
-from kvgate.facts.cpu import parse_lscpu
-from kvgate.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
-from kvgate.facts.memory import parse_meminfo
-from kvgate.facts.mounts import parse_df, parse_findmnt
-from kvgate.facts.nics import parse_nics
-from kvgate.facts.numa import parse_numa
-from kvgate.facts.nvme import parse_list_subsys, parse_nvme_list, parse_smart_log, parse_transports
-from kvgate.facts.nvmeof import parse_config_json, parse_discovery_conf, parse_kernel_log
-from kvgate.facts.nvmeof import parse_probe as parse_nvmeof_probe
-from kvgate.facts.osinfo import parse_os_release, parse_uname
-from kvgate.facts.pcie import parse_pcie_links
-from kvgate.facts.rdma import parse_rdma
-from kvgate.facts.roce import parse_cm, parse_dcb_pfc, parse_ibv_devinfo, parse_mlnx_qos
-from kvgate.facts.roce import parse_probe as parse_roce_probe
-from kvgate.facts.tuning import parse_cmdline, parse_groups, parse_numa_balancing
-from kvgate.fio.parse import FioOutputError, parse_output
-from kvgate.g2.nic_counters import parse_ethtool_stats
+from kvgate.orchestration.g2.nic_counters import parse_ethtool_stats
+from kvgate.probes.facts.amd import parse_amd_static, parse_amd_topology
+from kvgate.probes.facts.base import ParseError
+from kvgate.probes.facts.block import parse_lsblk
+from kvgate.probes.facts.clock import parse_chronyc_tracking, parse_timedatectl
+from kvgate.probes.facts.cpu import parse_lscpu
+from kvgate.probes.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
+from kvgate.probes.facts.memory import parse_meminfo
+from kvgate.probes.facts.mounts import parse_df, parse_findmnt
+from kvgate.probes.facts.nics import parse_nics
+from kvgate.probes.facts.numa import parse_numa
+from kvgate.probes.facts.nvme import parse_list_subsys, parse_nvme_list, parse_smart_log, parse_transports
+from kvgate.probes.facts.nvmeof import parse_config_json, parse_discovery_conf, parse_kernel_log
+from kvgate.probes.facts.nvmeof import parse_probe as parse_nvmeof_probe
+from kvgate.probes.facts.osinfo import parse_os_release, parse_uname
+from kvgate.probes.facts.pcie import parse_pcie_links
+from kvgate.probes.facts.rdma import parse_rdma
+from kvgate.probes.facts.roce import parse_cm, parse_dcb_pfc, parse_ibv_devinfo, parse_mlnx_qos
+from kvgate.probes.facts.roce import parse_probe as parse_roce_probe
+from kvgate.probes.facts.tuning import parse_cmdline, parse_groups, parse_numa_balancing
+from kvgate.probes.fio.parse import FioOutputError, parse_output
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 FUZZ = settings(

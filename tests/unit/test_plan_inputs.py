@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from kvgate.cli import main
-from kvgate.inventory import load
-from kvgate.judge import Verdict
-from kvgate.plan.deployments import Options, plan_inventory
-from kvgate.plan.inputs import assumed_storage, g2_storage, g3_serving, latest_passed
-from kvgate.store import CheckRecord, RunStore
+from kvgate.base.criteria import Verdict
+from kvgate.cli.command_line import main
+from kvgate.configuration.inventory import load
+from kvgate.orchestration.plan.deployments import Options, plan_inventory
+from kvgate.orchestration.plan.inputs import assumed_storage, g2_storage, g3_serving, latest_passed
+from kvgate.record.store import CheckRecord, RunStore
 
 SITE, HOST, VOLUME = "lab", "gpu-1", "array"
 INVENTORY = f"""

@@ -1,13 +1,13 @@
-"""The tiering planner's arithmetic (issue 13 item 7): every formula of kvgate.plan.model, by hand.
+"""The tiering planner's arithmetic (issue 13 item 7): every formula of orchestration.plan.model, by hand.
 
-There was no planner on main: every test here fails there (no kvgate.plan).
+There was no planner on main: every test here fails there (no kvgate.orchestration.plan).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from kvgate.plan.model import Storage, Workload, predict, queued_prefill_s
+from kvgate.orchestration.plan.model import Storage, Workload, predict, queued_prefill_s
 
 QWEN = 262144  # Qwen2.5-32B: 2 × 64 layers × 8 KV heads × 128 × 2 bytes per token
 

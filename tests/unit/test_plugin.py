@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.gate_plans import plans
-from kvgate.inventory import load
+from kvgate.configuration.inventory import load
+from kvgate.orchestration.gate_plans import plans
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[2]
@@ -37,10 +37,10 @@ def test_collect_only_lists_every_planned_check_once_and_writes_nothing(
 
 GATE = """
 import pytest
-from kvgate.errors import LabError
-from kvgate.judge import Criterion, Inputs, Measurement
+from kvgate.base.errors import LabError
+from kvgate.base.criteria import Criterion, Inputs, Measurement
 from kvgate.judgement import Check
-from kvgate.pytest_plugin import expect, family
+from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g1")
 CRIT = Criterion("T-1", "x", ">=", 2, "GB/s")
@@ -71,7 +71,7 @@ def test_a_gate_run_records_every_verdict_with_what_it_was_judged_on(
     runs = tmp_path / "runs"
     args = [
         "-p",
-        "kvgate.pytest_plugin",
+        "kvgate.orchestration.pytest_plugin",
         "-p",
         "no:cacheprovider",
         f"--run-dir={runs}",

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.errors import StoreError
-from kvgate.judge import Criterion, Inputs, Measurement, Verdict
+from kvgate.base.criteria import Criterion, Inputs, Measurement, Verdict
+from kvgate.base.errors import StoreError
 from kvgate.judgement import Check
-from kvgate.manifest import verify
 from kvgate.record import SCHEMA, SCHEMA_V1, inputs_from_record
+from kvgate.record.manifest import verify
+from kvgate.record.store import CheckRecord, RunStore
 from kvgate.report.html import render_html
 from kvgate.report.model import load_run
-from kvgate.store import CheckRecord, RunStore
 
 V1_RUN = Path(__file__).resolve().parents[1] / "data" / "runs" / "local" / "g1-20261205T035953Z"
 

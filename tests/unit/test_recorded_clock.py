@@ -12,9 +12,9 @@ import pytest
 from replay import ok
 from test_g1_plan import TOOLS, run_g1, scratch  # noqa: F401 (scratch is a fixture run_g1 needs)
 
-from kvgate.facts.base import ParseError
-from kvgate.facts.clock import parse_chronyc_tracking, parse_timedatectl
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.probes.facts.base import ParseError
+from kvgate.probes.facts.clock import parse_chronyc_tracking, parse_timedatectl
 
 DATA = Path(__file__).parents[1] / "data" / "recorded" / "chronyc"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from replay import ok
 from test_facts_fabric import lab_g1
 
-from kvgate.facts.roce import parse_dcb_pfc
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.probes.facts.roce import parse_dcb_pfc
 
 DATA = Path(__file__).parents[1] / "data" / "recorded" / "dcb"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvgate.facts.mounts import parse_df
+from kvgate.probes.facts.mounts import parse_df
 
 DATA = Path(__file__).parents[1] / "data" / "recorded" / "df"
 

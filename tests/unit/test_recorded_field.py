@@ -13,14 +13,14 @@ import pytest
 from replay import ok
 from test_facts_accel import host_g1
 
-from kvgate.facts.amd import parse_amd_static, parse_amd_topology
-from kvgate.facts.mounts import parse_findmnt
-from kvgate.facts.nvme import parse_transports
-from kvgate.facts.nvmeof import parse_kernel_log
-from kvgate.facts.nvmeof import parse_probe as parse_nvmeof_probe
-from kvgate.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
-from kvgate.g2.nic_counters import SHOWN, judged_counters, parse_ethtool_stats
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.orchestration.g2.nic_counters import SHOWN, judged_counters, parse_ethtool_stats
+from kvgate.probes.facts.amd import parse_amd_static, parse_amd_topology
+from kvgate.probes.facts.mounts import parse_findmnt
+from kvgate.probes.facts.nvme import parse_transports
+from kvgate.probes.facts.nvmeof import parse_kernel_log
+from kvgate.probes.facts.nvmeof import parse_probe as parse_nvmeof_probe
+from kvgate.probes.facts.roce import parse_ibv_devinfo, parse_mlnx_qos
 
 DATA = Path(__file__).parents[1] / "data" / "recorded"
 MIB = 1 << 20

@@ -7,8 +7,8 @@ from pathlib import Path
 from replay import ok
 from test_g1_plan import run_g1, scratch  # noqa: F401 (scratch is a fixture run_g1 needs)
 
-from kvgate.facts.nvme import parse_list_subsys
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.probes.facts.nvme import parse_list_subsys
 
 DATA = Path(__file__).parents[1] / "data" / "recorded" / "nvme" / "list-subsys"
 POWER = "replay-libnvme-tree-pcie-power-dualport.json"

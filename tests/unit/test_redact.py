@@ -1,4 +1,4 @@
-"""Secrets are redacted wherever a command line or an environment is recorded (kvgate.redact)."""
+"""Secrets are redacted wherever a command line or an environment is recorded (kvgate.base.redact)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kvgate import redact
-from kvgate.engines import EngineService, Placement
-from kvgate.engines.profile import PROFILE_DIR, load_profile
-from kvgate.judge import Verdict
+from kvgate.base import redact
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.probes.engines import EngineService, Placement
+from kvgate.record.store import CheckRecord, RunStore
 from kvgate.report import render
-from kvgate.store import CheckRecord, RunStore
 from kvgate.transport.local import LocalExecutor
 
 MASK = redact.MASK

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
-from kvgate.errors import ConfigError
-from kvgate.judge import Measurement, Verdict
-from kvgate.reference_schema import Kind, References
-from kvgate.references import (
+from kvgate.base.criteria import Measurement, Verdict
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.reference_schema import Kind, References
+from kvgate.configuration.references import (
     DEFAULT_PATH,
     check_consistency,
     check_reference,

@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from kvgate.cli import main
-from kvgate.g3 import plan as g3_plan
-from kvgate.gate_profiles.g3 import G3Profile, load_g3_profile
-from kvgate.judge import Verdict
-from kvgate.manifest import verify
-from kvgate.rejudge import rejudge
+from kvgate.base.criteria import Verdict
+from kvgate.cli.command_line import main
+from kvgate.cli.rejudge import rejudge
+from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
+from kvgate.orchestration.g3 import plan as g3_plan
+from kvgate.record.manifest import verify
+from kvgate.record.store import RunStore
 from kvgate.report.model import load_run
-from kvgate.store import RunStore
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "runs" / "hma1"
 RUN = DATA / "g3-20261205T023051Z"

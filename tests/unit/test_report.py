@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.errors import StoreError
-from kvgate.g2.sections import chart
-from kvgate.judge import Criterion, Measurement, Verdict, judge
+from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
+from kvgate.base.errors import StoreError
+from kvgate.configuration.waivers import Waiver, Waivers
+from kvgate.orchestration.g2.sections import chart
+from kvgate.record.store import CheckRecord, RunStore
 from kvgate.report import RenderedPaths, load_run, render, render_html, render_junit
 from kvgate.report.pdf import write_pdf
 from kvgate.report.svg import sanitize
-from kvgate.store import CheckRecord, RunStore
-from kvgate.waivers import Waiver, Waivers
 
 HOSTILE = "<script>alert('x')</script>"
 TABLE = {"columns": ["job", "MB/s"], "rows": [["seqread", HOSTILE]], "note": "4 repeats"}

@@ -6,12 +6,12 @@ import json
 import re
 from pathlib import Path
 
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.record.store import CheckRecord, RunStore
 from kvgate.report import load_run
 from kvgate.report.charts import figure, to_svg
 from kvgate.report.plots import charts
 from kvgate.report.svg import sanitize
-from kvgate.store import CheckRecord, RunStore
 
 
 def test_a_matplotlib_figure_passes_the_allow_list_unchanged() -> None:

@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.gate_profiles.g4 import load_g4_profile
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.charts import Chart
 from kvgate.report.plots import charts
 from kvgate.report.svg import sanitize
-from kvgate.store import RunStore
 
 GB = 1e9
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kvgate.gate_profiles.g3 import load_g3_profile
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.record.store import CheckRecord, RunStore
 from kvgate.report import load_run
 from kvgate.report.summary import summarize
-from kvgate.store import CheckRecord, RunStore
 
 ARMS = {
     "dram-only@c8": {"output_throughput_tok_per_s": 6.67, "read_bw_gb_per_s": None},

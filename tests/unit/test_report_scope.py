@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvgate.fio.matrix import load_profile
-from kvgate.gates import repo_root
+from kvgate.configuration.fio_matrix import load_profile
+from kvgate.record.gate_order import repo_root
+from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.summary import summarize
-from kvgate.store import RunStore
 from tests.integration.report_runs import build
 
 
@@ -27,7 +27,7 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     fio = load_profile(repo_root() / "workloads" / "fio" / "smoke.yaml").model_dump(mode="json")
     meta = {
         "planned": [],
-        "configuration": {"gate_profile": fio},  # as kvgate.g2.fixtures records it
+        "configuration": {"gate_profile": fio},  # as kvgate.orchestration.g2.fixtures records it
         "g2_rows": {"gpu-1/scratch": {"fio": [], "workloads": [], "sweep": []}},
     }
     store = RunStore.create(tmp_path, site="lab-a", gate="g2", meta=meta)

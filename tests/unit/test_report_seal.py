@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kvgate import manifest
-from kvgate.cli import main
+from kvgate.cli.command_line import main
+from kvgate.record import manifest
+from kvgate.record.store import RunStore
 from kvgate.report import RenderedPaths, render
 from kvgate.report.seal import PLACEHOLDER, SUMS, check_html, sha256, verify_report
-from kvgate.store import RunStore
 from tests.integration.report_runs import build
 
 HASH = re.compile(r'<meta name="kvgate-report-sha256" content="([0-9a-f]{64})">')

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate import agentctl
-from kvgate.inventory.schema import Volume
-from kvgate.scratch import UnsafeWrite, checked, create, refusals, remove
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes import agentctl
+from kvgate.probes.scratch import UnsafeWrite, checked, create, refusals, remove
 from kvgate.transport.local import LocalExecutor
 
 EX = LocalExecutor()
@@ -122,7 +122,7 @@ def test_removal_does_not_cross_into_a_filesystem_mounted_below(tmp_path: Path) 
 
 def test_an_agent_workload_writes_its_target_only_with_the_scratch_proof(tmp_path: Path) -> None:
     spec = {"target_dir": str(tmp_path), "snapshot_bytes": 1 << 20, "ranks": 1}
-    with pytest.raises(ValueError, match=r"kvgate\.scratch\.checked"):
+    with pytest.raises(ValueError, match=r"kvgate\.probes\.scratch\.checked"):
         agentctl.start(EX, "checkpoint", spec)  # refused before anything is uploaded or started
     other = checked(EX, scratch_volume(tmp_path / "vol"), f"{tmp_path}/vol/other")
     with pytest.raises(ValueError, match="is not the checked"):

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.engines.latency import engines_latency, histograms
-from kvgate.engines.metrics import Histogram, diff, parse
-from kvgate.engines.profile import PROFILE_DIR, load_profile
-from kvgate.g3.load_arms import LoadTrial
-from kvgate.g3.serving import level_latency, rows
-from kvgate.loadgen import LoadConfig, PromptSpec, run
-from kvgate.loadgen.nullserver import NullConfig, NullServer
-from kvgate.workload_results import kv_measurements
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.orchestration.g3.load_arms import LoadTrial
+from kvgate.orchestration.g3.serving import level_latency, rows
+from kvgate.probes.engines.latency import engines_latency, histograms
+from kvgate.probes.engines.metrics import Histogram, diff, parse
+from kvgate.probes.loadgen import LoadConfig, PromptSpec, run
+from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
+from kvgate.probes.workload_results import kv_measurements
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded"
 V0_CPU = (RECORDED / "engines" / "vllm_v0_cpu_metrics.txt").read_text()

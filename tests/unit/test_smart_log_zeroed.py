@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from test_g1_plan import run_g1, scratch  # noqa: F401 (scratch is a fixture run_g1 needs)
 
-from kvgate.facts.base import ParseError
-from kvgate.facts.nvme import parse_smart_log
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.probes.facts.base import ParseError
+from kvgate.probes.facts.nvme import parse_smart_log
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "nvme" / "smart-log"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.errors import StoreError
-from kvgate.judge import Criterion, Measurement, Verdict, judge
-from kvgate.store import CheckRecord, RunStore, latest_run, outcome
+from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
+from kvgate.base.errors import StoreError
+from kvgate.record.store import CheckRecord, RunStore, latest_run, outcome
 
 
 def rec(host: str, check: str, verdict: Verdict) -> CheckRecord:

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.errors import ConfigError
-from kvgate.judge import Criterion, Measurement, Verdict, judge
-from kvgate.waivers import Waiver, Waivers, load_waivers
+from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.waivers import Waiver, Waivers, load_waivers
 
 FAIL = judge(Criterion("G1-NVME-4", "temperature_c", "<=", 70), Measurement("temperature_c", 74))
 REASON = "array firmware update scheduled"

@@ -1,0 +1,13 @@
+"""The ``kvgate`` command line: the parser, the subcommands, the live view.
+
+command_line.py  the parser; ``main()`` is the console script (``python -m kvgate.cli``)
+args.py          paths and expressions from the command line, checked before anything runs
+commands.py      what each subcommand does, composing the stages below
+rejudge.py       ``kvgate rejudge RUN``: a stored run judged again
+live.py          the rich live view of a gate run
+exit_codes.py    a gate's verdict, or why none was reached, as an exit code
+"""
+
+from kvgate.cli.command_line import main
+
+__all__ = ["main"]

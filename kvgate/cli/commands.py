@@ -1,0 +1,283 @@
+"""What each `kvgate` subcommand does; argument parsing lives in cli.py."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from rich.markup import escape
+
+from kvgate.base.config_file import repo_root
+from kvgate.base.crash import InternalErrors, tell
+from kvgate.base.criteria import Verdict
+from kvgate.cli.args import check_keyword, check_output_file, check_writable_dir, write_output_file
+from kvgate.cli.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REGRESSION, EXIT_USAGE
+from kvgate.cli.live import LiveView, checks_table, summary_table
+from kvgate.configuration.gateconfig import load_config
+from kvgate.configuration.waivers import load_waivers
+from kvgate.record import manifest
+from kvgate.record.gate_order import PREFLIGHT, gate_dir, require_previous
+from kvgate.record.manifest import verify
+from kvgate.record.store import RunStore, outcome
+
+GATE_INI = Path(__file__).parents[1] / "orchestration" / "gate_pytest.ini"
+
+
+def dispatch(args: argparse.Namespace, console: Console) -> int:
+    handlers = {
+        "plan": plan,
+        "run": run_gate,
+        "report": report,
+        "verify-report": verify_report,
+        "stop": stop,
+        "inventory": inventory,
+        "references": references,
+        "preflight": preflight,
+        "sign": sign,
+        "history": history,
+        "compare": compare,
+        "rejudge": rejudge,
+    }
+    return handlers[args.command](args, console)
+
+
+def pytest_args(args: argparse.Namespace) -> list[str]:
+    """The gate suite under the gate-run settings (GATE_INI), never kvgate's own test-suite settings."""
+    argv = [str(gate_dir(args.gate)), "-c", str(GATE_INI), "--rootdir", str(repo_root())]
+    argv += ["-p", "kvgate.orchestration.pytest_plugin", "-p", "no:terminal", "-p", "no:cacheprovider"]
+    argv += ["--inventory", args.inventory, "--run-dir", args.results]
+    for opt in ("resume", "waivers", "force_gate_order"):
+        if value := getattr(args, opt):
+            argv += [f"--{opt.replace('_', '-')}", value]
+    return argv + (["-k", args.keyword] if args.keyword else [])
+
+
+def run_gate(args: argparse.Namespace, console: Console) -> int:
+    """Validate the inventory, run the gate suite with a live view, render, summarize."""
+    check_run_args(args)
+    args.inventory = args.inventory or default_inventory(args.resume)
+    loaded = load_config(args.inventory).inventory  # a bad configuration stops here with its clear error
+    if not (args.resume or args.force_gate_order):
+        require_previous(Path(args.results), site=loaded.site, gate=args.gate, inventory_sha256=loaded.sha256)
+    console.print(f"kvgate {args.gate} on site [bold]{loaded.site}[/] ({len(loaded.inventory.hosts)} hosts)")
+    live, crashes = LiveView(console), InternalErrors()
+    code = pytest.main(pytest_args(args), plugins=[live, crashes])
+    if crashes.report is not None:
+        tell(console, crashes.summary, crashes.report)
+        return EXIT_INTERNAL
+    store = live.session.store if live.session else None
+    if store is None:
+        console.print("[red]the gate did not start (see the errors above)")
+        return EXIT_USAGE if code == pytest.ExitCode.USAGE_ERROR else EXIT_INTERNAL
+    interrupted, regressed = code == pytest.ExitCode.INTERRUPTED, list[str]()
+    status = finish(store, console, no_pdf=args.no_pdf, interrupted=interrupted, regressions=regressed)
+    if status == 0 and getattr(args, "fail_on_regression", False) and regressed:
+        console.print(
+            f"[bold red]{len(regressed)} figure(s) regressed[/] against the previous comparable run"
+        )
+        return EXIT_REGRESSION
+    return status
+
+
+def preflight(args: argparse.Namespace, console: Console) -> int:
+    """The preflight as a gate run of its own; then what will and will not be measurable, and why."""
+    for unused in ("resume", "waivers", "force_gate_order", "keyword"):
+        setattr(args, unused, None)
+    args.gate = PREFLIGHT
+    return run_gate(args, console)
+
+
+def check_run_args(args: argparse.Namespace) -> None:
+    """Everything `kvgate run` was given that can be checked before the gate starts (exit 4 if wrong)."""
+    check_keyword(args.keyword)
+    check_writable_dir("--results", Path(args.results))
+    load_waivers(args.waivers)
+    if args.resume:
+        store = RunStore.open(Path(args.resume))
+        store.check_files()
+        store.inventory_path()  # the resume compares the inventory with the run's
+        check_writable_dir("--resume", store.path)
+
+
+def default_inventory(resume: str | None) -> str:
+    """The inventory a resumed run was started with (as recorded in its run.json), else local.yaml."""
+    if resume is None:
+        return "inventory/local.yaml"
+    return RunStore.open(Path(resume)).inventory_path()
+
+
+def finish(
+    store: RunStore,
+    console: Console,
+    *,
+    no_pdf: bool,
+    interrupted: bool = False,
+    allowed_signers: Path | None = None,
+    regressions: list[str] | None = None,
+) -> int:
+    from kvgate.report import render
+
+    paths = render(store.path, pdf=not no_pdf, allowed_signers=allowed_signers)
+    if regressions is not None:
+        regressions[:] = paths.regressions
+    record = verify(store.path, allowed_signers=allowed_signers)
+    console.print(checks_table(store) if store.meta()["gate"] == PREFLIGHT else summary_table(store))
+    verdict, missing = outcome(store)
+    not_evaluated = f" ({len(missing)} checks not evaluated)" if missing else ""
+    if interrupted:
+        console.print(f"gate [bold yellow]interrupted[/] (Ctrl-C){not_evaluated}")
+    else:
+        console.print(f"gate verdict: [bold]{verdict}[/]{not_evaluated}")
+    for label, path in (("HTML", paths.html), ("PDF", paths.pdf), ("JUnit", paths.junit)):
+        if path is not None:
+            console.print(f"{label:6} {path}")
+    errors = [c for c, rec in store.checks().items() if rec["verdict"] == Verdict.ERROR]
+    if interrupted or missing or errors:
+        console.print(f"resume with: {escape(resume_command(store))}", highlight=False, soft_wrap=True)
+    console.print(f"run record: {escape(record.summary())}", style=None if record.intact else "bold red")
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if record.status == "modified after the run" or record.signature_problem:
+        return max(EXIT[verdict], EXIT[Verdict.INVALID])  # an edited record proves nothing it says
+    return EXIT[verdict]
+
+
+def resume_command(store: RunStore) -> str:
+    """The exact command that re-runs this run's checks without a final verdict, from the same cwd.
+
+    The inventory is the run's own (`RunStore.inventory_path`); waivers and a -k selection
+    are not stored as paths, so they are repeated from the run's recorded argv.
+    """
+    meta = store.meta()
+    words = ["kvgate", "run", str(meta["gate"]), "--resume", str(store.path)]
+    argv = [str(a) for a in meta.get("argv", [])]
+    for flag in ("--waivers", "-k"):
+        if (value := _recorded_option(argv, flag)) is not None:
+            words += [flag, value]
+    return shlex.join(words)
+
+
+def _recorded_option(argv: list[str], flag: str) -> str | None:
+    """The value of ``flag`` in a recorded command line (``--flag value`` or ``--flag=value``)."""
+    for i, word in enumerate(argv):
+        if word == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(f"{flag}="):
+            return word.partition("=")[2]
+    return None
+
+
+def report(args: argparse.Namespace, console: Console) -> int:
+    signers = Path(args.allowed_signers) if args.allowed_signers else None
+    store = RunStore.open(Path(args.run_dir))
+    store.check_files()  # an edited or truncated file is named here, not as a crash mid-render
+    return finish(store, console, no_pdf=args.no_pdf, allowed_signers=signers)
+
+
+def verify_report(args: argparse.Namespace, console: Console) -> int:
+    """0 when the report file is as kvgate wrote it, 2 when it was modified (as a modified run)."""
+    from kvgate.report.seal import verify_report as checks_of
+
+    found = checks_of(Path(args.file))
+    for c in found:
+        console.print(f"{escape(args.file)}: {escape(c.detail)}", highlight=False, soft_wrap=True)
+    return 0 if all(c.ok for c in found) else EXIT[Verdict.INVALID]
+
+
+def rejudge(args: argparse.Namespace, console: Console) -> int:
+    """Judge a stored run again into a new run directory, nothing measured; its report says what changed."""
+    from kvgate.cli.rejudge import rejudge as judge_again
+
+    results = Path(args.results) if args.results else None
+    waivers = Path(args.waivers) if args.waivers else None
+    moved = Path(args.inventory) if args.inventory else None
+    store = judge_again(Path(args.run_dir), waivers=waivers, results=results, inventory=moved)
+    done = store.run_record().rejudged
+    assert done is not None, "rejudge records what it re-judged"
+    console.print(f"re-judged {escape(done.run)}: {len(done.changes)} change(s), {len(done.carried)} carried")
+    for change in done.changes:
+        console.print(f"  {escape(change)}", highlight=False, soft_wrap=True)
+    return finish(store, console, no_pdf=args.no_pdf)
+
+
+def sign(args: argparse.Namespace, console: Console) -> int:
+    """Sign a finished run's manifest with the engineer's SSH key, then re-render its report."""
+    record = manifest.sign(Path(args.run_dir), key=Path(args.key).expanduser(), identity=args.identity)
+    console.print(f"{args.run_dir}: {escape(record.summary())}", highlight=False)
+    return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf)
+
+
+def stop(args: argparse.Namespace, console: Console) -> int:
+    from kvgate.orchestration.g4.stop import stop_soak
+
+    for key, what in stop_soak(Path(args.run_dir)).items():
+        console.print(f"{key}: soak {what}")
+    console.print(
+        f"judge what ran (and remove the soak's work directories on the hosts) with: "
+        f"kvgate run g4 --resume {args.run_dir}"
+    )
+    return 0
+
+
+def inventory(args: argparse.Namespace, console: Console) -> int:
+    if args.action == "check":
+        loaded = load_config(args.file).inventory
+        inv = loaded.inventory
+        counts = f"{len(inv.hosts)} hosts, {len(inv.volumes)} volumes"
+        console.print(f"{escape(args.file)}: valid — site {inv.site}, {counts}")
+        return 0
+    from kvgate.orchestration.capture import capture
+
+    if args.output:
+        check_output_file("-o", Path(args.output))  # before reaching the host
+    text = capture(load_config(args.inventory).inventory, args.host)
+    if args.output:
+        write_output_file("-o", Path(args.output), text)
+        console.print(f"expectations of {escape(args.host)} written to {escape(args.output)}")
+    else:
+        print(text, end="")
+    return 0
+
+
+def history(args: argparse.Namespace, _console: Console) -> int:
+    """List the runs indexed under a results root, oldest first (on stdout: it is the output)."""
+    from kvgate.report.history import History
+    from kvgate.report.history_tables import runs_table
+
+    Console(width=200).print(runs_table(History(Path(args.results)).runs(site=args.site, gate=args.gate)))
+    return 0
+
+
+def compare(args: argparse.Namespace, _console: Console) -> int:
+    """Every figure of two stored runs side by side with its change and what the change means."""
+    from kvgate.report import load_run
+    from kvgate.report.comparison import frame
+    from kvgate.report.history import compare as diff
+    from kvgate.report.history_tables import compare_table
+
+    a, b = (load_run(Path(p)).history_record() for p in (args.run_a, args.run_b))
+    Console(width=200).print(compare_table(diff(frame(a), frame(b)), a.run_id, b.run_id))
+    return 0
+
+
+def references(_args: argparse.Namespace, console: Console) -> int:
+    from kvgate.configuration.references import check_consistency, load_references
+
+    refs = load_references()
+    problems = check_consistency(refs)
+    for p in problems:
+        console.print(f"[yellow]disagreement:[/] {escape(str(p))}")
+    console.print(f"{len(refs.entries)} references loaded; {len(problems)} disagreements")
+    return 0
+
+
+def plan(args: argparse.Namespace, _console: Console) -> int:
+    """Print the tiering plan of every engine deployment (orchestration.plan); bad options: usage errors."""
+    from kvgate.orchestration.plan.cli import options, show
+
+    loaded = load_config(args.inventory).inventory
+    show(Console(soft_wrap=True), loaded, Path(args.results), options(args))  # the plan is the output: stdout
+    return 0

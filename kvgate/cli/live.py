@@ -1,0 +1,93 @@
+"""The rich live view of a gate run: one progress bar per host, then a summary table."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kvgate.base.criteria import SEVERITY, Verdict
+from kvgate.orchestration.session import GateSession
+from kvgate.record.store import RunStore
+
+STYLE = {"PASS": "green", "FAIL": "bold red", "INVALID": "dark_orange", "ERROR": "bold magenta"}
+
+
+class LiveView:
+    """A pytest plugin object the CLI registers in place of pytest's terminal output."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[host]:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+        )
+        self.tasks: dict[str, Any] = {}
+        self.session: GateSession | None = None
+        self.errors: list[str] = []
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # imported here: pytest must import its plugin first to rewrite its asserts
+        from kvgate.orchestration.pytest_plugin import SESSION, check_id
+
+        self.session = session.config.stash[SESSION]
+        self.session.listener = self.on_event
+        per_host = Counter(check_id(i).partition("/")[0] for i in session.items if check_id(i))
+        for host, n in sorted(per_host.items()):
+            self.tasks[host] = self.progress.add_task("waiting", total=n, host=host)
+        self.progress.start()
+
+    def on_event(self, host: str, event: str) -> None:
+        if host in self.tasks:
+            self.progress.update(self.tasks[host], description=event)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        host = report.nodeid.partition("[")[2].partition("/")[0]
+        if report.when == "teardown" and host in self.tasks:  # every test has exactly one teardown
+            self.progress.advance(self.tasks[host])
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.errors.append(f"collection of {report.nodeid} failed:\n{report.longreprtext}")
+
+    def pytest_sessionfinish(self) -> None:
+        self.progress.stop()
+        for err in self.errors:
+            self.console.print(f"[red]{err}")
+
+
+def summary_table(store: RunStore) -> Table:
+    """Per host: counts per verdict and the worst verdict; the gate line last."""
+    table = Table(title=f"{store.meta()['gate']} — {store.meta()['site']}")
+    table.add_column("host")
+    for v in SEVERITY:
+        table.add_column(str(v), justify="right")
+    table.add_column("worst")
+    by_host: dict[str, Counter[str]] = {}
+    for rec in store.checks().values():
+        by_host.setdefault(rec["host"], Counter())[rec["verdict"]] += 1
+    for host, counts in sorted(by_host.items()):
+        worst = next((v for v in SEVERITY if counts[v]), Verdict.PASS)
+        cells = [str(counts[v] or "") for v in SEVERITY]
+        table.add_row(host, *cells, f"[{STYLE.get(worst, 'white')}]{worst}")
+    return table
+
+
+def checks_table(store: RunStore) -> Table:
+    """Every check with its verdict and condition, worst first: what can be measured, and why not."""
+    table = Table(title=f"{store.meta()['gate']} — {store.meta()['site']}: what can be measured")
+    for column in ("host", "check", "verdict", "why"):
+        table.add_column(column, overflow="fold")
+    checks = sorted(store.checks().values(), key=lambda c: (SEVERITY.index(Verdict(c["verdict"])), c["id"]))
+    for c in checks:
+        table.add_row(*(escape(str(c[k])) for k in ("host", "check", "verdict", "condition")))
+    return table

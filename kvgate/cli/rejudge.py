@@ -1,0 +1,272 @@
+"""``kvgate rejudge RUN``: judge a stored run again, against today's references, gate profiles and waivers.
+
+A threshold or a waiver decided after a 72-hour soak must not cost another 72 hours. The
+run's checks are planned again from the inventory it ran with (which must be unchanged:
+its sha256 is in the record) and today's references and gate profiles; each check is
+judged on what the record kept: the measurements it was judged on (``inputs``, kvgate.run/2),
+the stored facts (G1), or, for a kvgate.run/1 line, its stored value when its verdict was a
+plain PASS or FAIL. A check with nothing to judge again keeps its verdict and is listed as
+carried; nothing is measured and no connection is opened.
+
+The result is a **new run directory** beside the original, not a file added to it: the
+original is sealed by its manifest (and perhaps signed), so writing into it would make it
+read "modified after the run"; a new directory has its own manifest, renders and signs like
+any run, and is what the next gate's order check finds. Its record names the run it
+re-judged (with that run's manifest hash) and every change: criteria, waivers and verdicts.
+The evidence (facts/, artifacts/) is hard-linked from the original (copied across devices).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from kvgate.base.config_file import repo_root
+from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict, fmt, symbol
+from kvgate.base.errors import StoreError, UsageError
+from kvgate.configuration.gateconfig import GateConfig, load_config
+from kvgate.configuration.references import DEFAULT_PATH as REFERENCES
+from kvgate.configuration.references import references_used
+from kvgate.configuration.waivers import Waivers, load_waivers
+from kvgate.judgement.check import Check
+from kvgate.orchestration.gate_plans import plans
+from kvgate.probes.facts import HostFacts
+from kvgate.probes.facts.checks import FactsProbe, evaluate_facts
+from kvgate.record import inputs_from_record, manifest
+from kvgate.record.store import CheckRecord, RunStore, utc_now
+
+CARRIED_KEYS = ("manifest", "tool_versions", "hosts", "forced", "previous_run", "engines", "g4_jobs")
+
+
+def rejudge(
+    run_dir: Path, *, waivers: Path | None = None, results: Path | None = None, inventory: Path | None = None
+) -> RunStore:
+    """Judge ``run_dir`` again into a new run directory under ``results`` (default: beside it).
+
+    ``inventory``: where the run's inventory is now, if it moved (its sha256 must be the recorded one).
+    """
+    old = _sealed(run_dir)
+    record = old.run_record()
+    config = _config(old, inventory)
+    checks = [c for plan in plans(record.gate) for c in plan(config.inventory.inventory)]
+    in_force = load_waivers(waivers) if waivers else Waivers.model_validate({"waivers": record.waivers})
+    new = _create(old, checks, in_force, config=config, root=results or run_dir.parent.parent)
+    stored, facts = old.checks(), {h: HostFacts.from_json(f) for h, f in old.facts().items()}
+    carried, changes = [], _config_changes(old, in_force)
+    for check in checks:
+        rec = stored.get(check.id)
+        j = _judged_again(check, rec, facts)
+        if j is None and rec is not None:  # nothing kept to judge it again: its verdict stands
+            j = _as_recorded(check, rec)
+            carried.append(check.id)
+        if j is not None:
+            final, waiver = in_force.apply(check.host, check.check, j)
+            new.record(CheckRecord.from_judgement(check.host, check.check, final, waiver=waiver))
+            changes += _check_changes(check, rec, final)
+    _finish(new, old, carried=carried, changes=changes + _plan_changes(checks, stored))
+    return new
+
+
+def _as_recorded(check: Check[Any], rec: dict[str, Any]) -> Judgement:
+    """The stored verdict before any waiver (today's waivers are applied to it again)."""
+    verdict, condition = Verdict(rec["verdict"]), str(rec.get("condition") or "")
+    was = (rec.get("waiver") or {}).get("was")
+    if verdict is Verdict.WAIVED and was:
+        verdict, condition = Verdict(was), condition.removesuffix(f" [was {was}]")
+    evidence = tuple(rec.get("evidence") or ())
+    m = Measurement(rec.get("metric") or "", rec.get("measured"), rec.get("unit") or "", evidence)
+    return Judgement(verdict, condition, check.criterion, m if rec.get("measured") is not None else None)
+
+
+def _sealed(run_dir: Path) -> RunStore:
+    """The run to judge again: finished, and unmodified since (its manifest verifies)."""
+    store = RunStore.open(run_dir)
+    store.check_files()
+    found = manifest.verify(run_dir)
+    if found.status != "verified":
+        raise StoreError(f"{run_dir}: cannot re-judge a run whose record is {found.summary()}")
+    return store
+
+
+def _config(old: RunStore, moved: Path | None) -> GateConfig:
+    """The configuration of the inventory the run was planned from, unchanged since (its sha256)."""
+    recorded = old.run_record().inventory
+    if recorded is None:
+        raise StoreError(f"{old.path / 'run.json'}: records no inventory (inventory.path)")
+    where = moved or Path(recorded.path)
+    config = load_config(where)
+    loaded = config.inventory
+    if loaded.sha256 != recorded.sha256:
+        raise UsageError(
+            f"{where}: changed since run {old.path.name} (sha256 {recorded.sha256[:12]} then, "
+            f"{loaded.sha256[:12]} now): rejudge judges a run with the inventory it ran with"
+        )
+    return config
+
+
+def _judged_again(
+    check: Check[Any], rec: dict[str, Any] | None, facts: dict[str, HostFacts]
+) -> Judgement | None:
+    """The check judged on what the record kept; None when the record kept nothing to judge."""
+    if check.ruled is not None:
+        return check.evaluate()
+    if rec is None or rec["verdict"] == Verdict.ERROR:
+        return None
+    if isinstance(check.spec, FactsProbe):  # G1: judged on the stored facts (its checks read families)
+        return evaluate_facts(check, facts[check.host]) if check.host in facts else None
+    if rec.get("inputs") is not None:
+        return check.evaluate(inputs_from_record(rec["inputs"]))
+    if _plain_v1_value(check, rec):
+        m = Measurement(
+            rec["metric"], rec["measured"], rec.get("unit") or "", tuple(rec.get("evidence") or ())
+        )
+        return check.evaluate(Inputs({check.key: m}))
+    return None
+
+
+def _plain_v1_value(check: Check[Any], rec: dict[str, Any]) -> bool:
+    """A v1 line's value is judged again only when it was trusted: PASS or FAIL (or a waived FAIL)."""
+    was = (rec.get("waiver") or {}).get("was") if rec["verdict"] == Verdict.WAIVED else rec["verdict"]
+    return (
+        was in (Verdict.PASS, Verdict.FAIL)
+        and rec.get("measured") is not None
+        and bool(check.key)
+        and rec.get("metric") == check.criterion.metric
+    )
+
+
+def _create(
+    old: RunStore, checks: list[Check[Any]], waivers: Waivers, *, config: GateConfig, root: Path
+) -> RunStore:
+    record = old.run_record()
+    meta = old.meta()
+    carried = {k: meta[k] for k in CARRIED_KEYS if meta.get(k)}
+    rows = {k: _without_verdicts(meta[k]) for k in ("g2_rows", "g3_rows", "g4_rows") if meta.get(k)}
+    assert record.inventory is not None, "checked by _config"
+    new = RunStore.create(
+        root,
+        site=record.site,
+        gate=record.gate,
+        meta=carried
+        | rows
+        | {
+            "inventory": record.inventory.model_dump(),
+            "argv": sys.argv,
+            "planned": [c.id for c in checks],
+            "waivers": [w.model_dump(mode="json") for w in waivers.waivers],
+            "reference_notes": record.reference_notes,
+            "configuration": _configuration(record.gate, meta, config),
+        },
+    )
+    _link_evidence(old.path, new.path)
+    return new
+
+
+def _without_verdicts(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The gate tables' data without the verdict cells judged at measurement time (now stale)."""
+    return {k: {**r, "verdicts": []} if "verdicts" in r else r for k, r in rows.items()}
+
+
+def _configuration(gate: str, meta: dict[str, Any], config: GateConfig) -> dict[str, Any]:
+    """The configuration files and the gate profile as this re-judgement loaded them."""
+    out: dict[str, Any] = config.recorded()
+    profile = _gate_profile(
+        gate, str((meta.get("configuration") or {}).get("gate_profile", {}).get("name", ""))
+    )
+    if profile is not None:
+        out["gate_profile"] = profile
+    return out
+
+
+def _gate_profile(gate: str, name: str) -> dict[str, Any] | None:
+    if gate == "g3" and name:
+        from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+
+        return load_g3_profile(name).model_dump(mode="json")
+    if gate == "g4" and name:
+        from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+
+        return load_g4_profile(name).model_dump(mode="json")
+    if (
+        gate == "g2" and name
+    ):  # G2's fio matrix (kvgate.orchestration.g2.fixtures records it for page 1's scope)
+        from kvgate.configuration.fio_matrix import load_profile
+
+        return load_profile(repo_root() / "workloads" / "fio" / f"{name}.yaml").model_dump(mode="json")
+    return None
+
+
+def _link_evidence(src: Path, dst: Path) -> None:
+    """facts/ and artifacts/ of the original, hard-linked (copied when that cannot be)."""
+    for top in ("facts", "artifacts"):
+        for path in sorted(p for p in (src / top).rglob("*") if p.is_file() and not p.is_symlink()):
+            target = dst / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)
+            try:
+                os.link(path, target)
+            except OSError:
+                shutil.copy2(path, target)
+
+
+def _config_changes(old: RunStore, waivers: Waivers) -> list[str]:
+    """What differs in the configuration: references file, waivers in force."""
+    out = []
+    recorded = old.run_record().configuration.references
+    now = references_used()["sha256"]
+    if recorded is not None and recorded.sha256 != now:
+        out.append(f"references {REFERENCES.name}: sha256 {recorded.sha256[:12]} → {now[:12]}")
+    was = old.run_record().waivers
+    if was != [w.model_dump(mode="json") for w in waivers.waivers]:
+        out.append(f"waivers: {len(was)} in force then, {len(waivers.waivers)} now")
+    return out
+
+
+def _criterion_text(comparator: str, expected: object, unit: str) -> str:
+    return f"{symbol(comparator)} {fmt(expected)}{f' {unit}' if unit else ''}".strip()
+
+
+def _check_changes(check: Check[Any], rec: dict[str, Any] | None, j: Judgement) -> list[str]:
+    """A changed criterion and a moved verdict of one check, as the record lists them."""
+    if rec is None:
+        return [f"{check.id}: not evaluated then, {j.verdict} now"]
+    out = []
+    c = check.criterion
+    then = _criterion_text(rec.get("comparator") or "", rec.get("expected"), rec.get("unit") or "")
+    now = _criterion_text(c.comparator, c.expected, c.unit)
+    if rec.get("comparator") and then != now:
+        out.append(f"{check.id}: criterion {then} → {now} ({c.source})")
+    if rec["verdict"] != j.verdict:
+        out.append(f"{check.id}: {rec['verdict']} → {j.verdict}")
+    return out
+
+
+def _plan_changes(checks: list[Check[Any]], stored: dict[str, dict[str, Any]]) -> list[str]:
+    planned = {c.id for c in checks}
+    return [f"{cid}: no longer planned (its verdict is not carried)" for cid in stored if cid not in planned]
+
+
+def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[str]) -> None:
+    rejudged = {
+        "run": str(old.path),
+        "run_schema": str(_raw_schema(old)),
+        "run_manifest_sha256": manifest.verify(old.path).manifest_sha256,
+        "at": utc_now(),
+        "by": getpass.getuser(),
+        "changes": changes,
+        "carried": carried,
+    }
+    new.update_meta(rejudged=rejudged)
+    missing = set(new.meta().get("planned", [])) - new.finished_ids()
+    new.finish("incomplete" if missing else "complete")
+    manifest.write(new.path)
+
+
+def _raw_schema(store: RunStore) -> str:
+    """The schema the run was written in (the store reads it migrated)."""
+    return str(json.loads((store.path / "run.json").read_text()).get("schema"))

@@ -1,0 +1,302 @@
+"""Engine profiles: how to launch, probe, reset and scrape one serving engine, as data.
+
+A profile is a YAML file under ``workloads/engines/``; a site adds its own engine
+without code. Templates may use these placeholders, filled in at launch:
+
+    {python} {model} {port} {host} {cache_dir} {run_dir}
+
+Files written into the run directory (``files:``) have plain names; a config in a
+data format is declared as data (``{format: yaml, data: {...}}``) and a JSON
+argument as ``{json: {...}}``, both serialized at launch, so a volume path can
+never change their structure (kvgate.configuration.engine_templates).
+
+>>> p = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
+>>> p.kind.value, p.serves_concurrently
+('llama-cpp', False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from kvgate.base.config_file import Frozen, Shipped, load_model, repo_root
+from kvgate.base.errors import ConfigError
+from kvgate.configuration.engine_series import selector
+from kvgate.configuration.engine_templates import (
+    PLACEHOLDERS,
+    Arg,
+    FileName,
+    FileSpec,
+    as_file,
+    check_plain,
+    check_template,
+    check_values,
+    fill,
+    holes,
+    render_arg,
+)
+
+API_PORT_OFFSET = 10000  # {api_port}: an engine's side API (LMCache's internal API server) at port + this
+PROFILE_DIR = repo_root() / "workloads" / "engines"
+
+
+class EngineKind(StrEnum):
+    """The engine families kvgate knows how to drive."""
+
+    VLLM = "vllm"
+    SGLANG = "sglang"
+    LLAMA_CPP = "llama-cpp"
+
+
+class Endpoint(Frozen):
+    """One HTTP call on the engine host, e.g. ``POST /reset_prefix_cache``."""
+
+    method: str = Field(default="GET", pattern="^(GET|POST|PUT|DELETE)$")
+    path: str = Field(pattern="^/")
+    body: str = ""
+    timeout_s: float = Field(default=10.0, gt=0)
+    # the call goes to the engine's port + this: 0 is the engine itself; LMCache's internal API server's
+    # worker 0 listens at {api_port} + 1 (API_PORT_OFFSET + 1), where its config puts it
+    port_offset: int = Field(default=0, ge=0, le=API_PORT_OFFSET + 64)
+    # called once per tensor-parallel rank, at port_offset + rank (LMCache runs one worker, with its
+    # own CPU tier and API server, per rank)
+    each_rank: bool = False
+
+
+class Container(Frozen):
+    """Run the engine in a container, as AMD (ROCm) and Ascend labs ship vLLM and SGLang.
+
+    kvgate runs ``<runtime> run --rm --network host`` attached, with the model (read-only),
+    the run and cache directories mounted at their own paths and the profile's environment
+    passed in; the profile's ``launch`` is the command inside the image. The engine's reads
+    are counted on the container's cgroup (kvgate.probes.evidence.engines), not on the client process.
+    """
+
+    runtime: Literal["docker", "podman"] = "docker"
+    image: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
+    options: list[str] = Field(default_factory=list)  # devices, groups, --shm-size, --ipc=host …
+
+    @field_validator("options")
+    @classmethod
+    def _option_holes(cls, v: list[str]) -> list[str]:
+        return [check_plain(o) for o in v]
+
+
+class CacheTier(Frozen):
+    """Where the engine's external KV tier lives and how it behaves."""
+
+    kv_dir: str = Field(description="template of the directory the KV files land in (under {cache_dir})")
+    capacity_bytes: int | None = Field(default=None, ge=0)
+    description: str
+
+    @field_validator("kv_dir")
+    @classmethod
+    def _known_holes(cls, v: str) -> str:
+        return check_template(v)
+
+
+ProfileName = str  # a profile's file stem under workloads/engines (checked where it is loaded)
+
+
+class CapacityArms(Frozen):
+    """G3's capacity arms (R2/R3): how this engine runs without its SSD tier, and with it.
+
+    ``dram_only``: the same engine with its HBM/DRAM prefix cache on and no SSD tier (the seed's
+    baseline for its capacity gains); ``ssd_tier``: the profile that runs the arm with the tier
+    (None: this one), for an engine whose own tier profile cannot hold a document set.
+    """
+
+    dram_only: ProfileName = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    ssd_tier: ProfileName | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]*$")
+
+
+class EngineProfile(Frozen):
+    """A serving engine as data: argv template, env, endpoints, tier, caveats."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    kind: EngineKind
+    description: str
+    launch: list[Arg] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+    workdir: str = "{run_dir}"
+    files: dict[FileName, FileSpec] = Field(default_factory=dict, description="name -> file, put in run_dir")
+    version_cmd: list[str] = Field(default_factory=list)
+    ready: Endpoint
+    metrics: Endpoint | None = None
+    # Prometheus counter of prompt tokens served from cache instead of computed: the external
+    # tier's hits on a tier profile, the DRAM prefix cache's on a warm-only one. None: unknown.
+    # A selector may name labels: 'vllm:prompt_tokens_cached_by_source_total{source="disk"}'
+    hit_counter: str | None = None
+    # the counter for the warm arm (state still resident, e.g. in the GPU prefix cache, which the
+    # external tier's counter does not count); None: hit_counter
+    warm_hit_counter: str | None = None
+    # Prometheus histogram of the engine's own time to first token, in seconds (vLLM:
+    # vllm:time_to_first_token_seconds, from the request's arrival): reported beside the client's
+    ttft_histogram: str | None = None
+    # its inter-token latency and per-request time per output token histograms, in seconds (vLLM:
+    # vllm:inter_token_latency_seconds, vllm:request_time_per_output_token_seconds; SGLang has the
+    # first): beside the client's ITL and TPOT for every load (kvgate.probes.engines.latency)
+    itl_histogram: str | None = None
+    tpot_histogram: str | None = None
+    # regex on the engine log whose group 1 is the weight-load time in seconds (model loading
+    # separated from the rest of start-up); None: the engine does not log it
+    weights_log: str | None = None
+    reset: list[Endpoint] = Field(default_factory=list)
+    # how G3 makes a populated tier cold before a restore: `restart` the engine (its GPU and CPU caches
+    # go with the process; the tier must find its files again on start), or `reset`: call the `reset`
+    # endpoints, which empty the GPU and CPU caches and keep the SSD tier (stock LMCache forgets its disk
+    # index on restart, LMCache #1175). Either way the page cache is dropped and the evidence decides.
+    cold_by: Literal["restart", "reset"] = "restart"
+    cache: CacheTier | None = None
+    container: Container | None = None  # None: the engine runs on the host, under setsid
+    capacity_arms: CapacityArms | None = None  # None: G3's capacity bindings are not measurable on it
+    serves_concurrently: bool
+    # the streamed completion ends with a `usage` chunk (stream_options.include_usage); False
+    # (llama-cpp-python): G3 counts output tokens from the chunks and prompt tokens with the tokenizer
+    streams_usage: bool = True
+    # the request field this engine honours to generate exactly max_tokens (kvgate.probes.loadgen.run
+    # FIXED_OUTPUT), so an answer without a token is a fault, never the model's own EOS; None: none
+    fixed_output: Literal["ignore_eos", "min_tokens"] | None = "ignore_eos"
+    ready_timeout_s: float = Field(default=600.0, gt=0)
+    stop_timeout_s: float = Field(default=30.0, gt=0)
+    notes: str = ""
+
+    @field_validator("launch", "version_cmd")
+    @classmethod
+    def _argv_holes(cls, v: list[Arg]) -> list[Arg]:
+        return [check_plain(a) if isinstance(a, str) else a for a in v]
+
+    @field_validator("env")
+    @classmethod
+    def _env_holes(cls, v: dict[str, str]) -> dict[str, str]:
+        return {k: check_plain(t) for k, t in v.items()}
+
+    @field_validator("files", mode="before")
+    @classmethod
+    def _text_files(cls, v: Any) -> Any:
+        return {k: as_file(k, f) for k, f in v.items()} if isinstance(v, dict) else v
+
+    @field_validator("hit_counter", "warm_hit_counter")
+    @classmethod
+    def _selector(cls, v: str | None) -> str | None:
+        if v is not None:
+            selector(v)  # a ValueError names the field in the ConfigError
+        return v
+
+    def counter(self, *, resident: bool = False) -> tuple[str, dict[str, str]] | None:
+        """The hit counter's series selector for a cold (or, ``resident``, a warm) load; None: none."""
+        text = (self.warm_hit_counter or self.hit_counter) if resident else self.hit_counter
+        return selector(text) if text and self.metrics else None
+
+    @model_validator(mode="after")
+    def _cold_by_reset_needs_endpoints(self) -> EngineProfile:
+        if self.cold_by == "reset" and not self.reset:
+            raise ValueError("cold_by: reset needs the reset endpoints that empty the GPU/CPU caches")
+        return self
+
+    @field_validator("workdir")
+    @classmethod
+    def _workdir_holes(cls, v: str) -> str:
+        return check_template(v)
+
+    def render(self, values: Mapping[str, str]) -> Launch:
+        """Fill every template with the placement's values; data files and JSON arguments are serialized."""
+        check_values(values, self.name)
+        return Launch(
+            argv=tuple(render_arg(a, values) for a in self.launch),
+            env={k: fill(t, values) for k, t in self.env.items()},
+            workdir=fill(self.workdir, values),
+            files={name: spec.render(values) for name, spec in self.files.items()},
+            version_argv=tuple(fill(a, values) for a in self.version_cmd),
+            container=None if self.container is None else self._containerized(values),
+        )
+
+    def _containerized(self, values: Mapping[str, str]) -> tuple[str, ...]:
+        """The runtime's arguments before the image: mounts, host network, the profile's options."""
+        assert self.container is not None
+        mounts = [
+            f"{values['model']}:{values['model']}:ro",
+            *(f"{values[d]}:{values[d]}" for d in ("run_dir", "cache_dir")),
+        ]
+        return (
+            self.container.runtime,
+            "run",
+            "--rm",
+            "--network",
+            "host",
+            *(a for m in mounts for a in ("-v", m)),
+            *(fill(o, values) for o in self.container.options),
+        )
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A profile rendered for one placement: exactly what runs on the host."""
+
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    workdir: str
+    files: dict[str, str]
+    version_argv: tuple[str, ...]
+    container: tuple[str, ...] | None = None  # the container runtime's run command, up to the image
+
+
+def load_profile(path: Path) -> EngineProfile:
+    """Load and validate one profile; errors name the file and the field."""
+    profile = load_model(path, EngineProfile)
+    if profile.name != path.stem:
+        raise ConfigError(str(path), "name", f"must match the file name {path.stem!r}, got {profile.name!r}")
+    return profile
+
+
+# ``engine_profile(name)``: a shipped profile, read once (configuration.gateconfig checks the names first)
+engine_profile = Shipped(PROFILE_DIR, load_profile)
+
+
+def load_profiles(directory: Path = PROFILE_DIR) -> dict[str, EngineProfile]:
+    """Every ``*.yaml`` profile in a directory, by name."""
+    return {p.stem: load_profile(p) for p in sorted(directory.glob("*.yaml"))}
+
+
+TP_FLAGS = ("--tensor-parallel-size", "-tp", "--tp-size", "--tp")  # vLLM, vLLM short, SGLang, SGLang short
+
+
+def tensor_parallel(args: Sequence[str]) -> int:
+    """The tensor-parallel size an engine's extra arguments ask for; 1 without one.
+
+    A tier's capacity and some metrics are per TP rank (LMCache's max_local_disk_size is).
+
+    >>> tensor_parallel(["--tensor-parallel-size", "4"]), tensor_parallel(["--tp-size=8"])
+    (4, 8)
+    >>> tensor_parallel([])
+    1
+    """
+    for i, arg in enumerate(args):
+        flag, eq, value = arg.partition("=")
+        if flag in TP_FLAGS:
+            text = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            return int(text) if text.isdigit() and int(text) > 0 else 1
+    return 1
+
+
+__all__ = [
+    "PLACEHOLDERS",
+    "PROFILE_DIR",
+    "CacheTier",
+    "CapacityArms",
+    "Endpoint",
+    "EngineKind",
+    "EngineProfile",
+    "Launch",
+    "fill",
+    "holes",
+    "load_profile",
+    "load_profiles",
+    "tensor_parallel",
+]

@@ -1,0 +1,126 @@
+"""The G1 arrival gate plan: one PlannedCheck per (host, check), from the inventory alone.
+
+Only what the inventory expects is planned (no GPU check when `gpus` is not set);
+NVMe health, NIC link state and, when `pcie_full_link` is true, PCIe link width and
+speed are planned wherever the family applies. A check is evaluated later against
+the host's collected facts:
+
+>>> from kvgate.configuration.inventory.schema import Inventory
+>>> inv = Inventory.model_validate({"site": "s", "hosts": {"h": {"expect": {"cpu": {"cores": 64}}}}})
+>>> [c.check for c in plan(inv)]
+['cpu.cores', 'pcie.links']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.probes.facts import HostFacts
+from kvgate.probes.facts.checks import PlanContext, PlannedCheck
+from kvgate.probes.facts.checks import evaluate_facts as evaluate
+from kvgate.probes.facts.plan_accel import accel_checks
+from kvgate.probes.facts.plan_fabric import roce_checks
+from kvgate.probes.facts.plan_gpu import gpu_checks, pcie_checks
+from kvgate.probes.facts.plan_host import clock_checks, nic_checks, tool_checks, volume_checks
+from kvgate.probes.facts.plan_hw import cpu_checks, memory_checks, nvme_checks, nvmeof_checks, os_checks
+from kvgate.probes.facts.plan_numa import numa_checks
+from kvgate.probes.facts.plan_nvmeof import nvmeof_quality_checks
+from kvgate.probes.facts.plan_tuning import tuning_checks
+
+PLANNERS: tuple[
+    Callable[[PlanContext], list[PlannedCheck]], ...
+] = (  # servers, fabric, array, accelerators, software
+    cpu_checks,
+    memory_checks,
+    os_checks,
+    nvme_checks,
+    pcie_checks,
+    numa_checks,
+    nic_checks,
+    roce_checks,
+    nvmeof_checks,
+    nvmeof_quality_checks,
+    volume_checks,
+    gpu_checks,
+    accel_checks,
+    tuning_checks,
+    clock_checks,
+    tool_checks,
+)
+
+
+def plan(inventory: Inventory) -> list[PlannedCheck]:
+    """Every G1 check of every host, in inventory order."""
+    return [
+        check
+        for host in inventory.hosts
+        for planner in PLANNERS
+        for check in planner(PlanContext(inventory, host))
+    ]
+
+
+def tools_wanted(inventory: Inventory, host: str) -> tuple[str, ...]:
+    """The BOM's tool names for `HostContext.tools` (their versions are collected)."""
+    return tuple(inventory.expectations(host).tools)
+
+
+def _gib(n: int | None) -> float | None:
+    return round(n / (1 << 30), 1) if n is not None else None
+
+
+def _nvme_line(d: dict[str, Any]) -> str:
+    size = f"{d['capacity_bytes'] / 1e12:.2f} TB" if d.get("capacity_bytes") else "? TB"
+    return f"{d['name']} {d.get('model')} fw {d.get('firmware')} {size} ({d.get('transport') or 'unknown'})"
+
+
+def _nic_line(n: dict[str, Any]) -> str:
+    speed = f"{n['speed_mbps']} Mb/s" if n.get("speed_mbps") else "speed n/a"
+    return f"{n['name']} {n.get('operstate')} {speed} mtu {n.get('mtu')} {n.get('driver') or ''}".rstrip()
+
+
+def _gpu_line(g: dict[str, Any]) -> str:
+    line = (
+        f"{g['vendor']} {g.get('model')} {g.get('pci_address') or ''} {_gib(g.get('memory_total_bytes'))} GiB"
+    )
+    return line + (
+        f" {g['compute_partition']}/{g.get('memory_partition')}" if g.get("compute_partition") else ""
+    )
+
+
+def _path_line(c: dict[str, Any]) -> str:
+    ana = "/".join(sorted({p["ana_state"] for p in c["paths"] if p["ana_state"]})) or "no ANA"
+    return f"{c['name']} {c['transport']} {c['address']} {c['state']} {ana}"
+
+
+def manifest(facts: HostFacts) -> dict[str, Any]:
+    """A flat summary of one host for the report's environment manifest."""
+    f = {name: col.facts for name, col in facts.families.items()}
+    cpu, mem, os_, clock = f.get("cpu", {}), f.get("memory", {}), f.get("os", {}), f.get("clock", {})
+    return {
+        "host": facts.host,
+        "cpu_model": cpu.get("model"),
+        "cpu_sockets": cpu.get("sockets"),
+        "cpu_cores": cpu.get("cores"),
+        "cpu_threads": cpu.get("threads"),
+        "mem_total_gib": _gib(mem.get("mem_total_bytes")),
+        "os": os_.get("pretty_name"),
+        "kernel": os_.get("kernel"),
+        "nvme_devices": [_nvme_line(d) for d in f.get("nvme", {}).get("devices", [])],
+        "nvmeof_subsystems": [s.get("nqn") for s in f.get("nvme", {}).get("subsystems", [])],
+        "nvmeof_paths": [_path_line(c) for c in f.get("nvmeof", {}).get("controllers", []) if c["paths"]],
+        "nics": [_nic_line(n) for n in f.get("nics", {}).get("interfaces", []) if not n.get("virtual")],
+        "rdma_ports": [
+            f"{p['device']}/{p['port']} {p['state']} {p['link_layer']}"
+            for p in f.get("rdma", {}).get("ports", [])
+        ],
+        "gpus": [_gpu_line(g) for g in f.get("gpus", {}).get("devices", [])],
+        "gpu_drivers": f.get("gpus", {}).get("driver_version", {}),
+        "clock": f"{clock.get('source')} offset {clock.get('offset_ms')} ms" if clock else None,
+        "tools": {t: v.get("version") for t, v in f.get("tools", {}).get("tools", {}).items()},
+        "missing_tools": sorted({t for col in facts.families.values() for t in col.missing_tools}),
+    }
+
+
+__all__ = ["PlannedCheck", "evaluate", "manifest", "plan", "tools_wanted"]

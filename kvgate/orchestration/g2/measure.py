@@ -1,0 +1,143 @@
+"""Measure one volume of one host for G2: the fio matrix, then the agent workloads.
+
+Every raw output is stored as it arrives (a crash keeps what ran); the result is a
+map metric → Measurement that the G2 checks judge, plus the sweep for the chart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kvgate.base.criteria import Measurement
+from kvgate.configuration.fio_job import parse_size
+from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint
+from kvgate.configuration.inventory.schema import Host, Volume
+from kvgate.orchestration.g2.workloads import run_workloads
+from kvgate.probes.fio.baseline import run_matrix
+from kvgate.probes.fio.cold import MeasuredRun
+from kvgate.probes.fio.run import RunOptions
+from kvgate.probes.nfs_server import ServerCache
+from kvgate.probes.scratch import ScratchDir, checked, create, remove
+from kvgate.record.store import RunStore
+from kvgate.transport.base import Executor
+
+Notify = Callable[[str], None]
+
+
+@dataclass
+class VolumeResult:
+    """What G2 measured on one volume of one host."""
+
+    host: str
+    volume: str
+    measurements: dict[str, Measurement] = field(default_factory=dict)
+    knee: Knee | None = None
+    ceiling: SweepPoint | None = None  # the sweep's best cell (its re-measured bandwidth: "ceiling.*")
+    sweep: list[tuple[str, int, float]] = field(default_factory=list)  # (bs, parallelism, bytes/s)
+
+    def add(self, found: list[Measurement]) -> None:
+        self.measurements |= {m.metric: m for m in found}
+
+
+def work_dir(vol: Volume, host: str, store: RunStore) -> str:
+    """Where G2 writes on a volume: a subdirectory per host and run, removed afterwards."""
+    return f"{vol.path.rstrip('/')}/kvgate-g2/{host}-{store.path.name}"
+
+
+def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
+    """Our own directory only (also after Ctrl-C); the shared parent goes when no run still uses it."""
+    remove(ex, directory, parents=1)
+
+
+def proof_json(mr: MeasuredRun) -> str:
+    """The cold proof of one fio run as stored evidence."""
+    return json.dumps({**mr.proof.to_json(), "invalid_reason": mr.invalid_reason}, indent=2, default=str)
+
+
+def measure_volume(
+    ex: Executor,
+    host: Host,
+    *,
+    name: str,
+    vol: Volume,
+    profile: MatrixProfile,
+    store: RunStore,
+    notify: Notify,
+    scale: str,
+    server_cache: ServerCache | None = None,
+) -> VolumeResult:
+    """Run the fio matrix and the workloads on one scratch volume; clean up our files after.
+
+    The work directory passes the scratch check (kvgate.probes.scratch) before anything is created.
+    """
+    result, directory = VolumeResult(ex.host, name), checked(ex, vol, work_dir(vol, ex.host, store))
+    try:
+        create(ex, directory)
+        opts = RunOptions(sudo=host.sudo, server_cache=server_cache)
+        _fio(
+            ex,
+            result,
+            opts=opts,
+            vol=vol,
+            profile=profile,
+            directory=directory.path,
+            store=store,
+            notify=notify,
+        )
+        found = run_workloads(
+            ex,
+            host,
+            directory=directory,
+            store=store,
+            notify=notify,
+            prefix=name,
+            scale=scale,
+            server_cache=server_cache,
+        )
+        result.add(found)
+    finally:
+        remove_work_dir(ex, directory)
+    return result
+
+
+def _fio(
+    ex: Executor,
+    result: VolumeResult,
+    *,
+    opts: RunOptions,
+    vol: Volume,
+    profile: MatrixProfile,
+    directory: str,
+    store: RunStore,
+    notify: Notify,
+) -> None:
+    evidence: dict[str, list[str]] = {}
+
+    def on_run(cell: str, repeat: int, mr: MeasuredRun) -> None:
+        notify(f"fio {cell} #{repeat}")
+        base = f"g2/{result.volume}/fio/{cell}/{repeat}"
+        paths = [store.artifact(ex.host, f"{base}/{n}", t) for n, t in mr.run.artifacts().items()]
+        paths.append(store.artifact(ex.host, f"{base}/cold-proof.json", proof_json(mr)))
+        evidence.setdefault(cell, []).extend(paths)
+
+    base = run_matrix(ex, profile, vol, directory=directory, opts=opts, on_run=on_run)
+    for m in base.measurements:
+        cell = m.metric.split(".")[0]
+        result.add([dataclasses.replace(m, evidence=tuple(evidence.get(cell, ())))])
+    result.knee, result.ceiling = base.knee, base.ceiling
+    result.sweep = sweep_series(base.points)
+
+
+def sweep_series(points: tuple[SweepPoint, ...]) -> list[tuple[str, int, float]]:
+    """Per block size, the best bandwidth at each parallelism (numjobs × iodepth), for the chart."""
+    best: dict[tuple[str, int], float] = {}
+    for p in points:
+        key = (p.bs, p.parallelism)
+        best[key] = max(best.get(key, 0.0), p.bw_bytes_per_s)
+    return [
+        (bs, par, bw)
+        for (bs, par), bw in sorted(best.items(), key=lambda kv: (parse_size(kv[0][0]), kv[0][1]))
+    ]

@@ -1,0 +1,59 @@
+"""The storage-level workloads of G2 through the agent: KV restore, model load, checkpoint.
+
+Each runs detached on the host (`kvgate.probes.agentctl`); its result JSON is stored as
+an artifact and turned into Measurements. A read whose device counters do not
+account for the bytes it returned, or whose O_DIRECT silently fell back, is
+INVALID with the numbers (LMCache #1522, dlio_benchmark #277).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kvgate.base.criteria import Measurement
+from kvgate.configuration.inventory.schema import Host
+from kvgate.configuration.workload_profiles import agent_spec, model_profile, scale_models
+from kvgate.probes import agentctl
+from kvgate.probes.nfs_server import ServerCache
+from kvgate.probes.scratch import ScratchDir
+from kvgate.probes.workload_results import TO_MEASUREMENTS
+from kvgate.record.store import RunStore
+from kvgate.transport.base import Executor
+
+WORKLOAD_TIMEOUT_S = 6 * 3600
+
+
+def run_workloads(
+    ex: Executor,
+    host: Host,
+    *,
+    directory: ScratchDir,
+    store: RunStore,
+    notify: Callable[[str], None],
+    prefix: str,
+    scale: str,
+    server_cache: ServerCache | None = None,
+) -> list[Measurement]:
+    """Run the three workloads one after the other in a checked scratch directory; store every result."""
+    found: list[Measurement] = []
+    for workload, profile in scale_models(scale).items():
+        notify(f"agent {workload}")
+        spec = agent_spec(model_profile(profile), workload, target_dir=directory.path)
+        job = agentctl.start(ex, workload, spec, target=directory, sudo=host.sudo)
+        on_event = functools.partial(_progress, notify, workload)
+        res = agentctl.wait(ex, job, on_event, timeout_s=WORKLOAD_TIMEOUT_S)
+        ev = store.artifact(ex.host, f"g2/{prefix}/agent/{workload}.json", json.dumps(res, indent=1))
+        if res.get("status") != "ok":
+            reason = f"agent {workload} failed: {res.get('error') or res.get('status')}"
+            found.append(Measurement(f"{workload.replace('-', '_')}.status", None, "", (ev,), reason))
+            continue
+        found += TO_MEASUREMENTS[workload](res, ev, server_cache)
+    return found
+
+
+def _progress(notify: Callable[[str], None], workload: str, event: dict[str, Any]) -> None:
+    if event.get("event") == "progress" and event.get("total_bytes"):
+        notify(f"{workload} {event.get('phase')} {event['done_bytes'] / event['total_bytes']:.0%}")

@@ -1,0 +1,136 @@
+"""Pure decisions on G3 evidence: was the restore cold, did the tier write through, did a capacity
+round compare capacity (whether the output is right: kvgate.probes.loadgen.outputs).
+
+Each function returns ``None`` when the evidence holds, or the reason — with the
+numbers — that turns the trial INVALID (cold proof, write-through, workload
+shape) or the correctness check FAIL. Nothing here touches a host.
+
+Why each exists (FIELD-NOTES): a "cold" restore is trusted only when the device
+and the engine process read what the restore needs (LMCache #1522, #1755) and the
+engine says it restored the prompt (LMCache #1741, #2765: benchmarks of a tier
+that was never read); write-through is checked before restoring (sglang PR
+#33712); restored greedy outputs must equal recompute (LMCache #4385, #4991), up to
+a near-tie flip as vLLM's own tests allow (``kvgate.probes.loadgen.outputs``).
+
+The cold proof of a restore is :func:`kvgate.orchestration.g3.window.restore_reason`, in the words of
+:mod:`kvgate.probes.evidence`.
+"""
+
+from __future__ import annotations
+
+from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, Capacity, WriteThrough
+from kvgate.probes.evidence.window import Counts, cold_reason
+
+
+def _ratio(got: float, want: float) -> str:
+    return f"{got / want:.0%}" if want else "n/a"
+
+
+def write_through_reason(bounds: WriteThrough, *, growth_bytes: int, predicted_bytes: int) -> str | None:
+    """Why the populate did not write the predicted state to the tier directory; None when it did.
+
+    >>> write_through_reason(WriteThrough(), growth_bytes=0, predicted_bytes=1000)
+    'no write-through: the tier directory grew 0 B for 1000 B predicted (0% < 90%)'
+    """
+    low, high = bounds.min_ratio * predicted_bytes, bounds.max_ratio * predicted_bytes
+    if growth_bytes < low:
+        return (
+            f"no write-through: the tier directory grew {growth_bytes} B for {predicted_bytes} B predicted "
+            f"({_ratio(growth_bytes, predicted_bytes)} < {bounds.min_ratio:.0%})"
+        )
+    if growth_bytes > high:
+        return (
+            f"the tier directory grew {growth_bytes} B for {predicted_bytes} B predicted "
+            f"({_ratio(growth_bytes, predicted_bytes)} > {bounds.max_ratio:.0%}): something else wrote there"
+        )
+    return None
+
+
+def shape_reason(
+    *, prompt_tokens: int | None, target: int, tolerance: float, finish_reason: str | None
+) -> str | None:
+    """Why the request was not the workload it was meant to be (length off target, early stop).
+
+    >>> shape_reason(prompt_tokens=700, target=1024, tolerance=0.05, finish_reason="stop")
+    'prompt has 700 tokens, target 1024 ±5%; completion ended by stop before max_tokens'
+    """
+    reasons = []
+    if prompt_tokens is None:
+        reasons.append("prompt tokens not counted")
+    elif abs(prompt_tokens - target) > tolerance * target:
+        reasons.append(f"prompt has {prompt_tokens} tokens, target {target} ±{tolerance:.0%}")
+    if finish_reason != "length":
+        reasons.append(f"completion ended by {finish_reason} before max_tokens")
+    return "; ".join(reasons) or None
+
+
+DRAM_ONLY = CAPACITY_ARMS[0]
+
+
+def capacity_reason(
+    arm: str,
+    capacity: Capacity,
+    *,
+    reused: int | None,
+    reusable: int,
+    counts: Counts | None,
+    state_bytes_per_token: int,
+    min_hit_ratio: float,
+    caches_dropped: bool,
+) -> str | None:
+    """Why one round's numbers cannot stand; None when its evidence holds.
+
+    Every round must show what the engine reused; an ssd-tier round must have reused its
+    documents (``min_hit_ratio`` of their tokens) and read them from the candidate's device
+    and in the engine (``min_tier_read_ratio`` of their state). Whether the dram-only arm
+    held the set is a property of all its rounds at a level (:func:`dram_held_reason`).
+
+    >>> cap = Capacity(documents=8, reuse=0.75, concurrency=(4,))
+    >>> why = capacity_reason("ssd-tier", cap, reused=400, reusable=1000, counts=None,
+    ...                       state_bytes_per_token=1, min_hit_ratio=0.9, caches_dropped=True)
+    >>> why.split(": ", 1)[1].split(": ")[0]
+    "the engine reused 400 of the documents' 1000 tokens (40% < 90%)"
+    """
+    if reused is None:
+        return f"{arm}: the engine's reused prompt tokens are unknown: the round cannot show what served it"
+    if arm == DRAM_ONLY:
+        return None
+    reasons: list[str | None] = []
+    if reused < min_hit_ratio * reusable:
+        share = f"{reused / reusable:.0%}" if reusable else "n/a"
+        reasons.append(
+            f"{arm}: the engine reused {reused} of the documents' {reusable} tokens ({share} < "
+            f"{min_hit_ratio:.0%}): the set did not fit its SSD tier, or the tier lost it"
+        )
+    if counts is not None:
+        reasons.append(
+            cold_reason(
+                counts,
+                needed_bytes=reused * state_bytes_per_token,
+                what="reused prefixes",
+                caches_dropped=caches_dropped,
+                engines=True,
+                min_ratio=capacity.min_tier_read_ratio,
+            )
+        )
+    return "; ".join(r for r in reasons if r) or None
+
+
+def dram_held_reason(capacity: Capacity, *, reused: int, reusable: int) -> str | None:
+    """Why the dram-only rounds of one level do not compare capacity: its DRAM tier held the set.
+
+    Judged over the level's rounds together: an engine's DRAM tier may keep a document or two
+    (llama-cpp-python's RAM cache refreshes whichever entry a miss's one-token match finds first),
+    but reusing half the documents' tokens means the set was not past it.
+
+    >>> cap = Capacity(documents=8, reuse=0.75, concurrency=(4,))
+    >>> dram_held_reason(cap, reused=700, reusable=1000).split(": ")[1]
+    "the engine reused 700 of the documents' 1000 tokens over the level's rounds (70% ≥ 50%)"
+    """
+    if not reusable or reused < capacity.max_dram_hit_ratio * reusable:
+        return None
+    return (
+        f"{DRAM_ONLY}: the engine reused {reused} of the documents' {reusable} tokens over the "
+        f"level's rounds ({reused / reusable:.0%} ≥ {capacity.max_dram_hit_ratio:.0%}): its DRAM tier held "
+        "the set (raise capacity.documents)"
+    )

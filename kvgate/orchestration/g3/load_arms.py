@@ -1,0 +1,371 @@
+"""G3 at concurrency 8 and 16: every arm under load, on an engine that batches requests.
+
+For each concurrency level C and trial k (its own salt, so nothing is shared with
+another level, trial or run), the load generator sends ``C × waves`` distinct
+prompts with at most C in flight, as ``vllm bench serve --max-concurrency C``
+(every level and trial on the recompute engine first, then on the tier engine):
+
+- **recompute**: to the recompute engine (no external tier, no prefix cache);
+- the tier engine gets the same prompts once (populate), then
+  - **ssd-restore** (profiles with an external tier): restart + drop the page cache,
+    then the same prompts again;
+  - **warm**: the same prompts again without restart (resident state).
+
+The tier engine's hit counter (``hit_counter`` in its profile, from /metrics) and
+the candidate volume's device read bytes (``g3.window``) bracket each measured load. A measured load
+whose hits fall short of ``cold.min_hit_ratio`` of its prompt tokens did not come
+from the cache: INVALID, with the numbers. The recompute arm must show no hits.
+
+>>> level_key("warm", 8), level_key("warm", "whole-machine")
+('warm@c8', 'warm@whole')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kvgate.orchestration.g3.arms import ArmSummary, cv
+from kvgate.orchestration.g3.window import EngineWindow
+from kvgate.probes.engines.service import settled_kv_bytes
+from kvgate.probes.loadgen.metrics import median
+from kvgate.probes.loadgen.outputs import Output, compare_outputs
+from kvgate.probes.loadgen.record import TokenLogprob
+
+if TYPE_CHECKING:
+    from kvgate.configuration.gate_profiles.g3 import G3Profile
+    from kvgate.orchestration.g3.client import LoadSite
+    from kvgate.probes.engines import EngineService
+    from kvgate.probes.evidence.blockdev import Resolved
+    from kvgate.probes.hostevidence import HostEvidence
+
+
+WHOLE_MACHINE = "whole-machine"
+
+
+def level_key(arm: str, concurrency: int | str) -> str:
+    """The arm summary key of one arm at one concurrency level (or the whole machine)."""
+    return f"{arm}@whole" if concurrency == WHOLE_MACHINE else f"{arm}@c{concurrency}"
+
+
+@dataclass(frozen=True)
+class LoadTrial:
+    """One measured load: C × waves prompts at concurrency C on one arm, with its evidence."""
+
+    arm: str
+    concurrency: int
+    index: int
+    salt: str
+    summary: dict[str, Any]  # the load generator's pooled summary (vllm bench serve keys, units in names)
+    hit_tokens: int | None  # the engine's hit counter over exactly this load
+    device_read_bytes: int | None
+    texts: tuple[str, ...]  # outputs in prompt order ("" for a failed request)
+    invalid_reason: str | None = None
+    evidence: tuple[str, ...] = ()
+    logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()  # per prompt, when the load asked for them
+    first_tokens_done_s: float | None = None  # from the load's start to its last first token
+    engine_read_bytes: int | None = None  # the engines' process-tree read bytes, where bracketed
+    counted_prompt_tokens: int | None = None  # by the engines' tokenizer, where the stream has no usage
+    server_ttft_mean_s: float | None = None  # the engines' own TTFT histogram over the load (mean)
+    server_latency: dict[str, float] | None = (
+        None  # the engines' own TTFT/ITL/TPOT (kvgate.probes.engines.latency)
+    )
+    reusable_tokens: int | None = None  # capacity arms: the prompt tokens its turns' documents hold
+
+    @property
+    def read_bw_gb_per_s(self) -> float | None:
+        """Device read bytes over the span in which every request got its first token (its restore).
+
+        >>> LoadTrial("a", 1, 0, "s", {}, None, 2_000_000_000, (), first_tokens_done_s=0.5).read_bw_gb_per_s
+        4.0
+        """
+        if self.device_read_bytes is None or not self.first_tokens_done_s:
+            return None
+        return self.device_read_bytes / self.first_tokens_done_s / 1e9
+
+    @property
+    def ttft_p50_s(self) -> float | None:
+        v = self.summary.get("p50_ttft_ms")
+        return None if v is None else float(v) / 1000
+
+    @property
+    def throughput(self) -> float | None:
+        v = self.summary.get("output_throughput_tok_per_s")
+        return float(v) if v is not None and self.summary.get("completed") else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Loader:
+    """How to run the load generator (where it runs, the request shape)."""
+
+    site: LoadSite
+    model: str
+    prompt_tokens: int
+    tokens_per_word: float
+    max_tokens: int
+    waves: int
+    timeout_s: float
+    usage: bool = True  # the engine streams usage; False: output tokens from chunks
+    logprobs: int | None = None  # top-k logprobs per generated token (near-tie check); None: not asked
+    fixed_output: str | None = "ignore_eos"  # the engine profile's: exactly max_tokens are generated
+
+    def run(
+        self, engines: Sequence[EngineService], salt: str, concurrency: int, fitted: Sequence[float] = ()
+    ) -> dict[str, Any]:
+        """One load against ``engines`` (request i to engine i mod n); the result document.
+
+        ``fitted``: prompt i's own tokens per word (PromptSpec.prompts), where measured.
+        """
+        out = self.site.out("load.json")
+        n = concurrency * self.waves
+        urls = [a for eng in engines for a in ("--url", self.site.url(eng))]
+        argv = [
+            *urls,
+            "--model",
+            self.model,
+            "--concurrency",
+            str(concurrency),
+            "--requests",
+            str(n),
+            "--prompt-tokens",
+            str(self.prompt_tokens),
+            "--tokens-per-word",
+            repr(self.tokens_per_word),
+            "--max-tokens",
+            str(self.max_tokens),
+            "--salt",
+            salt,
+            "--temperature",
+            "0",
+            "--timeout",
+            repr(self.timeout_s),
+            "--out",
+            out,
+        ]
+        if fitted:
+            argv += ["--fitted-tokens-per-word", ",".join(repr(f) for f in fitted)]
+        argv += ["--fixed-output", self.fixed_output or "none"]
+        if not self.usage:
+            argv += ["--output-tokens-from", "chunks"]
+        if self.logprobs is not None:
+            argv += ["--logprobs", str(self.logprobs)]
+        timeout_s = self.timeout_s * n + 120
+        return self.site.drive(argv, out, engines=engines, what="load generator", timeout_s=timeout_s)
+
+
+def hit_reason(arm: str, hits: int | None, prompt_tokens: int | None, min_ratio: float) -> str | None:
+    """Why a load's hit counter contradicts its arm (None when it agrees or is unknown).
+
+    >>> hit_reason("warm", 100, 1000, 0.9)
+    'warm: the engine served 100 of 1000 prompt tokens from cache (10% < 90%): not a cache hit'
+    >>> hit_reason("recompute", 512, 1000, 0.9)
+    'recompute: the engine served 512 prompt tokens from cache: not a recompute'
+    """
+    if hits is None or not prompt_tokens:
+        return None
+    if arm == "recompute":
+        return (
+            f"recompute: the engine served {hits} prompt tokens from cache: not a recompute" if hits else None
+        )
+    if hits < min_ratio * prompt_tokens:
+        return (
+            f"{arm}: the engine served {hits} of {prompt_tokens} prompt tokens from cache "
+            f"({hits / prompt_tokens:.0%} < {min_ratio:.0%}): not a cache hit"
+        )
+    return None
+
+
+class Counters(Protocol):
+    """What a measured load's bracket read: the engine's hit tokens and the device's read bytes."""
+
+    @property
+    def hit_tokens(self) -> int | None: ...
+    @property
+    def device_read_bytes(self) -> int | None: ...
+    @property
+    def server_ttft_mean_s(self) -> float | None: ...
+
+
+def load_trial(
+    arm: str,
+    concurrency: int,
+    index: int,
+    salt: str,
+    *,
+    doc: dict[str, Any],
+    bracket: Counters,
+    min_hit: float,
+) -> LoadTrial:
+    """A measured load from the load generator's document and the bracket's counters."""
+    summary = doc.get("summary") or {}
+    records = sorted(doc.get("records") or [], key=lambda r: int(r.get("index", 0)))
+    prompt_tokens = summary.get("total_input_tokens")
+    reasons = [
+        r
+        for r in (
+            doc.get("workload_invalid_reason"),
+            f"{summary.get('failed')} of {len(records)} requests failed" if summary.get("failed") else None,
+            hit_reason(arm, bracket.hit_tokens, prompt_tokens, min_hit),
+        )
+        if r
+    ]
+    return LoadTrial(
+        arm,
+        concurrency,
+        index,
+        salt,
+        summary,
+        bracket.hit_tokens,
+        bracket.device_read_bytes,
+        tuple(r.get("text", "") if r.get("success") else "" for r in records),
+        "; ".join(reasons) or None,
+        logprobs=tuple(tuple(TokenLogprob(**x) for x in r.get("logprobs") or []) for r in records),
+        first_tokens_done_s=first_tokens_done_s(records),
+        server_ttft_mean_s=bracket.server_ttft_mean_s,
+        server_latency=getattr(bracket, "server_latency", None),  # EngineWindow's; a populate load has none
+    )
+
+
+def first_tokens_done_s(records: list[dict[str, Any]]) -> float | None:
+    """When the last successful request got its first token, from the load's start (records' ns clock).
+
+    >>> first_tokens_done_s([{"success": True, "chunk_ns": [2_000_000_000, 3]}, {"success": False}])
+    2.0
+    """
+    firsts = [int(r["chunk_ns"][0]) for r in records if r.get("success") and r.get("chunk_ns")]
+    return max(firsts) / 1e9 if firsts else None
+
+
+def _tokens_per_request(t: LoadTrial) -> float | None:
+    """A load's prompt tokens per completed request: from usage, else from the engine's tokenizer."""
+    total = t.summary.get("total_input_tokens") or t.counted_prompt_tokens
+    done = t.summary.get("completed")
+    return float(total) / done if total and done else None
+
+
+def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -> ArmSummary:
+    """Medians over trials of each trial's TTFT p50 and output throughput (the headline numbers).
+
+    ``key``: the summary's name (default ``<arm>@c<C>``).
+    """
+    ttft = [t.ttft_p50_s for t in trials if t.ttft_p50_s is not None]
+    tput = [t.throughput for t in trials if t.throughput is not None]
+    hits = [float(t.hit_tokens) for t in trials if t.hit_tokens is not None]
+    dev = [float(t.device_read_bytes) for t in trials if t.device_read_bytes is not None]
+    eng = [float(t.engine_read_bytes) for t in trials if t.engine_read_bytes is not None]
+    inputs = [n for n in map(_tokens_per_request, trials) if n is not None]
+    p90 = [float(t.summary["p90_ttft_ms"]) / 1000 for t in trials if t.summary.get("p90_ttft_ms")]
+    p99 = [float(t.summary["p99_ttft_ms"]) / 1000 for t in trials if t.summary.get("p99_ttft_ms")]
+    e2e = [float(t.summary["p50_e2el_ms"]) / 1000 for t in trials if t.summary.get("p50_e2el_ms")]
+    bw = [t.read_bw_gb_per_s for t in trials if t.read_bw_gb_per_s is not None]
+    client_mean = [float(t.summary["mean_ttft_ms"]) / 1000 for t in trials if t.summary.get("mean_ttft_ms")]
+    server_mean = [t.server_ttft_mean_s for t in trials if t.server_ttft_mean_s is not None]
+    return ArmSummary(
+        arm=key or (level_key(arm, trials[0].concurrency) if trials else arm),
+        trials=len(trials),
+        completed=sum(1 for t in trials if t.summary.get("completed") and not t.summary.get("failed")),
+        ttft_p50_s=median(ttft) if ttft else None,
+        ttft_p90_s=median(p90) if p90 else None,
+        ttft_p99_s=median(p99) if p99 else None,
+        ttft_cv=cv(ttft) if ttft else None,
+        e2e_p50_s=median(e2e) if e2e else None,
+        output_throughput_tok_per_s=median(tput) if tput else None,
+        prompt_tokens_p50=median(inputs) if inputs else None,
+        device_read_bytes_p50=median(dev) if dev else None,
+        engine_read_bytes_p50=median(eng) if eng else None,
+        hit_tokens_p50=median(hits) if hits else None,
+        cache_growth_bytes_p50=None,
+        predicted_bytes_p50=None,
+        restart_to_ready_p50_s=None,
+        invalid_reasons=tuple(f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason),
+        read_bw_gb_per_s=median(bw) if bw else None,
+        ttft_mean_s=median(client_mean) if client_mean else None,
+        server_ttft_mean_s=median(server_mean) if server_mean else None,
+    )
+
+
+def output_mismatches(
+    trials: dict[str, list[LoadTrial]],
+    expected_arm: str = "recompute",
+    arms: tuple[str, ...] = ("ssd-restore", "warm"),
+) -> tuple[list[str], list[str]]:
+    """Cached outputs against the expected arm's, same prompt, level and trial: (mismatches, near-ties)."""
+    expected = _outputs(trials.get(expected_arm, []))
+    bad, ties = [], []
+    for arm in arms:
+        got = _outputs(trials.get(arm, []))
+        got = {k: v for k, v in got.items() if k in expected}  # a failed request is judged elsewhere
+        b, n = compare_outputs(expected, got, got_name=arm, expected_name=expected_arm)
+        bad += [f"{arm}{m}" for m in b]
+        ties += [f"{arm}{m}" for m in n]
+    return bad, ties
+
+
+def _outputs(trials: list[LoadTrial]) -> dict[str, Output]:
+    """The successful outputs of some loads, keyed ``@c<C> trial <k> prompt <i>``."""
+    return {
+        f"@c{t.concurrency} trial {t.index} prompt {i}": Output(
+            text, t.logprobs[i] if i < len(t.logprobs) else ()
+        )
+        for t in trials
+        for i, text in enumerate(t.texts)
+        if text
+    }
+
+
+def run_levels(
+    he: HostEvidence,
+    loader: Loader,
+    profile: G3Profile,
+    *,
+    rc: EngineService | None,
+    tier: EngineService | None,
+    volume: Resolved | None,
+    salt: str,
+    save: Any,
+    notify: Any,
+) -> dict[str, list[LoadTrial]]:
+    """Every level × trial of one engine's arms (see the module docstring): the recompute
+    engine's (``rc``) or the tier engine's (``tier``). Artifacts through ``save(name, text)``."""
+    out: dict[str, list[LoadTrial]] = {}
+    min_hit = profile.cold.min_hit_ratio
+    has_tier = tier is not None and tier.profile.cache is not None
+
+    def measure(arm: str, eng: EngineService, c: int, t: int, s: str) -> None:
+        notify(f"c{c} trial {t}: {arm}")
+        with EngineWindow(he, volume, [eng], resident=arm == "warm") as b:
+            doc = loader.run([eng], s, c)
+        ev = save(f"load-c{c}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
+        trial = load_trial(arm, c, t, s, doc=doc, bracket=b, min_hit=min_hit)
+        out.setdefault(arm, []).append(replace(trial, evidence=(ev,)))
+
+    for c in profile.concurrency:
+        for t in range(profile.load_trials):
+            s = f"{salt}/c{c}/trial-{t}"
+            if rc is not None:
+                measure("recompute", rc, c, t, s)
+            if tier is None:
+                continue
+            notify(f"c{c} trial {t}: populate")
+            loader.run([tier], s, c)
+            if has_tier:
+                settled_kv_bytes([tier])  # the tier's writes drained before it is made cold
+                tier.make_cold()
+                he.drop()
+                measure("ssd-restore", tier, c, t, s)
+            if profile.warm or not has_tier:
+                measure("warm", tier, c, t, s)
+    return out
+
+
+def summaries(trials: dict[str, list[LoadTrial]]) -> dict[str, ArmSummary]:
+    """Arm summaries keyed ``<arm>@c<C>``."""
+    levels = sorted({(a, t.concurrency) for a, ts in trials.items() for t in ts})
+    return {
+        level_key(a, c): summarize_level(a, [t for t in trials[a] if t.concurrency == c]) for a, c in levels
+    }

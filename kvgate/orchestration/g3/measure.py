@@ -1,0 +1,240 @@
+"""Measure one engine deployment on one host: stage the model, run the arms, keep every number.
+
+Artifacts land in the run directory as they are produced (``g3/<deployment>/...``);
+the engines' versions, command lines and configuration go into run.json under
+``engines``. The deployment's work directory on the candidate volume is removed
+afterwards, whatever happened.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kvgate.base.criteria import Measurement
+from kvgate.configuration.engine_profile import EngineProfile, engine_profile
+from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS, G3Profile
+from kvgate.configuration.inventory.schema import EngineDeployment, Inventory
+from kvgate.configuration.references import load_references
+from kvgate.orchestration.g3.arms import ArmSummary, summarize
+from kvgate.orchestration.g3.cold_read import measured_arms
+from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
+from kvgate.orchestration.g3.load_arms import summaries as load_summaries
+from kvgate.orchestration.g3.plan import capacity_profiles, read_profiles
+from kvgate.orchestration.g3.prediction import StorageBound
+from kvgate.orchestration.g3.protocol import ArmsResult, ColdRestore, Phase, Setup, TierProbe
+from kvgate.orchestration.g3.serving import level_latency
+from kvgate.orchestration.g3.verdicts import (
+    cache_hits_measurement,
+    cold_proof_measurement,
+    correctness_measurement,
+    reference_measurements,
+    write_through_measurement,
+)
+from kvgate.probes.engines import EngineRecord
+from kvgate.probes.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.probes.scratch import ScratchDir, checked, remove
+from kvgate.record.store import RunStore
+from kvgate.transport.base import Executor
+
+
+@dataclass
+class DeploymentResult:
+    """What G3 measured for one deployment on one host."""
+
+    host: str
+    deployment: str
+    tier: EngineProfile
+    arms: dict[str, ArmSummary] = field(default_factory=dict)
+    measurements: dict[str, Measurement] = field(default_factory=dict)
+    mismatches: list[str] = field(default_factory=list)
+    load_mismatches: list[str] = field(default_factory=list)
+    near_ties: list[str] = field(default_factory=list)  # tolerated: differ only from a near-tie on
+    load_outputs_compared: int = 0
+    engines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    device: str | None = None
+    loadgen_address: str | None = None  # where the controller reached the engines; None: loadgen on the host
+    predictions: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # the planner beside the arms (prediction)
+    serving: dict[str, Any] = field(default_factory=dict)  # per load: client and engine latency (serving)
+    g2_figures: dict[str, Any] = field(default_factory=dict)  # G2's figures of the tier's volume (prediction)
+
+    def detail(self, key: str) -> str:
+        """Extra text for a verdict that is not PASS (the first output mismatch)."""
+        return f"first mismatch: {self.mismatches[0]}" if key == "correctness" and self.mismatches else ""
+
+
+class StoreSink:
+    """The protocol's sink: artifacts into the run store, progress to the live view, engine records."""
+
+    def __init__(self, store: RunStore, result: DeploymentResult, notify: Any) -> None:
+        self.store, self.result, self._notify = store, result, notify
+
+    def save(self, name: str, text: str) -> str:
+        return self.store.artifact(self.result.host, f"g3/{self.result.deployment}/{name}", text)
+
+    def notify(self, event: str) -> None:
+        self._notify(f"g3 {self.result.deployment}: {event}")
+
+    def engine(self, arm: str, record: EngineRecord) -> None:
+        self.result.engines[arm] = record.to_dict()
+        key = f"{self.result.host}/{self.result.deployment}"
+        self.store.merge_meta(engines={key: self.result.engines})
+
+
+def work_root(volume_path: str, host: str, store: RunStore) -> str:
+    """Where G3 writes on a volume: a directory per host and run, so concurrent runs never collide."""
+    return f"{volume_path.rstrip('/')}/kvgate-g3/{host}-{store.path.name}"
+
+
+def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
+    """Our own directory (also after Ctrl-C); its parents go when no other deployment or run uses them."""
+    remove(ex, directory, parents=2)
+
+
+def measure_deployment(
+    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
+) -> DeploymentResult:
+    """Run every arm of one deployment on one host and judge-ready measurements from them."""
+    setup, result = deployment_setup(ex, inv, host=host, name=name, store=store)
+    sink = StoreSink(store, result, notify)
+    bound = StorageBound.load(
+        store, inv, host=host, name=name
+    )  # G2's figures (kvgate.orchestration.g3.prediction)
+    try:
+        arms = ColdRestore(ex, setup, profile, sink).run()
+    finally:
+        remove_work_dir(ex, setup.work)
+    _conclude(result, bound.hold(arms), profile, sink)
+    bound.conclude(result, arms)
+    loads = level_latency(arms.load_trials, arms.whole_trials) | level_latency(arms.capacity_trials)
+    result.serving = loads | level_latency(arms.read_trials)
+    return result
+
+
+def probe_deployment(
+    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
+) -> tuple[DeploymentResult, TierProbe]:
+    """The tier probe alone (``kvgate preflight``): one prompt through one deployment's tier cycle."""
+    setup, result = deployment_setup(ex, inv, host=host, name=name, store=store)
+    sink = StoreSink(store, result, notify)
+    try:
+        probe = ColdRestore(ex, setup, profile, sink).run(probe_only=True).probe
+    finally:
+        remove_work_dir(ex, setup.work)
+    assert probe is not None
+    sink.save("tier-probe.json", json.dumps(probe.to_dict(), indent=1, default=str))
+    return result, probe
+
+
+def deployment_setup(
+    ex: Executor, inv: Inventory, *, host: str, name: str, store: RunStore
+) -> tuple[Setup, DeploymentResult]:
+    """One deployment on one host resolved (engine installed, model staged), and its empty result."""
+    dep, h = inv.engines[name], inv.hosts[host]
+    tier = engine_profile(dep.tier_profile)
+    result = DeploymentResult(host, name, tier, loadgen_address=inv.loadgen_address(name, host))
+    python = engine_python(h, dep)
+    check_engine_installed(ex, python, tier.kind)
+    model, bpt = stage_model(ex, h, dep, tier.kind, python)
+    vol = inv.volumes[dep.volume]
+    work = checked(ex, vol, f"{work_root(vol.path, host, store)}/{name}")  # before anything is created
+    at = dep.capacity
+    setup = Setup(
+        deployment=name,
+        tier=tier,
+        recompute=engine_profile(dep.recompute_profile),
+        python=python,
+        model=model,
+        work=work,
+        port=dep.port,
+        state_bytes_per_token=bpt,
+        sudo=h.sudo,
+        salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}",
+        envs=dep.instance_envs,
+        readers=read_profiles(dep),
+        read=read_phase(dep),
+        engine_args=dep.engine_args,
+        capacity=capacity_profiles(tier),
+        capacity_env=at.env if at else dep.instance_envs[0],
+        capacity_args=at.engine_args if at else dep.engine_args,
+        loadgen_address=result.loadgen_address,
+    )
+    return setup, result
+
+
+def read_phase(dep: EngineDeployment) -> Phase:
+    """Where R1's readers run: the deployment's cold_read placement and model (one card, TP 1)."""
+    cr = dep.cold_read
+    if cr is None:
+        return Phase()
+    where = cr.placement
+    return Phase(where.env, where.engine_args, cr.model, cr.state_bytes_per_token)
+
+
+def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, sink: StoreSink) -> None:
+    """Summaries, measurements and their artifacts."""
+    result.device, result.mismatches = arms.device, arms.mismatches
+    result.load_mismatches, result.near_ties = arms.load_mismatches, arms.near_ties
+    cached = [
+        t
+        for ts in (arms.load_trials, arms.capacity_trials, arms.whole_trials, arms.read_trials)
+        for a in ("ssd-restore", "warm", CAPACITY_ARMS[1], *READ_ARMS)
+        for t in ts.get(a, [])
+    ]
+    result.load_outputs_compared = sum(len(t.texts) for t in cached)
+    result.arms = {a: summarize(a, ts, output_tokens=profile.max_tokens) for a, ts in arms.trials.items()}
+    result.arms |= load_summaries(arms.load_trials)
+    result.arms |= load_summaries(arms.capacity_trials)
+    result.arms |= {
+        level_key(a, WHOLE_MACHINE): summarize_level(a, ts, level_key(a, WHOLE_MACHINE))
+        for a, ts in arms.whole_trials.items()
+    }
+    result.arms |= load_summaries(measured_arms(arms.read_trials))
+    doc = {
+        "tokens_per_word": arms.tokens_per_word,
+        "loadgen": {
+            "side": "host" if result.loadgen_address is None else "controller",
+            "address": result.loadgen_address or "127.0.0.1",
+        },
+        "device": arms.device,
+        "arms": {a: s.to_dict() for a, s in result.arms.items()},
+        "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
+        "load_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.load_trials.items()},
+        "capacity_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.capacity_trials.items()},
+        "whole_machine_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.whole_trials.items()},
+        "cold_read_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.read_trials.items()},
+        "mismatches": arms.mismatches,
+        "load_mismatches": arms.load_mismatches,
+        "near_ties": arms.near_ties,
+    }
+    doc["tier_probe"] = arms.probe.to_dict() if arms.probe else None  # metrics, tokenizer, restore, reason
+    ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
+    if arms.unmeasurable:  # the probe stopped the deployment: every check says why, none runs for hours
+        keys = [
+            "write-through",
+            "cold-proof",
+            "correctness",
+            "cache-hits",
+            *(b.check for b in profile.verdicts),
+        ]
+        result.measurements = {k: Measurement(k, None, "", ev, arms.unmeasurable) for k in keys}
+        return
+    restores = arms.trials.get("ssd-restore", [])
+    compared = sum(t.outcome.ok for a in ("ssd-restore", "warm") for t in arms.trials.get(a, []))
+    refs = load_references()
+    result.measurements = {
+        "write-through": write_through_measurement(restores, profile.write_through),
+        "cold-proof": cold_proof_measurement(restores, profile.cold),
+        "correctness": correctness_measurement(arms.mismatches, compared, ev),
+        "cache-hits": cache_hits_measurement(arms.load_trials),
+    }
+    for b in profile.verdicts:
+        found = reference_measurements(refs.get(b.reference), b, result.arms, max_cv=profile.max_cv)
+        for key, m in found.items():
+            result.measurements[key] = Measurement(m.metric, m.value, m.unit, ev, m.invalid_reason)
+    data = {k: asdict(m) for k, m in result.measurements.items()}
+    sink.save("measurements.json", json.dumps(data, indent=1, default=str))

@@ -1,0 +1,219 @@
+"""G3 held to the planner: predicted beside measured, and no restore faster than the storage can deliver.
+
+Before the arms are summarised, every SSD restore (one prompt, or a load of C prompts,
+the whole machine's, R1's readers') is held to G2's figures of the tier's volume: the
+bytes it needed (prompt tokens × state bytes per token) over its time (its TTFT; for a
+load, the time to its last first token) must not exceed the most G2 ever saw that
+device deliver (``ceiling.best_read_bw_bytes_per_s``) with a margin. A restore faster
+than that was served by something other than the SSD (page cache, DRAM, a tier that
+was never cold): INVALID, with the numbers, in the arm and in the cold proof.
+
+Then the planner (:mod:`kvgate.orchestration.plan`) predicts each arm from G2's figures and this run's
+own recompute arm (its prefill rate), and the report sets predicted beside measured.
+
+>>> too_fast(4e9, 2.0, best_bytes_per_s=1e9).split(":")[0]
+'the restore moved 4 GB in 2 s (2 GB/s), more than the storage can deliver (G2 best 1 GB/s + 25%)'
+>>> too_fast(1e9, 2.0, best_bytes_per_s=1e9) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvgate.configuration.engine_profile import engine_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g3.arms import ArmSummary, Trial
+from kvgate.orchestration.g3.load_arms import LoadTrial
+from kvgate.orchestration.plan.deployments import Options, plan_deployment
+from kvgate.orchestration.plan.inputs import (
+    Figure,
+    StorageFigures,
+    assumed_storage,
+    g2_storage,
+    latest_passed,
+    serving_from_arm,
+)
+from kvgate.orchestration.plan.inputs import state_bytes_per_token as planned_bytes_per_token
+from kvgate.orchestration.plan.model import Prediction
+
+if TYPE_CHECKING:
+    from kvgate.orchestration.g3.measure import DeploymentResult
+    from kvgate.orchestration.g3.protocol import ArmsResult
+    from kvgate.record.store import RunStore
+
+MARGIN = 0.25  # G2's best is one fio cell's mean or one repeat: a restore may beat it a little, not more
+RESTORE_ARMS = ("ssd-restore", "serial-read", "parallel-read", "ssd-tier")
+
+
+def too_fast(needed_bytes: float, seconds: float, *, best_bytes_per_s: float) -> str | None:
+    """Why a restore of ``needed_bytes`` in ``seconds`` cannot have come from this storage, or None."""
+    if seconds <= 0 or needed_bytes <= 0:
+        return None
+    rate = needed_bytes / seconds
+    if rate <= best_bytes_per_s * (1 + MARGIN):
+        return None
+    return (
+        f"the restore moved {needed_bytes / 1e9:.3g} GB in {seconds:.3g} s ({rate / 1e9:.3g} GB/s), "
+        f"more than the storage can deliver (G2 best {best_bytes_per_s / 1e9:.3g} GB/s "
+        f"+ {MARGIN:.0%}): something other than the SSD served it"
+    )
+
+
+def _join(*reasons: str | None) -> str | None:
+    return "; ".join(r for r in reasons if r) or None
+
+
+@dataclass(frozen=True)
+class StorageBound:
+    """One deployment's storage figures (the latest passed G2 run of this inventory) and its state size."""
+
+    inv: Inventory
+    host: str
+    deployment: str
+    figures: StorageFigures  # measured in G2, or assumed from the inventory (then never used to invalidate)
+    measured: bool  # the figures come from a passed G2 run
+    bytes_per_token: float | None
+
+    @classmethod
+    def load(cls, store: RunStore, inv: Inventory, *, host: str, name: str) -> StorageBound:
+        """The figures for ``name`` on ``host`` from the results root this G3 run lives in."""
+        meta, dep = store.meta(), inv.engines[name]
+        root = store.path.parent.parent  # results/<site>/<gate>-<stamp>
+        g2 = latest_passed(
+            Path(root), str(meta.get("site")), "g2", str((meta.get("inventory") or {}).get("sha256"))
+        )
+        figures = g2_storage(g2, host, dep.volume) if g2 is not None else None
+        kind = engine_profile(dep.tier_profile).kind
+        bpt = planned_bytes_per_token(dep, kind).value
+        storage = figures or assumed_storage(inv, host, dep.volume)
+        return cls(inv, host, name, storage, figures is not None and figures.best.known, bpt)
+
+    # -- before the arms are summarised -------------------------------------------------------
+    def hold(self, arms: ArmsResult) -> ArmsResult:
+        """Every restore checked against the storage; a too-fast one carries why (INVALID)."""
+        best = self.figures.best.value
+        if not self.measured or best is None or not self.bytes_per_token:
+            return arms
+        arms.trials = {
+            a: [self._trial(t, best) if a == "ssd-restore" else t for t in ts]
+            for a, ts in arms.trials.items()
+        }
+        for loads in (arms.load_trials, arms.capacity_trials, arms.whole_trials, arms.read_trials):
+            for arm in [a for a in loads if a in RESTORE_ARMS]:
+                loads[arm] = [self._load(t, best) for t in loads[arm]]
+        return arms
+
+    def _trial(self, t: Trial, best: float) -> Trial:
+        why = self._why(t, best)
+        return replace(t, invalid_reason=_join(t.invalid_reason, why)) if why else t
+
+    def _why(self, t: Trial, best: float | None) -> str | None:
+        if not self.measured or best is None or not t.predicted_bytes or not t.outcome.ttft_s:
+            return None
+        return too_fast(t.predicted_bytes, t.outcome.ttft_s, best_bytes_per_s=best)
+
+    def _load(self, t: LoadTrial, best: float) -> LoadTrial:
+        # a capacity round restores its turns' documents (reusable_tokens), not their questions
+        tokens = t.reusable_tokens or t.summary.get("total_input_tokens") or t.counted_prompt_tokens
+        if not tokens or not t.first_tokens_done_s or not self.bytes_per_token:
+            return t
+        why = too_fast(float(tokens) * self.bytes_per_token, t.first_tokens_done_s, best_bytes_per_s=best)
+        return replace(t, invalid_reason=_join(t.invalid_reason, why)) if why else t
+
+    # -- after ----------------------------------------------------------------------------------
+    def conclude(self, result: DeploymentResult, arms: ArmsResult) -> None:
+        """The cold proof carries the too-fast restores; the predictions go beside the measurements."""
+        best = self.figures.best.value
+        fast = [
+            f"trial {t.index}: {why}"
+            for t in arms.trials.get("ssd-restore", [])
+            if (why := self._why(t, best))
+        ]
+        cold = result.measurements.get("cold-proof")
+        if fast and cold is not None:
+            result.measurements["cold-proof"] = replace(
+                cold, invalid_reason=_join(cold.invalid_reason, *fast)
+            )
+        result.predictions = self.compare(result.arms)
+        result.g2_figures = self.recorded()
+
+    def recorded(self) -> dict[str, Any]:
+        """G2's figures of the tier's volume as the run record keeps them (bytes/s; None: unknown)."""
+        f = self.figures
+        return {
+            "measured": self.measured,  # False: assumed from the inventory, not measured by G2
+            "read_ceiling_bytes_per_s": f.ceiling.value,
+            "kv_restore_request_bytes_per_s": f.per_request.value,
+            "best_read_bytes_per_s": f.best.value,
+            "source": f.ceiling.source,
+        }
+
+    def compare(self, measured: dict[str, ArmSummary]) -> list[dict[str, Any]]:
+        """Per G3 workload: the planner's numbers beside the arms' medians (data for the report)."""
+        rc = measured.get("recompute")
+        serving = serving_from_arm(rc.to_dict(), "this run") if rc is not None else None
+        plan = plan_deployment(
+            self.inv, self.deployment, self.host, storage=self.figures, serving=serving, options=Options()
+        )
+        return [_row(p, measured, plan.storage.ceiling) for p in plan.predictions]
+
+
+def _row(p: Prediction, measured: dict[str, ArmSummary], ceiling: Figure) -> dict[str, Any]:
+    c = p.workload.concurrency
+    suffix = "" if c == 1 else f"@c{c}"
+    restore, recompute = measured.get(f"ssd-restore{suffix}"), measured.get(f"recompute{suffix}")
+    return {
+        "concurrency": c,
+        "prompt_tokens": p.workload.prompt_tokens,
+        "restore_ttft_s": [p.restore_ttft_s, restore.ttft_p50_s if restore else None],
+        "recompute_ttft_s": [p.recompute_ttft_s, recompute.ttft_p50_s if recompute else None],
+        "storage_floor_s": p.storage_floor_s,
+        "tier_bytes": p.tier_bytes,
+        "ceiling": ceiling.source,
+    }
+
+
+COLUMNS = [
+    "host/engine",
+    "load",
+    "prompt tokens",
+    "restore TTFT p50 s predicted / measured",
+    "recompute TTFT p50 s predicted / measured",
+    "storage floor s",
+    "SSD tier GB",
+]
+NOTE = (
+    "The tiering planner (kvgate plan) on this lab: the restore from G2's read ceiling and per-request "
+    "KV-restore bandwidth of the tier's volume (the latest passed G2 run of this inventory; without one, "
+    "the volume's expect: promise), the recompute from this run's own recompute arm (its prefill rate, "
+    "one prompt at a time), the median request served in arrival order. Storage floor: no restore of "
+    "the load can finish sooner; a restore faster than G2's best read (+25 %) is INVALID. — : not "
+    "predicted (no figure) or not measured (no such arm on this engine)."
+)
+
+
+def rows(where: str, predictions: list[dict[str, Any]]) -> list[list[str]]:
+    """The report rows of one deployment's predictions."""
+    return [
+        [
+            where,
+            "one prompt" if p["concurrency"] == 1 else f"conc {p['concurrency']}",
+            str(p["prompt_tokens"]),
+            _pair(p["restore_ttft_s"]),
+            _pair(p["recompute_ttft_s"]),
+            _num(p["storage_floor_s"]),
+            _num(p["tier_bytes"] / 1e9),
+        ]
+        for p in predictions
+    ]
+
+
+def _pair(values: list[float | None]) -> str:
+    return " / ".join(_num(v) for v in values)
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"

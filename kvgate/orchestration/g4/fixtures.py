@@ -1,0 +1,39 @@
+"""G4 fixtures: soak every engine host at once (its deployments one after the other), then judge."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+
+from kvgate.base.criteria import Inputs
+from kvgate.base.errors import LabError, UsageError
+from kvgate.configuration.gate_profiles import profile_path
+from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.orchestration.g4.plan import G4Check, plan
+from kvgate.orchestration.g4.sections import rows
+from kvgate.orchestration.g4.soak import SoakResult, measure_soak
+from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
+
+HostResults = dict[str, SoakResult | LabError]
+
+
+@pytest.fixture(scope="session")
+def g4_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
+    """Every pending engine host soaked at once; a host's deployments one after the other."""
+    inv, run_store = gate_run.inventory, gate_run.store
+    profile = load_g4_profile(inv.scale)
+    now, started = profile.model_dump(mode="json"), run_store.run_record().configuration.gate_profile
+    if started is not None and started != now:  # a resume judges with the limits its soak started with
+        raise UsageError(
+            f"{profile_path('g4', inv.scale)} changed since this run started: restore it, or start a new run"
+        )
+    run_store.merge_meta(configuration={"gate_profile": now})
+    soak = partial(measure_soak, profile=profile)
+    return measure_each_deployment(gate_run, soak, rows, checks=plan(inv), rows_key="g4_rows", done="soaked")
+
+
+@pytest.fixture
+def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> Inputs:
+    """The check's soak measurements and detail; a host or deployment that failed makes it ERROR."""
+    return deployment_inputs(check, request, "g4_measured", "G4 soak not run")

@@ -1,0 +1,367 @@
+"""Soak one engine deployment on one host: start its engines, hand the soak to the host, follow it.
+
+The engines start detached (``setsid``, as in G3) and the soak runs on the host as an
+agent workload (:mod:`kvgate.probes.agent.soak`), so the controller only polls its events:
+every window is stored in the run directory as it arrives. The job and the engines
+are recorded in run.json (``g4_jobs``) before the first poll, so after a dropped
+connection, a crash or Ctrl-C (which detaches: the soak runs on to its end and then
+stops the engines itself), ``kvgate run g4 --resume RUN`` reattaches to the same job
+instead of starting another one.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kvgate.base.criteria import Measurement
+from kvgate.base.errors import CommandTimeout, Interrupted, LabError, TransportError
+from kvgate.configuration.engine_profile import EngineProfile, engine_profile, tensor_parallel
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gate_profiles.g4 import G4Profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g4 import trends
+from kvgate.probes import agentctl
+from kvgate.probes.engines import EngineService, Placement
+from kvgate.probes.engines.errors import EngineCallFailed
+from kvgate.probes.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.probes.hostevidence import HostEvidence
+from kvgate.probes.loadgen.prompts import PromptSpec, fit_tokens_per_word
+from kvgate.probes.scratch import ScratchDir, checked, create, remove
+from kvgate.record.store import RunStore
+from kvgate.transport.base import Executor
+
+ENGINE_STOP_S = 90.0  # the agent stops its engines: SIGTERM, SIGKILL after 15 s each
+LOST_CONTACT_S = 900.0  # polls failing on the link this long: the controller gives up (the soak runs on)
+
+
+@dataclass
+class SoakResult:
+    """What G4 measured for one deployment on one host."""
+
+    host: str
+    deployment: str
+    tier: EngineProfile
+    soak: trends.Soak
+    measurements: dict[str, Measurement] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)  # check key → first error / mismatch
+    near_ties: list[str] = field(default_factory=list)
+    engine_log_tails: list[str] = field(default_factory=list)
+
+    def detail(self, key: str) -> str:
+        return self.details.get(key, "")
+
+
+class SoakRun:
+    """Start (or reattach to) one deployment's soak, follow it to the end, measure it."""
+
+    def __init__(
+        self,
+        ex: Executor,
+        inv: Inventory,
+        *,
+        host: str,
+        name: str,
+        profile: G4Profile,
+        store: RunStore,
+        notify: Any,
+    ) -> None:
+        self.ex, self.inv, self.host, self.name = ex, inv, host, name
+        self.profile, self.store, self._notify = profile, store, notify
+        self.dep = inv.engines[name]
+        self.tier = engine_profile(self.dep.tier_profile)
+        self.python = engine_python(inv.hosts[host], self.dep)
+        self.key = f"{host}/{name}"
+        self.windows: dict[int, dict[str, Any]] = {}
+
+    def notify(self, event: str) -> None:
+        self._notify(f"g4 {self.name}: {event}")
+
+    def run(self) -> SoakResult:
+        """The whole soak; a stored job of this run is reattached to, not started again."""
+        meta = self.store.meta()
+        state = meta.get("g4_jobs", {}).get(self.key)
+        if state is None and meta.get("g4_stopped"):
+            raise LabError(f"{self.key}: not soaked: the run was stopped (kvgate stop, {meta['g4_stopped']})")
+        if state is None:
+            state = self._start()
+        else:
+            self.notify(f"reattaching to the soak started {state['started_at']}")
+        engines = [self._adopt(state["work_dir"], e) for e in state["engines"]]
+        job = agentctl.RemoteJob(**state["job"])
+        try:
+            outcome = self._follow(job)
+        except Interrupted:
+            self.notify("detached: the soak runs on to its end on the host; --resume RUN reattaches")
+            raise
+        except (TransportError, CommandTimeout) as exc:  # the link, not the soak: leave it running
+            raise LabError(
+                f"{self.host}: lost contact with the soak for {LOST_CONTACT_S:.0f} s ({exc}); it runs on "
+                "on the host: `kvgate run g4 --resume RUN` reattaches, `kvgate stop RUN` ends it"
+            ) from exc
+        except LabError:
+            self._finish(engines, state)
+            raise
+        tails = self._finish(engines, state, outcome)
+        return self._measure(outcome, state, tails)
+
+    # -- start ----------------------------------------------------------------------------------
+    def _start(self) -> dict[str, Any]:
+        check_engine_installed(self.ex, self.python, self.tier.kind)
+        model, _ = stage_model(self.ex, self.inv.hosts[self.host], self.dep, self.tier.kind, self.python)
+        work = self._work_dir(f"kvgate-g4/{self.host}-{self.store.path.name}/{self.name}")
+        engines: list[EngineService] = []
+        try:
+            create(self.ex, work, fresh=True)
+            for i, env in enumerate(self.dep.instance_envs):
+                self.notify(f"starting engine {i + 1}/{len(self.dep.instance_envs)} ({self.tier.name})")
+                where = self._placement(work.path, model, i)
+                eng = EngineService(self.ex, self.tier, where, env=env, args=self.dep.engine_args)
+                engines.append(eng)
+                eng.start()
+            state = self._launch(engines, model, work.path)
+        except BaseException:
+            for eng in engines:
+                eng.stop()
+            remove(self.ex, work, parents=2)  # and kvgate-g4/<host>-<run> once empty
+            raise
+        self.store.merge_meta(g4_jobs={self.key: state})
+        return state
+
+    def _work_dir(self, below: str) -> ScratchDir:
+        """The deployment's work directory on its volume, once the scratch check passed it."""
+        vol = self.inv.volumes[self.dep.volume]
+        path = below if below.startswith("/") else f"{vol.path.rstrip('/')}/{below}"
+        return checked(self.ex, vol, path)
+
+    def _placement(self, work: str, model: str, i: int) -> Placement:
+        """Engine instance ``i``: its own run and cache directories, port + 2i (as in G3)."""
+        base = f"{work}/engine-{i}"
+        return Placement(
+            run_dir=f"{base}/run",
+            model=model,
+            cache_dir=f"{base}/cache",
+            port=self.dep.port + 2 * i,
+            python=self.python,
+        )
+
+    def _launch(self, engines: list[EngineService], model: str, work: str) -> dict[str, Any]:
+        """Calibrate the prompts on the first engine, then start the soak job on the host."""
+        first = engines[0]
+        models = first.request("GET", "/v1/models", timeout_s=30)
+        try:
+            model_id = str(models.json()["data"][0]["id"])
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise EngineCallFailed(
+                self.host,
+                self.tier.name,
+                f"GET /v1/models names no model (HTTP {models.status}: {models.body[:200]!r})",
+            ) from None
+        volume = HostEvidence(self.ex, python=self.python).resolve(work)
+        p, load = self.profile, self.profile.load
+        salt = f"{self.store.path.name}/{self.key}/{secrets.token_hex(3)}"
+        spec = {
+            "urls": [e.url("") for e in engines],
+            "model": model_id,
+            "duration_s": p.duration_s,
+            "window_s": p.window_s,
+            "concurrency": load.concurrency,
+            "prompt_tokens": load.prompt_tokens,
+            "max_tokens": load.max_tokens,
+            "tokens_per_word": self._tokens_per_word(first),
+            "reuse": load.reuse,
+            "documents": load.documents,
+            "prefix_share": load.prefix_share,
+            "fixed_output": self.tier.fixed_output,
+            "request_timeout_s": load.request_timeout_s,
+            "output_tokens_from": "usage" if self.tier.streams_usage else "chunks",
+            "canary_prompts": p.canary.prompts,
+            "canary_max_tokens": p.canary.max_tokens,
+            "logprobs": p.canary.logprobs,
+            "salt": salt,
+            "engines": [self._sampled(e) for e in engines],
+            "volume": volume.to_json(),
+            "stop_engines_at_end": True,
+            "labels": {"deployment": self.name, "model": model},
+        }
+        job = agentctl.start(self.ex, "soak", spec)
+        self.notify(f"soak started on the host: {p.duration_s} s in {p.window_s}-s windows")
+        records = [e.record.to_dict() for e in engines if e.record is not None]
+        self.store.merge_meta(engines={self.key: {f"soak-{i}": r for i, r in enumerate(records)}})
+        started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        placed = [{"pid": e.pid, "index": i, "run_dir": e.placement.run_dir} for i, e in enumerate(engines)]
+        return {"job": asdict(job), "work_dir": work, "started_at": started, "engines": placed, "spec": spec}
+
+    def _sampled(self, eng: EngineService) -> dict[str, Any]:
+        """What the soak samples of one engine: its process group, tier directory, hit counter."""
+        cache = self.tier.cache
+        kv_dir = eng.kv_dir_path() if cache is not None else None
+        metrics = eng.url(self.tier.metrics.path) if self.tier.metrics else None
+        return {
+            "pgid": eng.pid,
+            "cache_dir": kv_dir,
+            "metrics_url": metrics,
+            "hit_counter": self.tier.hit_counter,
+        }
+
+    def _tokens_per_word(self, eng: EngineService) -> float:
+        """Tokens per prompt word of this engine's tokenizer (G3's tokenize endpoints); 1.0 without one."""
+        tok = load_g3_profile(self.inv.scale).tokenize.get(self.tier.kind.value)
+        if tok is None:
+            return 1.0
+        spec = PromptSpec(salt=f"{self.key}/calibrate", prompt_tokens=4 * self.profile.load.prompt_tokens)
+        n = eng.count_tokens(tok.path, tok.field, spec.prompt(0))
+        return fit_tokens_per_word(spec, n) if n else 1.0
+
+    # -- follow ---------------------------------------------------------------------------------
+    def _follow(self, job: agentctl.RemoteJob) -> dict[str, Any]:
+        """Poll the job to its end, storing every window as it arrives; the agent's result.
+
+        A lost link is retried for LOST_CONTACT_S; a soak past its duration by more than
+        the last window's worst case, or whose agent hangs (stale heartbeat), is cancelled.
+        """
+        load = self.profile.load
+        last_window_s = self.profile.window_s + load.request_timeout_s * (1 + self.profile.canary.prompts)
+        timeout = self.profile.duration_s + last_window_s + ENGINE_STOP_S
+        try:
+            return agentctl.wait(
+                self.ex,
+                job,
+                self._on_event,
+                timeout_s=timeout,
+                interval_s=self.profile.poll_s,
+                tolerate_s=LOST_CONTACT_S,
+            )
+        except agentctl.JobOverran:
+            agentctl.cancel(self.ex, job, grace_s=ENGINE_STOP_S)
+            raise LabError(f"{self.host}: the soak overran {timeout:.0f} s and was cancelled") from None
+        except (TransportError, CommandTimeout):
+            raise
+        except LabError:  # the agent died or hangs: make sure it is gone before its engines are stopped
+            agentctl.cancel(self.ex, job, grace_s=ENGINE_STOP_S)
+            raise
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("event") == "note":
+            self.notify(str(event.get("message")))
+        if event.get("event") != "window" or event["index"] in self.windows:
+            return
+        self.windows[event["index"]] = event
+        self.store.artifact(
+            self.host, f"g4/{self.name}/windows/w{event['index']:05d}.json", json.dumps(event)
+        )
+        s = event["summary"]
+        self.notify(
+            f"window {event['index'] + 1}/{self.profile.planned_windows}: {s['completed']} ok, "
+            f"{s['failed']} failed, TTFT p50 {_ms(s['p50_ttft_ms'])}, RSS {event['rss_kib'] // 1024} MiB"
+        )
+
+    def _adopt(self, work_dir: str, e: dict[str, Any]) -> EngineService:
+        """The service of an engine this run started (maybe by an earlier controller), to stop it."""
+        i = e["index"]  # its instance's environment and arguments, so their secrets stay redacted
+        env = self.dep.instance_envs[i] if i < len(self.dep.instance_envs) else {}
+        eng = EngineService(
+            self.ex, self.tier, self._placement(work_dir, "", i), env=env, args=self.dep.engine_args
+        )
+        eng.pid, eng.launches = e["pid"], 1
+        return eng
+
+    def _finish(
+        self, engines: list[EngineService], state: dict[str, Any], outcome: dict[str, Any] | None = None
+    ) -> list[str]:
+        """Keep the engines' logs, make sure none is left running, remove the work directory.
+
+        Every step runs even when one fails (the first failure is raised at the end). Engines
+        the agent reported stopped (``engines_left: []``) are not signalled again: after a long
+        detach their process group ids may belong to someone else.
+        """
+        stopped_by_agent = outcome is not None and outcome.get("engines_left") == []
+        tails: list[str] = []
+        errors: list[LabError] = []
+        for i, eng in enumerate(engines):
+            try:
+                log = self.ex.run("tail -c 2000000 %s 2>/dev/null", eng.log_path, timeout_s=60).stdout
+                if log:  # a second reattach (work directory gone) keeps the log stored the first time
+                    self.store.artifact(self.host, f"g4/{self.name}/engine-{i}.log", log)
+                tails.append("\n".join(log.splitlines()[-20:]))
+                if not stopped_by_agent:
+                    eng.stop()  # verifies that nothing of it is left
+            except LabError as exc:
+                errors.append(exc)
+        try:  # the stored path is checked again: an edited run.json cannot point the removal elsewhere
+            remove(self.ex, self._work_dir(str(state["work_dir"])), parents=2)
+        except LabError as exc:
+            errors.append(exc)
+        if errors:
+            raise errors[0]
+        return tails
+
+    # -- measure --------------------------------------------------------------------------------
+    def _measure(self, outcome: dict[str, Any], state: dict[str, Any], tails: list[str]) -> SoakResult:
+        windows = tuple(self.windows[i] for i in sorted(self.windows))
+        doc = "".join(json.dumps(w) + "\n" for w in windows)
+        ev = (
+            self.store.artifact(self.host, f"g4/{self.name}/windows.jsonl", doc),
+            self.store.artifact(self.host, f"g4/{self.name}/soak-result.json", json.dumps(outcome, indent=1)),
+        )
+        n = len(state["engines"])
+        per_rank = self.tier.cache.capacity_bytes if self.tier.cache is not None else None
+        cap = None if per_rank is None else per_rank * tensor_parallel(self.dep.engine_args)  # per engine
+        ended = str(outcome.get("ended", outcome.get("status")))
+        soak = trends.Soak(windows, self.profile.duration_s, n, None if cap is None else cap * n, ev, ended)
+        result = SoakResult(self.host, self.name, self.tier, soak, engine_log_tails=tails)
+        canary, bad, ties = trends.canary_mismatches(soak)
+        result.near_ties = ties
+        p = self.profile
+        result.measurements = {
+            "coverage": trends.coverage(soak),
+            "failed-requests": trends.failed_requests(soak),
+            "empty-responses": trends.empty_responses(soak),
+            "engines-up": trends.engine_deaths(soak),
+            "canary": canary,
+            "ttft-drift": trends.ttft_ratio(soak, p),
+            "throughput-retention": trends.throughput_retention(soak, p),
+            "memory-growth": trends.rss_growth(soak, p),
+            "cache-capacity": trends.cache_peak(soak),
+            "hit-retention": trends.hit_retention(soak, p),
+        }
+        result.details = self._details(soak, bad, tails, outcome)
+        data = {k: asdict(m) for k, m in result.measurements.items()}
+        self.store.artifact(
+            self.host, f"g4/{self.name}/measurements.json", json.dumps(data, indent=1, default=str)
+        )
+        return result
+
+    def _details(
+        self, soak: trends.Soak, bad: list[str], tails: list[str], outcome: dict[str, Any]
+    ) -> dict[str, str]:
+        """The first error, mismatch or death, shown with a verdict that is not PASS."""
+        out = {}
+        errors = [e for w in soak.windows for e in (w["summary"]["error_counts"] or {})]
+        if errors:
+            out["failed-requests"] = f"first error: {errors[0][:300]}"
+        if bad:
+            out["canary"] = f"first mismatch: {bad[0]}"
+        died = [w["index"] for w in soak.windows if w["engines_alive"] < soak.engines]
+        if died:
+            out["engines-up"] = (
+                f"after window {died[0]}; engine log tail: {tails[0][-600:] if tails else '?'}"
+            )
+        if outcome.get("status") != "ok" or outcome.get("ended") != "duration":
+            why = outcome.get("ended") or outcome.get("status")
+            out["coverage"] = f"the soak ended: {why} {outcome.get('error') or ''}".strip()
+        return out
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f} ms"
+
+
+def measure_soak(
+    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G4Profile, store: RunStore, notify: Any
+) -> SoakResult:
+    """Soak one deployment on one host (see the module docstring)."""
+    return SoakRun(ex, inv, host=host, name=name, profile=profile, store=store, notify=notify).run()

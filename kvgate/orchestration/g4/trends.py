@@ -1,0 +1,222 @@
+"""From the soak's windows to the numbers G4 judges: errors, drift, memory, capacity, hits, canary.
+
+Pure functions over the ``window`` records the agent wrote (kvgate.probes.agent.soak). Trends
+compare the first ``baseline_windows`` after ``warmup_windows`` with the last
+``baseline_windows``, by their medians (one slow window does not make drift); the
+least-squares slope per hour is shown beside them. Too few windows to compare is
+INVALID with the count, never PASS.
+
+>>> slope_per_hour([0.0, 3600.0, 7200.0], [100.0, 110.0, 120.0])
+10.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kvgate.base.criteria import Measurement
+from kvgate.base.units import MiB
+from kvgate.configuration.gate_profiles.g4 import G4Profile
+from kvgate.probes.loadgen.metrics import median
+from kvgate.probes.loadgen.outputs import Output, compare_outputs
+from kvgate.probes.loadgen.record import TokenLogprob
+
+Window = dict[str, Any]
+ENDINGS = ("duration", "engine-died", "cancelled")  # how a soak ends; anything else: its agent broke
+
+
+def slope_per_hour(t_s: Sequence[float], values: Sequence[float]) -> float | None:
+    """Least-squares slope of ``values`` over time, per hour; None with fewer than two points."""
+    n = len(t_s)
+    if n < 2:
+        return None
+    mt, mv = sum(t_s) / n, sum(values) / n
+    var = sum((t - mt) ** 2 for t in t_s)
+    if var == 0:
+        return None
+    return sum((t - mt) * (v - mv) for t, v in zip(t_s, values, strict=True)) / var * 3600
+
+
+@dataclass(frozen=True)
+class Soak:
+    """One deployment's soak: its windows (by index) and what the judge needs besides them."""
+
+    windows: tuple[Window, ...]
+    duration_s: int
+    engines: int
+    cap_bytes: int | None  # the tiers' configured capacity, summed; None: no external tier
+    evidence: tuple[str, ...] = ()
+    ended: str = ""  # the agent's own word: duration | engine-died | cancelled | failed
+
+
+def _m(metric: str, value: Any, unit: str, soak: Soak, invalid: str | None = None) -> Measurement:
+    return Measurement(metric, value, unit, soak.evidence, invalid)
+
+
+def coverage(soak: Soak) -> Measurement:
+    """The windows' span over the planned duration (an early end or a stall shows here)."""
+    w = soak.windows
+    if not w:
+        return _m("soak_coverage_ratio", None, "x", soak, "the soak produced no window")
+    span = w[-1]["end_unix_s"] - w[0]["start_unix_s"]
+    broken = None if soak.ended in ENDINGS else f"the soak's agent ended {soak.ended or 'without a word'}"
+    return _m("soak_coverage_ratio", round(span / soak.duration_s, 4), "x", soak, broken)
+
+
+def failed_requests(soak: Soak) -> Measurement:
+    """Failed load and canary requests over the whole soak."""
+    n = sum(int(w["summary"]["failed"] or 0) for w in soak.windows)
+    n += sum(1 for w in soak.windows for c in w["canary"] if not c["success"])
+    return _m("failed_requests", n if soak.windows else None, "requests", soak, _none(soak))
+
+
+def empty_responses(soak: Soak) -> Measurement:
+    """Successful (HTTP 200) responses that carried no token."""
+    n = sum(int(w["empty_responses"]) for w in soak.windows)
+    return _m("empty_responses", n if soak.windows else None, "responses", soak, _none(soak))
+
+
+def engine_deaths(soak: Soak) -> Measurement:
+    """Engines found dead after a window (the soak ends at the first)."""
+    dead = max((soak.engines - int(w["engines_alive"]) for w in soak.windows), default=0)
+    return _m("engines_died", dead if soak.windows else None, "engines", soak, _none(soak))
+
+
+def canary_mismatches(soak: Soak) -> tuple[Measurement, list[str], list[str]]:
+    """Canary outputs of every window against the first window's; (measurement, mismatches, near-ties)."""
+    if len(soak.windows) < 2 or not soak.windows[0]["canary"]:
+        why = (
+            "no canary prompts" if soak.windows and not soak.windows[0]["canary"] else "fewer than 2 windows"
+        )
+        return _m("canary_mismatches", None, "requests", soak, why), [], []
+    first = _outputs(soak.windows[0])
+    bad, ties, compared = [], [], 0
+    for w in soak.windows[1:]:
+        got = _outputs(w)
+        compared += len(first.keys() & got.keys())
+        b, t = compare_outputs(first, got, got_name=f"window {w['index']}", expected_name="window 0")
+        bad += [f"window {w['index']} canary {m}" for m in b]
+        ties += [f"window {w['index']} canary {m}" for m in t]
+    if not compared:  # every canary of window 0 or of the later windows failed: nothing was checked
+        return (
+            _m("canary_mismatches", None, "requests", soak, "no canary output could be compared"),
+            bad,
+            ties,
+        )
+    return _m("canary_mismatches", len(bad), "requests", soak), bad, ties
+
+
+def _outputs(w: Window) -> dict[str, Output]:
+    return {
+        str(c["index"]): Output(c["text"], tuple(TokenLogprob(**t) for t in c["logprobs"]))
+        for c in w["canary"]
+        if c["success"]
+    }
+
+
+def _none(soak: Soak) -> str | None:
+    return None if soak.windows else "the soak produced no window"
+
+
+def trend_windows(soak: Soak, profile: G4Profile) -> tuple[list[Window], list[Window]] | str:
+    """(first, last) baseline windows after warm-up, or why there are too few."""
+    lim = profile.limits
+    usable = list(soak.windows[lim.warmup_windows :])
+    if len(usable) < 2 * lim.baseline_windows:
+        need = lim.warmup_windows + 2 * lim.baseline_windows
+        return (
+            f"{len(soak.windows)} window(s), {need} needed (warm-up + first and last {lim.baseline_windows})"
+        )
+    return usable[: lim.baseline_windows], usable[-lim.baseline_windows :]
+
+
+def _ratio(
+    soak: Soak, profile: G4Profile, metric: str, unit: str, value: Callable[[Window], float | None]
+) -> Measurement:
+    """median(last) / median(first) of a per-window value."""
+    split = trend_windows(soak, profile)
+    if isinstance(split, str):
+        return _m(metric, None, unit, soak, split)
+    first, last = ([v for v in map(value, ws) if v is not None] for ws in split)
+    if not first or not last or median(first) <= 0:
+        return _m(
+            metric, None, unit, soak, f"no usable {metric.rsplit('_', 1)[0]} in the first or last windows"
+        )
+    return _m(metric, round(median(last) / median(first), 4), unit, soak)
+
+
+def ttft_ratio(soak: Soak, profile: G4Profile) -> Measurement:
+    return _ratio(soak, profile, "ttft_p50_ratio", "x", lambda w: w["summary"]["p50_ttft_ms"])
+
+
+def throughput_retention(soak: Soak, profile: G4Profile) -> Measurement:
+    return _ratio(
+        soak, profile, "throughput_retention", "x", lambda w: w["summary"]["output_throughput_tok_per_s"]
+    )
+
+
+def hit_ratio(w: Window) -> float | None:
+    """Tokens the engines served from cache over the window's prompt tokens (load and canary)."""
+    prompt = w["summary"]["total_input_tokens"]
+    if w["hit_tokens"] is None or not prompt:
+        return None
+    canary = sum(c["prompt_tokens"] or 0 for c in w["canary"])
+    return float(w["hit_tokens"]) / float(prompt + canary)
+
+
+def hit_retention(soak: Soak, profile: G4Profile) -> Measurement:
+    """Hit ratio retained from the first windows to the last; zero hits at the start is INVALID."""
+    m = _ratio(soak, profile, "hit_ratio_retention", "x", hit_ratio)
+    split = trend_windows(soak, profile)
+    if m.value is None and not isinstance(split, str):
+        unread = [w for ws in split for w in ws if w["hit_tokens"] is None]
+        errors = [e for w in unread for e in w.get("metrics_errors") or []]
+        why = (
+            f"the hit counter could not be read in {len(unread)} window(s)"
+            + (
+                f": {errors[0][:200]}"
+                if errors
+                else " (counter missing, or it went back: an engine restarted)"
+            )
+            if unread
+            else "the engines served no prompt token from cache: the tier was never read"
+        )
+        return _m(m.metric, None, "x", soak, why)
+    return m
+
+
+def rss_growth(soak: Soak, profile: G4Profile) -> Measurement:
+    """The engines' RSS (MiB), median of the last windows minus median of the first."""
+    split = trend_windows(soak, profile)
+    if isinstance(split, str):
+        return _m("engine_rss_growth_mib", None, "MiB", soak, split)
+    first, last = ([w["rss_kib"] / 1024 for w in ws] for ws in split)
+    return _m("engine_rss_growth_mib", round(median(last) - median(first), 1), "MiB", soak)
+
+
+def cache_peak(soak: Soak) -> Measurement:
+    """The tiers' largest size in any window over their configured capacity."""
+    sizes = [w["cache_dir_bytes"] for w in soak.windows if w["cache_dir_bytes"] is not None]
+    if soak.cap_bytes is None or not sizes:
+        return _m("cache_peak_ratio", None, "x", soak, "no tier size was sampled (no tier directory)")
+    if max(sizes) == 0:
+        return _m("cache_peak_ratio", 0.0, "x", soak, "the tier directory stayed empty: nothing was written")
+    return _m("cache_peak_ratio", round(max(sizes) / soak.cap_bytes, 6), "x", soak)
+
+
+def slopes(soak: Soak) -> dict[str, float | None]:
+    """Per-hour slopes of the trended series over all windows (shown, not judged)."""
+    w = list(soak.windows)
+    t = [x["end_unix_s"] - w[0]["start_unix_s"] for x in w] if w else []
+    series = {
+        "ttft_p50_ms_per_h": [x["summary"]["p50_ttft_ms"] for x in w],
+        "rss_mib_per_h": [x["rss_kib"] / 1024 for x in w],
+        "cache_mib_per_h": [(x["cache_dir_bytes"] or 0) / MiB for x in w],
+    }
+    out = {}
+    for name, values in series.items():
+        pts = [(a, b) for a, b in zip(t, values, strict=True) if b is not None]
+        out[name] = slope_per_hour([a for a, _ in pts], [b for _, b in pts])
+    return out

@@ -1,0 +1,43 @@
+"""``kvgate plan``: the options checked, the plans printed (a table per deployment, then its inputs)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kvgate.base.errors import UsageError
+from kvgate.configuration.inventory import LoadedInventory
+from kvgate.orchestration.plan.deployments import Options, plan_inventory
+from kvgate.orchestration.plan.render import CAPTION, COLUMNS, inputs, row, title, why_empty
+
+
+def options(args: argparse.Namespace) -> Options:
+    """The declared options, each checked with the flag it came from."""
+    if args.prefill_tok_per_s is not None and not args.prefill_tok_per_s > 0:
+        raise UsageError(f"--prefill-tok-per-s must be > 0 tokens/s, got {args.prefill_tok_per_s}")
+    for flag, value in (("--reuse", args.reuse), ("--dram-hit", args.dram_hit)):
+        if not 0 <= value <= 1:
+            raise UsageError(f"{flag} must be a share within [0, 1], got {value}")
+    if args.documents is not None and args.documents < 1:
+        raise UsageError(f"--documents must be ≥ 1, got {args.documents}")
+    return Options(args.prefill_tok_per_s, args.reuse, args.documents, args.dram_hit)
+
+
+def show(console: Console, loaded: LoadedInventory, results: Path, opts: Options) -> None:
+    """One table per deployment and engine host, its inputs and assumptions under it."""
+    plans = plan_inventory(loaded, results, opts)
+    if not plans:
+        raise UsageError(f"{loaded.path}: the inventory declares no engine deployment (engines:) to plan")
+    for plan in plans:
+        table = Table(*COLUMNS, title=escape(title(plan)), title_justify="left", caption=CAPTION)
+        for p in plan.predictions:
+            table.add_row(*row(p))
+        console.print(table)
+        if why := why_empty(plan):
+            console.print(f"  [yellow]{escape(why)}[/]")
+        for line in inputs(plan):
+            console.print(f"  {escape(line)}", highlight=False)

@@ -1,0 +1,193 @@
+"""Where the planner's numbers come from: a stored G2 run, a stored G3 run, the inventory, or a declaration.
+
+Every input is a :class:`Figure`: a value (None when unknown) and the sentence that
+says where it came from, so ``kvgate plan`` and G3 can print what they assumed.
+
+- storage (G2): the volume's re-measured read ceiling (``ceiling.read_bw_bytes_per_s``)
+  and one request's KV-restore bandwidth at G2's concurrency (its request bytes over
+  its p50 latency), from the latest *passed* G2 run of this inventory; without one,
+  the volume's ``expect:`` promise (``min_seq_read_gb_per_s``, else the RDMA line rate
+  × ``line_rate_fraction``), said to be assumed;
+- prefill rate and decode time (G3): the recompute arm of the latest G3 run of this
+  inventory whose recompute arm is trusted; else a rate declared on the command
+  line; else unknown.
+
+>>> Figure(2.0e9, "G2").known, Figure(None, "no G2 run").known
+(True, False)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvgate.base.criteria import Verdict
+from kvgate.base.errors import StoreError
+from kvgate.base.units import GB
+from kvgate.configuration.engine_profile import EngineKind
+from kvgate.configuration.fio_job import fio_size
+from kvgate.configuration.fio_matrix import SweepPoint
+from kvgate.configuration.inventory.schema import EngineDeployment, Inventory
+from kvgate.probes.engines import tinyhf
+from kvgate.probes.fio.ceiling import CEILING_CELL, configuration
+from kvgate.record.store import RunStore, outcome
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One planner input and where it came from."""
+
+    value: float | None
+    source: str
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class StorageFigures:
+    """The tier volume's read ceiling and one restore's bandwidth, with their sources."""
+
+    ceiling: Figure  # bytes/s
+    per_request: Figure  # bytes/s
+    best: Figure  # bytes/s: the most G2 ever saw the device deliver (G3's "too fast" bound)
+
+
+def runs_newest_first(root: Path, site: str, gate: str, sha256: str) -> list[RunStore]:
+    """Every stored run of ``gate`` for this site and inventory, newest first."""
+    found = sorted((root / site).glob(f"{gate}-*"), key=lambda p: p.name, reverse=True)
+    out = []
+    for path in found:
+        try:
+            store = RunStore.open(path)
+            if store.meta().get("inventory", {}).get("sha256") == sha256:
+                out.append(store)
+        except StoreError:
+            continue  # not a run directory (or a torn one): not evidence
+    return out
+
+
+def latest_passed(root: Path, site: str, gate: str, sha256: str) -> RunStore | None:
+    """The newest run of ``gate`` for this inventory whose every check is final and none failed."""
+    for store in runs_newest_first(root, site, gate, sha256):
+        verdict, missing = outcome(store)
+        if verdict.gate_ok and verdict is not Verdict.ERROR and not missing:
+            return store
+    return None
+
+
+def _artifact(store: RunStore, host: str, name: str) -> Any:
+    path = store.path / "artifacts" / host / name
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def g2_storage(store: RunStore, host: str, volume: str) -> StorageFigures | None:
+    """What a G2 run measured on one host's volume; None when it did not measure that volume."""
+    ms = _artifact(store, host, f"g2/{volume}/measurements.json")
+    if not isinstance(ms, dict):
+        return None
+    where = f"G2 {store.path}"
+    ceiling = _trusted(ms, f"{CEILING_CELL}.read_bw_bytes_per_s")
+    config = _configuration(ms)
+    per_request = _trusted(ms, "kv_restore.parallel.request_bytes_per_s")
+    requests = _trusted(ms, "kv_restore.requests")
+    best = _trusted(ms, f"{CEILING_CELL}.best_read_bw_bytes_per_s") or ceiling
+    return StorageFigures(
+        Figure(
+            ceiling, f"{where}: read ceiling ({config})" if ceiling else f"{where}: no trusted read ceiling"
+        ),
+        Figure(
+            per_request,
+            f"{where}: KV restore, {requests or 0:.0f} requests at once, p50 latency"
+            if per_request
+            else f"{where}: no trusted KV-restore latency",
+        ),
+        Figure(best, f"{where}: the best read bandwidth G2 saw (sweep and ceiling repeats)"),
+    )
+
+
+def _configuration(ms: dict[str, Any]) -> str:
+    """How G2 reached the ceiling: ``bs 4m, 8 jobs × QD 16``."""
+    bs, nj, qd = (_trusted(ms, f"{CEILING_CELL}.{k}") for k in ("bs_bytes", "numjobs", "iodepth"))
+    if bs is None or nj is None or qd is None:
+        return "configuration not recorded"
+    return configuration(SweepPoint(int(nj), int(qd), 0.0, fio_size(int(bs))))
+
+
+def _trusted(ms: dict[str, Any], metric: str) -> float | None:
+    m = ms.get(metric)
+    if not isinstance(m, dict) or m.get("invalid_reason") or not isinstance(m.get("value"), int | float):
+        return None
+    return float(m["value"])
+
+
+def assumed_storage(inv: Inventory, host: str, volume: str) -> StorageFigures:
+    """Without a passed G2 run: the volume's promised sequential read, else a share of the line rate."""
+    e, src = inv.volumes[volume].expect, f"inventory volumes.{volume}.expect"
+    unknown = Figure(
+        None, "no G2 run: per-request restore bandwidth unknown (each restore may reach its share)"
+    )
+    if e.min_seq_read_gb_per_s is not None:
+        value, why = e.min_seq_read_gb_per_s * GB, f"assumed, no passed G2 run: {src}.min_seq_read_gb_per_s"
+    elif e.line_rate_fraction is not None and (rate := inv.line_rate_bytes_per_s(host)) is not None:
+        value, why = (
+            e.line_rate_fraction * rate,
+            f"assumed, no passed G2 run: {src}.line_rate_fraction × RDMA line rate",
+        )
+    else:
+        return StorageFigures(
+            Figure(None, f"no passed G2 run and no {src}.min_seq_read_gb_per_s"), unknown, unknown
+        )
+    return StorageFigures(Figure(value, why), unknown, Figure(value, why))
+
+
+def state_bytes_per_token(dep: EngineDeployment, kind: EngineKind) -> Figure:
+    """KV (state) bytes the tier stores per prompt token: the inventory's, or the tiny model's."""
+    if dep.state_bytes_per_token is not None:
+        return Figure(dep.state_bytes_per_token, "inventory state_bytes_per_token")
+    if kind is EngineKind.VLLM:
+        return Figure(tinyhf.kv_bytes_per_token(), "the tiny HF Llama's KV (kvgate.probes.engines.tinyhf)")
+    if kind is EngineKind.LLAMA_CPP:
+        from kvgate.probes.engines.tinymodel import TinyLlamaSpec
+
+        spec = TinyLlamaSpec()
+        return Figure(spec.llama_cpp_state_bytes_per_token, "the tiny GGUF's KV + logits row (tinymodel)")
+    return Figure(None, f"no tiny model for {kind} engines: set state_bytes_per_token")
+
+
+@dataclass(frozen=True)
+class Serving:
+    """The recompute arm's prefill rate and decode time, with their source."""
+
+    prefill_tok_per_s: Figure
+    decode_s: Figure
+
+
+def g3_serving(store: RunStore, host: str, deployment: str) -> Serving | None:
+    """The recompute arm of one deployment in a G3 run (conc 1), when it was trusted."""
+    doc = _artifact(store, host, f"g3/{deployment}/arms.json")
+    arm = ((doc or {}).get("arms") or {}).get("recompute") if isinstance(doc, dict) else None
+    return serving_from_arm(arm, f"G3 {store.path}") if isinstance(arm, dict) else None
+
+
+def serving_from_arm(arm: dict[str, Any], where: str) -> Serving | None:
+    """Prefill = prompt tokens p50 / TTFT p50; decode = E2E p50 − TTFT p50 (one request at a time)."""
+    tokens, ttft, e2e = (arm.get(k) for k in ("prompt_tokens_p50", "ttft_p50_s", "e2e_p50_s"))
+    if arm.get("invalid_reasons") or not tokens or not ttft:
+        return None
+    rate = float(tokens) / float(ttft)
+    prefill = Figure(
+        rate, f"measured: {where}: recompute arm, {tokens:.0f} tokens in {ttft:.3g} s (TTFT p50)"
+    )
+    decode = (
+        Figure(float(e2e) - float(ttft), f"measured: {where}: recompute E2E − TTFT p50")
+        if e2e
+        else Figure(None, "no E2E latency recorded")
+    )
+    return Serving(prefill, decode)

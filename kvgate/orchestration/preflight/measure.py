@@ -1,0 +1,136 @@
+"""One host's preflight probes, each turned into the Measurement its check judges.
+
+A probe that shows the lab cannot be measured gives a Measurement with its reason
+(the check is INVALID); a lab failure (an engine that does not start) is kept as the
+LabError of its checks (ERROR); the host's other probes still run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from kvgate.base.criteria import Measurement
+from kvgate.base.errors import Interrupted, LabError
+from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g3.measure import probe_deployment
+from kvgate.probes.evidence.probe import DEFAULT_MIB
+from kvgate.probes.hostevidence import HostEvidence
+from kvgate.probes.nfs_server import ServerCache
+from kvgate.record.store import RunStore
+from kvgate.transport.base import Executor
+
+Found = dict[str, Measurement | LabError]
+_PY = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One host's probing: where, what it may do, where its evidence goes."""
+
+    ex: Executor
+    inv: Inventory
+    host: str
+    store: RunStore
+    notify: Callable[[str], None]
+    executors: Mapping[str, Executor]  # every host's: an NFS volume's server may be another host
+
+    def all(self) -> Found:
+        """Every probe of the host (see kvgate.orchestration.preflight.plan for what each must show)."""
+        found = self.basics()
+        he = HostEvidence(self.ex, sudo=self.inv.hosts[self.host].sudo)
+        for name, vol in self.inv.volumes_of(self.host).items():
+            self.notify(f"volume {name}: counter probe")
+            probe = functools.partial(self.volume, he, name, vol.path, scratch=vol.scratch)
+            found |= guarded(probe, (f"volume[{name}].counters", f"volume[{name}].nfs"))
+        for name in self.inv.engines:
+            if self.host in self.inv.engine_hosts(name):
+                self.notify(f"engine {name}: start, metrics, tokenizer, tier cycle")
+                checks = tuple(f"engine[{name}].{k}" for k in ("start", "metrics", "tokenizer", "tier-cycle"))
+                found |= guarded(functools.partial(self.deployment, name), checks)
+        return found
+
+    def basics(self) -> Found:
+        """The transport, sudo where allowed, the agent's Python."""
+        t0 = time.monotonic()
+        self.ex.run("true", timeout_s=60, check=True)
+        found: Found = {"ssh": Measurement("command_round_trip_s", time.monotonic() - t0, "s")}
+        if self.inv.hosts[self.host].sudo:
+            root = self.ex.run("id -u", timeout_s=60).stdout.strip() == "0"
+            res = self.ex.run("true" if root else "sudo -n true", timeout_s=60)  # root needs no sudo
+            why = None if res.ok else f"sudo -n true was refused: {res.tail(2)}"
+            found["sudo"] = Measurement("sudo_ok", True if res.ok else None, "", invalid_reason=why)
+        res = self.ex.run("python3 -c %s", _PY, timeout_s=60)
+        why = None if res.ok else f"python3 is missing or broken: {res.tail(2)}"
+        found["agent-python"] = Measurement(
+            "agent_python", res.stdout.strip() or None, "", invalid_reason=why
+        )
+        return found
+
+    def volume(self, he: HostEvidence, name: str, path: str, *, scratch: bool) -> Found:
+        """The counter sanity probe, and what NFS says about its server's cache."""
+        result = he.probe(path, mib=DEFAULT_MIB, scratch=scratch)
+        text = json.dumps(result, indent=1)
+        ev = (self.store.artifact(self.host, f"preflight/volume-{name}.json", text),)
+        moved, read = (result["counts"] or {}).get("device_read_bytes"), result["read_bytes"]
+        ratio = moved / read if moved is not None and read else None
+        counters = Measurement("counters_moved_ratio", ratio, "x", ev, result["reason"])
+        return {f"volume[{name}].counters": counters, f"volume[{name}].nfs": self.server_cache(name, ev)}
+
+    def server_cache(self, name: str, ev: tuple[str, ...]) -> Measurement:
+        """Whether G2 and G3 will control this NFS volume's server cache: a real drop, or its declared RAM."""
+        cache = ServerCache.of(self.inv, name, self.executors)
+        if cache.evidence is not None:
+            cold = cache.make_cold(data_bytes=0)
+            return Measurement(
+                "nfs_server_cache", "dropped" if cold.controlled else None, "", ev, cold.reason
+            )
+        if cache.server is not None and cache.server.ram_gib is not None:
+            return Measurement("nfs_server_cache", "ram_gib declared", "", ev)
+        return Measurement("nfs_server_cache", None, "", ev, cache.make_cold(data_bytes=0).reason)
+
+    def deployment(self, name: str) -> Found:
+        """G3's tier probe on one deployment: start, /metrics, tokenizer, one prompt's tier cycle."""
+        profile = load_g3_profile(self.inv.scale)
+        result, probe = probe_deployment(
+            self.ex,
+            self.inv,
+            host=self.host,
+            name=name,
+            profile=profile,
+            store=self.store,
+            notify=self.notify,
+        )
+        d = f"engine[{name}]"
+        found: Found = {
+            f"{d}.start": Measurement("ready_s", result.engines.get("probe", {}).get("ready_s"), "s"),
+            f"{d}.metrics": _verdict("named_counters_missing", 0, "counters", probe.metrics),
+            f"{d}.tokenizer": _verdict("tokenizer_ok", True, "", probe.tokenizer),
+        }
+        if probe.restore is not None:
+            r = probe.restore
+            read = r.window.device_read_bytes if r.window else None
+            ratio = read / r.predicted_bytes if read is not None and r.predicted_bytes else None
+            found[f"{d}.tier-cycle"] = Measurement(
+                "restore_read_ratio", ratio, "x", r.evidence, r.invalid_reason
+            )
+        return found
+
+
+def _verdict(metric: str, good: object, unit: str, why: str | None) -> Measurement:
+    """``good`` when nothing is wrong, else no value and the reason."""
+    return Measurement(metric, None if why else good, unit, invalid_reason=why)  # type: ignore[arg-type]
+
+
+def guarded(probe: Callable[[], Found], keys: tuple[str, ...]) -> Found:
+    """The probe's measurements; a LabError becomes the result of every one of its checks (ERROR)."""
+    try:
+        return probe()
+    except Interrupted:
+        raise
+    except LabError as exc:
+        return dict.fromkeys(keys, exc)

@@ -1,0 +1,123 @@
+"""The preflight plan: what is probed on which host, and what each probe must show.
+
+>>> from kvgate.configuration.inventory.schema import Inventory
+>>> inv = Inventory.model_validate({"site": "s", "hosts": {"h": {"roles": ["storage-client"]}},
+...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}})
+>>> [c.check for c in plan(inv)]
+['ssh', 'sudo', 'agent-python', 'volume[v].counters', 'volume[v].nfs']
+"""
+
+from __future__ import annotations
+
+from kvgate.base.criteria import Criterion
+from kvgate.configuration.engine_profile import engine_profile
+from kvgate.configuration.inventory.schema import Inventory
+from kvgate.judgement import Check, Ruling
+
+NFS_TYPES = ("nfs", "nfs4")
+
+
+PreflightCheck = Check[None]  # one probe on one host; key: the probe's own name
+
+
+def _check(
+    host: str, check: str, criterion: tuple[str, str, str, object, str, str], skip: str | None = None
+) -> PreflightCheck:
+    rule, metric, comparator, expected, unit, source = criterion
+    return Check(
+        host=host,
+        check=check,
+        criterion=Criterion(rule, metric, comparator, expected, unit, source=source),
+        spec=None,
+        key=check,
+        ruled=Ruling.skip(skip) if skip else None,
+    )
+
+
+SSH = ("PF-HOST-1", "command_round_trip_s", ">=", 0, "s", "a command runs over the host's transport")
+SUDO = ("PF-HOST-2", "sudo_ok", "==", True, "", "sudo -n true (drop caches, nvme smart-log)")
+PYTHON = (
+    "PF-HOST-3",
+    "agent_python",
+    "version>=",
+    "3.8",
+    "",
+    "the agent and load generator need python3 >= 3.8",
+)
+COUNTERS = (
+    "PF-VOL-1",
+    "counters_moved_ratio",
+    ">=",
+    1.0,
+    "x",
+    "an O_DIRECT read of N MiB moves the counters that stand for the volume by N",
+)
+NFS_CACHE = (
+    "PF-VOL-2",
+    "nfs_server_cache",
+    "in",
+    ("dropped", "ram_gib declared"),
+    "",
+    "the NFS server's page cache is dropped over SSH, or its RAM is declared (larger data sets are cold)",
+)
+START = ("PF-ENG-1", "ready_s", ">", 0, "s", "the engine starts and answers")
+METRICS = (
+    "PF-ENG-2",
+    "named_counters_missing",
+    "==",
+    0,
+    "counters",
+    "its /metrics has the counters its profile names",
+)
+TOKENIZER = ("PF-ENG-3", "tokenizer_ok", "==", True, "", "the gate profile can count its tokens")
+TIER_CYCLE = (
+    "PF-ENG-4",
+    "restore_read_ratio",
+    ">=",
+    0.9,
+    "x",
+    "one prompt populated, made cold the profile's way, restored from the SSD with hits",
+)
+
+
+def host_checks(inv: Inventory, host: str) -> list[PreflightCheck]:
+    no_sudo = None if inv.hosts[host].sudo else "the inventory does not allow sudo here (sudo: false)"
+    return [
+        _check(host, "ssh", SSH),
+        _check(host, "sudo", SUDO, no_sudo),
+        _check(host, "agent-python", PYTHON),
+    ]
+
+
+def volume_checks(inv: Inventory, host: str, volume: str) -> list[PreflightCheck]:
+    fstype = inv.volumes[volume].fstype
+    not_nfs = None if fstype in NFS_TYPES else f"the inventory does not declare it NFS (fstype: {fstype})"
+    return [
+        _check(host, f"volume[{volume}].counters", COUNTERS),
+        _check(host, f"volume[{volume}].nfs", NFS_CACHE, not_nfs),
+    ]
+
+
+def deployment_checks(inv: Inventory, host: str, name: str) -> list[PreflightCheck]:
+    tier = engine_profile(inv.engines[name].tier_profile)
+    no_tier = None if tier.cache else f"{tier.name} has no SSD tier (cache: null): no tier cycle to probe"
+    d = f"engine[{name}]"
+    return [
+        _check(host, f"{d}.start", START),
+        _check(host, f"{d}.metrics", METRICS),
+        _check(host, f"{d}.tokenizer", TOKENIZER),
+        _check(host, f"{d}.tier-cycle", TIER_CYCLE, no_tier),
+    ]
+
+
+def plan(inventory: Inventory) -> list[PreflightCheck]:
+    """Every probe of every host: the host, its volumes, the engine deployments it runs."""
+    checks = []
+    for host in inventory.hosts:
+        checks += host_checks(inventory, host)
+        for volume in inventory.volumes_of(host):
+            checks += volume_checks(inventory, host, volume)
+        for name in inventory.engines:
+            if host in inventory.engine_hosts(name):
+                checks += deployment_checks(inventory, host, name)
+    return checks

@@ -1,0 +1,144 @@
+"""Counters bracketing a measured window, and the one wording of "why this read was not cold".
+
+A snapshot reads, in one go on the host: the read and written bytes of every device
+that carries the volume (or, on NFS, the bytes its client read from the server), the
+read bytes of every engine (its session or cgroup), the page cache, and the length of
+any log the caller will read the window's part of. Two snapshots give ``Counts``;
+``cold_reason`` judges them against what the measured reads needed. Other readers of
+the same devices can only raise the counts: a proof can be fooled by concurrent load,
+never failed by it.
+
+>>> c = Counts(device_read_bytes=50, device_written_bytes=0, engine_read_bytes=None, counted_on="vda")
+>>> cold_reason(c, needed_bytes=1000, what="restore", caches_dropped=True)
+'not cold: vda read 50 B of the 1000 B the restore needed (5% < 90%)'
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kvgate.probes.evidence import MIN_COLD_RATIO
+from kvgate.probes.evidence.blockdev import Resolved
+from kvgate.probes.evidence.counters import device_bytes, meminfo_bytes
+from kvgate.probes.evidence.engines import engine_reads
+from kvgate.probes.evidence.nfs import mount
+
+
+def snapshot(
+    volume: Resolved | None,
+    *,
+    engines: tuple[tuple[int, str], ...] = (),
+    count_lines: tuple[str, ...] = (),
+    proc_root: str = "/proc",
+) -> dict[str, Any]:
+    """Every counter of one instant: devices (or NFS), engines ((leader pid, scope) each), page cache."""
+    snap: dict[str, Any] = {
+        "t_unix_s": time.time(),
+        "cached_bytes": meminfo_bytes("Cached", proc_root=proc_root),
+        "mem_total_bytes": meminfo_bytes("MemTotal", proc_root=proc_root),
+    }
+    if volume is not None and volume.kind == "nfs":
+        nfs = mount(volume.mount_point, proc_root=proc_root)
+        snap["nfs"] = nfs.to_json() if nfs else None
+    elif volume is not None and volume.carriers:
+        snap["devices"] = {n: list(v) for n, v in device_bytes(volume.carriers, proc_root=proc_root).items()}
+    snap["engines"] = [engine_reads(pid, scope, proc_root=proc_root) for pid, scope in engines]
+    snap["lines"] = {path: _lines(path) for path in count_lines}
+    return snap
+
+
+def _lines(path: str) -> int:
+    with open(path, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What happened between two snapshots."""
+
+    device_read_bytes: int | None  # None: nothing counts this volume's reads
+    device_written_bytes: int | None
+    engine_read_bytes: int | None  # None: no engine, or an engine's counters were unreadable
+    counted_on: str  # what the device numbers are: "nvme2c1n1+nvme2c2n1", "NFS server reads of /mnt/nfs"
+    page_cache_bytes_before: int = 0
+    page_cache_bytes_after: int = 0
+
+    @classmethod
+    def between(cls, before: dict[str, Any], after: dict[str, Any]) -> Counts:
+        read, written, on = _device_delta(before, after)
+        return cls(
+            device_read_bytes=read,
+            device_written_bytes=written,
+            engine_read_bytes=_engine_delta(before["engines"], after["engines"]),
+            counted_on=on,
+            page_cache_bytes_before=int(before["cached_bytes"]),
+            page_cache_bytes_after=int(after["cached_bytes"]),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _device_delta(before: dict[str, Any], after: dict[str, Any]) -> tuple[int | None, int | None, str]:
+    if "devices" in before and "devices" in after:
+        names = sorted(before["devices"])
+        read = sum(after["devices"][n][0] - before["devices"][n][0] for n in names)
+        written = sum(after["devices"][n][1] - before["devices"][n][1] for n in names)
+        return read, written, "+".join(names)
+    b, a = before.get("nfs"), after.get("nfs")
+    if b and a:
+        where = f"NFS server reads of {a['mount_point']}"
+        read = a["counts"].get("server_read", 0) - b["counts"].get("server_read", 0)
+        return read, a["counts"].get("server_write", 0) - b["counts"].get("server_write", 0), where
+    return None, None, "no counter"
+
+
+def _engine_delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> int | None:
+    if not before or len(before) != len(after):
+        return None
+    total = 0
+    for b, a in zip(before, after):  # noqa: B905 - python 3.8 zip takes no strict
+        if a["read_bytes"] is None or b["read_bytes"] is None:
+            return None
+        total += a["read_bytes"] - b["read_bytes"]
+    return total
+
+
+def _share(got: float, need: float) -> str:
+    return f"{got / need:.0%}" if need else "n/a"
+
+
+def cold_reason(
+    counts: Counts,
+    *,
+    needed_bytes: int,
+    what: str,
+    caches_dropped: bool,
+    engines: bool = False,
+    min_ratio: float = MIN_COLD_RATIO,
+) -> str | None:
+    """Why ``what`` (a read of ``needed_bytes``) cannot count as served cold by the storage; None if it can.
+
+    ``engines``: an engine did the reads, so its own counters must show them too.
+    """
+    reasons = [] if caches_dropped else [f"page cache not dropped before the {what}"]
+    need, dev = min_ratio * needed_bytes, counts.device_read_bytes
+    if dev is None:
+        reasons.append(
+            f"no block device or NFS counter carries the volume: nothing can prove the {what} cold"
+        )
+    elif dev < need:
+        reasons.append(
+            f"not cold: {counts.counted_on} read {dev} B of the {needed_bytes} B the {what} needed "
+            f"({_share(dev, needed_bytes)} < {min_ratio:.0%})"
+        )
+    if engines and counts.engine_read_bytes is None:
+        reasons.append("the engine's read counters could not be read (/proc/<pid>/io or its cgroup io.stat)")
+    elif engines and counts.engine_read_bytes is not None and counts.engine_read_bytes < need:
+        reasons.append(
+            f"the engine read {counts.engine_read_bytes} B from storage of the {needed_bytes} B the {what} "
+            f"needed ({_share(counts.engine_read_bytes, needed_bytes)} < {min_ratio:.0%})"
+        )
+    return "; ".join(reasons) or None

@@ -1,0 +1,122 @@
+"""G1 arrival facts: collectors that run over an Executor and pure parsers, one module per tool family.
+
+A family's failure (a missing tool, a failed command, output a parser does not
+understand) is recorded in its `Collected` and never stops the other families;
+only a TransportError (host unreachable, connection dropped) and Interrupted
+(Ctrl-C) propagate: an interrupted probe is not a fact, so no family records one.
+
+>>> from kvgate.transport.local import LocalExecutor
+>>> facts = collect_host(LocalExecutor(), HostContext(host="localhost", volumes={}, sudo=False))
+>>> facts.family("memory").facts["mem_total_bytes"] > 0
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvgate.base.errors import Interrupted, LabError, ToolMissing, TransportError
+from kvgate.probes.facts import (
+    block,
+    clock,
+    counters,
+    cpu,
+    gpus,
+    memory,
+    mounts,
+    nics,
+    numa,
+    nvme,
+    nvmeof,
+    odirect,
+    osinfo,
+    pcie,
+    rdma,
+    roce,
+    tools,
+    tuning,
+)
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, artifact_name
+from kvgate.transport.base import Executor
+
+Collector = Callable[[Executor, HostContext], Collected]
+
+FAMILIES: dict[str, Collector] = {
+    "cpu": cpu.collect,
+    "memory": memory.collect,
+    "os": osinfo.collect,
+    "block": block.collect,
+    "nvme": nvme.collect,
+    "pcie": pcie.collect,
+    "nics": nics.collect,
+    "rdma": rdma.collect,
+    "roce": roce.collect,
+    "nvmeof": nvmeof.collect,
+    "numa": numa.collect,
+    "gpus": gpus.collect,
+    "mounts": mounts.collect,
+    "odirect": odirect.collect,
+    "counters": counters.collect,
+    "clock": clock.collect,
+    "tuning": tuning.collect,
+    "tools": tools.collect,
+}
+
+
+@dataclass
+class HostFacts:
+    """Everything collected on one host, family by family."""
+
+    host: str
+    families: dict[str, Collected] = field(default_factory=dict)
+
+    def family(self, name: str) -> Collected:
+        """One family's facts; a family that was never collected reads as a family error."""
+        if name in self.families:
+            return self.families[name]
+        return Collected(errors={"family": f"facts family {name!r} was not collected"})
+
+    def artifacts(self) -> dict[str, str]:
+        """Every raw command output by its name under artifacts/<host>/ (see `artifact_name`)."""
+        return {
+            artifact_name(fam, name): text
+            for fam, col in self.families.items()
+            for name, text in col.artifacts.items()
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """Facts, missing tools and errors per family; artifacts are stored separately."""
+        return {"host": self.host, "families": {n: c.to_json() for n, c in self.families.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HostFacts:
+        """Rebuild stored facts, e.g. to re-judge a run offline."""
+        families = {n: Collected.from_json(c) for n, c in data.get("families", {}).items()}
+        return cls(host=str(data["host"]), families=families)
+
+
+def collect_family(collector: Collector, ex: Executor, ctx: HostContext) -> Collected:
+    """Run one collector; anything but a TransportError or Interrupted becomes a recorded family error."""
+    try:
+        return collector(ex, ctx)
+    except (TransportError, Interrupted):
+        raise
+    except ToolMissing as exc:
+        return Collected(missing_tools=[exc.tool])
+    except (LabError, ValueError, LookupError, TypeError, OSError) as exc:
+        return Collected(errors={"family": f"{type(exc).__name__}: {exc}"})
+
+
+def collect_host(ex: Executor, ctx: HostContext, on_family: Callable[[str], None] | None = None) -> HostFacts:
+    """Run every family on one host; `on_family(name)` is called before each one starts."""
+    facts = HostFacts(host=ctx.host)
+    for name, collector in FAMILIES.items():
+        if on_family is not None:
+            on_family(name)
+        facts.families[name] = collect_family(collector, ex, ctx)
+    return facts
+
+
+__all__ = ["FAMILIES", "Collected", "Collector", "HostContext", "HostFacts", "ParseError", "collect_host"]

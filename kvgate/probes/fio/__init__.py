@@ -1,0 +1,33 @@
+"""fio, done properly: typed jobs, safe targets, a watchdog, json+ parsed and aggregated by kvgate.
+
+job.py       FioJob → jobfile (time_based + runtime + ramp < runtime, always)
+safety.py    the rendered job file read back as fio would; file targets through kvgate.probes.scratch
+watchdog.py  host-side wrapper: pid file, /proc/<pid>/stat evidence, TERM then KILL
+run.py       upload + run over an Executor, stderr apart, JSON located defensively
+hist.py      fio's log-linear latency buckets: merge and percentiles like fio
+parse.py     json+ → per-job results → kvgate aggregates (units in names)
+cold.py      drop caches, device read bytes around every job, proof of cold
+client.py    fio --server / --client across hosts, per host and all clients
+matrix.py    baseline matrix profile (workloads/fio/*.yaml), CV, saturation knee
+measure.py   results → kvgate.base.criteria.Measurement (INVALID reasons carried)
+baseline.py  run a whole profile on one volume
+"""
+
+from kvgate.configuration.fio_job import FioJob
+from kvgate.probes.fio.cold import MeasuredRun, run_measured
+from kvgate.probes.fio.parse import FioResult, Summary, parse_output
+from kvgate.probes.fio.run import FioRun, RunOptions, run_fio
+from kvgate.probes.fio.safety import UnsafeTarget
+
+__all__ = [
+    "FioJob",
+    "FioResult",
+    "FioRun",
+    "MeasuredRun",
+    "RunOptions",
+    "Summary",
+    "UnsafeTarget",
+    "parse_output",
+    "run_fio",
+    "run_measured",
+]

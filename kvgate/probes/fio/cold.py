@@ -1,0 +1,138 @@
+"""Cold by construction, and proven: drop caches, count the volume's reads around the job.
+
+A "cold" read is trusted only when the storage under the target served it: the
+read bytes of the devices that carry the target's volume (or, on NFS, the bytes the
+client read from the server) must account for at least ``MIN_COLD_RATIO`` of the
+bytes fio read (LMCache #1522, dlio_benchmark #277: O_DIRECT flags silently fall back
+to buffered I/O). The devices, counters and wording are :mod:`kvgate.probes.evidence`'s, run
+on the host through :mod:`kvgate.probes.hostevidence`. Before every cold read, ``sync; echo
+3 > /proc/sys/vm/drop_caches`` runs where kvgate may (root or sudo) and is recorded.
+On NFS the server's own cache is made cold too, or the read is INVALID
+(:mod:`kvgate.probes.nfs_server`). A buffered job whose working set is under 2 × host RAM is
+INVALID outright: the page cache can hold it. Where caches cannot be dropped (no root, no sudo) that is
+recorded and the counters alone decide. Other readers of the same devices can only
+raise the count, so a proof can be fooled by concurrent load, never failed by it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+from dataclasses import dataclass
+
+from kvgate.configuration.fio_job import FioJob
+from kvgate.configuration.inventory.schema import Volume
+from kvgate.probes.evidence.blockdev import Resolved
+from kvgate.probes.evidence.window import Counts, cold_reason
+from kvgate.probes.fio.run import FioRun, RunOptions, lay_out, run_fio
+from kvgate.probes.hostevidence import CacheDrop, HostEvidence
+from kvgate.probes.nfs_server import ServerCold
+from kvgate.transport.base import Executor
+
+RAM_FACTOR = 2  # a buffered working set must exceed 2 × RAM to defeat the page cache
+
+
+@dataclass(frozen=True)
+class ColdProof:
+    """The numbers that make a fio read cold, or the reasons it cannot be trusted."""
+
+    volume: Resolved | None
+    counts: Counts | None  # None: the job did not get as far as being measured
+    fio_read_bytes: int
+    drop: CacheDrop | None
+    direct: bool
+    working_set_bytes: int
+    ram_bytes: int
+    server: ServerCold | None = None  # NFS: what was done about the server's cache
+
+    @property
+    def device_read_bytes(self) -> int | None:
+        return self.counts.device_read_bytes if self.counts else None
+
+    def reasons(self) -> list[str]:
+        out = []
+        if not self.direct and self.working_set_bytes < RAM_FACTOR * self.ram_bytes:
+            out.append(
+                f"buffered job with a working set of {self.working_set_bytes} bytes < "
+                f"{RAM_FACTOR} × host RAM ({self.ram_bytes} bytes): the page cache can serve it"
+            )
+        if self.counts is None:
+            out.append("no counters were read around the job")
+        elif self.fio_read_bytes:  # a refused drop is recorded; the counters alone decide
+            why = cold_reason(
+                self.counts, needed_bytes=self.fio_read_bytes, what="fio read", caches_dropped=True
+            )
+            out += [why] if why else []
+        if self.server is not None and self.server.reason:
+            out.append(self.server.reason)
+        return out
+
+    @property
+    def invalid_reason(self) -> str | None:
+        return "; ".join(self.reasons()) or None
+
+    def to_json(self) -> dict[str, object]:
+        """The proof as stored evidence."""
+        return {
+            "volume": self.volume.to_json() if self.volume else None,
+            "counts": self.counts.to_json() if self.counts else None,
+            "fio_read_bytes": self.fio_read_bytes,
+            "drop_caches": self.drop.how if self.drop else "not requested (not a cold read)",
+            "direct": self.direct,
+            "working_set_bytes": self.working_set_bytes,
+            "ram_bytes": self.ram_bytes,
+            "nfs_server_cache": self.server.how if self.server else None,
+            "invalid_reason": self.invalid_reason,
+        }
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """A fio run with the volume's counters around it and, for reads, the cold proof."""
+
+    run: FioRun
+    proof: ColdProof
+    layout: FioRun | None = None
+    cold: bool = True
+
+    @property
+    def invalid_reason(self) -> str | None:
+        if self.layout is not None and self.layout.invalid_reason:
+            return f"layout failed: {self.layout.invalid_reason}"
+        if self.run.invalid_reason or not self.cold:
+            return self.run.invalid_reason
+        return self.proof.invalid_reason
+
+
+def run_measured(
+    ex: Executor, job: FioJob, volume: Volume, opts: RunOptions | None = None, *, cold: bool | None = None
+) -> MeasuredRun:
+    """Lay out, drop caches (cold reads), count the volume's bytes around the job, run it, prove it."""
+    opts, cold = opts or RunOptions(), job.reads if cold is None else cold
+    he = HostEvidence(ex, sudo=opts.sudo)
+    raw_device = ex.run("test -b %s", job.target).ok
+    layout = lay_out(ex, job, volume, opts) if job.reads and not raw_device else None
+    if layout is not None and layout.invalid_reason:
+        return MeasuredRun(layout, _proof(layout, None, None, None, 0), layout, cold)
+    vol = he.resolve(job.target if raw_device else job.directory or posixpath.dirname(job.target))
+    drop = he.drop() if cold else None
+    server = _server_cold(opts, job) if cold and vol is not None and vol.kind == "nfs" else None
+    before = he.snapshot(vol)
+    run = run_fio(ex, job, volume, opts)
+    after = he.snapshot(vol)
+    proof = _proof(run, vol, Counts.between(before, after), drop, after["mem_total_bytes"])
+    return MeasuredRun(run, dataclasses.replace(proof, server=server), layout, cold)
+
+
+def _server_cold(opts: RunOptions, job: FioJob) -> ServerCold:
+    if opts.server_cache is None:
+        return ServerCold(False, "this run was given no control of the server (kvgate.probes.nfs_server)")
+    return opts.server_cache.make_cold(data_bytes=job.working_set_bytes)
+
+
+def _proof(
+    run: FioRun, vol: Resolved | None, counts: Counts | None, drop: CacheDrop | None, ram: int
+) -> ColdProof:
+    fio_read = run.result.summary().read.io_bytes if run.result else 0
+    job = run.job
+    return ColdProof(vol, counts, fio_read, drop, job.direct, job.working_set_bytes, ram)

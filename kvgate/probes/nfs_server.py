@@ -1,0 +1,93 @@
+"""An NFS volume's server cache: dropped over SSH, outsized by the data, or a cold read not proven.
+
+The client's mountstats prove the bytes came from the server (:mod:`kvgate.probes.evidence.nfs`),
+not that the server read them from its disks: its page cache is DRAM in front of the
+storage under test. A volume's ``nfs_server`` (inventory) says how kvgate controls it:
+
+- ``host``: an inventory host (the server, or a host with root on it); kvgate syncs and
+  drops its page cache over SSH before every cold read of the volume;
+- ``ram_gib``: the server's RAM; a read of a data set larger than it cannot be served
+  from that cache;
+- neither: a cold read on the volume is INVALID with the reason below. A site that
+  accepts that limit waives the checks (``kvgate waive``): the limit then shows on every
+  row, with the approver's name, instead of silently in none.
+
+Reads that the agent runs on the client (G2's workloads) write their data and read it
+back in one call, so only ``ram_gib`` can control the server's cache for them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kvgate.base.units import GiB
+from kvgate.configuration.inventory.schema import Inventory, NfsServer
+from kvgate.probes.hostevidence import HostEvidence
+from kvgate.transport.base import Executor
+
+
+@dataclass(frozen=True)
+class ServerCold:
+    """What kvgate did about the server's cache before one cold read on an NFS volume."""
+
+    controlled: bool
+    how: str  # "dropped on nfs1 (sudo)", "data set 300 GB > server RAM 256 GiB", or why not
+
+    @property
+    def reason(self) -> str | None:
+        return None if self.controlled else f"NFS server cache not controlled: {self.how}"
+
+
+class ServerCache:
+    """Control of one NFS volume's server cache (see the module docstring)."""
+
+    def __init__(self, volume: str, server: NfsServer | None, evidence: HostEvidence | None) -> None:
+        self.volume, self.server, self.evidence = volume, server, evidence
+        self._lock = threading.Lock()  # several clients of one volume may ask at once
+
+    @classmethod
+    def of(cls, inv: Inventory, volume: str, executors: Mapping[str, Executor]) -> ServerCache:
+        server = inv.volumes[volume].nfs_server
+        name = server.host if server else None
+        he = HostEvidence(executors[name], sudo=inv.hosts[name].sudo) if name else None
+        return cls(volume, server, he)
+
+    def make_cold(self, *, data_bytes: int) -> ServerCold:
+        """Before a cold read of ``data_bytes``: drop the server's cache, or say why it cannot hold them."""
+        outsized = self.outsized(data_bytes=data_bytes)
+        if outsized.controlled:
+            return outsized
+        ram = self.server.ram_gib if self.server else None
+        if self.evidence is not None:
+            with self._lock:
+                drop = self.evidence.drop()
+            host = self.evidence.ex.host
+            return ServerCold(
+                drop.dropped,
+                f"dropped on {host} ({drop.how})" if drop.dropped else f"drop on {host}: {drop.how}",
+            )
+        return ServerCold(False, self._undeclared(data_bytes, ram))
+
+    def outsized(self, *, data_bytes: int) -> ServerCold:
+        """For reads that write their data and read it back in one agent run: only the data's size helps."""
+        ram = self.server.ram_gib if self.server else None
+        if ram is not None and data_bytes > ram * GiB:
+            return ServerCold(True, f"data set {data_bytes / 1e9:.1f} GB > server RAM {ram:g} GiB")
+        return ServerCold(
+            False,
+            f"the agent writes {data_bytes / 1e9:.1f} GB and reads it back in one run: only a data set "
+            f"larger than the server's RAM (volumes.{self.volume}.nfs_server.ram_gib) defeats its cache",
+        )
+
+    def _undeclared(self, data_bytes: int, ram: float | None) -> str:
+        if ram is not None:
+            return (
+                f"data set {data_bytes / 1e9:.1f} GB fits the server's {ram:g} GiB of RAM and "
+                f"volumes.{self.volume}.nfs_server.host is not set (kvgate would drop its cache)"
+            )
+        return (
+            f"volumes.{self.volume}.nfs_server names neither the server's host (kvgate drops its "
+            "cache over SSH) nor its RAM (ram_gib: a larger data set defeats its cache)"
+        )

@@ -1,0 +1,98 @@
+"""What a run directory's files must hold when kvgate reads them back (``report``, ``--resume``).
+
+A run directory is written by kvgate, but it is an ordinary directory a person can
+edit, truncate or copy half of. What the readers rely on is checked here, so an
+edited file is a StoreError naming the file, the line or field path and what was
+expected, never a KeyError in the middle of a report. The schema itself is kvgate.record's.
+
+>>> v1 = {"schema": "kvgate.run/1", "gate": "g1", "site": "s", "status": "running"}
+>>> check_meta(v1, "run.json")["schema"]
+'kvgate.run/2'
+>>> check_meta({"schema": "kvgate.run/2", "gate": "g1", "site": "s", "status": "running", "planned": 3}, "x")
+Traceback (most recent call last):
+...
+kvgate.base.errors.StoreError: x: planned: Input should be a valid list, got 3
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from kvgate.base.config_file import NotRegular, explain, field_path, read_regular, text_problem
+from kvgate.base.errors import StoreError
+from kvgate.record import SCHEMA, SCHEMA_V1, ArtifactRecord, JudgementRecord, RunRecord, migrate
+
+StoredCheck = JudgementRecord  # one line of checks.jsonl (kvgate.record.schema)
+ArtifactEntry = ArtifactRecord  # one line of artifacts/index.jsonl (kvgate.record.schema)
+
+
+MAX_RUN_FILE_BYTES = 256 << 20  # a 72 h soak's run.json is a few MB
+
+
+def read_text(path: Path) -> str:
+    """A run file's text; FileNotFoundError passes, anything else wrong is a StoreError naming it."""
+    try:
+        raw = read_regular(path, max_bytes=MAX_RUN_FILE_BYTES)
+    except NotRegular as exc:
+        raise StoreError(f"{path}: {exc}") from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise StoreError(f"{path}: unreadable ({exc.strerror})") from None
+    problem = text_problem(raw)
+    if problem is not None:
+        raise StoreError(f"{path}: {problem[0]}: {problem[1]}")
+    return raw.decode("utf-8")
+
+
+def _problem(where: str, exc: ValidationError) -> StoreError:
+    e = exc.errors()[0]
+    return StoreError(f"{where}: {field_path(e['loc']) or '(top level)'}: {explain(dict(e))}")
+
+
+def parse_json(text: str, where: str) -> Any:
+    """A JSON document; bad text (or nesting too deep to read) is a StoreError naming ``where``."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        why = exc if isinstance(exc, ValueError) else "nested too deeply"
+        raise StoreError(f"{where}: not valid JSON ({why})") from None
+
+
+def check_meta(data: Any, where: str) -> dict[str, Any]:
+    """run.json's content in the current schema (a kvgate.run/1 run is migrated): every key typed."""
+    if isinstance(data, dict) and data.get("schema") not in (SCHEMA, SCHEMA_V1):
+        raise StoreError(f"{where}: schema {data.get('schema')!r}, expected {SCHEMA!r} or {SCHEMA_V1!r}")
+    migrated = migrate(data) if isinstance(data, dict) else data
+    return _checked(migrated, where, RunRecord)
+
+
+def parse_lines(text: str, where: str, model: type[BaseModel]) -> list[dict[str, Any]]:
+    """A JSON-lines file, one object per line; only a last line without its newline may be torn."""
+    lines = text.split("\n")
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = parse_json(line, f"{where}: line {n}")
+        except StoreError:
+            if n == len(lines):  # no newline after it: a crash mid-write, not an edit
+                continue
+            raise
+        out.append(_checked(rec, f"{where}: line {n}", model))
+    return out
+
+
+def _checked(rec: Any, where: str, model: type[BaseModel]) -> dict[str, Any]:
+    if not isinstance(rec, dict):
+        raise StoreError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+    try:
+        model.model_validate(rec)
+    except ValidationError as exc:
+        raise _problem(where, exc) from None
+    return rec

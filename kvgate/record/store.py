@@ -1,0 +1,296 @@
+"""One directory per gate run, written as the run goes.
+
+    results/<site>/<gate>-<UTC stamp>/
+      run.json          versioned run record (rewritten atomically at each change)
+      checks.jsonl      one line per evaluated check, appended and fsynced (latest wins)
+      facts/<host>.json facts collected from each host (the environment manifest)
+      artifacts/        raw command outputs per host, indexed with sha256 in index.jsonl
+
+A crash or Ctrl-C leaves run.json with status "running" (read as incomplete) and
+every check recorded so far; ``--resume`` re-runs only checks without a final
+verdict (missing or ERROR).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import threading
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kvgate import __version__
+from kvgate.base import redact
+from kvgate.base.criteria import Judgement, Verdict
+from kvgate.base.errors import StoreError
+from kvgate.base.safefile import append_line, write_file
+from kvgate.judgement.verdict import gate_verdict
+from kvgate.record import SCHEMA, RunRecord, inputs_to_record
+from kvgate.record.run_files import ArtifactEntry, StoredCheck, check_meta, parse_json, parse_lines, read_text
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_revision() -> str:
+    """The kvgate checkout's revision, '+dirty' when it has local changes."""
+    try:
+        rev = _git("rev-parse", "--short=12", "HEAD", check=True)
+        dirty = _git("status", "--porcelain", "--untracked-files=no", check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return rev + ("+dirty" if dirty else "")
+
+
+def _git(*args: str, check: bool) -> str:
+    """The stripped output of git run on kvgate's own checkout."""
+    here = Path(__file__).resolve().parent
+    run = subprocess.run(
+        ["git", "-C", str(here), *args], capture_output=True, text=True, timeout=10, check=check
+    )
+    return run.stdout.strip()
+
+
+@dataclass(frozen=True)
+class CheckRecord:
+    """One check's verdict as stored; the report and JUnit are rendered from these."""
+
+    id: str  # "<host>/<check>" or "cluster/<check>"
+    host: str
+    check: str
+    verdict: Verdict
+    condition: str
+    rule: str = ""
+    metric: str = ""
+    measured: Any = None
+    expected: Any = None
+    comparator: str = ""
+    unit: str = ""
+    tolerance: float = 0.0
+    source: str = ""
+    evidence: tuple[str, ...] = ()
+    waiver: dict[str, str] | None = None
+    duration_s: float = 0.0
+    at: str = field(default_factory=utc_now)
+    inputs: dict[str, Any] | None = None  # the measurements it was judged on (kvgate.record.inputs)
+
+    @classmethod
+    def from_judgement(cls, host: str, check: str, j: Judgement, **extra: Any) -> CheckRecord:
+        c, m = j.criterion, j.measurement
+        return cls(
+            id=f"{host}/{check}",
+            host=host,
+            check=check,
+            verdict=j.verdict,
+            condition=j.condition,
+            rule=c.rule,
+            metric=c.metric,
+            measured=None if m is None else m.value,
+            expected=c.expected,
+            comparator=c.comparator,
+            unit=c.unit,
+            tolerance=c.tolerance,
+            source=c.source,
+            evidence=() if m is None else m.evidence,
+            inputs=None if j.inputs is None else inputs_to_record(j.inputs),
+            **extra,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), default=str, sort_keys=True)
+
+
+class RunStore:
+    """Read and append to one run directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()  # hosts are collected concurrently, in threads
+
+    @classmethod
+    def create(cls, root: Path, *, site: str, gate: str, meta: dict[str, Any]) -> RunStore:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = root / site / f"{gate}-{stamp}"
+        n = 1
+        while path.exists():  # two runs in the same second
+            n += 1
+            path = root / site / f"{gate}-{stamp}-{n}"
+        (path / "artifacts").mkdir(parents=True)
+        store = cls(path)
+        store._write_meta(
+            {
+                "schema": SCHEMA,
+                "gate": gate,
+                "site": site,
+                "kvgate_version": __version__,
+                "git_revision": git_revision(),
+                "started_at": utc_now(),
+                "ended_at": None,
+                "status": "running",
+                "resumes": [],
+                **meta,
+            }
+        )
+        return store
+
+    @classmethod
+    def open(cls, path: Path) -> RunStore:
+        """An existing run; a kvgate.run/1 run reads as the current schema (kvgate.record.migrate)."""
+        store = cls(path)
+        store.meta()
+        return store
+
+    def run_record(self) -> RunRecord:
+        """run.json as the typed record."""
+        return RunRecord.model_validate(self.meta())
+
+    # -- run.json -------------------------------------------------------------------
+    def meta(self) -> dict[str, Any]:
+        """run.json, checked for the keys and types kvgate reads (kvgate.record.run_files.RunMeta)."""
+        where = self.path / "run.json"
+        try:
+            text = read_text(where)
+        except FileNotFoundError:
+            raise StoreError(f"{self.path}: not a kvgate run directory (no run.json)") from None
+        return check_meta(parse_json(text, str(where)), str(where))
+
+    def inventory_path(self) -> str:
+        """The inventory this run was started with (run.json ``inventory.path``)."""
+        recorded = (self.meta().get("inventory") or {}).get("path")
+        if not recorded:
+            raise StoreError(f"{self.path / 'run.json'}: records no inventory (inventory.path)")
+        return str(recorded)
+
+    def _write_meta(self, meta: dict[str, Any]) -> None:
+        """The one writer of run.json: every key is the record's (kvgate.record.RunRecord), checked first."""
+        check_meta(meta, str(self.path / "run.json"))
+        if isinstance(meta.get("argv"), list):
+            meta = meta | {"argv": redact.argv([str(a) for a in meta["argv"]])}
+        _write(self.path / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str))
+
+    def update_meta(self, **changes: Any) -> None:
+        with self._lock:
+            meta = self.meta()
+            meta.update(changes)
+            self._write_meta(meta)
+
+    def merge_meta(self, **changes: dict[str, Any]) -> None:
+        """Merge mappings into run.json keys atomically, e.g. manifest={host: {...}}."""
+        with self._lock:
+            meta = self.meta()
+            for key, value in changes.items():
+                meta[key] = meta.get(key, {}) | value
+            self._write_meta(meta)
+
+    def finish(self, status: str, **changes: Any) -> None:
+        self.update_meta(status=status, ended_at=utc_now(), **changes)
+
+    # -- checks ---------------------------------------------------------------------
+    def record(self, rec: CheckRecord) -> None:
+        with self._lock:
+            append_line(self.path / "checks.jsonl", redact.text(rec.to_json()), sync=True)
+
+    def checks(self) -> dict[str, dict[str, Any]]:
+        """Latest record per check id, in first-recorded order; a torn last line is ignored.
+
+        Any other line that is not a check record (an edit, a truncation) is a StoreError naming it.
+        """
+        out: dict[str, dict[str, Any]] = {}
+        for rec in self._lines("checks.jsonl", StoredCheck):
+            out[rec["id"]] = rec
+        return out
+
+    def _lines(self, name: str, model: type[StoredCheck] | type[ArtifactEntry]) -> list[dict[str, Any]]:
+        where = self.path / name
+        try:
+            return parse_lines(read_text(where), str(where), model)
+        except FileNotFoundError:
+            return []
+
+    def finished_ids(self) -> set[str]:
+        return {i for i, r in self.checks().items() if r["verdict"] != Verdict.ERROR}
+
+    # -- facts and artifacts ----------------------------------------------------------
+    def save_facts(self, host: str, facts: dict[str, Any]) -> None:
+        (self.path / "facts").mkdir(exist_ok=True)
+        _write(self.path / "facts" / f"{host}.json", json.dumps(facts, indent=2, default=str))
+
+    def facts(self) -> dict[str, dict[str, Any]]:
+        """facts/<host>.json by host; each must be a JSON object."""
+        d = self.path / "facts"
+        return {p.stem: self._json_object(p) for p in sorted(d.glob("*.json"))} if d.is_dir() else {}
+
+    @staticmethod
+    def _json_object(path: Path) -> dict[str, Any]:
+        data = parse_json(read_text(path), str(path))
+        if not isinstance(data, dict):
+            raise StoreError(f"{path}: expected a JSON object, got {type(data).__name__}")
+        return data
+
+    def artifact_index(self) -> list[dict[str, Any]]:
+        """artifacts/index.jsonl's entries, checked as checks.jsonl is."""
+        return self._lines("artifacts/index.jsonl", ArtifactEntry)
+
+    def check_files(self) -> None:
+        """Read every file a report or a resume reads; the first one that is wrong is a StoreError."""
+        self.meta()
+        self.checks()
+        self.facts()
+        self.artifact_index()
+
+    def artifact(self, host: str, name: str, data: str | bytes, **info: Any) -> str:
+        """Store raw output, secrets redacted (base.redact); returns its path relative to the run dir."""
+        raw = _redacted(data)
+        rel = Path("artifacts") / host / name
+        (self.path / rel).parent.mkdir(parents=True, exist_ok=True)
+        write_file(self.path / rel, raw)
+        entry = {
+            "path": str(rel),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "bytes": len(raw),
+            "host": host,
+            "at": utc_now(),
+            **info,
+        }
+        with self._lock:
+            append_line(self.path / "artifacts" / "index.jsonl", redact.text(json.dumps(entry, default=str)))
+        return str(rel)
+
+
+def _redacted(data: str | bytes) -> bytes:
+    """Text with every secret kvgate knows masked; bytes round-trip through it losslessly."""
+    text = data if isinstance(data, str) else data.decode("utf-8", "surrogateescape")
+    return redact.text(text).encode("utf-8", "surrogateescape")
+
+
+def _write(path: Path, text: str) -> None:
+    """Every JSON document of the run is written redacted and atomically."""
+    write_file(path, _redacted(text))
+
+
+def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None = None) -> RunStore | None:
+    """The most recent run of a gate for a site (and inventory, if given), if any."""
+    runs = sorted((root / site).glob(f"{gate}-*"), key=lambda p: p.name) if (root / site).is_dir() else []
+    for p in reversed(runs):
+        if not (p / "run.json").is_file():
+            continue
+        store = RunStore(p)
+        if (
+            inventory_sha256 is None
+            or (store.meta().get("inventory") or {}).get("sha256") == inventory_sha256
+        ):
+            return store
+    return None
+
+
+def outcome(store: RunStore) -> tuple[Verdict, list[str]]:
+    """The run's gate verdict and the planned check ids that have no final verdict."""
+
+    checks = store.checks()
+    missing = [c for c in store.meta().get("planned", []) if c not in checks]
+    verdicts: list[Verdict | None] = [Verdict(r["verdict"]) for r in checks.values()]
+    return gate_verdict(verdicts + [None] * len(missing)), missing
