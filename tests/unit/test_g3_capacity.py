@@ -221,7 +221,7 @@ def test_every_tier_profile_names_a_dram_only_arm_of_its_own_engine_without_the_
     for profile in load_profiles().values():
         if profile.capacity_arms is None:
             continue
-        arms = capacity_profiles(profile)
+        arms = capacity_profiles(profile, profiles=engine_profile)
         dram = arms["dram-only"]
         assert dram.kind is profile.kind, profile.name
         assert dram.cache is None, f"{dram.name}: a dram-only arm has no external tier"

@@ -20,6 +20,7 @@ one-request-at-a-time engine, else INVALID — never PASS.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvgate.base.criteria import Criterion, Verdict
@@ -41,6 +42,10 @@ NEAR_TIE_RULE = (
     "greedy outputs of cached requests equal recompute's, or first differ at a near-tie "
     "(each token in the other's top-k logprobs: vLLM check_logprobs_close)"
 )
+
+Profiles = Callable[
+    [str], EngineProfile
+]  # an engine profile by name: a GateConfig's, or the shipped loader's
 
 
 G3Check = Check[VerdictBinding | None]  # spec: the gate profile's binding (None: a site rule)
@@ -134,7 +139,7 @@ class Shape:
     @classmethod
     def of(cls, dep: EngineDeployment) -> Shape:
         args = dep.cold_read.placement.engine_args if dep.cold_read else ()
-        return cls(len(dep.instance_envs), tuple(read_profiles(dep).values()), args)
+        return cls(len(dep.instance_envs), tuple(read_profiles(dep, profiles=engine_profile).values()), args)
 
 
 def unmeasurable(
@@ -148,14 +153,14 @@ def unmeasurable(
     return _arms_unmeasurable(binding, tier, profile)
 
 
-def capacity_profiles(tier: EngineProfile) -> dict[str, EngineProfile]:
+def capacity_profiles(tier: EngineProfile, *, profiles: Profiles) -> dict[str, EngineProfile]:
     """The capacity arms' profiles a tier profile declares: dram-only, and ssd-tier where it has a tier."""
     arms = tier.capacity_arms
     if arms is None:
         return {}
-    out = {CAPACITY_ARMS[0]: engine_profile(arms.dram_only)}
+    out = {CAPACITY_ARMS[0]: profiles(arms.dram_only)}
     if tier.cache is not None:
-        out[CAPACITY_ARMS[1]] = engine_profile(arms.ssd_tier or tier.name)
+        out[CAPACITY_ARMS[1]] = profiles(arms.ssd_tier or tier.name)
     return out
 
 
@@ -256,12 +261,12 @@ def cold_read_blocker(
     return None
 
 
-def read_profiles(dep: EngineDeployment) -> dict[str, EngineProfile]:
+def read_profiles(dep: EngineDeployment, *, profiles: Profiles) -> dict[str, EngineProfile]:
     """R1's two readers, serial-read and parallel-read, when the deployment names them."""
     if dep.cold_read is None:
         return {}
     names = (dep.cold_read.serial, dep.cold_read.parallel)
-    return {arm: engine_profile(n) for arm, n in zip(READ_ARMS, names, strict=True)}
+    return {arm: profiles(n) for arm, n in zip(READ_ARMS, names, strict=True)}
 
 
 def _whole_machine_unmeasurable(
@@ -322,7 +327,7 @@ def _note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, shape: Sha
 
 
 def _capacity_note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int) -> str:
-    cap, arms = profile.capacity, capacity_profiles(tier)
+    cap, arms = profile.capacity, capacity_profiles(tier, profiles=engine_profile)
     assert cap is not None
     where = (
         f"{instances} engine instances driven together"

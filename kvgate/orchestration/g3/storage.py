@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 
 from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict, fmt
 from kvgate.configuration.gate_profiles.g3 import (
-    G3Profile,
     StorageBinding,
     StorageProfile,
     Unmeasurable,
     load_g3_profile,
 )
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import CLUSTER, Inventory, VolumeKind
 from kvgate.configuration.reference_schema import Reference
 from kvgate.configuration.references import improvement_measurement, load_references
@@ -235,10 +235,9 @@ def checkpoint_reading(model: ModelProfile) -> str:
 
 def measure_storage(
     ex: Executor,
-    inv: Inventory,
+    config: GateConfig,
     checks: list[StorageCheck],
     *,
-    profile: G3Profile,
     store: RunStore,
     notify: Notify,
     servers: Mapping[str, ServerCache],
@@ -247,12 +246,12 @@ def measure_storage(
 
     ``servers``: per volume, control of its NFS server's cache (used where the volume is NFS).
     """
-    first = checks[0].spec
+    inv, first = config.inventory.inventory, checks[0].spec
     assert first.baseline is not None, "a check without a baseline is not measured"
     host = checks[0].host
     result = StorageResult(host, first.candidate, first.baseline)
     needs = _Needs.of(checks)
-    run = AgentRun(ex, profile, store, notify, sudo=inv.hosts[host].sudo, inv=inv)
+    run = AgentRun(ex, config, store, notify, sudo=inv.hosts[host].sudo)
     for volume in (first.candidate, first.baseline):
         vol = inv.volumes[volume]
         work = checked(ex, vol, f"{work_root(vol.path, host, store)}/storage")  # before anything is made
@@ -289,35 +288,34 @@ class AgentRun:
     """The agent's model-load and checkpoint workloads, and the engines' cold starts, on one host."""
 
     ex: Executor
-    profile: G3Profile
+    config: GateConfig
     store: RunStore
     notify: Notify
     sudo: bool
-    inv: Inventory
 
     def engines(
         self, needs: _Needs, check: StorageCheck, volume: str, work: str, server: ServerCache | None
     ) -> dict[str, Measurement]:
         """The engines ``check``'s group needs, each started cold from its model's copy on ``volume``."""
         found: dict[str, Measurement] = {}
-        sudo = self.inv.hosts[check.host].sudo
+        sudo = self.config.inventory.inventory.hosts[check.host].sudo
         site = ColdSite(self.ex, check.host, sudo, volume, work, self.store, server)
         if needs.engine:
             self.notify(f"g3 storage {volume}: engine cold start")
-            found |= engine_load(site, self.inv, candidate=check.spec.candidate)
+            found |= engine_load(site, self.config, candidate=check.spec.candidate)
         for name in needs.model_loads:
             self.notify(f"g3 storage {volume}: {name} service load")
-            found |= service_load(site, self.inv, name=name)
+            found |= service_load(site, self.config, name=name)
         return found
 
     def workloads(self, volume: str, work: ScratchDir, server: ServerCache | None) -> dict[str, Measurement]:
         """Both workloads in one checked volume directory; a failed workload leaves its reason as a status."""
-        sp = self.profile.storage
+        sp = self.config.g3.storage
         assert sp is not None, "storage_plan plans nothing without a storage section"
         found: dict[str, Measurement] = {}
         for workload, model in (("model-load", sp.model_load), ("checkpoint", sp.checkpoint)):
             self.notify(f"g3 storage {volume}: agent {workload}")
-            spec = agent_spec(model_profile(model), workload, target_dir=work.path)
+            spec = agent_spec(self.config.models[model], workload, target_dir=work.path)
             job = agentctl.start(self.ex, workload, spec, target=work, sudo=self.sudo)
             res = agentctl.wait(self.ex, job, None, timeout_s=WORKLOAD_TIMEOUT_S)
             ev = self.store.artifact(
