@@ -90,7 +90,12 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
     assert r.load_outputs_compared >= 6
 
     checks = reference_checks(
-        "here", "tiny", r.tier, p, config.references, shape=Shape.of(inv.engines["tiny"])
+        "here",
+        "tiny",
+        r.tier,
+        p,
+        config.references,
+        shape=Shape.of(inv.engines["tiny"], profiles=config.engine),
     )
     for c in checks:
         m = r.measurements[c.key]

@@ -81,7 +81,7 @@ def test_g3_agent_workloads_refuse_a_work_directory_that_leads_out_of_the_volume
     store = RunStore.create(tmp_path / "r", site="s", gate="g3", meta={})
     below = f"{Path(work_root(str(tmp_path / 'cand'), 'here', store)).name}/storage"
     precious = plant(tmp_path / "cand" / "kvgate-g3", tmp_path / "outside", below)
-    check = storage_plan(inv)[0]
+    check = storage_plan(in_memory(inv))[0]
     with pytest.raises(UnsafeWrite, match=r"outside .*symlink"):
         measure_storage(EX, in_memory(inv), [check], store=store, notify=print, servers={})
     assert precious.read_text() == "customer data"

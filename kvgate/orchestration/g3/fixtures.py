@@ -32,7 +32,7 @@ def g3_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
         gate_run,
         measure_deployment,
         rows,
-        checks=plan(gate_run.inventory),
+        checks=plan(gate_run.config),
         rows_key="g3_rows",
         done="measured",
     )
@@ -48,7 +48,7 @@ def g3_evidence(check: G3Check, request: pytest.FixtureRequest) -> Inputs:
 def g3_storage(gate_run: GateRun) -> dict[str, StorageResults | LabError]:
     """Model-load and checkpoint on every pending host's candidate and baseline volumes, hosts at once."""
     inv, exs, store = gate_run.inventory, gate_run.executors, gate_run.store
-    checks = [c for c in storage_plan(inv) if c.ruled is None]
+    checks = [c for c in storage_plan(gate_run.config) if c.ruled is None]
 
     def measure_host(host: str) -> StorageResults:
         out: StorageResults = {}

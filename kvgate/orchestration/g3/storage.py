@@ -24,13 +24,12 @@ from kvgate.configuration.gate_profiles.g3 import (
     StorageBinding,
     StorageProfile,
     Unmeasurable,
-    load_g3_profile,
 )
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import CLUSTER, Inventory, VolumeKind
 from kvgate.configuration.reference_schema import Reference
-from kvgate.configuration.references import improvement_measurement, load_references
-from kvgate.configuration.workload_profiles import ModelProfile, agent_spec, model_profile
+from kvgate.configuration.references import improvement_measurement
+from kvgate.configuration.workload_profiles import ModelProfile, agent_spec
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.orchestration.g3.engine_load import ColdSite, engine_load, service_load
 from kvgate.orchestration.g3.measure import remove_work_dir, work_root
@@ -158,19 +157,21 @@ def storage_pairs(inv: Inventory) -> list[tuple[str, str, str | None]]:
     return [(h, c, b) for (h, c), b in pairs.items()]
 
 
-def storage_plan(inventory: Inventory) -> list[StorageCheck]:
+def storage_plan(config: GateConfig) -> list[StorageCheck]:
     """The R9/R1 checks of the gate profile: per engine host and candidate volume, or per model load."""
-    sp = load_g3_profile(inventory.scale).storage
+    inventory, sp = config.inventory.inventory, config.g3.storage
     if sp is None:
         return []
     checks = []
     for b in sp.verdicts:
+        ref = config.references.get(b.reference)
         if b.model_load is not None:
-            checks += _model_load_checks(inventory, b, sp)
+            checks += _model_load_checks(inventory, b, sp, ref=ref)
             continue
-        reading = checkpoint_reading(model_profile(sp.checkpoint)) if b.statistic in CHECKPOINT else ""
+        reading = checkpoint_reading(config.models[sp.checkpoint]) if b.statistic in CHECKPOINT else ""
         checks += [
-            _check(host, cand, base, b, sp, reading=reading) for host, cand, base in storage_pairs(inventory)
+            _check(host, cand, base, b, sp, ref=ref, reading=reading)
+            for host, cand, base in storage_pairs(inventory)
         ]
     return checks
 
@@ -182,10 +183,11 @@ def _check(
     b: StorageBinding,
     sp: StorageProfile,
     *,
+    ref: Reference,
     missing: str = "",
     reading: str = "",
 ) -> StorageCheck:
-    bound = Bound(load_references().get(b.reference), b.threshold_fraction, b.tolerance)
+    bound = Bound(ref, b.threshold_fraction, b.tolerance)
     policy = Verdict.SKIP if sp.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
     why = missing or ("" if base else f"host {host} has no scratch baseline volume; {sp.reason}")
     return Check(
@@ -202,16 +204,18 @@ def _check(
     )
 
 
-def _model_load_checks(inv: Inventory, b: StorageBinding, sp: StorageProfile) -> list[StorageCheck]:
+def _model_load_checks(
+    inv: Inventory, b: StorageBinding, sp: StorageProfile, *, ref: Reference
+) -> list[StorageCheck]:
     """A binding's check on every host of its model load; a model load the inventory lacks: not evaluable."""
     assert b.model_load is not None
     if b.model_load not in inv.model_loads:
         why = (
             f"the inventory declares no model load {b.model_load!r} (model_loads: its copies, profile, hosts)"
         )
-        return [_check(CLUSTER, "", None, b, sp, missing=why)]
+        return [_check(CLUSTER, "", None, b, sp, ref=ref, missing=why)]
     cand, base = inv.model_load_volumes(b.model_load)
-    return [_check(h, cand, base, b, sp) for h in inv.model_loads[b.model_load].hosts]
+    return [_check(h, cand, base, b, sp, ref=ref) for h in inv.model_loads[b.model_load].hosts]
 
 
 CHECKPOINT = ("checkpoint_write_s", "checkpoint_write_bw_bytes_per_s")

@@ -24,7 +24,7 @@ def g4_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
             f"{config.files()['g4']} changed since this run started: restore it, or start a new run"
         )
     run_store.merge_meta(configuration={"gate_profile": now})
-    checks = plan(gate_run.inventory)
+    checks = plan(gate_run.config)
     return measure_each_deployment(
         gate_run, measure_soak, rows, checks=checks, rows_key="g4_rows", done="soaked"
     )
