@@ -84,7 +84,8 @@ def load_config(inventory: str | Path) -> GateConfig:
 
 
 def in_memory(inventory: Inventory) -> GateConfig:
-    """An inventory built in code (tests) with every shipped file it selects; it has no file of its own."""
+    """An inventory built in code (tests) with every shipped file it selects; it has no file of its own,
+    so it cannot be ``recorded()`` (a gate run loads its inventory from a file: load_config)."""
     return configure(LoadedInventory(Path("<in memory>"), "", inventory))
 
 
