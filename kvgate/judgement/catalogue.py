@@ -18,9 +18,8 @@ from typing import Any
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.judgement.check import Check
 
-Plan = Callable[
-    [GateConfig], Sequence[Check[Any]]
-]  # a gate's checks, from the configuration the run recorded
+# a gate's checks, from the configuration the run recorded
+Plan = Callable[[GateConfig], Sequence[Check[Any]]]
 
 
 def family(plan: Plan, *rules: str) -> Plan:
