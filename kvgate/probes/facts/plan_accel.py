@@ -14,11 +14,12 @@ from kvgate.probes.facts.checks import (
     PlanContext,
     PlannedCheck,
     combine,
-    errors_text,
     invalid,
     measure,
+    not_reported,
     part_invalid,
     planned,
+    probe_error,
     with_note,
 )
 from kvgate.probes.facts.gpus import TOOLS
@@ -33,8 +34,8 @@ def _label(dev: dict[str, Any], metric: str) -> str:
 
 
 def _per_device(vendor: str, key: str, scale: float | None, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, *TOOLS[vendor]):
-        return invalid(check, err)
+    if failed := probe_error(check, col, *TOOLS[vendor]):
+        return failed
     source = col.facts.get("source", {}).get(vendor)
     if vendor == "amd" and key != "memory_total_bytes" and source != AMD_ONLY:
         return invalid(
@@ -55,9 +56,8 @@ def _xgmi(check: PlannedCheck, col: Collected) -> Judgement:
     """Every pair of AMD GPUs joined by an enabled XGMI link; the others are listed."""
     links = col.facts.get("amd_links")
     if links is None:
-        return invalid(
-            check, errors_text(col, "amd-smi topology", *TOOLS["amd"]) or "amd-smi topology not read"
-        )
+        probes = ("amd-smi topology", *TOOLS["amd"])
+        return not_reported(check, col, *probes, missing="amd-smi topology not read")
     # links join cards; the partitions of one card (CPX, DPX) share its die and have none between them
     gpus = sorted({d["index"] for d in devices_of(col, "amd") if d.get("partition_id") in (None, 0, "0")})
     seen: dict[tuple[int, int], dict[str, Any]] = {}
@@ -81,8 +81,8 @@ def _pair_text(a: int, b: int, link: dict[str, Any] | None) -> str:
 
 def _health(check: PlannedCheck, col: Collected) -> Judgement:
     """Every Ascend chip in state OK, as npu-smi prints it (Alarm, Warning, Critical fail)."""
-    if err := errors_text(col, *TOOLS["ascend"]):
-        return invalid(check, err)
+    if failed := probe_error(check, col, *TOOLS["ascend"]):
+        return failed
     parts = [
         measure(check, col, d.get("health"), metric=_label(d, "health")) for d in devices_of(col, "ascend")
     ]

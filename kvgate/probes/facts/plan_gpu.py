@@ -12,11 +12,12 @@ from kvgate.probes.facts.checks import (
     PlanContext,
     PlannedCheck,
     combine,
-    errors_text,
     invalid,
     measure,
+    not_reported,
     part_invalid,
     planned,
+    probe_error,
     with_note,
 )
 from kvgate.probes.facts.gpus import TOOLS
@@ -35,8 +36,8 @@ def cards(devices: list[dict[str, Any]]) -> int:
 
 
 def _gpu_count(vendor: str, unit: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, *TOOLS[vendor]):
-        return invalid(check, err)
+    if failed := probe_error(check, col, *TOOLS[vendor]):
+        return failed
     found = devices_of(col, vendor)
     n_cards = cards(found)
     j = measure(check, col, n_cards if unit == "cards" else len(found))
@@ -44,8 +45,8 @@ def _gpu_count(vendor: str, unit: str, check: PlannedCheck, col: Collected) -> J
 
 
 def _gpu_model(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, *TOOLS[vendor]):
-        return invalid(check, err)
+    if failed := probe_error(check, col, *TOOLS[vendor]):
+        return failed
     parts = [_one_model(check, col, d) for d in devices_of(col, vendor)]
     return combine(check, parts, f"no {vendor} GPU found")
 
@@ -61,7 +62,7 @@ def _one_model(check: PlannedCheck, col: Collected, gpu: dict[str, Any]) -> Judg
 def _gpu_driver(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
     version = col.facts.get("driver_version", {}).get(vendor)
     if version is None:
-        return invalid(check, errors_text(col, *TOOLS[vendor]) or "driver version not reported")
+        return not_reported(check, col, *TOOLS[vendor], missing="driver version not reported")
     return measure(check, col, version)
 
 
@@ -90,8 +91,8 @@ def gpu_checks(pc: PlanContext) -> list[PlannedCheck]:
 
 
 def _links(check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := probe_error(check, col):
+        return failed
     if not col.facts.get("measured"):
         return invalid(check, "no NVMe, NIC or GPU exposes PCIe link attributes (a virtual machine?)")
     bad = [lk for lk in col.facts["links"] if lk["downgrade"]]

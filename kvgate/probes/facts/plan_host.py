@@ -20,8 +20,10 @@ from kvgate.probes.facts.checks import (
     errors_text,
     invalid,
     measure,
+    not_reported,
     part_invalid,
     planned,
+    probe_error,
     with_note,
 )
 
@@ -31,15 +33,15 @@ def _matched(col: Collected, pattern: str) -> list[dict[str, Any]]:
 
 
 def _nic_count(pattern: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := probe_error(check, col):
+        return failed
     found = _matched(col, pattern)
     return with_note(measure(check, col, len(found)), ", ".join(i["name"] for i in found) or None)
 
 
 def _nic_attr(pattern: str, key: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := probe_error(check, col):
+        return failed
     parts = []
     for nic in _matched(col, pattern):
         label = f"{nic['name']}.{check.criterion.metric}"
@@ -53,8 +55,8 @@ def _nic_attr(pattern: str, key: str, check: PlannedCheck, col: Collected) -> Ju
 
 
 def _rdma_port(pattern: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := probe_error(check, col):
+        return failed
     parts = []
     for port in col.facts.get("ports", []):
         for dev in (n for n in port["netdevs"] if re.search(pattern, n)):
@@ -106,7 +108,7 @@ def _volume_facts(name: str, col: Collected) -> dict[str, Any] | None:
 def _mount(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col)
     if v is None:
-        return invalid(check, errors_text(col) or f"volume {name} was not probed")
+        return not_reported(check, col, missing=f"volume {name} was not probed")
     where = f"on {v['target']} from {v['source']}" if v.get("target") else errors_text(col, f"findmnt {name}")
     return with_note(measure(check, col, v["exists"]), where)
 
@@ -114,17 +116,15 @@ def _mount(name: str, check: PlannedCheck, col: Collected) -> Judgement:
 def _volume_key(name: str, key: str, scale: float | None, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col) or {}
     if v.get(key) is None:
-        return invalid(
-            check,
-            errors_text(col, f"volume {name}", f"findmnt {name}", f"df {name}") or f"{key} not reported",
-        )
+        probes = (f"volume {name}", f"findmnt {name}", f"df {name}")
+        return not_reported(check, col, *probes, missing=f"{key} not reported")
     return measure(check, col, round(v[key] * scale, 3) if scale else v[key])
 
 
 def _options(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col) or {}
     if v.get("options") is None:
-        return invalid(check, errors_text(col, f"volume {name}", f"findmnt {name}") or "options not reported")
+        return not_reported(check, col, f"volume {name}", f"findmnt {name}", missing="options not reported")
     present = dataclasses.replace(
         check, criterion=dataclasses.replace(check.criterion, comparator="==", expected=True)
     )
@@ -138,7 +138,7 @@ def _options(name: str, check: PlannedCheck, col: Collected) -> Judgement:
 def _odirect(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col)
     if v is None:
-        return invalid(check, errors_text(col, name) or f"volume {name} was not probed")
+        return not_reported(check, col, name, missing=f"volume {name} was not probed")
     if v["ok"] is None:
         return invalid(check, v["status"])
     sizes = ", ".join(f"{r['block_bytes']} B" for r in v.get("results", []))
@@ -149,7 +149,7 @@ def _odirect(name: str, check: PlannedCheck, col: Collected) -> Judgement:
 def _counters(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col)
     if v is None:
-        return invalid(check, errors_text(col, name) or f"volume {name} was not probed")
+        return not_reported(check, col, name, missing=f"volume {name} was not probed")
     counts, read = v.get("counts") or {}, v.get("read_bytes")
     moved = counts.get("device_read_bytes")
     if not v.get("ok"):
@@ -248,7 +248,7 @@ def _clock(check: PlannedCheck, col: Collected) -> Judgement:
     if "offset_ms" not in col.facts:
         if {"chronyc", "timedatectl"} <= set(col.missing_tools):
             return invalid(check, "neither chronyc nor timedatectl is installed: clock offset unknown")
-        return invalid(check, errors_text(col) or "clock offset not reported")
+        return not_reported(check, col, missing="clock offset not reported")
     if col.facts["abs_offset_ms"] is None:
         synced = "synchronised" if col.facts.get("synchronised") else "NOT synchronised"
         return invalid(check, f"offset not measurable without chrony; timedatectl reports NTP {synced}")
@@ -272,7 +272,7 @@ def clock_checks(pc: PlanContext) -> list[PlannedCheck]:
 def _tool_version(tool: str, check: PlannedCheck, col: Collected) -> Judgement:
     found = col.facts.get("tools", {}).get(tool, {})
     if found.get("version") is None:
-        return invalid(check, errors_text(col, tool) or f"{tool} version not reported")
+        return not_reported(check, col, tool, missing=f"{tool} version not reported")
     return with_note(measure(check, col, found["version"]), found.get("output"))
 
 

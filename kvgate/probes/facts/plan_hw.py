@@ -20,6 +20,7 @@ from kvgate.probes.facts.checks import (
     measure,
     part_invalid,
     planned,
+    probe_error,
     with_note,
 )
 
@@ -104,8 +105,8 @@ def _device_value(
 
 
 def _per_nvme(key: str, scale: float | None, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, "nvme list"):
-        return invalid(check, err)
+    if failed := probe_error(check, col, "nvme list"):
+        return failed
     parts = [_device_value(key, scale, check, col, dev) for dev in _local(col)]
     return combine(check, parts, "no local NVMe namespace found")
 
@@ -211,8 +212,8 @@ def _live_paths(check: PlannedCheck, col: Collected, sub: dict[str, Any]) -> Jud
 
 
 def _nvmeof_paths(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, "list-subsys"):
-        return invalid(check, err)
+    if failed := probe_error(check, col, "list-subsys"):
+        return failed
     parts = [_live_paths(check, col, sub) for sub in _fabric(col, transport)]
     return combine(check, parts, f"no NVMe-oF subsystem with a {transport} path")
 

@@ -17,10 +17,11 @@ from kvgate.probes.facts import Collected
 from kvgate.probes.facts.checks import (
     PlanContext,
     PlannedCheck,
-    errors_text,
     invalid,
     measure,
+    not_reported,
     planned,
+    probe_error,
     with_note,
 )
 
@@ -40,13 +41,13 @@ def _storage_nics(col: Collected, patterns: tuple[str, ...]) -> list[dict[str, A
 
 def _nodes(check: PlannedCheck, col: Collected) -> Judgement:
     if col.facts.get("nodes") is None:
-        return invalid(check, errors_text(col) or "no /sys/devices/system/node (kernel without NUMA?)")
+        return not_reported(check, col, missing="no /sys/devices/system/node (kernel without NUMA?)")
     return measure(check, col, col.facts["nodes"])
 
 
 def _devices(patterns: tuple[str, ...], check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := probe_error(check, col):
+        return failed
     devs = [(n["name"], n["numa_node"]) for n in _storage_nics(col, patterns)]
     devs += [(f"{a['vendor']} {a['pci_address']}", a["numa_node"]) for a in col.facts.get("accelerators", [])]
     unknown = [name for name, node in devs if node is None]
@@ -75,8 +76,8 @@ def _group(label: str, value: str | None, nic_nodes: set[int], col: Collected) -
 def _groups(
     groups: tuple[Group, ...], patterns: tuple[str, ...], check: PlannedCheck, col: Collected
 ) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := probe_error(check, col):
+        return failed
     nic_nodes = {n["numa_node"] for n in _storage_nics(col, patterns) if n["numa_node"] is not None}
     if not nic_nodes:
         return invalid(check, f"no storage NIC matching {list(patterns)} with a known NUMA node")

@@ -16,10 +16,11 @@ from kvgate.probes.facts.checks import (
     PlannedCheck,
     combine,
     errors_text,
-    invalid,
     measure,
+    not_reported,
     part_invalid,
     planned,
+    probe_error,
     with_note,
 )
 
@@ -101,7 +102,7 @@ def _configured(ctrl: dict[str, Any], persistent: dict[str, Any]) -> bool:
 def _persistent(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
     persistent = col.facts.get("persistent")
     if persistent is None:
-        return invalid(check, errors_text(col) or _none(transport))
+        return not_reported(check, col, missing=_none(transport))
     unit = persistent.get("autoconnect")
     parts = []
     for c in _ctrls(col, transport):
@@ -117,7 +118,7 @@ def _persistent(transport: str, check: PlannedCheck, col: Collected) -> Judgemen
 def _log(check: PlannedCheck, col: Collected) -> Judgement:
     log = col.facts.get("kernel_log")
     if log is None:
-        return invalid(check, errors_text(col, "kernel log") or "kernel log not read")
+        return not_reported(check, col, "kernel log", missing="kernel log not read")
     kinds = ", ".join(f"{k} {n}" for k, n in log["by_kind"].items())
     first = " | ".join(log["first"][:3])
     return with_note(
@@ -128,8 +129,8 @@ def _log(check: PlannedCheck, col: Collected) -> Judgement:
 
 def _array(key: str, scale: float | None, transport: str, check: PlannedCheck, col: Collected) -> Judgement:
     """The array's namespaces (nvme list, not local) over the BOM's transport."""
-    if err := errors_text(col, "nvme list", "transports"):
-        return invalid(check, err)
+    if failed := probe_error(check, col, "nvme list", "transports"):
+        return failed
     devs = [d for d in col.facts.get("devices", []) if not d.get("local") and d.get("transport") == transport]
     parts = []
     for d in devs:

@@ -13,9 +13,8 @@ from kvgate.probes.facts.checks import (
     PlanContext,
     PlannedCheck,
     combine,
-    errors_text,
-    invalid,
     measure,
+    not_reported,
     planned,
     with_note,
 )
@@ -23,7 +22,7 @@ from kvgate.probes.facts.checks import (
 
 def _shm(check: PlannedCheck, col: Collected) -> Judgement:
     if col.facts.get("shm_bytes") is None:
-        return invalid(check, errors_text(col, "/dev/shm") or "/dev/shm size not reported")
+        return not_reported(check, col, "/dev/shm", missing="/dev/shm size not reported")
     return measure(check, col, round(col.facts["shm_bytes"] / GIB, 1))
 
 
@@ -31,7 +30,7 @@ def _present(key: str, names: tuple[str, ...], check: PlannedCheck, col: Collect
     """Each name in the fact's list (command-line tokens, group names)."""
     found = col.facts.get(key)
     if found is None:
-        return invalid(check, errors_text(col, key) or f"{key} not reported")
+        return not_reported(check, col, key, missing=f"{key} not reported")
     one = dataclasses.replace(
         check, criterion=dataclasses.replace(check.criterion, comparator="==", expected=True)
     )
@@ -42,7 +41,7 @@ def _present(key: str, names: tuple[str, ...], check: PlannedCheck, col: Collect
 
 def _balancing(check: PlannedCheck, col: Collected) -> Judgement:
     if col.facts.get("numa_balancing") is None:
-        return invalid(check, errors_text(col, "numa_balancing") or "numa_balancing not reported")
+        return not_reported(check, col, "numa_balancing", missing="numa_balancing not reported")
     return measure(check, col, col.facts["numa_balancing"])
 
 
