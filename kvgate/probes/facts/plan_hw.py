@@ -27,16 +27,22 @@ from kvgate.probes.facts.checks import (
 Spec = tuple[str, str, str, str, str]  # BOM field, rule, metric, comparator, fact key
 
 
+CPU_FIELDS: tuple[Spec, ...] = (
+    ("model", "G1-CPU-1", "cpu_model", "matches", "model"),
+    ("cores", "G1-CPU-2", "cpu_cores", ">=", "cores"),
+    ("sockets", "G1-CPU-3", "cpu_sockets", "==", "sockets"),
+    ("threads", "G1-CPU-4", "cpu_threads", ">=", "threads"),
+)
+OS_FIELDS: tuple[Spec, ...] = (
+    ("id", "G1-OS-1", "os_id", "==", "id"),
+    ("version", "G1-OS-2", "os_version", "matches", "version_id"),
+    ("kernel", "G1-OS-3", "kernel", "matches", "kernel"),
+)
+
+
 def cpu_checks(pc: PlanContext) -> list[PlannedCheck]:
     """Model, physical cores, sockets, logical CPUs — each only when the BOM names it."""
-    e = pc.expect.cpu
-    specs: list[Spec] = [
-        ("model", "G1-CPU-1", "cpu_model", "matches", "model"),
-        ("cores", "G1-CPU-2", "cpu_cores", ">=", "cores"),
-        ("sockets", "G1-CPU-3", "cpu_sockets", "==", "sockets"),
-        ("threads", "G1-CPU-4", "cpu_threads", ">=", "threads"),
-    ]
-    return _field_checks(pc, "cpu", e, specs, tool="lscpu")
+    return _field_checks(pc, "cpu", pc.expect.cpu, CPU_FIELDS, tool="lscpu")
 
 
 def memory_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -58,17 +64,11 @@ def memory_checks(pc: PlanContext) -> list[PlannedCheck]:
 
 def os_checks(pc: PlanContext) -> list[PlannedCheck]:
     """Distribution id, version (regex) and kernel release (regex)."""
-    e = pc.expect.os
-    specs: list[Spec] = [
-        ("id", "G1-OS-1", "os_id", "==", "id"),
-        ("version", "G1-OS-2", "os_version", "matches", "version_id"),
-        ("kernel", "G1-OS-3", "kernel", "matches", "kernel"),
-    ]
-    return _field_checks(pc, "os", e, specs)
+    return _field_checks(pc, "os", pc.expect.os, OS_FIELDS)
 
 
 def _field_checks(
-    pc: PlanContext, family: str, e: Any, specs: list[Spec], *, tool: str | None = None
+    pc: PlanContext, family: str, e: Any, specs: tuple[Spec, ...], *, tool: str | None = None
 ) -> list[PlannedCheck]:
     """One check per field the BOM section ``e`` sets, judged on the family's fact of the same meaning."""
     out = []
