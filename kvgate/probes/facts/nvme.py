@@ -22,6 +22,7 @@ from kvgate.probes.facts.base import (
     load_json,
     number,
     require_tool,
+    run_parsed,
     run_result,
     run_text,
     split_rows,
@@ -225,8 +226,10 @@ def annotate(devices: list[dict[str, Any]], transports: dict[str, str]) -> dict[
 
 def _smart(ex: Executor, ctx: HostContext, col: Collected, dev: dict[str, Any]) -> None:
     name = f"smart-log {dev['name']}"
-    text = run_text(ex, col, name, "nvme smart-log %s -o json", dev["device"], timeout_s=30, sudo=ctx.sudo)
-    dev["smart"] = guard(col, name, parse_smart_log, text)
+    command = "nvme smart-log %s -o json"
+    dev["smart"] = run_parsed(
+        ex, col, name, parse_smart_log, command, dev["device"], timeout_s=30, sudo=ctx.sudo
+    )
 
 
 def _devices(ex: Executor, ctx: HostContext, col: Collected, transports: dict[str, str]) -> None:
@@ -264,8 +267,7 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
         return col
     version = run_text(ex, col, "nvme version", "nvme version", timeout_s=10)
     col.facts["cli_version"] = version.strip().splitlines()[0] if version else None
-    probe = run_text(ex, col, "transports", TRANSPORT_PROBE, timeout_s=30)
-    transports = guard(col, "transports", parse_transports, probe) or {}
+    transports = run_parsed(ex, col, "transports", parse_transports, TRANSPORT_PROBE, timeout_s=30) or {}
     _devices(ex, ctx, col, transports)
     _subsys(ex, col, transports)
     return col
