@@ -37,8 +37,8 @@ from kvgate.judgement.check import Check
 from kvgate.orchestration.gate_plans import plans
 from kvgate.probes.facts import HostFacts
 from kvgate.probes.facts.checks import FactsProbe, evaluate_facts
-from kvgate.record import inputs_from_record, manifest
-from kvgate.record.store import CheckRecord, RunStore, utc_now
+from kvgate.record import JudgementRecord, manifest
+from kvgate.record.store import RunStore, utc_now
 
 CARRIED_KEYS = ("manifest", "tool_versions", "hosts", "forced", "previous_run", "engines", "g4_jobs")
 
@@ -66,21 +66,26 @@ def rejudge(
             carried.append(check.id)
         if j is not None:
             final, waiver = in_force.apply(check.host, check.check, j)
-            new.record(CheckRecord.from_judgement(check.host, check.check, final, waiver=waiver))
+            new.record(JudgementRecord.from_judgement(check.host, check.check, final, waiver=waiver))
             changes += _check_changes(check, rec, final)
     _finish(new, old, carried=carried, changes=changes + _plan_changes(checks, stored))
     return new
 
 
-def _as_recorded(check: Check[Any], rec: dict[str, Any]) -> Judgement:
+def _as_recorded(check: Check[Any], rec: JudgementRecord) -> Judgement:
     """The stored verdict before any waiver (today's waivers are applied to it again)."""
-    verdict, condition = Verdict(rec["verdict"]), str(rec.get("condition") or "")
-    was = (rec.get("waiver") or {}).get("was")
+    verdict, condition = rec.verdict, rec.condition
+    was = (rec.waiver or {}).get("was")
     if verdict is Verdict.WAIVED and was:
         verdict, condition = Verdict(was), condition.removesuffix(f" [was {was}]")
-    evidence = tuple(rec.get("evidence") or ())
-    m = Measurement(rec.get("metric") or "", rec.get("measured"), rec.get("unit") or "", evidence)
-    return Judgement(verdict, condition, check.criterion, m if rec.get("measured") is not None else None)
+    return Judgement(verdict, condition, check.criterion, _stored_measurement(rec))
+
+
+def _stored_measurement(rec: JudgementRecord) -> Measurement | None:
+    """The value a line kept beside its verdict (a kvgate.run/1 line keeps no other)."""
+    if rec.measured is None:
+        return None
+    return Measurement(rec.metric, rec.measured, rec.unit, tuple(rec.evidence))
 
 
 def _sealed(run_dir: Path) -> RunStore:
@@ -110,33 +115,31 @@ def _config(old: RunStore, moved: Path | None) -> GateConfig:
 
 
 def _judged_again(
-    check: Check[Any], rec: dict[str, Any] | None, facts: dict[str, HostFacts]
+    check: Check[Any], rec: JudgementRecord | None, facts: dict[str, HostFacts]
 ) -> Judgement | None:
     """The check judged on what the record kept; None when the record kept nothing to judge."""
     if check.ruled is not None:
         return check.evaluate()
-    if rec is None or rec["verdict"] == Verdict.ERROR:
+    if rec is None or rec.verdict == Verdict.ERROR:
         return None
     if isinstance(check.spec, FactsProbe):  # G1: judged on the stored facts (its checks read families)
         return evaluate_facts(check, facts[check.host]) if check.host in facts else None
-    if rec.get("inputs") is not None:
-        return check.evaluate(inputs_from_record(rec["inputs"]))
-    if _plain_v1_value(check, rec):
-        m = Measurement(
-            rec["metric"], rec["measured"], rec.get("unit") or "", tuple(rec.get("evidence") or ())
-        )
+    if rec.inputs is not None:
+        return check.evaluate(rec.inputs.inputs())
+    m = _stored_measurement(rec)
+    if m is not None and _plain_v1_value(check, rec):
         return check.evaluate(Inputs({check.key: m}))
     return None
 
 
-def _plain_v1_value(check: Check[Any], rec: dict[str, Any]) -> bool:
+def _plain_v1_value(check: Check[Any], rec: JudgementRecord) -> bool:
     """A v1 line's value is judged again only when it was trusted: PASS or FAIL (or a waived FAIL)."""
-    was = (rec.get("waiver") or {}).get("was") if rec["verdict"] == Verdict.WAIVED else rec["verdict"]
+    was = (rec.waiver or {}).get("was") if rec.verdict == Verdict.WAIVED else rec.verdict
     return (
         was in (Verdict.PASS, Verdict.FAIL)
-        and rec.get("measured") is not None
+        and rec.measured is not None
         and bool(check.key)
-        and rec.get("metric") == check.criterion.metric
+        and rec.metric == check.criterion.metric
     )
 
 
@@ -231,22 +234,22 @@ def _criterion_text(comparator: str, expected: object, unit: str) -> str:
     return f"{symbol(comparator)} {fmt(expected)}{f' {unit}' if unit else ''}".strip()
 
 
-def _check_changes(check: Check[Any], rec: dict[str, Any] | None, j: Judgement) -> list[str]:
+def _check_changes(check: Check[Any], rec: JudgementRecord | None, j: Judgement) -> list[str]:
     """A changed criterion and a moved verdict of one check, as the record lists them."""
     if rec is None:
         return [f"{check.id}: not evaluated then, {j.verdict} now"]
     out = []
     c = check.criterion
-    then = _criterion_text(rec.get("comparator") or "", rec.get("expected"), rec.get("unit") or "")
+    then = _criterion_text(rec.comparator, rec.expected, rec.unit)
     now = _criterion_text(c.comparator, c.expected, c.unit)
-    if rec.get("comparator") and then != now:
+    if rec.comparator and then != now:
         out.append(f"{check.id}: criterion {then} → {now} ({c.source})")
-    if rec["verdict"] != j.verdict:
-        out.append(f"{check.id}: {rec['verdict']} → {j.verdict}")
+    if rec.verdict != j.verdict:
+        out.append(f"{check.id}: {rec.verdict} → {j.verdict}")
     return out
 
 
-def _plan_changes(checks: list[Check[Any]], stored: dict[str, dict[str, Any]]) -> list[str]:
+def _plan_changes(checks: list[Check[Any]], stored: dict[str, JudgementRecord]) -> list[str]:
     planned = {c.id for c in checks}
     return [f"{cid}: no longer planned (its verdict is not carried)" for cid in stored if cid not in planned]
 

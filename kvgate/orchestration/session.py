@@ -15,9 +15,9 @@ from kvgate.base.errors import KvgateError
 from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.inventory import LoadedInventory
 from kvgate.configuration.waivers import Waivers, load_waivers
-from kvgate.record import manifest
+from kvgate.record import JudgementRecord, manifest
 from kvgate.record.gate_order import require_previous
-from kvgate.record.store import CheckRecord, RunStore, utc_now
+from kvgate.record.store import RunStore, utc_now
 
 T = TypeVar("T")
 
@@ -122,7 +122,7 @@ class GateSession:
         """Apply waivers and append the verdict to the store; returns the final judgement."""
         final, waiver = self.waivers().apply(host, check, j)
         if self.store is not None:
-            self.store.record(CheckRecord.from_judgement(host, check, final, waiver=waiver))
+            self.store.record(JudgementRecord.from_judgement(host, check, final, waiver=waiver))
         self.recorded.add(f"{host}/{check}")
         return final
 
