@@ -19,7 +19,6 @@ The evidence (facts/, artifacts/) is hard-linked from the original (copied acros
 from __future__ import annotations
 
 import getpass
-import json
 import os
 import shutil
 import sys
@@ -37,7 +36,8 @@ from kvgate.judgement.check import Check
 from kvgate.orchestration.gate_plans import plans
 from kvgate.probes.facts import HostFacts
 from kvgate.probes.facts.checks import FactsProbe, evaluate_facts
-from kvgate.record import JudgementRecord, manifest
+from kvgate.record import JudgementRecord, RunRecord, manifest
+from kvgate.record.run_files import parse_json, read_text
 from kvgate.record.store import RunStore, utc_now
 
 CARRIED_KEYS = ("manifest", "tool_versions", "hosts", "forced", "previous_run", "engines", "g4_jobs")
@@ -163,7 +163,7 @@ def _create(
             "planned": [c.id for c in checks],
             "waivers": [w.model_dump(mode="json") for w in waivers.waivers],
             "reference_notes": record.reference_notes,
-            "configuration": _configuration(record.gate, meta, config),
+            "configuration": _configuration(record, config),
         },
     )
     _link_evidence(old.path, new.path)
@@ -175,12 +175,10 @@ def _without_verdicts(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     return {k: {**r, "verdicts": []} if "verdicts" in r else r for k, r in rows.items()}
 
 
-def _configuration(gate: str, meta: dict[str, Any], config: GateConfig) -> dict[str, Any]:
-    """The configuration files and the gate profile as this re-judgement loaded them."""
+def _configuration(record: RunRecord, config: GateConfig) -> dict[str, Any]:
+    """The configuration files and the gate profile (by the run's profile name) as loaded today."""
     out: dict[str, Any] = config.recorded()
-    profile = _gate_profile(
-        gate, str((meta.get("configuration") or {}).get("gate_profile", {}).get("name", ""))
-    )
+    profile = _gate_profile(record.gate, str((record.configuration.gate_profile or {}).get("name", "")))
     if profile is not None:
         out["gate_profile"] = profile
     return out
@@ -271,5 +269,6 @@ def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[s
 
 
 def _raw_schema(store: RunStore) -> str:
-    """The schema the run was written in (the store reads it migrated)."""
-    return str(json.loads((store.path / "run.json").read_text()).get("schema"))
+    """The schema the run was written in (the store reads it migrated; _sealed checked the file)."""
+    where = store.path / "run.json"
+    return str(parse_json(read_text(where), str(where))["schema"])
