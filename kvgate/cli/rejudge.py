@@ -100,9 +100,7 @@ def _sealed(run_dir: Path) -> RunStore:
 
 def _config(old: RunStore, moved: Path | None) -> GateConfig:
     """The configuration of the inventory the run was planned from, unchanged since (its sha256)."""
-    recorded = old.run_record().inventory
-    if recorded is None:
-        raise StoreError(f"{old.path / 'run.json'}: records no inventory (inventory.path)")
+    recorded = old.inventory()
     where = moved or Path(recorded.path)
     config = load_config(where)
     loaded = config.inventory
@@ -263,7 +261,7 @@ def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[s
         "carried": carried,
     }
     new.update_meta(rejudged=rejudged)
-    missing = set(new.meta().get("planned", [])) - new.finished_ids()
+    missing = set(new.run_record().planned) - new.finished_ids()
     new.finish("incomplete" if missing else "complete")
     manifest.write(new.path)
 

@@ -29,6 +29,7 @@ from kvgate.base.safefile import append_line, write_file
 from kvgate.judgement.verdict import gate_verdict
 from kvgate.record import SCHEMA, ArtifactRecord, JudgementRecord, RunRecord
 from kvgate.record.run_files import Line, check_meta, parse_json, parse_lines, read_text
+from kvgate.record.schema import InventoryRef
 
 
 def utc_now() -> str:
@@ -108,12 +109,16 @@ class RunStore:
             raise StoreError(f"{self.path}: not a kvgate run directory (no run.json)") from None
         return check_meta(parse_json(text, str(where)), str(where))
 
-    def inventory_path(self) -> str:
-        """The inventory this run was started with (run.json ``inventory.path``)."""
-        recorded = (self.meta().get("inventory") or {}).get("path")
-        if not recorded:
+    def inventory(self) -> InventoryRef:
+        """The inventory this run was started with (run.json ``inventory``: its path and sha256)."""
+        recorded = self.run_record().inventory
+        if recorded is None or not recorded.path:
             raise StoreError(f"{self.path / 'run.json'}: records no inventory (inventory.path)")
-        return str(recorded)
+        return recorded
+
+    def inventory_path(self) -> str:
+        """Where that inventory was (run.json ``inventory.path``)."""
+        return self.inventory().path
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
         """The one writer of run.json: every key is the record's (kvgate.record.RunRecord), checked first."""
@@ -228,10 +233,10 @@ def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None
         if not (p / "run.json").is_file():
             continue
         store = RunStore(p)
-        if (
-            inventory_sha256 is None
-            or (store.meta().get("inventory") or {}).get("sha256") == inventory_sha256
-        ):
+        if inventory_sha256 is None:
+            return store
+        recorded = store.run_record().inventory
+        if recorded is not None and recorded.sha256 == inventory_sha256:
             return store
     return None
 
@@ -240,6 +245,6 @@ def outcome(store: RunStore) -> tuple[Verdict, list[str]]:
     """The run's gate verdict and the planned check ids that have no final verdict."""
 
     checks = store.checks()
-    missing = [c for c in store.meta().get("planned", []) if c not in checks]
+    missing = [c for c in store.run_record().planned if c not in checks]
     verdicts: list[Verdict | None] = [r.verdict for r in checks.values()]
     return gate_verdict(verdicts + [None] * len(missing)), missing
