@@ -33,9 +33,9 @@ from kvgate.configuration.references import DEFAULT_PATH as REFERENCES
 from kvgate.configuration.references import references_used
 from kvgate.configuration.waivers import Waivers, load_waivers
 from kvgate.judgement.check import Check
+from kvgate.orchestration.g1.checks import FactsProbe, evaluate_facts
 from kvgate.orchestration.gate_plans import plans
 from kvgate.probes.facts import HostFacts
-from kvgate.probes.facts.checks import FactsProbe, evaluate_facts
 from kvgate.record import JudgementRecord, RunRecord, manifest
 from kvgate.record.run_files import parse_json, read_text
 from kvgate.record.store import RunStore, utc_now

@@ -7,8 +7,9 @@ import dataclasses
 from functools import partial
 
 from kvgate.base.criteria import Criterion, Judgement
-from kvgate.probes.facts import Collected, checks
-from kvgate.probes.facts.checks import GIB, PlanContext, PlannedCheck
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import GIB, PlanContext, PlannedCheck
+from kvgate.probes.facts import Collected
 
 
 def _shm(check: PlannedCheck, col: Collected) -> Judgement:

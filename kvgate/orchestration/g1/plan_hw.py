@@ -7,8 +7,9 @@ from typing import Any, NamedTuple
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import NvmeExpect
-from kvgate.probes.facts import Collected, checks
-from kvgate.probes.facts.checks import GIB, HEALTH, PlanContext, PlannedCheck
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import GIB, HEALTH, PlanContext, PlannedCheck
+from kvgate.probes.facts import Collected
 
 Spec = tuple[str, str, str, str, str]  # BOM field, rule, metric, comparator, fact key
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import NicExpect, Volume, parse_constraint
-from kvgate.probes.facts import Collected, checks
-from kvgate.probes.facts.checks import GIB, HEALTH, Evaluator, PlanContext, PlannedCheck
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import GIB, HEALTH, Evaluator, PlanContext, PlannedCheck
+from kvgate.probes.facts import Collected
 
 
 def _matched(col: Collected, pattern: str) -> list[dict[str, Any]]:

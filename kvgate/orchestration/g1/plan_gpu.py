@@ -7,8 +7,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import parse_constraint
-from kvgate.probes.facts import Collected, checks
-from kvgate.probes.facts.checks import PlanContext, PlannedCheck
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
+from kvgate.probes.facts import Collected
 from kvgate.probes.facts.gpus import TOOLS
 
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement, Verdict
 from kvgate.configuration.inventory.schema import NvmeofExpect
-from kvgate.probes.facts import Collected, checks
-from kvgate.probes.facts.checks import PlanContext, PlannedCheck
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
+from kvgate.probes.facts import Collected
 
 TB = 1e12
 Ev = Callable[[PlannedCheck, Collected], Judgement]

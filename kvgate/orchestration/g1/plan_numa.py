@@ -13,8 +13,9 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
-from kvgate.probes.facts import Collected, checks
-from kvgate.probes.facts.checks import PlanContext, PlannedCheck
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
+from kvgate.probes.facts import Collected
 
 VISIBLE = (
     "HIP_VISIBLE_DEVICES",

@@ -11,8 +11,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import NicExpect, RoceExpect
-from kvgate.probes.facts import Collected, checks
-from kvgate.probes.facts.checks import PlanContext, PlannedCheck
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
+from kvgate.probes.facts import Collected
 
 Part = Callable[[PlannedCheck, Collected, str, dict[str, Any]], Judgement]
 NO_ECN = (
