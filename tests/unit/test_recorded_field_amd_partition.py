@@ -4,9 +4,12 @@ Current amd-smi writes `amd-smi static --json`'s partition object as
 `{"accelerator_partition": …, "memory_partition": …, "partition_id": …}`
 (ROCm/rocm-systems `projects/amdsmi/amdsmi_cli/amdsmi_commands.py` at
 009cc490d1459f46c7ce35dd3aed89e2a4ca115b); amd-smi up to ROCm 6.3 wrote `compute_partition`
-(ROCm/amdsmi at 0ceca28f4139dced5e9b5739a3f393780d7add48). No public recording of a
-partitioned GPU in the new form was found, so the recorded MI210 (ROCm 6.4+ `gpu_data` form,
-printed without a partition object) gets the object that source writes, here in the test code.
+(ROCm/amdsmi at 0ceca28f4139dced5e9b5739a3f393780d7add48). AMD's own rocprofiler-compute reads
+`COMPUTE_PARTITION` and falls back to `ACCELERATOR_PARTITION` (ROCm/rocm-systems
+`projects/rocprofiler-compute/src/utils/specs.py` at 1b1610fc2b2ab32af71e6e04e4d4a6a4ae597992).
+No public recording of a partitioned GPU in the new form was found, so the recorded MI210
+(ROCm 6.4+ `gpu_data` form, printed without a partition object) gets the object that source
+writes, here in the test code.
 """
 
 from __future__ import annotations
