@@ -14,13 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from replay import ok
 from test_g1_plan import run_g1, scratch  # noqa: F401 (scratch is a fixture run_g1 needs)
 
 from kvgate.facts import nvmeof
 from kvgate.facts.nvme import annotate, parse_list_subsys, parse_nvme_list, parse_smart_log
+from kvgate.facts.nvmeof import parse_kernel_log
 from kvgate.facts.nvmeof import parse_probe as parse_nvmeof_probe
-from kvgate.facts.roce import parse_cm
+from kvgate.facts.roce import parse_cm, parse_ibv_devinfo
 from kvgate.facts.roce import parse_probe as parse_roce_probe
 from kvgate.judge import Verdict
 from kvgate.transport.base import quote
@@ -164,3 +166,67 @@ def test_roce_probe_on_soft_roce_shows_roce_v2_gids_of_the_storage_addresses() -
     assert v4 == [("rxe0", 1, "RoCE v2", "10.30.0.11"), ("rxe1", 1, "RoCE v2", "10.30.0.12")]
     assert probe["ecn"] == {}  # rxe has no MLNX_OFED ecn/roce_np|roce_rp switches
     assert parse_cm(recorded("rdma_cm/captured-qemu-rxe.txt")) == {"rxe0/1": "RoCE v2", "rxe1/1": "RoCE v2"}
+
+
+AFTER_LOSS = {
+    "nvme list-subsys -o json": ok(
+        "nvme/list-subsys/captured-qemu-nvme-cli-2.3-all-rdma-path-connecting.json"
+    ),
+    quote(nvmeof.PROBE): ok("sysfs-nvmeof/captured-qemu-rdma-optimized-path-lost-connecting.txt"),
+    nvmeof.KERNEL_LOG: ok("kernel-log/captured-qemu-nvme-rdma-target-port-removed.txt"),
+}
+ONE_OPTIMIZED_OF_TWO = {"subsystems": 1, "transport": "rdma", "min_live_paths": 2, "min_optimized_paths": 1}
+
+
+def test_a_path_whose_target_port_went_away_is_connecting_with_its_last_ana_state() -> None:
+    """nvme-cli itself prints the stale `ANAState` of a controller that is reconnecting."""
+    assert paths("captured-qemu-nvme-cli-2.3-rdma-connecting-stale-optimized.json") == [
+        (RDMA_NQN, "nvme5", "rdma", "connecting", "optimized"),
+        (RDMA_NQN, "nvme6", "rdma", "live", "non-optimized"),
+    ]
+
+
+def test_g1_after_the_array_dropped_the_optimized_rdma_path(scratch: tuple[Path, str]) -> None:  # noqa: F811
+    """The target stopped exporting on port 4; the host retried every 10 s (captured 30 s later)."""
+    results = run_g1(scratch, replace=AFTER_LOSS, nvmeof=ONE_OPTIMIZED_OF_TWO)
+    verdict, condition = results["nvmeof.live_paths"]
+    assert verdict is Verdict.FAIL
+    assert f"{RDMA_NQN}.live_paths=1" in condition
+    verdict, condition = results["nvmeof.transport_errors"]
+    assert verdict is Verdict.FAIL
+    assert "error recovery 1, reconnect failed 9" in condition
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="h-rec3 finding: plan_nvmeof._ana counts a path's ana_state whatever its controller's state, "
+    "so the stale `optimized` of the reconnecting nvme5 passes (plan_*.py is outside h-rec3's brief)",
+)
+def test_g1_does_not_count_the_stale_optimized_state_of_a_reconnecting_path(
+    scratch: tuple[Path, str],  # noqa: F811
+) -> None:
+    results = run_g1(scratch, replace=AFTER_LOSS, nvmeof=ONE_OPTIMIZED_OF_TWO)
+    assert results["nvmeof.ana"][0] is Verdict.FAIL  # no live optimized path is left
+
+
+def test_ibv_devinfo_soft_roce_ports_follow_the_netdev_mtu_to_4096() -> None:
+    for name, active in (("mtu1500", 1024), ("mtu9000-active-4096", 4096)):
+        devices = parse_ibv_devinfo(recorded(f"ibv_devinfo/captured-qemu-rxe-veth-{name}.txt"))["devices"]
+        assert [
+            (d["name"], p["state"], p["link_layer"], p["max_mtu"], p["active_mtu"])
+            for d in devices
+            for p in d["ports"]
+        ] == [
+            ("rxe0", "PORT_ACTIVE (4)", "Ethernet", 4096, active),
+            ("rxe1", "PORT_ACTIVE (4)", "Ethernet", 4096, active),
+        ], name
+
+
+def test_kernel_log_of_nvme_rdma_reconnecting_to_a_removed_target_port() -> None:
+    log = parse_kernel_log(recorded("kernel-log/captured-qemu-nvme-rdma-target-port-removed.txt"))
+    assert (log["source"], log["errors"], log["by_kind"]) == (
+        "dmesg",
+        10,
+        {"error recovery": 1, "reconnect failed": 9},
+    )
+    assert log["first"][0].endswith("nvme nvme5: starting error recovery")

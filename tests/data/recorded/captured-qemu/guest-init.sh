@@ -58,6 +58,17 @@ done
 cap nvmeof-probe.txt sh /nvmeof-probe.sh
 cap roce-probe.txt sh /roce-probe.sh
 cap cm-probe.txt sh /cm-probe.sh
+# ibv_devinfo of the Soft-RoCE ports at the veth MTU of 1500 and then 9000 (rxe follows the netdev MTU)
+cap ibv_devinfo-mtu1500.txt ibv_devinfo
+/usr/sbin/ip link set veth0 mtu 9000; /usr/sbin/ip link set veth1 mtu 9000; sleep 1
+cap ibv_devinfo-mtu9000.txt ibv_devinfo
+# the RDMA array loses its optimized path: the target stops exporting the subsystem on port 4
+run "rm $T/ports/4/subsystems/$N2"; rm $T/ports/4/subsystems/$N2
+sleep 30
+cap nvmeof-probe-after-port-loss.txt sh /nvmeof-probe.sh
+cap kernel-log-after-port-loss.txt sh /kernel-log.sh
+cap list-subsys-after-port-loss.json nvme list-subsys -o json
+cap list-subsys-nvme5n1-after-port-loss.json nvme list-subsys /dev/nvme5n1 -o json
 cap uname.txt uname -r
 cap dmesg.txt dmesg
 echo "=====BEGIN-OUT====="
