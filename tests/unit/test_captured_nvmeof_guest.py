@@ -4,8 +4,9 @@ Captured in a QEMU guest running Debian 12's kernel 6.1.0-57 (tests/data/recorde
 PROVENANCE.md): the kernel's own target (nvmet) serves one subsystem over NVMe/TCP on three ports
 whose ANA states are optimized / non-optimized / inaccessible, and one over NVMe/RDMA on Soft-RoCE
 (rdma_rxe on a veth pair) on two ports, optimized / non-optimized; the host connects with nvme-cli
-2.3 (Debian 12) and 2.13 (Debian 13). Two QEMU NVMe drives are the local disks; the second reports
-SMART critical warning 0x04 (reliability degraded) through QEMU's `smart_critical_warning`.
+2.3 (Debian 12), 2.13 (Debian 13) and 1.12 (Debian 11). Two QEMU NVMe drives are the local disks;
+the second reports SMART critical warning 0x04 (reliability degraded) through QEMU's
+`smart_critical_warning`.
 Emulated hardware, real tools: the formats and kernel paths are real, the drive's warning injected.
 """
 
@@ -44,11 +45,13 @@ def paths(name: str) -> list[tuple[Any, ...]]:
 
 
 def test_list_subsys_of_a_namespace_shows_each_paths_ana_state_over_tcp() -> None:
-    assert paths("captured-qemu-nvme-cli-2.3-tcp-3-paths-ana.json") == [
-        (TCP_NQN, "nvme2", "tcp", "live", "optimized"),
-        (TCP_NQN, "nvme3", "tcp", "live", "non-optimized"),
-        (TCP_NQN, "nvme4", "tcp", "live", "inaccessible"),
-    ]
+    """nvme-cli 1.12 (Debian 11) prints the same fields, spaced ` : `, the address space-separated."""
+    for version in ("2.3", "1.12"):
+        assert paths(f"captured-qemu-nvme-cli-{version}-tcp-3-paths-ana.json") == [
+            (TCP_NQN, "nvme2", "tcp", "live", "optimized"),
+            (TCP_NQN, "nvme3", "tcp", "live", "non-optimized"),
+            (TCP_NQN, "nvme4", "tcp", "live", "inaccessible"),
+        ], version
 
 
 def test_nvme_cli_2_13_prints_the_same_layout_over_rdma() -> None:
@@ -75,8 +78,12 @@ def test_list_subsys_without_a_namespace_prints_no_ana_state() -> None:
 
 
 def test_smart_log_of_a_drive_reporting_reliability_degraded() -> None:
-    """nvme-cli 2.3 prints the 128-bit counters as strings; 2.13 -v the warning as an object."""
-    for name in (SMART_WARNING, "nvme/smart-log/captured-qemu-nvme-cli-2.13-verbose-critical-warning-4.json"):
+    """2.3 prints the 128-bit counters as strings, 2.13 -v the warning as an object, 1.12 plain numbers."""
+    for name in (
+        SMART_WARNING,
+        "nvme/smart-log/captured-qemu-nvme-cli-2.13-verbose-critical-warning-4.json",
+        "nvme/smart-log/captured-qemu-nvme-cli-1.12-critical-warning-4.json",
+    ):
         smart = parse_smart_log(recorded(name))
         assert (smart["critical_warning"], smart["temperature_c"], smart["media_errors"]) == (4, 49.85, 0), (
             name

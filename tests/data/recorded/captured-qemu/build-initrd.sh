@@ -18,6 +18,9 @@ cp $W/trixie/root/usr/sbin/nvme $R/trixie/usr/sbin/nvme
 for l in ld-linux-x86-64.so.2 libc.so.6 libm.so.6 libnvme.so.1 libnvme-mi.so.1 libjson-c.so.5 libkeyutils.so.1 libssl.so.3 libcrypto.so.3 libz.so.1; do cp -L $T/$l $R/trixie/lib/; done
 printf '#!/bin/sh\nexec /trixie/lib/ld-linux-x86-64.so.2 --library-path /trixie/lib /trixie/usr/sbin/nvme "$@"\n' > $R/nvme213; chmod +x $R/nvme213
 cp -a $W/pk/ib/usr $W/pk/ib/etc $R/; cp -a $W/pk/ib/lib/. $R/lib/  # ibverbs-utils, libibverbs1, ibverbs-providers, libnl (Debian 12)
+mkdir -p $R/bullseye/lib $R/bullseye/usr/sbin; B=$W/bullseye/root  # nvme-cli 1.12 of Debian 11 with its glibc 2.31
+cp $B/usr/sbin/nvme $R/bullseye/usr/sbin/nvme; cp -L $B/lib/x86_64-linux-gnu/ld-2.31.so $B/lib/x86_64-linux-gnu/libc.so.6 $B/usr/lib/x86_64-linux-gnu/libuuid.so.1 $R/bullseye/lib/
+printf '#!/bin/sh\nexec /bullseye/lib/ld-2.31.so --library-path /bullseye/lib /bullseye/usr/sbin/nvme "$@"\n' > $R/nvme112; chmod +x $R/nvme112
 cp $W/guest/init $R/init; chmod +x $R/init
 cp $W/guest/nvmeof-probe.sh $W/guest/roce-probe.sh $W/guest/cm-probe.sh $W/guest/kernel-log.sh $R/
 (cd $R && find . | /tmp/h-rec3/pk/bb/bin/busybox cpio -o -H newc | gzip -1) > $W/guest/initrd.gz

@@ -43,8 +43,8 @@ mkdir -p /etc/nvme; echo "nqn.2014-08.org.nvmexpress:uuid:$(cat /proc/sys/kernel
 for s in 4420 4421 4422; do cap connect-tcp-$s.txt nvme connect -t tcp -a 127.0.0.1 -s $s -n $N1; done
 for s in 4420 4421; do cap connect-rdma-$s.txt nvme connect -t rdma -a 10.30.0.12 -s $s -n $N2; done
 sleep 3
-for v in 2.3 2.13; do
-  if [ $v = 2.3 ]; then NV=nvme; else NV=/nvme213; fi
+for v in 2.3 2.13 1.12; do
+  case $v in 2.3) NV=nvme;; 2.13) NV=/nvme213;; 1.12) NV=/nvme112;; esac
   cap $v-version.txt $NV version
   cap $v-list-subsys.json $NV list-subsys -o json
   for b in /sys/block/nvme*n*; do n=${b##*/}; case $n in *c*) continue;; esac
