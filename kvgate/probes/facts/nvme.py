@@ -96,7 +96,7 @@ def _ns(entry: dict[str, Any], ctrl: dict[str, Any], tool: str) -> dict[str, Any
     name = entry.get("NameSpace")
     if not isinstance(name, str) or not name:
         raise ParseError(
-            tool, "Namespaces[].NameSpace as a device name like nvme0n1 (2.11+ layout)", str(entry)
+            tool, "Namespaces[].NameSpace as a device name like nvme0n1 (nested layout)", str(entry)
         )
     return _namespace(entry, name if name.startswith("/dev/") else f"/dev/{name}", ctrl)
 
@@ -108,17 +108,19 @@ def _objects(value: Any, where: str, tool: str) -> list[dict[str, Any]]:
 
 
 def _entry(entry: dict[str, Any], tool: str) -> list[dict[str, Any]]:
-    if isinstance(entry.get("DevicePath"), str):  # nvme-cli 1.x - 2.10: one flat entry per namespace
+    if isinstance(entry.get("DevicePath"), str):  # 1.x-2.10, 2.13 without -v: one entry per namespace
         return [_namespace(entry, entry["DevicePath"], entry)]
     if "Subsystems" in entry:
         return _nested(entry, tool)
     raise ParseError(
-        tool, "Devices[] entries with DevicePath (nvme-cli <= 2.10) or Subsystems (2.11+)", str(entry)
+        tool,
+        "Devices[] entries with DevicePath (nvme-cli <= 2.10, 2.13) or Subsystems (2.11, -v)",
+        str(entry),
     )
 
 
 def parse_nvme_list(text: str, *, version: str | None = None) -> dict[str, Any]:
-    """Namespaces from `nvme list -o json`: flat `Devices[]` (1.x-2.10) or nested (2.11+)."""
+    """Namespaces from `nvme list -o json`: flat `Devices[]` (1.x-2.10, 2.13) or nested (2.11; `-v`)."""
     tool = f"nvme list ({version})" if version else "nvme list"
     if "No NVMe devices detected" in text and "{" not in text:
         return {"devices": []}
