@@ -20,8 +20,8 @@ from typing import Any
 
 from test_facts_accel import host_g1
 
-from kvgate.facts.amd import parse_amd_static
-from kvgate.judge import Verdict
+from kvgate.base.criteria import Verdict
+from kvgate.probes.facts.amd import parse_amd_static
 
 MI210 = (
     Path(__file__).parents[1]

@@ -44,14 +44,20 @@ def _ana(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
                 )
             )
             continue
-        optimized = sum("optimized" in s for s in states.values())
-        note = "; ".join(
-            f"{n} {c['address']}: {'/'.join(states[n]) or '?'}" for n, c in ((c["name"], c) for c in ctrls)
-        )
+        # a controller that is not live keeps its last ANA state (a reconnecting path still reads
+        # `optimized`): only a live path counts
+        optimized = sum("optimized" in states[c["name"]] for c in ctrls if c["state"] == "live")
+        note = "; ".join(f"{c['name']} {c['address']}: {_path_state(states[c['name']], c)}" for c in ctrls)
         parts.append(
             checks.with_note(checks.measure(check, col, optimized, metric=f"{nqn}.optimized_paths"), note)
         )
     return checks.combine(check, parts, checks.errors_text(col, "sysfs") or _none(transport))
+
+
+def _path_state(ana: list[str], ctrl: dict[str, Any]) -> str:
+    """``optimized``, or ``optimized (connecting)`` for a path that is not live."""
+    shown = "/".join(ana) or "?"
+    return shown if ctrl["state"] == "live" else f"{shown} ({ctrl['state'] or 'state unknown'})"
 
 
 def _iopolicy(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
