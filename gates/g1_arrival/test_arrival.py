@@ -1,7 +1,7 @@
 """G1 arrival: the delivered hardware and software are what was ordered, and healthy.
 
 The catalogue: one test function per family of checks, each parametrized by the plan
-(`kvgate.orchestration.g1.plan`: one check per host and item of the inventory's bill of materials).
+(`kvgate.orchestration.g1.plan.plan`: one check per host and item of the inventory's bill of materials).
 Facts are collected once per host, concurrently; a host that cannot be reached makes its
 own checks ERROR, not the others'. `pytest --collect-only gates/g1_arrival --inventory FILE`
 lists every check without touching a host.
@@ -10,7 +10,7 @@ lists every check without touching a host.
 import pytest
 
 from kvgate.base.criteria import Judgement
-from kvgate.orchestration import g1
+from kvgate.orchestration.g1 import plan as g1
 from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g1")

@@ -134,7 +134,7 @@ def finish(
     for label, path in (("HTML", paths.html), ("PDF", paths.pdf), ("JUnit", paths.junit)):
         if path is not None:
             console.print(f"{label:6} {path}")
-    errors = [c for c, rec in store.checks().items() if rec["verdict"] == Verdict.ERROR]
+    errors = [c for c, rec in store.checks().items() if rec.verdict == Verdict.ERROR]
     if interrupted or missing or errors:
         console.print(f"resume with: {escape(resume_command(store))}", highlight=False, soft_wrap=True)
     console.print(f"run record: {escape(record.summary())}", style=None if record.intact else "bold red")

@@ -74,7 +74,7 @@ def summary_table(store: RunStore) -> Table:
     table.add_column("worst")
     by_host: dict[str, Counter[str]] = {}
     for rec in store.checks().values():
-        by_host.setdefault(rec["host"], Counter())[rec["verdict"]] += 1
+        by_host.setdefault(rec.host, Counter())[rec.verdict] += 1
     for host, counts in sorted(by_host.items()):
         worst = next((v for v in SEVERITY if counts[v]), Verdict.PASS)
         cells = [str(counts[v] or "") for v in SEVERITY]
@@ -87,7 +87,7 @@ def checks_table(store: RunStore) -> Table:
     table = Table(title=f"{store.meta()['gate']} — {store.meta()['site']}: what can be measured")
     for column in ("host", "check", "verdict", "why"):
         table.add_column(column, overflow="fold")
-    checks = sorted(store.checks().values(), key=lambda c: (SEVERITY.index(Verdict(c["verdict"])), c["id"]))
+    checks = sorted(store.checks().values(), key=lambda c: (SEVERITY.index(c.verdict), c.id))
     for c in checks:
-        table.add_row(*(escape(str(c[k])) for k in ("host", "check", "verdict", "condition")))
+        table.add_row(*(escape(str(v)) for v in (c.host, c.check, c.verdict, c.condition)))
     return table

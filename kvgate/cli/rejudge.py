@@ -19,7 +19,6 @@ The evidence (facts/, artifacts/) is hard-linked from the original (copied acros
 from __future__ import annotations
 
 import getpass
-import json
 import os
 import shutil
 import sys
@@ -33,11 +32,12 @@ from kvgate.configuration.references import DEFAULT_PATH as REFERENCES
 from kvgate.configuration.references import references_used
 from kvgate.configuration.waivers import Waivers, load_waivers
 from kvgate.judgement.check import Check
+from kvgate.orchestration.g1.checks import FactsProbe, evaluate_facts
 from kvgate.orchestration.gate_plans import plans
 from kvgate.probes.facts import HostFacts
-from kvgate.probes.facts.checks import FactsProbe, evaluate_facts
-from kvgate.record import inputs_from_record, manifest
-from kvgate.record.store import CheckRecord, RunStore, utc_now
+from kvgate.record import JudgementRecord, RunRecord, manifest
+from kvgate.record.run_files import parse_json, read_text
+from kvgate.record.store import RunStore, utc_now
 
 CARRIED_KEYS = ("manifest", "tool_versions", "hosts", "forced", "previous_run", "engines", "g4_jobs")
 
@@ -65,21 +65,26 @@ def rejudge(
             carried.append(check.id)
         if j is not None:
             final, waiver = in_force.apply(check.host, check.check, j)
-            new.record(CheckRecord.from_judgement(check.host, check.check, final, waiver=waiver))
+            new.record(JudgementRecord.from_judgement(check.host, check.check, final, waiver=waiver))
             changes += _check_changes(check, rec, final)
     _finish(new, old, carried=carried, changes=changes + _plan_changes(checks, stored))
     return new
 
 
-def _as_recorded(check: Check[Any], rec: dict[str, Any]) -> Judgement:
+def _as_recorded(check: Check[Any], rec: JudgementRecord) -> Judgement:
     """The stored verdict before any waiver (today's waivers are applied to it again)."""
-    verdict, condition = Verdict(rec["verdict"]), str(rec.get("condition") or "")
-    was = (rec.get("waiver") or {}).get("was")
+    verdict, condition = rec.verdict, rec.condition
+    was = (rec.waiver or {}).get("was")
     if verdict is Verdict.WAIVED and was:
         verdict, condition = Verdict(was), condition.removesuffix(f" [was {was}]")
-    evidence = tuple(rec.get("evidence") or ())
-    m = Measurement(rec.get("metric") or "", rec.get("measured"), rec.get("unit") or "", evidence)
-    return Judgement(verdict, condition, check.criterion, m if rec.get("measured") is not None else None)
+    return Judgement(verdict, condition, check.criterion, _stored_measurement(rec))
+
+
+def _stored_measurement(rec: JudgementRecord) -> Measurement | None:
+    """The value a line kept beside its verdict (a kvgate.run/1 line keeps no other)."""
+    if rec.measured is None:
+        return None
+    return Measurement(rec.metric, rec.measured, rec.unit, tuple(rec.evidence))
 
 
 def _sealed(run_dir: Path) -> RunStore:
@@ -94,9 +99,7 @@ def _sealed(run_dir: Path) -> RunStore:
 
 def _config(old: RunStore, moved: Path | None) -> GateConfig:
     """The configuration of the inventory the run was planned from, unchanged since (its sha256)."""
-    recorded = old.run_record().inventory
-    if recorded is None:
-        raise StoreError(f"{old.path / 'run.json'}: records no inventory (inventory.path)")
+    recorded = old.inventory()
     where = moved or Path(recorded.path)
     config = load_config(where)
     loaded = config.inventory
@@ -109,33 +112,31 @@ def _config(old: RunStore, moved: Path | None) -> GateConfig:
 
 
 def _judged_again(
-    check: Check[Any], rec: dict[str, Any] | None, facts: dict[str, HostFacts]
+    check: Check[Any], rec: JudgementRecord | None, facts: dict[str, HostFacts]
 ) -> Judgement | None:
     """The check judged on what the record kept; None when the record kept nothing to judge."""
     if check.ruled is not None:
         return check.evaluate()
-    if rec is None or rec["verdict"] == Verdict.ERROR:
+    if rec is None or rec.verdict == Verdict.ERROR:
         return None
     if isinstance(check.spec, FactsProbe):  # G1: judged on the stored facts (its checks read families)
         return evaluate_facts(check, facts[check.host]) if check.host in facts else None
-    if rec.get("inputs") is not None:
-        return check.evaluate(inputs_from_record(rec["inputs"]))
-    if _plain_v1_value(check, rec):
-        m = Measurement(
-            rec["metric"], rec["measured"], rec.get("unit") or "", tuple(rec.get("evidence") or ())
-        )
+    if rec.inputs is not None:
+        return check.evaluate(rec.inputs.inputs())
+    m = _stored_measurement(rec)
+    if m is not None and _plain_v1_value(check, rec):
         return check.evaluate(Inputs({check.key: m}))
     return None
 
 
-def _plain_v1_value(check: Check[Any], rec: dict[str, Any]) -> bool:
+def _plain_v1_value(check: Check[Any], rec: JudgementRecord) -> bool:
     """A v1 line's value is judged again only when it was trusted: PASS or FAIL (or a waived FAIL)."""
-    was = (rec.get("waiver") or {}).get("was") if rec["verdict"] == Verdict.WAIVED else rec["verdict"]
+    was = (rec.waiver or {}).get("was") if rec.verdict == Verdict.WAIVED else rec.verdict
     return (
         was in (Verdict.PASS, Verdict.FAIL)
-        and rec.get("measured") is not None
+        and rec.measured is not None
         and bool(check.key)
-        and rec.get("metric") == check.criterion.metric
+        and rec.metric == check.criterion.metric
     )
 
 
@@ -159,7 +160,7 @@ def _create(
             "planned": [c.id for c in checks],
             "waivers": [w.model_dump(mode="json") for w in waivers.waivers],
             "reference_notes": record.reference_notes,
-            "configuration": _configuration(record.gate, meta, config),
+            "configuration": _configuration(record, config),
         },
     )
     _link_evidence(old.path, new.path)
@@ -171,13 +172,13 @@ def _without_verdicts(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
     return {k: {**r, "verdicts": []} if "verdicts" in r else r for k, r in rows.items()}
 
 
-def _configuration(gate: str, meta: dict[str, Any], config: GateConfig) -> dict[str, Any]:
+def _configuration(record: RunRecord, config: GateConfig) -> dict[str, Any]:
     """The configuration files and the gate profile as this re-judgement loaded them (the gate profile
     where the run recorded one: G2's fio matrix, for page 1's scope; G3's or G4's gate profile)."""
     out: dict[str, Any] = config.recorded()
     profiles = {"g2": config.fio, "g3": config.g3, "g4": config.g4}
-    if gate in profiles and (meta.get("configuration") or {}).get("gate_profile"):
-        out["gate_profile"] = profiles[gate].model_dump(mode="json")
+    if record.gate in profiles and record.configuration.gate_profile:
+        out["gate_profile"] = profiles[record.gate].model_dump(mode="json")
     return out
 
 
@@ -211,22 +212,22 @@ def _criterion_text(comparator: str, expected: object, unit: str) -> str:
     return f"{symbol(comparator)} {fmt(expected)}{f' {unit}' if unit else ''}".strip()
 
 
-def _check_changes(check: Check[Any], rec: dict[str, Any] | None, j: Judgement) -> list[str]:
+def _check_changes(check: Check[Any], rec: JudgementRecord | None, j: Judgement) -> list[str]:
     """A changed criterion and a moved verdict of one check, as the record lists them."""
     if rec is None:
         return [f"{check.id}: not evaluated then, {j.verdict} now"]
     out = []
     c = check.criterion
-    then = _criterion_text(rec.get("comparator") or "", rec.get("expected"), rec.get("unit") or "")
+    then = _criterion_text(rec.comparator, rec.expected, rec.unit)
     now = _criterion_text(c.comparator, c.expected, c.unit)
-    if rec.get("comparator") and then != now:
+    if rec.comparator and then != now:
         out.append(f"{check.id}: criterion {then} → {now} ({c.source})")
-    if rec["verdict"] != j.verdict:
-        out.append(f"{check.id}: {rec['verdict']} → {j.verdict}")
+    if rec.verdict != j.verdict:
+        out.append(f"{check.id}: {rec.verdict} → {j.verdict}")
     return out
 
 
-def _plan_changes(checks: list[Check[Any]], stored: dict[str, dict[str, Any]]) -> list[str]:
+def _plan_changes(checks: list[Check[Any]], stored: dict[str, JudgementRecord]) -> list[str]:
     planned = {c.id for c in checks}
     return [f"{cid}: no longer planned (its verdict is not carried)" for cid in stored if cid not in planned]
 
@@ -242,11 +243,12 @@ def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[s
         "carried": carried,
     }
     new.update_meta(rejudged=rejudged)
-    missing = set(new.meta().get("planned", [])) - new.finished_ids()
+    missing = set(new.run_record().planned) - new.finished_ids()
     new.finish("incomplete" if missing else "complete")
     manifest.write(new.path)
 
 
 def _raw_schema(store: RunStore) -> str:
-    """The schema the run was written in (the store reads it migrated)."""
-    return str(json.loads((store.path / "run.json").read_text()).get("schema"))
+    """The schema the run was written in (the store reads it migrated; _sealed checked the file)."""
+    where = store.path / "run.json"
+    return str(parse_json(read_text(where), str(where))["schema"])

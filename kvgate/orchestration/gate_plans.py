@@ -14,7 +14,7 @@ from kvgate.judgement.catalogue import Plan
 def plans(gate: str) -> tuple[Plan, ...]:
     """The plan modules of a gate: what it checks (imported here, so rejudge loads only its gate)."""
     if gate == "g1":
-        from kvgate.orchestration import g1
+        from kvgate.orchestration.g1 import plan as g1
 
         return (g1.plan,)
     if gate == "g2":

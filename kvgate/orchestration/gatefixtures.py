@@ -15,7 +15,7 @@ from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import LoadedInventory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.deployments import Notify, deployment_result, measure_deployments
-from kvgate.orchestration.g1 import manifest, tools_wanted
+from kvgate.orchestration.g1.plan import manifest, tools_wanted
 from kvgate.orchestration.session import GateSession
 from kvgate.probes.facts import HostContext, HostFacts, collect_host
 from kvgate.record.store import RunStore

@@ -21,8 +21,9 @@ from kvgate.judgement.catalogue import Plan
 from kvgate.judgement.catalogue import family as plan_family
 from kvgate.orchestration.gate_plans import plans
 from kvgate.orchestration.session import GateSession
+from kvgate.record import JudgementRecord
 from kvgate.record.gate_order import no_checks
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record.store import RunStore
 from kvgate.transport.base import CANCEL
 
 pytest_plugins = [
@@ -127,7 +128,7 @@ def pytest_runtest_makereport(
         reason = str(exc) if isinstance(exc, KvgateError) else f"internal error: {call.excinfo!r}"
         host, _, check = cid.partition("/")
         sess.store.record(
-            CheckRecord(id=cid, host=host, check=check, verdict=Verdict.ERROR, condition=reason)
+            JudgementRecord(id=cid, host=host, check=check, verdict=Verdict.ERROR, condition=reason)
         )
         sess.recorded.add(cid)
     return report

@@ -15,9 +15,9 @@ from kvgate.base.errors import KvgateError
 from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.inventory import LoadedInventory
 from kvgate.configuration.waivers import Waivers, load_waivers
-from kvgate.record import manifest
+from kvgate.record import JudgementRecord, manifest
 from kvgate.record.gate_order import require_previous
-from kvgate.record.store import CheckRecord, RunStore, utc_now
+from kvgate.record.store import RunStore, utc_now
 
 T = TypeVar("T")
 
@@ -105,12 +105,12 @@ class GateSession:
 
     def _resume(self) -> RunStore:
         store = RunStore.open(Path(self.option("resume")))
-        meta = store.meta()
-        if meta["gate"] != self.gate:
-            raise KvgateError(f"--resume {store.path}: that run is gate {meta['gate']}, not {self.gate}")
-        if meta["inventory"]["sha256"] != self.loaded().sha256:
+        record = store.run_record()
+        if record.gate != self.gate:
+            raise KvgateError(f"--resume {store.path}: that run is gate {record.gate}, not {self.gate}")
+        if store.inventory().sha256 != self.loaded().sha256:
             raise KvgateError(f"--resume {store.path}: the inventory changed since that run; start a new run")
-        store.update_meta(status="running", ended_at=None, resumes=[*meta.get("resumes", []), utc_now()])
+        store.update_meta(status="running", ended_at=None, resumes=[*record.resumes, utc_now()])
         return store
 
     def notify(self, host: str, event: str) -> None:
@@ -122,14 +122,14 @@ class GateSession:
         """Apply waivers and append the verdict to the store; returns the final judgement."""
         final, waiver = self.waivers().apply(host, check, j)
         if self.store is not None:
-            self.store.record(CheckRecord.from_judgement(host, check, final, waiver=waiver))
+            self.store.record(JudgementRecord.from_judgement(host, check, final, waiver=waiver))
         self.recorded.add(f"{host}/{check}")
         return final
 
     def close(self, *, interrupted: bool) -> None:
         if self.store is None:
             return
-        missing = set(self.store.meta().get("planned", [])) - self.store.finished_ids()
+        missing = set(self.store.run_record().planned) - self.store.finished_ids()
         status = "interrupted" if interrupted else ("incomplete" if missing else "complete")
         self.store.finish(status)
         manifest.write(self.store.path)  # what the run recorded, hashed: an edit after this shows

@@ -1,9 +1,9 @@
 """The typed run record: what a run measured, judged and was configured with; reports and rejudge read it.
 
     schema.py   RunRecord (run.json, ``kvgate.run/2``), JudgementRecord (a checks.jsonl line,
-                with the measurements the check was judged on), ArtifactRecord (the evidence index)
+                with the measurements the check was judged on: InputsRecord, to and from
+                a Judgement's Inputs), ArtifactRecord (the evidence index)
     migrate.py  reads a ``kvgate.run/1`` run.json as a ``kvgate.run/2`` record
-    inputs.py   a Judgement's Inputs to and from the record
     store.py    RunStore: one directory per gate run, written as the run goes (its one writer)
     run_files.py  what a run directory's files must hold when read back (report, --resume)
     manifest.py the run's manifest: what it wrote, hashed at its end, verified when read again
@@ -14,17 +14,22 @@ The run directory is the record: run.json (configuration, status, gate tables), 
 evidence, indexed with hashes). ``kvgate.record.store.RunStore`` is its one writer.
 """
 
-from kvgate.record.inputs import inputs_from_record, inputs_to_record
 from kvgate.record.migrate import migrate
-from kvgate.record.schema import SCHEMA, SCHEMA_V1, ArtifactRecord, JudgementRecord, RunRecord
+from kvgate.record.schema import (
+    SCHEMA,
+    SCHEMA_V1,
+    ArtifactRecord,
+    InputsRecord,
+    JudgementRecord,
+    RunRecord,
+)
 
 __all__ = [
     "SCHEMA",
     "SCHEMA_V1",
     "ArtifactRecord",
+    "InputsRecord",
     "JudgementRecord",
     "RunRecord",
-    "inputs_from_record",
-    "inputs_to_record",
     "migrate",
 ]

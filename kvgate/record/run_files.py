@@ -18,16 +18,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from kvgate.base.config_file import NotRegular, explain, field_path, read_regular, text_problem
 from kvgate.base.errors import StoreError
-from kvgate.record import SCHEMA, SCHEMA_V1, ArtifactRecord, JudgementRecord, RunRecord, migrate
+from kvgate.record import SCHEMA, SCHEMA_V1, RunRecord, migrate
 
-StoredCheck = JudgementRecord  # one line of checks.jsonl (kvgate.record.schema)
-ArtifactEntry = ArtifactRecord  # one line of artifacts/index.jsonl (kvgate.record.schema)
+Line = TypeVar("Line", bound=BaseModel)  # one line's record: JudgementRecord, ArtifactRecord
 
 
 MAX_RUN_FILE_BYTES = 256 << 20  # a 72 h soak's run.json is a few MB
@@ -65,14 +64,17 @@ def parse_json(text: str, where: str) -> Any:
 
 def check_meta(data: Any, where: str) -> dict[str, Any]:
     """run.json's content in the current schema (a kvgate.run/1 run is migrated): every key typed."""
-    if isinstance(data, dict) and data.get("schema") not in (SCHEMA, SCHEMA_V1):
+    if not isinstance(data, dict):
+        raise StoreError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if data.get("schema") not in (SCHEMA, SCHEMA_V1):
         raise StoreError(f"{where}: schema {data.get('schema')!r}, expected {SCHEMA!r} or {SCHEMA_V1!r}")
-    migrated = migrate(data) if isinstance(data, dict) else data
-    return _checked(migrated, where, RunRecord)
+    migrated = migrate(data)
+    _checked(migrated, where, RunRecord)
+    return migrated
 
 
-def parse_lines(text: str, where: str, model: type[BaseModel]) -> list[dict[str, Any]]:
-    """A JSON-lines file, one object per line; only a last line without its newline may be torn."""
+def parse_lines(text: str, where: str, model: type[Line]) -> list[Line]:
+    """A JSON-lines file, one record per line; only a last line without its newline may be torn."""
     lines = text.split("\n")
     out = []
     for n, line in enumerate(lines, 1):
@@ -88,11 +90,10 @@ def parse_lines(text: str, where: str, model: type[BaseModel]) -> list[dict[str,
     return out
 
 
-def _checked(rec: Any, where: str, model: type[BaseModel]) -> dict[str, Any]:
+def _checked(rec: Any, where: str, model: type[Line]) -> Line:
     if not isinstance(rec, dict):
         raise StoreError(f"{where}: expected a JSON object, got {type(rec).__name__}")
     try:
-        model.model_validate(rec)
+        return model.model_validate(rec)
     except ValidationError as exc:
         raise _problem(where, exc) from None
-    return rec

@@ -1,7 +1,9 @@
 """The run record's schema, ``kvgate.run/2``: run.json (RunRecord) and each line of checks.jsonl.
 
 Every key of run.json is declared here: a module that writes one that is not is a bug the
-store refuses (``RunStore.update``), and an edited file is a StoreError naming the field.
+store refuses (``RunStore.update_meta``), and an edited file is a StoreError naming the field.
+A checks.jsonl line is declared once, as JudgementRecord: the store writes it, and reports,
+JUnit, rejudge, history and ``--resume`` read it back as one.
 
 >>> RunRecord.model_validate({"schema": SCHEMA, "gate": "g1", "site": "s", "status": "running"}).gate
 'g1'
@@ -9,12 +11,13 @@ store refuses (``RunStore.update``), and an edited file is a StoreError naming t
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kvgate.base.config_file import explain, field_error
-from kvgate.base.criteria import COMPARATORS, Verdict
+from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Verdict
 from kvgate.configuration.inventory.fields import Name
 
 SCHEMA = "kvgate.run/2"
@@ -161,26 +164,61 @@ class ArtifactRecord(_Open):
 
 
 class MeasurementRecord(_Record):
+    """A Measurement as the record keeps it."""
+
     metric: str
     value: Value
     unit: str = ""
     evidence: list[str] = []
     invalid_reason: str | None = None
 
+    @classmethod
+    def of(cls, m: Measurement) -> MeasurementRecord:
+        return cls(
+            metric=m.metric,
+            value=m.value,
+            unit=m.unit,
+            evidence=list(m.evidence),
+            invalid_reason=m.invalid_reason,
+        )
+
+    def measurement(self) -> Measurement:
+        return Measurement(self.metric, self.value, self.unit, tuple(self.evidence), self.invalid_reason)
+
 
 class InputsRecord(_Record):
-    """What a check was judged on (kvgate.base.criteria.Inputs): rejudge judges these again."""
+    """What a check was judged on (kvgate.base.criteria.Inputs): rejudge judges these again.
+
+    >>> i = Inputs({"bw": Measurement("seq.bw", 5.0, "B/s", ("artifacts/h/fio.json",))}, detail="slow")
+    >>> InputsRecord.of(i).inputs() == i
+    True
+    """
 
     measured: dict[str, MeasurementRecord] = {}
     detail: str = ""
     said: list[str] = []
     blocked: str = ""
 
+    @classmethod
+    def of(cls, inputs: Inputs) -> InputsRecord:
+        measured = {key: MeasurementRecord.of(m) for key, m in inputs.measured.items()}
+        return cls(measured=measured, detail=inputs.detail, said=list(inputs.said), blocked=inputs.blocked)
+
+    def inputs(self) -> Inputs:
+        """The Inputs this record was made of."""
+        measured = {key: m.measurement() for key, m in self.measured.items()}
+        return Inputs(measured, detail=self.detail, said=tuple(self.said), blocked=self.blocked)
+
 
 class JudgementRecord(_Open):
-    """One line of checks.jsonl: a check's verdict, its criterion, and the measurements it was judged on."""
+    """One line of checks.jsonl: a check's verdict, its criterion, and the measurements it was judged on.
 
-    id: str
+    Written by ``RunStore.record`` (which stamps ``at``), read back by ``RunStore.checks``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str  # "<host>/<check>"
     host: Name  # an inventory host, or "cluster"
     check: str
     verdict: Verdict = Field(strict=False)  # stored as its string value
@@ -193,10 +231,10 @@ class JudgementRecord(_Open):
     unit: str = ""
     tolerance: float = Field(default=0.0, strict=False, allow_inf_nan=False)
     source: str = ""
-    evidence: list[str] = []
-    waiver: dict[str, str] | None = None
+    evidence: list[str] = Field(default=[], strict=False)  # a Measurement's tuple, or a JSON list
+    waiver: dict[str, str] | None = None  # {reason, approver, was} of the waiver applied
     duration_s: float = Field(default=0.0, strict=False, allow_inf_nan=False)
-    at: str = ""
+    at: str = ""  # UTC, when recorded
     inputs: InputsRecord | None = None  # None: a kvgate.run/1 line, an ERROR, or judged on facts (G1)
 
     @model_validator(mode="after")
@@ -210,3 +248,32 @@ class JudgementRecord(_Open):
                 f"comparator {self.comparator!r} is none of the judge's: {', '.join(COMPARATORS)}"
             )
         return self
+
+    @classmethod
+    def from_judgement(
+        cls, host: str, check: str, j: Judgement, *, waiver: dict[str, str] | None = None
+    ) -> JudgementRecord:
+        """The line that records ``j`` as the verdict of ``check`` on ``host``."""
+        c, m = j.criterion, j.measurement
+        return cls(
+            id=f"{host}/{check}",
+            host=host,
+            check=check,
+            verdict=j.verdict,
+            condition=j.condition,
+            rule=c.rule,
+            metric=c.metric,
+            measured=None if m is None else m.value,
+            expected=c.expected,
+            comparator=c.comparator,
+            unit=c.unit,
+            tolerance=c.tolerance,
+            source=c.source,
+            evidence=[] if m is None else list(m.evidence),
+            waiver=waiver,
+            inputs=None if j.inputs is None else InputsRecord.of(j.inputs),
+        )
+
+    def to_json(self) -> str:
+        """The line as checks.jsonl holds it (keys sorted; a value JSON cannot hold is written as text)."""
+        return json.dumps(self.model_dump(), default=str, sort_keys=True)

@@ -17,19 +17,19 @@ import hashlib
 import json
 import subprocess
 import threading
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kvgate import __version__
 from kvgate.base import redact
-from kvgate.base.criteria import Judgement, Verdict
+from kvgate.base.criteria import Verdict
 from kvgate.base.errors import StoreError
 from kvgate.base.safefile import append_line, write_file
 from kvgate.judgement.verdict import gate_verdict
-from kvgate.record import SCHEMA, RunRecord, inputs_to_record
-from kvgate.record.run_files import ArtifactEntry, StoredCheck, check_meta, parse_json, parse_lines, read_text
+from kvgate.record import SCHEMA, ArtifactRecord, JudgementRecord, RunRecord
+from kvgate.record.run_files import Line, check_meta, parse_json, parse_lines, read_text
+from kvgate.record.schema import InventoryRef
 
 
 def utc_now() -> str:
@@ -53,55 +53,6 @@ def _git(*args: str, check: bool) -> str:
         ["git", "-C", str(here), *args], capture_output=True, text=True, timeout=10, check=check
     )
     return run.stdout.strip()
-
-
-@dataclass(frozen=True)
-class CheckRecord:
-    """One check's verdict as stored; the report and JUnit are rendered from these."""
-
-    id: str  # "<host>/<check>" or "cluster/<check>"
-    host: str
-    check: str
-    verdict: Verdict
-    condition: str
-    rule: str = ""
-    metric: str = ""
-    measured: Any = None
-    expected: Any = None
-    comparator: str = ""
-    unit: str = ""
-    tolerance: float = 0.0
-    source: str = ""
-    evidence: tuple[str, ...] = ()
-    waiver: dict[str, str] | None = None
-    duration_s: float = 0.0
-    at: str = field(default_factory=utc_now)
-    inputs: dict[str, Any] | None = None  # the measurements it was judged on (kvgate.record.inputs)
-
-    @classmethod
-    def from_judgement(cls, host: str, check: str, j: Judgement, **extra: Any) -> CheckRecord:
-        c, m = j.criterion, j.measurement
-        return cls(
-            id=f"{host}/{check}",
-            host=host,
-            check=check,
-            verdict=j.verdict,
-            condition=j.condition,
-            rule=c.rule,
-            metric=c.metric,
-            measured=None if m is None else m.value,
-            expected=c.expected,
-            comparator=c.comparator,
-            unit=c.unit,
-            tolerance=c.tolerance,
-            source=c.source,
-            evidence=() if m is None else m.evidence,
-            inputs=None if j.inputs is None else inputs_to_record(j.inputs),
-            **extra,
-        )
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), default=str, sort_keys=True)
 
 
 class RunStore:
@@ -150,7 +101,7 @@ class RunStore:
 
     # -- run.json -------------------------------------------------------------------
     def meta(self) -> dict[str, Any]:
-        """run.json, checked for the keys and types kvgate reads (kvgate.record.run_files.RunMeta)."""
+        """run.json in the current schema, checked against the typed record (kvgate.record.RunRecord)."""
         where = self.path / "run.json"
         try:
             text = read_text(where)
@@ -158,12 +109,16 @@ class RunStore:
             raise StoreError(f"{self.path}: not a kvgate run directory (no run.json)") from None
         return check_meta(parse_json(text, str(where)), str(where))
 
-    def inventory_path(self) -> str:
-        """The inventory this run was started with (run.json ``inventory.path``)."""
-        recorded = (self.meta().get("inventory") or {}).get("path")
-        if not recorded:
+    def inventory(self) -> InventoryRef:
+        """The inventory this run was started with (run.json ``inventory``: its path and sha256)."""
+        recorded = self.run_record().inventory
+        if recorded is None or not recorded.path:
             raise StoreError(f"{self.path / 'run.json'}: records no inventory (inventory.path)")
-        return str(recorded)
+        return recorded
+
+    def inventory_path(self) -> str:
+        """Where that inventory was (run.json ``inventory.path``)."""
+        return self.inventory().path
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
         """The one writer of run.json: every key is the record's (kvgate.record.RunRecord), checked first."""
@@ -190,21 +145,20 @@ class RunStore:
         self.update_meta(status=status, ended_at=utc_now(), **changes)
 
     # -- checks ---------------------------------------------------------------------
-    def record(self, rec: CheckRecord) -> None:
+    def record(self, rec: JudgementRecord) -> None:
+        """Append a check's line to checks.jsonl (stamped with the time now, unless it has one)."""
+        stamped = rec if rec.at else rec.model_copy(update={"at": utc_now()})
         with self._lock:
-            append_line(self.path / "checks.jsonl", redact.text(rec.to_json()), sync=True)
+            append_line(self.path / "checks.jsonl", redact.text(stamped.to_json()), sync=True)
 
-    def checks(self) -> dict[str, dict[str, Any]]:
+    def checks(self) -> dict[str, JudgementRecord]:
         """Latest record per check id, in first-recorded order; a torn last line is ignored.
 
         Any other line that is not a check record (an edit, a truncation) is a StoreError naming it.
         """
-        out: dict[str, dict[str, Any]] = {}
-        for rec in self._lines("checks.jsonl", StoredCheck):
-            out[rec["id"]] = rec
-        return out
+        return {rec.id: rec for rec in self._lines("checks.jsonl", JudgementRecord)}
 
-    def _lines(self, name: str, model: type[StoredCheck] | type[ArtifactEntry]) -> list[dict[str, Any]]:
+    def _lines(self, name: str, model: type[Line]) -> list[Line]:
         where = self.path / name
         try:
             return parse_lines(read_text(where), str(where), model)
@@ -212,7 +166,7 @@ class RunStore:
             return []
 
     def finished_ids(self) -> set[str]:
-        return {i for i, r in self.checks().items() if r["verdict"] != Verdict.ERROR}
+        return {i for i, r in self.checks().items() if r.verdict != Verdict.ERROR}
 
     # -- facts and artifacts ----------------------------------------------------------
     def save_facts(self, host: str, facts: dict[str, Any]) -> None:
@@ -231,9 +185,9 @@ class RunStore:
             raise StoreError(f"{path}: expected a JSON object, got {type(data).__name__}")
         return data
 
-    def artifact_index(self) -> list[dict[str, Any]]:
+    def artifact_index(self) -> list[ArtifactRecord]:
         """artifacts/index.jsonl's entries, checked as checks.jsonl is."""
-        return self._lines("artifacts/index.jsonl", ArtifactEntry)
+        return self._lines("artifacts/index.jsonl", ArtifactRecord)
 
     def check_files(self) -> None:
         """Read every file a report or a resume reads; the first one that is wrong is a StoreError."""
@@ -279,10 +233,10 @@ def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None
         if not (p / "run.json").is_file():
             continue
         store = RunStore(p)
-        if (
-            inventory_sha256 is None
-            or (store.meta().get("inventory") or {}).get("sha256") == inventory_sha256
-        ):
+        if inventory_sha256 is None:
+            return store
+        recorded = store.run_record().inventory
+        if recorded is not None and recorded.sha256 == inventory_sha256:
             return store
     return None
 
@@ -291,6 +245,6 @@ def outcome(store: RunStore) -> tuple[Verdict, list[str]]:
     """The run's gate verdict and the planned check ids that have no final verdict."""
 
     checks = store.checks()
-    missing = [c for c in store.meta().get("planned", []) if c not in checks]
-    verdicts: list[Verdict | None] = [Verdict(r["verdict"]) for r in checks.values()]
+    missing = [c for c in store.run_record().planned if c not in checks]
+    verdicts: list[Verdict | None] = [r.verdict for r in checks.values()]
     return gate_verdict(verdicts + [None] * len(missing)), missing

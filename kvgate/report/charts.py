@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +55,14 @@ def figure(width_in: float = 6.6, height_in: float = 2.8) -> Iterator[Any]:
             yield fig, ax
         finally:
             plt.close(fig)
+
+
+def label_rows(ax: Any, labels: Sequence[str], *, xlabel: str) -> None:
+    """A chart of labelled rows (bars or ticks along x): the first row at the top, vertical grid lines."""
+    ax.set_yticks(range(len(labels)), list(labels))
+    ax.set_xlabel(xlabel)
+    ax.invert_yaxis()
+    ax.grid(axis="x", linewidth=0.3)
 
 
 def to_svg(fig: Any) -> str:

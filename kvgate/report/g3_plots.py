@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgate.configuration.reference_schema import Kind, Reference
-from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, label_rows, to_svg
 from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
 from kvgate.report.model import RunView
 from kvgate.report.summary import reference
@@ -89,12 +89,9 @@ def ttft_chart(key: str, arms: dict[str, dict[str, Any]]) -> Chart | None:
             ax.vlines(p50, i - 0.32, i + 0.32, colors=color, linewidth=3)
             if p90 is not None:
                 ax.vlines(p90, i - 0.2, i + 0.2, colors=color, linewidth=1.2)
-        ax.set_yticks(range(len(rows)), [label(a) for a, _ in rows])
         ax.set_xscale("log")
         plain_log(ax.xaxis)
-        ax.set_xlabel("time to first token (s, log scale)")
-        ax.invert_yaxis()
-        ax.grid(axis="x", linewidth=0.3)
+        label_rows(ax, [label(a) for a, _ in rows], xlabel="time to first token (s, log scale)")
         svg = to_svg(fig)
     caption = (
         "Thick tick: TTFT p50; thin tick: p90; the line ends at p99. Blue: arms served from a cache tier; "
@@ -144,12 +141,8 @@ def throughput_chart(key: str, arms: dict[str, dict[str, Any]], binds: list[dict
             ax.barh(i, width, left=lo, height=0.9, color=BAND, label="the seed's range")
             ax.barh(i - 0.17, base, height=0.3, color=OTHER, label="baseline arm")
             ax.barh(i + 0.17, cand, height=0.3, color=MEASURED, label="candidate arm")
-        ax.set_yticks(
-            range(len(pairs)), [f"{lvl}\n{arm.partition('@')[0]} vs baseline" for lvl, _, arm, _, _ in pairs]
-        )
-        ax.set_xlabel("output throughput (tokens/s)")
-        ax.invert_yaxis()
-        ax.grid(axis="x", linewidth=0.3)
+        rows = [f"{lvl}\n{arm.partition('@')[0]} vs baseline" for lvl, _, arm, _, _ in pairs]
+        label_rows(ax, rows, xlabel="output throughput (tokens/s)")
         legend(ax)
         svg = to_svg(fig)
     caption = (
@@ -180,12 +173,9 @@ def readers_chart(key: str, arms: dict[str, dict[str, Any]], g2: dict[str, Any])
         if ceiling is not None:
             bw_ax.axvline(ceiling / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
             bw_ax.set_xlim(0, max(bw_ax.get_xlim()[1], ceiling / 1e9 * 1.08))  # a chart is not clipped
-        bw_ax.set_yticks(range(len(rows)), [name for name, _ in rows])
-        bw_ax.invert_yaxis()
-        bw_ax.set_xlabel("restore read bandwidth (GB/s)")
+        label_rows(bw_ax, [name for name, _ in rows], xlabel="restore read bandwidth (GB/s)")
         ttft_ax.set_xlabel("TTFT p50 (s)")
-        for axis in (bw_ax, ttft_ax):
-            axis.grid(axis="x", linewidth=0.3)
+        ttft_ax.grid(axis="x", linewidth=0.3)
         svg = to_svg(fig)
     caption = (
         "R1's picture: the same prompts restored cold by the serial and by the parallel tier reader "
@@ -214,13 +204,10 @@ def prediction_chart(key: str, predictions: list[dict[str, Any]]) -> Chart | Non
                 ax.barh(i - 0.17, predicted - floor, left=floor, height=0.3, color=BAND, label="predicted")
             if measured is not None and measured > floor:
                 ax.barh(i + 0.17, measured - floor, left=floor, height=0.3, color=MEASURED, label="measured")
-        ax.set_yticks(range(len(rows)), [name for name, _, _ in rows])
         ax.set_xscale("log")
         ax.set_xlim(left=floor)
         plain_log(ax.xaxis)
-        ax.set_xlabel("TTFT p50 (s, log scale)")
-        ax.invert_yaxis()
-        ax.grid(axis="x", linewidth=0.3)
+        label_rows(ax, [name for name, _, _ in rows], xlabel="TTFT p50 (s, log scale)")
         legend(ax)
         svg = to_svg(fig)
     caption = (
@@ -264,10 +251,7 @@ def storage_chart(key: str, volumes: dict[str, dict[str, Any]]) -> Chart | None:
                     color=MEASURED,
                     label=f"candidate {names.get('candidate', '')}",
                 )
-        ax.set_yticks(range(len(rows)), [what for what, _, _ in rows])
-        ax.set_xlabel("time (s)")
-        ax.invert_yaxis()
-        ax.grid(axis="x", linewidth=0.3)
+        label_rows(ax, [str(what) for what, _, _ in rows], xlabel="time (s)")
         legend(ax)
         svg = to_svg(fig)
     caption = (

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.base.criteria import Verdict, symbol
-from kvgate.base.errors import StoreError
 from kvgate.judgement import gate_verdict
 from kvgate.orchestration.g2.sections import sections as g2_sections
 from kvgate.orchestration.g3.sections import sections as g3_sections
 from kvgate.orchestration.g4.sections import sections as g4_sections
+from kvgate.record import JudgementRecord
 from kvgate.record.manifest import Verification, verify
 from kvgate.record.store import RunStore
 from kvgate.report.history.record import Figure, RunRecord
@@ -274,22 +274,18 @@ def utc(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
-def expected_text(rec: dict[str, Any]) -> str:
+def expected_text(rec: JudgementRecord) -> str:
     """'≥ 64 cores (±5%)': the criterion half of the condition string, in SI units."""
-    comparator = rec.get("comparator") or ""
-    if not comparator:
+    if not rec.comparator:
         return "—"
-    tol = f" (±{rec['tolerance']:.0%})" if rec.get("tolerance") else ""
-    if comparator == "matches":
-        return f"{symbol(comparator)} /{rec.get('expected')}/{tol}"
-    value = shown(rec.get("expected"), str(rec.get("unit") or ""), str(rec.get("metric") or ""))
-    return f"{symbol(comparator)} {value}{tol}"
+    tol = f" (±{rec.tolerance:.0%})" if rec.tolerance else ""
+    if rec.comparator == "matches":
+        return f"{symbol(rec.comparator)} /{rec.expected}/{tol}"
+    return f"{symbol(rec.comparator)} {shown(rec.expected, rec.unit, rec.metric)}{tol}"
 
 
-def measured_text(rec: dict[str, Any]) -> str:
-    if rec.get("measured") is None:
-        return "—"
-    return shown(rec["measured"], str(rec.get("unit") or ""), str(rec.get("metric") or ""))
+def measured_text(rec: JudgementRecord) -> str:
+    return "—" if rec.measured is None else shown(rec.measured, rec.unit, rec.metric)
 
 
 def shown(value: object, unit: str, metric: str) -> str:
@@ -301,30 +297,25 @@ def shown(value: object, unit: str, metric: str) -> str:
     return human(value, unit, metric=metric)
 
 
-def check_row(rec: dict[str, Any], where: Path) -> CheckRow:
-    try:
-        verdict = Verdict(rec["verdict"])
-        host = str(rec["host"])
-    except (KeyError, ValueError) as exc:
-        raise StoreError(f"{where}: check {rec.get('id')!r} has no valid verdict/host ({exc})") from None
+def check_row(rec: JudgementRecord) -> CheckRow:
     return CheckRow(
-        id=str(rec["id"]),
-        host=host,
-        check=str(rec.get("check", "")),
-        verdict=verdict,
-        condition=humanize_text(str(rec.get("condition", ""))),
-        rule=str(rec.get("rule", "")),
+        id=rec.id,
+        host=rec.host,
+        check=rec.check,
+        verdict=rec.verdict,
+        condition=humanize_text(rec.condition),
+        rule=rec.rule,
         expected=expected_text(rec),
         measured=measured_text(rec),
-        source=str(rec.get("source", "")),
-        evidence=tuple(str(e) for e in rec.get("evidence") or ()),
-        waiver=rec.get("waiver") or None,
-        duration_s=float(rec.get("duration_s") or 0.0),
-        metric=str(rec.get("metric") or ""),
-        comparator=str(rec.get("comparator") or ""),
-        unit=str(rec.get("unit") or ""),
-        expected_value=rec.get("expected"),
-        measured_value=rec.get("measured"),
+        source=rec.source,
+        evidence=tuple(rec.evidence),
+        waiver=rec.waiver or None,
+        duration_s=rec.duration_s,
+        metric=rec.metric,
+        comparator=rec.comparator,
+        unit=rec.unit,
+        expected_value=rec.expected,
+        measured_value=rec.measured,
     )
 
 
@@ -395,8 +386,7 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     integrity = verify(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
     store = RunStore.open(run_dir)
     meta = store.meta()
-    where = run_dir / "checks.jsonl"
-    recorded = [check_row(rec, where) for rec in store.checks().values()]
+    recorded = [check_row(rec) for rec in store.checks().values()]
     done = {r.id for r in recorded}
     missing = tuple(c for c in meta.get("planned") or [] if c not in done)
     rows = group_rows(

@@ -12,7 +12,7 @@ Each chart has axis titles and a caption; a run without the data gets no chart, 
 from __future__ import annotations
 
 from kvgate.configuration.reference_schema import Kind
-from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, label_rows, to_svg
 from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView
 from kvgate.report.soak_plots import soak_charts
@@ -38,12 +38,11 @@ def reference_chart(view: RunView) -> Chart | None:
             threshold = r.expected_value if isinstance(r.expected_value, int | float) else 0.0
             ax.vlines(float(threshold), i - 0.35, i + 0.35, colors=THRESHOLD, linewidth=1.5)
             ax.barh(i, float(r.measured_value), height=0.18, color=MEASURED)  # type: ignore[arg-type]
-        ax.set_yticks(
-            range(len(rows)), [f"{r.host} {ref.report} ({unit(ref.improvement.kind)})" for r, ref in rows]
+        label_rows(
+            ax,
+            [f"{r.host} {ref.report} ({unit(ref.improvement.kind)})" for r, ref in rows],
+            xlabel="improvement over the baseline arm (% or ×, as the reference states it)",
         )
-        ax.set_xlabel("improvement over the baseline arm (% or ×, as the reference states it)")
-        ax.invert_yaxis()
-        ax.grid(axis="x", linewidth=0.3)
         svg = to_svg(fig)
     caption = (
         "Shaded: the reference's stated range; red tick: the site threshold; dark bar: what this run "
@@ -115,10 +114,7 @@ def restore_chart(where: str, found: dict[str, float]) -> Chart:
         if CEILING in found:
             ax.axvline(found[CEILING] / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
         ax.set_xlim(0, max(found.get(k, 0.0) for k in (*READERS, CEILING)) / 1e9 * 1.08)  # nothing clipped
-        ax.set_yticks(range(len(READERS)), list(READERS.values()))
-        ax.set_xlabel("read bandwidth (GB/s)")
-        ax.invert_yaxis()
-        ax.grid(axis="x", linewidth=0.3)
+        label_rows(ax, list(READERS.values()), xlabel="read bandwidth (GB/s)")
         svg = to_svg(fig)
     caption = (
         "The agent's KV-cache cold restore on this volume (the G3 tier's storage path without an engine): "

@@ -1,4 +1,4 @@
-"""The one seam to a host: the Executor protocol and its frozen CommandResult.
+"""The one seam to a host: the Executor base class and its frozen CommandResult.
 
 Commands are templates with ``%s`` holes; arguments are shell-quoted here and
 nowhere else (testinfra ``BaseBackend.quote``):
@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from kvgate.base.errors import CommandFailed, CommandTimeout, Interrupted
 
@@ -140,42 +139,12 @@ class CommandResult:
         return "\n".join(parts)
 
 
-@runtime_checkable
-class Executor(Protocol):
-    """Runs commands and moves files on one host."""
+class Executor:
+    """Runs commands and moves files on one host (testinfra's ``BaseBackend``).
 
-    host: str
-
-    def run(
-        self,
-        command: str,
-        *args: object,
-        timeout_s: float | None = DEFAULT_TIMEOUT_S,
-        check: bool = False,
-        sudo: bool = False,
-        env: Mapping[str, str] | None = None,
-    ) -> CommandResult:
-        """Run ``quote(command, *args)``; raise CommandTimeout when it overruns."""
-        ...
-
-    def put(self, local: Path, remote: str) -> None:
-        """Copy a local file to the host."""
-        ...
-
-    def get(self, remote: str, local: Path) -> None:
-        """Copy a file from the host."""
-        ...
-
-    def close(self) -> None:
-        """Release the connection; idempotent."""
-        ...
-
-
-class Runner:
-    """The ``run`` both executors share: quote, wrap, honour Ctrl-C, time it, spot the remote time-out.
-
-    An executor supplies ``_execute``: how one wrapped command runs there, to its exit status,
-    stdout and stderr, raising CommandTimeout itself when its own deadline passes.
+    ``run`` is shared: quote, wrap, honour Ctrl-C, time it, spot the remote time-out. A transport
+    supplies ``_execute`` (how one wrapped command runs there, to its exit status, stdout and
+    stderr, raising CommandTimeout itself when its own deadline passes), ``put``, ``get`` and ``close``.
     """
 
     host: str
@@ -202,4 +171,16 @@ class Runner:
         return result.check() if check else result
 
     def _execute(self, full: str, cmd: str, timeout_s: float | None) -> tuple[int, str, str]:
+        raise NotImplementedError
+
+    def put(self, local: Path, remote: str) -> None:
+        """Copy a local file to the host."""
+        raise NotImplementedError
+
+    def get(self, remote: str, local: Path) -> None:
+        """Copy a file from the host."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the connection; idempotent."""
         raise NotImplementedError

@@ -10,11 +10,11 @@ import subprocess
 from pathlib import Path
 
 from kvgate.base.errors import CommandTimeout
-from kvgate.transport.base import CANCEL, Runner
+from kvgate.transport.base import CANCEL, Executor
 from kvgate.transport.route import HostRoute
 
 
-class LocalExecutor(Runner):
+class LocalExecutor(Executor):
     """Run commands on the control node itself (`transport: local` in the inventory)."""
 
     def __init__(self, host: str = "localhost", *, sudo_allowed: bool = True) -> None:

@@ -30,7 +30,7 @@ from kvgate.base.errors import CommandTimeout, TransportError
 from kvgate.transport.base import (
     CANCEL,
     KILL_GRACE_S,
-    Runner,
+    Executor,
 )
 from kvgate.transport.causes import cause
 from kvgate.transport.liveness import DEFAULT_LIVENESS, Heartbeat, Liveness
@@ -52,7 +52,7 @@ LOST_GRACE_S = 1.0  # no exit status: how long to watch whether the connection i
 POLL_S = 0.2  # exit-status arrival does not wake select(); re-check at least this often
 
 
-class SSHExecutor(Runner):
+class SSHExecutor(Executor):
     """Run commands and move files on one inventory host over SSH."""
 
     def __init__(

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.base.criteria import Verdict
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 
 G1_CHECKS = [
     ("cpu.threads", "G1-CPU-4", "cpu_threads", 192, 128, ">=", ""),
@@ -45,12 +46,12 @@ def g1_run(root: Path, hosts: int) -> Path:
         for check, rule, metric, measured, expected, comparator, unit in G1_CHECKS:
             path = store.artifact(host, f"{check}.txt", f"{check} output of {host}\n" * 20)
             store.record(
-                CheckRecord(
-                    f"{host}/{check}",
-                    host,
-                    check,
-                    Verdict.PASS,
-                    f"{metric}={measured}",
+                JudgementRecord(
+                    id=f"{host}/{check}",
+                    host=host,
+                    check=check,
+                    verdict=Verdict.PASS,
+                    condition=f"{metric}={measured}",
                     rule=rule,
                     metric=metric,
                     measured=measured,
@@ -108,12 +109,12 @@ def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> 
                 ]
             )
         for check in ("coverage", "failed-requests", "empty-responses", "ttft-drift", "memory-growth"):
-            rec = CheckRecord(
-                f"{host}/soak.{check}",
-                host,
-                f"soak.{check}",
-                Verdict.PASS,
-                "ok",
+            rec = JudgementRecord(
+                id=f"{host}/soak.{check}",
+                host=host,
+                check=f"soak.{check}",
+                verdict=Verdict.PASS,
+                condition="ok",
                 rule="G4-RUN-1",
                 metric=check,
                 measured=1.0,

@@ -15,7 +15,8 @@ from typing import Any
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 
 HOST = "localhost"
 MEASURED = "no site threshold: measured as the site baseline"
@@ -23,12 +24,12 @@ WIDE = [f"column {i} CANARY" if i == 11 else f"column {i}" for i in range(12)]
 LONG_NOTE = "How the arms were run. " * 40
 
 
-def check(check_id: str, verdict: Verdict, **fields: Any) -> CheckRecord:
+def check(check_id: str, verdict: Verdict, **fields: Any) -> JudgementRecord:
     fields.setdefault("condition", f"{fields.get('metric', check_id)}: as recorded")
-    return CheckRecord(id=f"{HOST}/{check_id}", host=HOST, check=check_id, verdict=verdict, **fields)
+    return JudgementRecord(id=f"{HOST}/{check_id}", host=HOST, check=check_id, verdict=verdict, **fields)
 
 
-def g1_checks() -> list[CheckRecord]:
+def g1_checks() -> list[JudgementRecord]:
     return [
         check(
             "cpu.threads",
@@ -49,7 +50,7 @@ def g1_checks() -> list[CheckRecord]:
     ]
 
 
-def g2_checks(bw_fail: bool = False) -> list[CheckRecord]:
+def g2_checks(bw_fail: bool = False) -> list[JudgementRecord]:
     bw = 1.3551e9
     return [
         check(
@@ -78,7 +79,7 @@ def g2_checks(bw_fail: bool = False) -> list[CheckRecord]:
     ]
 
 
-def g3_checks() -> list[CheckRecord]:
+def g3_checks() -> list[JudgementRecord]:
     return [
         check(
             "tiny.cold-proof",
@@ -140,7 +141,7 @@ def g3_checks() -> list[CheckRecord]:
     ]
 
 
-def g4_checks() -> list[CheckRecord]:
+def g4_checks() -> list[JudgementRecord]:
     return [
         check(
             "tiny.empty-responses",

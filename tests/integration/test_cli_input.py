@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from kvgate.base.criteria import Verdict
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(120)
@@ -154,7 +155,9 @@ def stored_run(tmp_path: Path) -> RunStore:
     meta = {"inventory": {"path": str(inv), "sha256": "x"}, "planned": ["here/cpu.model"]}
     store = RunStore.create(tmp_path / "r", site="cli", gate="g1", meta=meta)
     store.record(
-        CheckRecord(id="here/cpu.model", host="here", check="cpu.model", verdict=Verdict.PASS, condition="c")
+        JudgementRecord(
+            id="here/cpu.model", host="here", check="cpu.model", verdict=Verdict.PASS, condition="c"
+        )
     )
     store.save_facts("here", {"cpu": {}})
     store.finish("complete")

@@ -22,8 +22,8 @@ from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
 from kvgate.base.criteria import Verdict
-from kvgate.record import manifest
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord, manifest
+from kvgate.record.store import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = LLAMA_ENGINE
@@ -39,7 +39,7 @@ def stored_g2(root: Path, inv: Path) -> Path:
         gate="g2",
         meta={"inventory": {"path": str(inv), "sha256": sha}, "planned": ["here/c"]},
     )
-    store.record(CheckRecord("here/c", "here", "c", Verdict.PASS, "c"))
+    store.record(JudgementRecord(id="here/c", host="here", check="c", verdict=Verdict.PASS, condition="c"))
     ms = {"ceiling.read_bw_bytes_per_s": SLOW, "ceiling.best_read_bw_bytes_per_s": SLOW}
     store.artifact("here", "g2/scratch/measurements.json", json.dumps(ms))
     store.finish("complete")

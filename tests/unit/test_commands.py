@@ -15,7 +15,8 @@ from kvgate.base.criteria import Verdict
 from kvgate.cli.command_line import parser
 from kvgate.cli.commands import GATE_INI, finish, pytest_args
 from kvgate.cli.exit_codes import EXIT_INTERRUPTED
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 
 PLANNED = ["node-a/cpu.cores", "node-a/memory.total", "node-b/cpu.cores"]
 
@@ -30,7 +31,7 @@ def run_with(root: Path, argv: list[str], verdicts: dict[str, Verdict]) -> RunSt
     store = RunStore.create(root / "lab results", site="lab", gate="g1", meta=meta)  # a space to quote
     for cid, verdict in verdicts.items():
         host, _, check = cid.partition("/")
-        store.record(CheckRecord(id=cid, host=host, check=check, verdict=verdict, condition="x"))
+        store.record(JudgementRecord(id=cid, host=host, check=check, verdict=verdict, condition="x"))
     store.finish("complete")
     return store
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from kvgate.configuration.engine_profile import tensor_parallel
 from kvgate.configuration.gateconfig import in_memory, load_config
 from kvgate.configuration.inventory import load
-from kvgate.orchestration.g1 import plan
+from kvgate.orchestration.g1.plan import plan
 from kvgate.orchestration.g2.nic_counters import nic_plan
 from kvgate.orchestration.g2.plan import plan as g2_plan
 from kvgate.orchestration.g3.plan import plan as g3_plan

@@ -18,13 +18,13 @@ from replay import HOST, Answer, Replay, ok, recorded
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
-from kvgate.orchestration.g1 import plan
+from kvgate.orchestration.g1.checks import evaluate_facts
+from kvgate.orchestration.g1.plan import plan
+from kvgate.orchestration.g1.plan_gpu import cards
 from kvgate.probes.facts import HostContext, HostFacts, collect_host, numa, pcie
 from kvgate.probes.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.probes.facts.base import ParseError
-from kvgate.probes.facts.checks import evaluate_facts
 from kvgate.probes.facts.gpus import parse_npu_smi
-from kvgate.probes.facts.plan_gpu import cards
 from kvgate.transport.base import quote
 
 MIB = 1 << 20

@@ -18,10 +18,10 @@ from replay import HOST, Answer, Replay, ok, recorded
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
-from kvgate.orchestration.g1 import plan
+from kvgate.orchestration.g1.checks import evaluate_facts
+from kvgate.orchestration.g1.plan import plan
 from kvgate.probes.facts import HostContext, HostFacts, collect_host, nvme, nvmeof, roce
 from kvgate.probes.facts.base import ParseError
-from kvgate.probes.facts.checks import evaluate_facts
 from kvgate.transport.base import quote
 
 # -- parsers on recorded outputs -------------------------------------------------------------

@@ -15,11 +15,11 @@ import pytest
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
-from kvgate.orchestration.g1 import plan
+from kvgate.orchestration.g1.checks import evaluate_facts
+from kvgate.orchestration.g1.plan import plan
 from kvgate.probes.facts import Collected, HostFacts
 from kvgate.probes.facts.base import ParseError
 from kvgate.probes.facts.block import parse_lsblk
-from kvgate.probes.facts.checks import evaluate_facts
 from kvgate.probes.facts.cpu import parse_lscpu
 from kvgate.probes.facts.gpus import parse_npu_smi, parse_nvidia_smi, parse_rocm_smi
 from kvgate.probes.facts.memory import parse_meminfo

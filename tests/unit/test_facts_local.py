@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from kvgate.probes.facts import (
     tools,
 )
 from kvgate.probes.facts.base import ParseError, run_text
-from kvgate.transport.base import DEFAULT_TIMEOUT_S, CommandResult
+from kvgate.transport.base import CommandResult
 from kvgate.transport.local import LocalExecutor
 
 
@@ -231,19 +231,11 @@ class DroppingExecutor(LocalExecutor):
         super().__init__()
         self.left = commands_before_drop
 
-    def run(
-        self,
-        command: str,
-        *args: object,
-        timeout_s: float | None = DEFAULT_TIMEOUT_S,
-        check: bool = False,
-        sudo: bool = False,
-        env: Mapping[str, str] | None = None,
-    ) -> CommandResult:
+    def _execute(self, full: str, cmd: str, timeout_s: float | None) -> tuple[int, str, str]:
         self.left -= 1
         if self.left < 0:
             raise TransportError("localhost: connection dropped")
-        return super().run(command, *args, timeout_s=timeout_s, check=check, sudo=sudo, env=env)
+        return super()._execute(full, cmd, timeout_s)
 
 
 def test_a_dropped_connection_propagates() -> None:

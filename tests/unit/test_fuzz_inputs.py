@@ -41,7 +41,8 @@ from kvgate.configuration.inventory import load
 from kvgate.configuration.references import load_references
 from kvgate.configuration.waivers import load_waivers
 from kvgate.configuration.workload_profiles import load_profile as load_model_profile
-from kvgate.record.store import CheckRecord, RunStore, outcome
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore, outcome
 from kvgate.report import load_run, render_html, render_junit
 
 REPO = repo_root()
@@ -339,8 +340,10 @@ def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         Criterion("G2-FIO-1", "read_bw_gb_per_s", ">=", 5.0, unit="GB/s", tolerance=0.05),
         Measurement("read_bw_gb_per_s", 6.2, "GB/s", ("artifacts/here/fio.json",)),
     )
-    store.record(CheckRecord.from_judgement("here", "a", j))
-    store.record(CheckRecord(id="here/b", host="here", check="b", verdict=Verdict.ERROR, condition="down"))
+    store.record(JudgementRecord.from_judgement("here", "a", j))
+    store.record(
+        JudgementRecord(id="here/b", host="here", check="b", verdict=Verdict.ERROR, condition="down")
+    )
     store.artifact("here", "fio.json", '{"jobs": []}', command="fio")
     store.save_facts("here", {"cpu": {"model": "EPYC"}, "memory": {"total_gib": 512.0}})
     table = {"columns": ["host", "GB/s"], "rows": [["here", 6.2]], "note": "n"}

@@ -17,10 +17,10 @@ from replay import HOST, Replay, ok, recorded
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
-from kvgate.orchestration.g1 import manifest, plan, tools_wanted
+from kvgate.orchestration.g1.checks import evaluate_facts
+from kvgate.orchestration.g1.plan import manifest, plan, tools_wanted
 from kvgate.probes import agentctl
 from kvgate.probes.facts import HostContext, HostFacts, collect_host, nics, nvme, nvmeof, odirect, pcie, rdma
-from kvgate.probes.facts.checks import evaluate_facts
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport.base import quote
 from kvgate.transport.local import LocalExecutor

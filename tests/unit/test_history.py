@@ -8,7 +8,8 @@ import pytest
 
 from kvgate.base.criteria import Verdict
 from kvgate.cli.command_line import main
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 from kvgate.report import render
 from kvgate.report.comparison import frame
 from kvgate.report.history import Figure, History, RunRecord, compare, regressions
@@ -54,12 +55,12 @@ def g2_run(root: Path, bw: float, cv: float) -> Path:
     store = RunStore.create(root, site="lab-a", gate="g2", meta=meta)
     for metric, value, comparator in ((BW, bw, ">="), (f"{BW}_cv", cv, "<=")):
         store.record(
-            CheckRecord(
-                f"h/{metric}",
-                "h",
-                metric,
-                Verdict.PASS,
-                "ok",
+            JudgementRecord(
+                id=f"h/{metric}",
+                host="h",
+                check=metric,
+                verdict=Verdict.PASS,
+                condition="ok",
                 rule="G2-FIO-1",
                 metric=metric,
                 measured=value,

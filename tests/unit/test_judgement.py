@@ -12,7 +12,7 @@ from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory import load
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.judgement import Check, gate_verdict
-from kvgate.orchestration import g1
+from kvgate.orchestration.g1 import plan as g1
 from kvgate.orchestration.g2.nic_counters import nic_plan
 from kvgate.orchestration.g2.plan import plan as g2_plan
 from kvgate.orchestration.g3.plan import plan as g3_plan

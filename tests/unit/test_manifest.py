@@ -15,9 +15,9 @@ import pytest
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import UsageError
 from kvgate.cli.command_line import main
-from kvgate.record import manifest
+from kvgate.record import JudgementRecord, manifest
 from kvgate.record.gate_order import require_previous
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record.store import RunStore
 
 INVENTORY_SHA = "cd" * 32
 
@@ -26,7 +26,11 @@ def finished_run(root: Path, gate: str = "g1", verdict: Verdict = Verdict.FAIL) 
     meta = {"inventory": {"path": "inventory/lab.yaml", "sha256": INVENTORY_SHA}, "planned": ["h/cpu.cores"]}
     store = RunStore.create(root, site="lab", gate=gate, meta=meta)
     store.artifact("h", "lscpu.json", '{"lscpu": []}')
-    store.record(CheckRecord("h/cpu.cores", "h", "cpu.cores", verdict, "cpu_cores=32 ≥ 64"))
+    store.record(
+        JudgementRecord(
+            id="h/cpu.cores", host="h", check="cpu.cores", verdict=verdict, condition="cpu_cores=32 ≥ 64"
+        )
+    )
     store.finish("complete")
     manifest.write(store.path)  # as GateSession.close does at the end of every run
     return store

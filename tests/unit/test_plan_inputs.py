@@ -18,7 +18,8 @@ from kvgate.configuration.gateconfig import configure
 from kvgate.configuration.inventory import load
 from kvgate.orchestration.plan.deployments import Options, plan_inventory
 from kvgate.orchestration.plan.inputs import assumed_storage, g2_storage, g3_serving, latest_passed
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 
 SITE, HOST, VOLUME = "lab", "gpu-1", "array"
 INVENTORY = f"""
@@ -57,7 +58,7 @@ def stored_run(root: Path, gate: str, sha: str, verdict: Verdict, files: dict[st
     """A run directory as kvgate writes it: run.json, one check with ``verdict``, artifacts of HOST."""
     meta = {"inventory": {"path": "inv.yaml", "sha256": sha}, "planned": [f"{HOST}/c"]}
     store = RunStore.create(root, site=SITE, gate=gate, meta=meta)
-    store.record(CheckRecord(f"{HOST}/c", HOST, "c", verdict, "c"))
+    store.record(JudgementRecord(id=f"{HOST}/c", host=HOST, check="c", verdict=verdict, condition="c"))
     for name, doc in files.items():
         store.artifact(HOST, name, json.dumps(doc))
     store.finish("complete")

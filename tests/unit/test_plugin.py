@@ -93,3 +93,21 @@ def test_a_gate_run_records_every_verdict_with_what_it_was_judged_on(
         "plugin test",
     )
     assert (run / "manifest.json").is_file()  # incomplete: the ERROR check is resumable, never PASS
+
+
+def test_resume_of_a_run_that_records_no_inventory_is_a_usage_error_naming_run_json(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """run.json without ``inventory`` is a valid record; before, --resume read it as a dict: a KeyError."""
+    pytester.makepyfile(test_gate=GATE)
+    runs = tmp_path / "runs"
+    args = ["-p", "kvgate.orchestration.pytest_plugin", "-p", "no:cacheprovider", f"--inventory={LOCAL}"]
+    pytester.runpytest_subprocess(*args, f"--run-dir={runs}", "--force-gate-order=plugin test")
+    (run,) = (runs / "local").iterdir()
+    meta = json.loads((run / "run.json").read_text())
+    del meta["inventory"]
+    (run / "run.json").write_text(json.dumps(meta))
+    result = pytester.runpytest_subprocess(*args, f"--resume={run}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stderr.str()
+    assert f"{run / 'run.json'}: records no inventory (inventory.path)" in result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

@@ -10,9 +10,9 @@ import pytest
 from kvgate.base.criteria import Criterion, Inputs, Measurement, Verdict
 from kvgate.base.errors import StoreError
 from kvgate.judgement import Check
-from kvgate.record import SCHEMA, SCHEMA_V1, inputs_from_record
+from kvgate.record import SCHEMA, SCHEMA_V1, JudgementRecord
 from kvgate.record.manifest import verify
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record.store import RunStore
 from kvgate.report.html import render_html
 from kvgate.report.model import load_run
 
@@ -51,13 +51,14 @@ def test_a_judgement_is_stored_with_the_measurements_it_was_judged_on(tmp_path: 
     )
     m = Measurement("bw", 2.5, "GB/s", ("artifacts/h/fio.json",))
     j = check.evaluate(Inputs({"bw": m, "other": Measurement("other", 1)}, detail="not shown on PASS"))
-    store.record(CheckRecord.from_judgement("h", "bw", j))
+    store.record(JudgementRecord.from_judgement("h", "bw", j))
     stored = store.checks()["h/bw"]
-    assert stored["inputs"]["measured"]["bw"] == {
+    assert stored.inputs is not None
+    assert stored.inputs.measured["bw"].model_dump() == {
         "metric": "bw",
         "value": 2.5,
         "unit": "GB/s",
         "evidence": ["artifacts/h/fio.json"],
         "invalid_reason": None,
     }
-    assert check.evaluate(inputs_from_record(stored["inputs"])) == j  # judged again, the same
+    assert check.evaluate(stored.inputs.inputs()) == j  # judged again, the same

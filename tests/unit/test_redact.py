@@ -11,7 +11,8 @@ from kvgate.base import redact
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.probes.engines import EngineService, Placement
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 from kvgate.report import render
 from kvgate.transport.local import LocalExecutor
 
@@ -119,7 +120,7 @@ def test_nothing_a_run_stores_keeps_a_planted_secret(tmp_path: Path) -> None:
     store.artifact("h", "g3/d/raw.bin", token.encode() + b"\xff\xfe")
     store.save_facts("h", {"env": f"DB_PASSWORD={password}"})
     failed = f"h: `env DB_PASSWORD={password} python -m vllm serve --api-key {key}` exited 1"
-    store.record(CheckRecord(id="h/x", host="h", check="x", verdict=Verdict.ERROR, condition=failed))
+    store.record(JudgementRecord(id="h/x", host="h", check="x", verdict=Verdict.ERROR, condition=failed))
     store.finish("complete")
     render(store.path, pdf=False)
 

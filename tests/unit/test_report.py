@@ -14,7 +14,8 @@ from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
 from kvgate.base.errors import StoreError
 from kvgate.configuration.waivers import Waiver, Waivers
 from kvgate.orchestration.g2.sections import chart
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 from kvgate.report import RenderedPaths, load_run, render, render_html, render_junit
 from kvgate.report.pdf import write_pdf
 from kvgate.report.svg import sanitize
@@ -35,7 +36,7 @@ def add(store: RunStore, host: str, check: str, c: Criterion, value: object) -> 
     evidence = (store.artifact(host, f"{check}.txt", f"{check} raw output"),)
     j = judge(c, Measurement(c.metric, value, c.unit, evidence))  # type: ignore[arg-type]
     final, waiver = WAIVERS.apply(host, check, j)
-    store.record(CheckRecord.from_judgement(host, check, final, waiver=waiver))
+    store.record(JudgementRecord.from_judgement(host, check, final, waiver=waiver))
 
 
 def build_run(root: Path, *, finish: bool = True) -> RunStore:
@@ -57,9 +58,15 @@ def build_run(root: Path, *, finish: bool = True) -> RunStore:
     add(store, "gpu-1", "gpu.count", crit("G1-GPU-1", "gpus", "==", 8), None)  # INVALID: not measured
     add(store, "gpu-2", "fw", crit("G1-FW-1", "fw", "version>=", "2.1"), "1.9")  # FAIL, waived
     odd = ("javascript:alert(1)",)  # never a link
-    store.record(CheckRecord("gpu-2/mem", "gpu-2", "mem", Verdict.SKIP, "n/a", evidence=odd))
+    store.record(
+        JudgementRecord(
+            id="gpu-2/mem", host="gpu-2", check="mem", verdict=Verdict.SKIP, condition="n/a", evidence=odd
+        )
+    )
     err = f"ssh: host unreachable \x1b[31m{HOSTILE}"
-    store.record(CheckRecord(id="gpu-2/ib", host="gpu-2", check="ib", verdict=Verdict.ERROR, condition=err))
+    store.record(
+        JudgementRecord(id="gpu-2/ib", host="gpu-2", check="ib", verdict=Verdict.ERROR, condition=err)
+    )
     add(store, "gpu-2", "kernel", crit("G1-OS-1", "kernel", "matches", r"^6\."), "6.8.0-45")
     store.save_facts("gpu-1", {"cpu": {"cores": 96}})
     store.update_meta(
@@ -182,7 +189,7 @@ def test_incomplete_run_says_so_and_lists_missing_checks(tmp_path: Path) -> None
 
 def test_not_evaluated_is_never_pass(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path, site="s", gate="g2", meta={"planned": ["h/a", "h/b"]})
-    store.record(CheckRecord(id="h/a", host="h", check="a", verdict=Verdict.PASS, condition="ok"))
+    store.record(JudgementRecord(id="h/a", host="h", check="a", verdict=Verdict.PASS, condition="ok"))
     view = load_run(store.path)
     assert (view.verdict, view.hosts[0].verdict, view.counts["NOT EVALUATED"]) == (
         Verdict.ERROR,

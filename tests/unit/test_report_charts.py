@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from kvgate.base.criteria import Verdict
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.charts import figure, to_svg
 from kvgate.report.plots import charts
@@ -28,7 +29,7 @@ def test_a_matplotlib_figure_passes_the_allow_list_unchanged() -> None:
     assert ">GB/s</text>" in svg
 
 
-def run_with(root: Path, meta: dict[str, object], *records: CheckRecord) -> Path:
+def run_with(root: Path, meta: dict[str, object], *records: JudgementRecord) -> Path:
     store = RunStore.create(root, site="lab-a", gate="g3", meta={"planned": [], **meta})
     for rec in records:
         store.record(rec)
@@ -37,12 +38,12 @@ def run_with(root: Path, meta: dict[str, object], *records: CheckRecord) -> Path
 
 
 def test_reference_figures_are_drawn_against_their_range_with_axis_titles(tmp_path: Path) -> None:
-    rec = CheckRecord(
-        "h/ttft",
-        "h",
-        "ttft",
-        Verdict.PASS,
-        "ok",
+    rec = JudgementRecord(
+        id="h/ttft",
+        host="h",
+        check="ttft",
+        verdict=Verdict.PASS,
+        condition="ok",
         rule="R2-ttft-p50-tp8",
         metric="ttft_p50_reduction_pct",
         measured=41.0,
@@ -83,8 +84,17 @@ def test_a_soak_is_drawn_over_time_from_its_stored_windows(tmp_path: Path) -> No
 
 
 def test_g2s_kv_restore_is_drawn_one_reader_vs_parallel_with_the_ceiling(tmp_path: Path) -> None:
-    def rec(check: str, metric: str, value: float, verdict: Verdict = Verdict.PASS) -> CheckRecord:
-        return CheckRecord(f"h/{check}", "h", check, verdict, "ok", metric=metric, measured=value, unit="B/s")
+    def rec(check: str, metric: str, value: float, verdict: Verdict = Verdict.PASS) -> JudgementRecord:
+        return JudgementRecord(
+            id=f"h/{check}",
+            host="h",
+            check=check,
+            verdict=verdict,
+            condition="ok",
+            metric=metric,
+            measured=value,
+            unit="B/s",
+        )
 
     run = run_with(
         tmp_path,

@@ -7,7 +7,8 @@ from typing import Any
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
-from kvgate.record.store import CheckRecord, RunStore
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.summary import summarize
 
@@ -29,12 +30,12 @@ def run(root: Path, g2: dict[str, Any]) -> Path:
     store = RunStore.create(root, site="lab-a", gate="g3", meta=meta)
     check = "engine[tiny].throughput-gain-conc8"
     store.record(
-        CheckRecord(
-            f"h/{check}",
-            "h",
-            check,
-            Verdict.PASS,
-            "throughput_gain_pct=49.9 ≥ 28.5",
+        JudgementRecord(
+            id=f"h/{check}",
+            host="h",
+            check=check,
+            verdict=Verdict.PASS,
+            condition="throughput_gain_pct=49.9 ≥ 28.5",
             rule="R2R3-cold-restore-throughput-conc8",
             metric="throughput_gain_pct",
             measured=49.9,

@@ -9,11 +9,12 @@ import pytest
 
 from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
 from kvgate.base.errors import StoreError
-from kvgate.record.store import CheckRecord, RunStore, latest_run, outcome
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore, latest_run, outcome
 
 
-def rec(host: str, check: str, verdict: Verdict) -> CheckRecord:
-    return CheckRecord(id=f"{host}/{check}", host=host, check=check, verdict=verdict, condition="c")
+def rec(host: str, check: str, verdict: Verdict) -> JudgementRecord:
+    return JudgementRecord(id=f"{host}/{check}", host=host, check=check, verdict=verdict, condition="c")
 
 
 def make(tmp_path: Path, planned: list[str]) -> RunStore:
@@ -37,7 +38,7 @@ def test_latest_record_wins_after_resume(tmp_path: Path) -> None:
     store = make(tmp_path, ["b/x"])
     store.record(rec("b", "x", Verdict.ERROR))
     store.record(rec("b", "x", Verdict.PASS))
-    assert store.checks()["b/x"]["verdict"] == "PASS"
+    assert store.checks()["b/x"].verdict == "PASS"
     assert outcome(store) == (Verdict.PASS, [])
 
 
@@ -47,10 +48,10 @@ def test_record_from_judgement_carries_criterion_and_evidence(tmp_path: Path) ->
         Criterion("G1-CPU-2", "cpu_cores", ">=", 64, source="inventory"),
         Measurement("cpu_cores", 96, evidence=("artifacts/h/cpu",)),
     )
-    store.record(CheckRecord.from_judgement("h", "cpu.cores", j))
+    store.record(JudgementRecord.from_judgement("h", "cpu.cores", j))
     saved = store.checks()["h/cpu.cores"]
-    assert saved["condition"] == "cpu_cores=96 ≥ 64"
-    assert saved["evidence"] == ["artifacts/h/cpu"]
+    assert saved.condition == "cpu_cores=96 ≥ 64"
+    assert saved.evidence == ["artifacts/h/cpu"]
 
 
 def test_artifacts_are_indexed_with_hashes(tmp_path: Path) -> None:

@@ -3,10 +3,11 @@
 `amd-smi static --json` printed a bare list of GPUs up to ROCm 6.3 and `{"gpu_data": [...]}`
 from ROCm 6.4; key names moved too (`driver.version` / `driver.driver_version`, `vbios` /
 `ifwi`, `vram.size` / `vram_size_mb`), and on some distributions Python warnings precede
-the JSON. amd-smi's "MB" is MiB (196592 MB on a 192 GiB MI300X). With the in-kernel amdgpu
-driver amd-smi names the kernel release as the driver version, and some releases print the
-whole /proc/version banner with its spaces dropped ("Linuxversion6.14.0-24-generic(buildd@…"):
-the release is kept. `amd-smi topology --json`
+the JSON; later releases renamed the partition object's `compute_partition` to
+`accelerator_partition` (amd-smi's CLI in ROCm/rocm-systems). amd-smi's "MB" is MiB (196592 MB
+on a 192 GiB MI300X). With the in-kernel amdgpu driver amd-smi names the kernel release as the
+driver version, and some releases print the whole /proc/version banner with its spaces dropped
+("Linuxversion6.14.0-24-generic(buildd@…"): the release is kept. `amd-smi topology --json`
 lists, per GPU, its link type to every other GPU (XGMI or PCIE) in one of two layouts.
 
 >>> parse_amd_static('[{"gpu": 0, "asic": {"market_name": "AMD Instinct MI300X"}, '
@@ -93,7 +94,9 @@ def _device(gpu: dict[str, Any]) -> dict[str, Any]:
         "pci_address": _str(_first(gpu, ("bus", "bdf"), ("bdf",))),
         "memory_total_bytes": _bytes(gpu),
         "firmware": _str(_first(gpu, ("vbios", "version"), ("vbios", "vbios_version"), ("ifwi", "version"))),
-        "compute_partition": _str(_first(gpu, ("partition", "compute_partition"))),
+        "compute_partition": _str(
+            _first(gpu, ("partition", "compute_partition"), ("partition", "accelerator_partition"))
+        ),
         "memory_partition": _str(_first(gpu, ("partition", "memory_partition"))),
         "partition_id": _first(gpu, ("partition", "partition_id")),
         "numa_node": _first(gpu, ("numa", "node")),

@@ -124,6 +124,36 @@ def guard(col: Collected, name: str, parse: Callable[[str], T], text: str | None
         return None
 
 
+def run_parsed(
+    ex: Executor,
+    col: Collected,
+    name: str,
+    parse: Callable[[str], T],
+    command: str,
+    *args: object,
+    timeout_s: float,
+    sudo: bool = False,
+) -> T | None:
+    """Run a sub-probe that must succeed and parse its stdout; None with the error recorded under `name`."""
+    return guard(col, name, parse, run_text(ex, col, name, command, *args, timeout_s=timeout_s, sudo=sudo))
+
+
+def collect_one(
+    ex: Executor,
+    name: str,
+    parse: Callable[[str], dict[str, Any]],
+    command: str,
+    *args: object,
+    timeout_s: float,
+    tool: str | None = None,
+) -> Collected:
+    """The facts of one sub-probe; with `tool`, only when that tool is on the host's PATH."""
+    col = Collected()
+    if tool is None or require_tool(ex, col, tool):
+        col.facts.update(run_parsed(ex, col, name, parse, command, *args, timeout_s=timeout_s) or {})
+    return col
+
+
 def load_json(text: str, tool: str, expected: str) -> Any:
     """json.loads that names the tool and what was expected on failure."""
     try:

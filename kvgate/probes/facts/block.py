@@ -13,15 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvgate.probes.facts.base import (
-    Collected,
-    HostContext,
-    ParseError,
-    guard,
-    load_json,
-    require_tool,
-    run_text,
-)
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one, load_json
 from kvgate.transport.base import Executor
 
 TOOL = "lsblk"
@@ -91,8 +83,4 @@ def parse_lsblk(text: str) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Run lsblk with a fixed column set (no PATH: util-linux < 2.33 lacks it)."""
     del ctx  # nothing host-specific to pass
-    col = Collected()
-    if require_tool(ex, col, TOOL):
-        text = run_text(ex, col, "lsblk", "lsblk -J -b -o %s", COLUMNS, timeout_s=30)
-        col.facts.update(guard(col, "lsblk", parse_lsblk, text) or {})
-    return col
+    return collect_one(ex, "lsblk", parse_lsblk, "lsblk -J -b -o %s", COLUMNS, timeout_s=30, tool=TOOL)

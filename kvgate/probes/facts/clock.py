@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, ParseError, guard, has_tool, number, run_text
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, has_tool, number, run_parsed
 from kvgate.transport.base import Executor
 
 FIELDS = 14
@@ -77,8 +77,9 @@ def _timedatectl(ex: Executor, col: Collected) -> None:
     if not has_tool(ex, "timedatectl"):
         col.missing_tools.append("timedatectl")
         return
-    text = run_text(ex, col, "timedatectl", "timedatectl show", timeout_s=10)
-    col.facts.update(guard(col, "timedatectl", parse_timedatectl, text) or {})
+    col.facts.update(
+        run_parsed(ex, col, "timedatectl", parse_timedatectl, "timedatectl show", timeout_s=10) or {}
+    )
 
 
 def collect(ex: Executor, ctx: HostContext) -> Collected:
@@ -88,8 +89,8 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
     if not has_tool(ex, "chronyc"):
         col.missing_tools.append("chronyc")
     else:
-        text = run_text(ex, col, "chronyc", "chronyc -c tracking", timeout_s=10)
-        col.facts.update(guard(col, "chronyc", parse_chronyc_tracking, text) or {})
+        tracking = run_parsed(ex, col, "chronyc", parse_chronyc_tracking, "chronyc -c tracking", timeout_s=10)
+        col.facts.update(tracking or {})
     if "offset_ms" not in col.facts:
         _timedatectl(ex, col)
     return col

@@ -15,16 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvgate.probes.facts.base import (
-    Collected,
-    HostContext,
-    ParseError,
-    guard,
-    int_or_none,
-    load_json,
-    require_tool,
-    run_text,
-)
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one, int_or_none, load_json
 from kvgate.transport.base import Executor
 
 TOOL = "lscpu"
@@ -130,8 +121,4 @@ def parse_lscpu(text: str) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Run `lscpu -J` on the host."""
     del ctx  # nothing host-specific to pass
-    col = Collected()
-    if require_tool(ex, col, TOOL):
-        text = run_text(ex, col, "lscpu", "lscpu -J", timeout_s=20)
-        col.facts.update(guard(col, "lscpu", parse_lscpu, text) or {})
-    return col
+    return collect_one(ex, "lscpu", parse_lscpu, "lscpu -J", timeout_s=20, tool=TOOL)

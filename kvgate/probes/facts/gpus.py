@@ -19,12 +19,11 @@ from kvgate.probes.facts.base import (
     Collected,
     HostContext,
     ParseError,
-    guard,
     has_tool,
     int_or_none,
     load_json,
     number,
-    run_text,
+    run_parsed,
     whole,
 )
 from kvgate.transport.base import Executor
@@ -189,9 +188,7 @@ def _run(ex: Executor, col: Collected, vendor: str) -> dict[str, Any] | None:
     """The first of the vendor's tools that is installed; every absent one is listed as missing."""
     for tool, command, parse in (VENDORS[vendor], *((FALLBACK[vendor],) if vendor in FALLBACK else ())):
         if has_tool(ex, tool):
-            parsed: dict[str, Any] | None = guard(
-                col, tool, parse, run_text(ex, col, tool, command, timeout_s=120)
-            )
+            parsed: dict[str, Any] | None = run_parsed(ex, col, tool, parse, command, timeout_s=120)
             if parsed is not None:
                 parsed["source"] = tool
             return parsed
@@ -201,8 +198,10 @@ def _run(ex: Executor, col: Collected, vendor: str) -> dict[str, Any] | None:
 
 def _xgmi(ex: Executor, col: Collected) -> None:
     """GPU-to-GPU links from amd-smi topology (only amd-smi reports them)."""
-    text = run_text(ex, col, "amd-smi topology", "amd-smi topology --json", timeout_s=120)
-    col.facts["amd_links"] = (guard(col, "amd-smi topology", parse_amd_topology, text) or {}).get("links")
+    topology = run_parsed(
+        ex, col, "amd-smi topology", parse_amd_topology, "amd-smi topology --json", timeout_s=120
+    )
+    col.facts["amd_links"] = (topology or {}).get("links")
 
 
 def collect(ex: Executor, ctx: HostContext) -> Collected:

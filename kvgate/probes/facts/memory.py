@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, ParseError, guard, run_text
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one
 from kvgate.transport.base import Executor
 
 TOOL = "/proc/meminfo"
@@ -44,7 +44,4 @@ def parse_meminfo(text: str) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Read /proc/meminfo on the host."""
     del ctx  # nothing host-specific to pass
-    col = Collected()
-    text = run_text(ex, col, "meminfo", "cat /proc/meminfo", timeout_s=10)
-    col.facts.update(guard(col, "meminfo", parse_meminfo, text) or {})
-    return col
+    return collect_one(ex, "meminfo", parse_meminfo, "cat /proc/meminfo", timeout_s=10)

@@ -13,15 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgate.configuration.inventory.schema import Volume
-from kvgate.probes.facts.base import (
-    Collected,
-    HostContext,
-    ParseError,
-    guard,
-    load_json,
-    require_tool,
-    run_text,
-)
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, load_json, require_tool, run_parsed
 from kvgate.transport.base import Executor
 
 TOOL = "findmnt"
@@ -66,12 +58,9 @@ def _volume(ex: Executor, col: Collected, name: str, vol: Volume) -> dict[str, A
     if not facts["exists"]:
         col.errors[f"volume {name}"] = f"{vol.path} does not exist or is not a directory"
         return facts
-    text = run_text(
-        ex, col, f"findmnt {name}", "findmnt -J -T %s -o SOURCE,TARGET,FSTYPE,OPTIONS", vol.path, timeout_s=15
-    )
-    facts.update(guard(col, f"findmnt {name}", parse_findmnt, text) or {})
-    free = run_text(ex, col, f"df {name}", "df -P -B1 %s", vol.path, timeout_s=30)
-    facts.update(guard(col, f"df {name}", parse_df, free) or {})
+    findmnt = "findmnt -J -T %s -o SOURCE,TARGET,FSTYPE,OPTIONS"
+    facts.update(run_parsed(ex, col, f"findmnt {name}", parse_findmnt, findmnt, vol.path, timeout_s=15) or {})
+    facts.update(run_parsed(ex, col, f"df {name}", parse_df, "df -P -B1 %s", vol.path, timeout_s=30) or {})
     return facts
 
 

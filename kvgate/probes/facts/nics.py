@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, guard, int_or_none, run_text, split_rows
+from kvgate.probes.facts.base import Collected, HostContext, collect_one, int_or_none, split_rows
 from kvgate.transport.base import Executor
 
 TOOL = "nic sysfs probe"
@@ -57,7 +57,4 @@ def parse_nics(text: str) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Read interface attributes from sysfs."""
     del ctx  # nothing host-specific to pass
-    col = Collected()
-    text = run_text(ex, col, "interfaces", PROBE, timeout_s=30)
-    col.facts.update(guard(col, "interfaces", parse_nics, text) or {})
-    return col
+    return collect_one(ex, "interfaces", parse_nics, PROBE, timeout_s=30)

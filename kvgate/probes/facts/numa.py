@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, ParseError, guard, int_or_none, run_text
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one, int_or_none
 from kvgate.transport.base import Executor
 
 ACCELERATOR_VENDORS = {"0x1002": "amd", "0x10de": "nvidia", "0x19e5": "ascend"}
@@ -76,6 +76,4 @@ def parse_numa(text: str) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Read NUMA placement from sysfs."""
     del ctx  # nothing host-specific to pass
-    col = Collected()
-    col.facts.update(guard(col, "sysfs", parse_numa, run_text(ex, col, "sysfs", PROBE, timeout_s=30)) or {})
-    return col
+    return collect_one(ex, "sysfs", parse_numa, PROBE, timeout_s=30)

@@ -22,6 +22,7 @@ from kvgate.probes.facts.base import (
     load_json,
     number,
     require_tool,
+    run_parsed,
     run_result,
     run_text,
     split_rows,
@@ -95,7 +96,7 @@ def _ns(entry: dict[str, Any], ctrl: dict[str, Any], tool: str) -> dict[str, Any
     name = entry.get("NameSpace")
     if not isinstance(name, str) or not name:
         raise ParseError(
-            tool, "Namespaces[].NameSpace as a device name like nvme0n1 (2.11+ layout)", str(entry)
+            tool, "Namespaces[].NameSpace as a device name like nvme0n1 (nested layout)", str(entry)
         )
     return _namespace(entry, name if name.startswith("/dev/") else f"/dev/{name}", ctrl)
 
@@ -107,17 +108,19 @@ def _objects(value: Any, where: str, tool: str) -> list[dict[str, Any]]:
 
 
 def _entry(entry: dict[str, Any], tool: str) -> list[dict[str, Any]]:
-    if isinstance(entry.get("DevicePath"), str):  # nvme-cli 1.x - 2.10: one flat entry per namespace
+    if isinstance(entry.get("DevicePath"), str):  # 1.x-2.10, 2.13 without -v: one entry per namespace
         return [_namespace(entry, entry["DevicePath"], entry)]
     if "Subsystems" in entry:
         return _nested(entry, tool)
     raise ParseError(
-        tool, "Devices[] entries with DevicePath (nvme-cli <= 2.10) or Subsystems (2.11+)", str(entry)
+        tool,
+        "Devices[] entries with DevicePath (nvme-cli <= 2.10, 2.13) or Subsystems (2.11, -v)",
+        str(entry),
     )
 
 
 def parse_nvme_list(text: str, *, version: str | None = None) -> dict[str, Any]:
-    """Namespaces from `nvme list -o json`: flat `Devices[]` (1.x-2.10) or nested (2.11+)."""
+    """Namespaces from `nvme list -o json`: flat `Devices[]` (1.x-2.10, 2.13) or nested (2.11; `-v`)."""
     tool = f"nvme list ({version})" if version else "nvme list"
     if "No NVMe devices detected" in text and "{" not in text:
         return {"devices": []}
@@ -225,8 +228,10 @@ def annotate(devices: list[dict[str, Any]], transports: dict[str, str]) -> dict[
 
 def _smart(ex: Executor, ctx: HostContext, col: Collected, dev: dict[str, Any]) -> None:
     name = f"smart-log {dev['name']}"
-    text = run_text(ex, col, name, "nvme smart-log %s -o json", dev["device"], timeout_s=30, sudo=ctx.sudo)
-    dev["smart"] = guard(col, name, parse_smart_log, text)
+    command = "nvme smart-log %s -o json"
+    dev["smart"] = run_parsed(
+        ex, col, name, parse_smart_log, command, dev["device"], timeout_s=30, sudo=ctx.sudo
+    )
 
 
 def _devices(ex: Executor, ctx: HostContext, col: Collected, transports: dict[str, str]) -> None:
@@ -264,8 +269,7 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
         return col
     version = run_text(ex, col, "nvme version", "nvme version", timeout_s=10)
     col.facts["cli_version"] = version.strip().splitlines()[0] if version else None
-    probe = run_text(ex, col, "transports", TRANSPORT_PROBE, timeout_s=30)
-    transports = guard(col, "transports", parse_transports, probe) or {}
+    transports = run_parsed(ex, col, "transports", parse_transports, TRANSPORT_PROBE, timeout_s=30) or {}
     _devices(ex, ctx, col, transports)
     _subsys(ex, col, transports)
     return col

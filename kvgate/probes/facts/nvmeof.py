@@ -14,6 +14,7 @@ persistent-loss, change).
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from kvgate.probes.facts.base import (
@@ -23,8 +24,8 @@ from kvgate.probes.facts.base import (
     guard,
     int_or_none,
     load_json,
+    run_parsed,
     run_result,
-    run_text,
 )
 from kvgate.transport.base import Executor
 
@@ -203,7 +204,7 @@ def _persistent(ex: Executor, col: Collected) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Fabric controllers and paths, persistent connect configuration, kernel-log transport errors."""
     col = Collected()
-    parsed = guard(col, "sysfs", parse_probe, run_text(ex, col, "sysfs", PROBE, timeout_s=30))
+    parsed = run_parsed(ex, col, "sysfs", parse_probe, PROBE, timeout_s=30)
     if parsed is None:
         return col
     col.facts.update(parsed)
@@ -212,6 +213,8 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
         return col
     col.facts["persistent"] = _persistent(ex, col)
     local = frozenset(c["name"] for c in parsed["controllers"] if c["transport"] not in FABRIC)
-    log = run_text(ex, col, "kernel log", KERNEL_LOG, timeout_s=60, sudo=ctx.sudo)
-    col.facts["kernel_log"] = guard(col, "kernel log", lambda t: parse_kernel_log(t, local=local), log)
+    parse = partial(parse_kernel_log, local=local)
+    col.facts["kernel_log"] = run_parsed(
+        ex, col, "kernel log", parse, KERNEL_LOG, timeout_s=60, sudo=ctx.sudo
+    )
     return col

@@ -15,15 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.probes.facts.base import (
-    Collected,
-    HostContext,
-    ParseError,
-    guard,
-    load_json,
-    require_tool,
-    run_text,
-)
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, load_json, require_tool, run_parsed
 from kvgate.probes.scratch import write_refusals
 from kvgate.transport.base import Executor
 
@@ -155,8 +147,9 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
             col.facts["volumes"][name] = {"path": vol.path, "mode": "refused", "ok": None, "status": status}
             continue
         mode = "write" if vol.scratch else "read"
-        text = run_text(ex, col, name, "python3 -c %s %s %s", PROBE, vol.path, mode, timeout_s=120)
-        result = guard(col, name, parse_probe, text)
+        result = run_parsed(
+            ex, col, name, parse_probe, "python3 -c %s %s %s", PROBE, vol.path, mode, timeout_s=120
+        )
         if result is not None:
             col.facts["volumes"][name] = result
     return col

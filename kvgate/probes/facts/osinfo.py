@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, ParseError, guard, run_text
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, run_parsed
 from kvgate.transport.base import Executor
 
 
@@ -51,8 +51,8 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Read os-release and the kernel release."""
     del ctx  # nothing host-specific to pass
     col = Collected()
-    text = run_text(ex, col, "os-release", "cat /etc/os-release", timeout_s=10)
-    col.facts.update(guard(col, "os-release", parse_os_release, text) or {})
-    kernel = run_text(ex, col, "uname", "uname -r", timeout_s=10)
-    col.facts.update(guard(col, "uname", parse_uname, kernel) or {})
+    col.facts.update(
+        run_parsed(ex, col, "os-release", parse_os_release, "cat /etc/os-release", timeout_s=10) or {}
+    )
+    col.facts.update(run_parsed(ex, col, "uname", parse_uname, "uname -r", timeout_s=10) or {})
     return col

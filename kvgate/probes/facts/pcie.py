@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, guard, int_or_none, run_text, split_rows
+from kvgate.probes.facts.base import Collected, HostContext, collect_one, int_or_none, split_rows
 from kvgate.transport.base import Executor
 
 TOOL = "pcie sysfs probe"
@@ -80,7 +80,4 @@ def parse_pcie_links(text: str) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Read link attributes of NVMe, NIC and GPU PCI functions from sysfs."""
     del ctx  # nothing host-specific to pass
-    col = Collected()
-    text = run_text(ex, col, "links", PROBE, timeout_s=30)
-    col.facts.update(guard(col, "links", parse_pcie_links, text) or {})
-    return col
+    return collect_one(ex, "links", parse_pcie_links, PROBE, timeout_s=30)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, guard, int_or_none, run_text, split_rows
+from kvgate.probes.facts.base import Collected, HostContext, collect_one, int_or_none, split_rows
 from kvgate.transport.base import Executor
 
 TOOL = "rdma sysfs probe"
@@ -59,7 +59,4 @@ def parse_rdma(text: str) -> dict[str, Any]:
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Read RDMA port attributes from sysfs (an empty list when the host has none)."""
     del ctx  # nothing host-specific to pass
-    col = Collected()
-    text = run_text(ex, col, "ports", PROBE, timeout_s=30)
-    col.facts.update(guard(col, "ports", parse_rdma, text) or {})
-    return col
+    return collect_one(ex, "ports", parse_rdma, PROBE, timeout_s=30)

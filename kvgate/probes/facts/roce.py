@@ -16,15 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kvgate.probes.facts.base import (
-    Collected,
-    HostContext,
-    ParseError,
-    guard,
-    has_tool,
-    int_or_none,
-    run_text,
-)
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, has_tool, int_or_none, run_parsed
 from kvgate.transport.base import Executor
 
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
@@ -181,11 +173,14 @@ def parse_ibv_devinfo(text: str) -> dict[str, Any]:
 
 def _qos(ex: Executor, ctx: HostContext, col: Collected, netdev: str) -> dict[str, Any] | None:
     if has_tool(ex, "mlnx_qos"):
-        text = run_text(ex, col, f"mlnx_qos {netdev}", "mlnx_qos -i %s", netdev, timeout_s=30, sudo=ctx.sudo)
-        return guard(col, f"mlnx_qos {netdev}", parse_mlnx_qos, text)
+        command = "mlnx_qos -i %s"
+        return run_parsed(
+            ex, col, f"mlnx_qos {netdev}", parse_mlnx_qos, command, netdev, timeout_s=30, sudo=ctx.sudo
+        )
     if has_tool(ex, "dcb"):
-        text = run_text(ex, col, f"dcb pfc {netdev}", "dcb pfc show dev %s", netdev, timeout_s=30)
-        return guard(col, f"dcb pfc {netdev}", parse_dcb_pfc, text)
+        return run_parsed(
+            ex, col, f"dcb pfc {netdev}", parse_dcb_pfc, "dcb pfc show dev %s", netdev, timeout_s=30
+        )
     if "mlnx_qos" not in col.missing_tools:
         col.missing_tools.append("mlnx_qos")  # neither mlnx_qos nor dcb: PFC and trust cannot be read
     return None
@@ -195,9 +190,7 @@ def _ibv(ex: Executor, col: Collected) -> dict[tuple[str, int], dict[str, Any]]:
     if not has_tool(ex, "ibv_devinfo"):
         col.missing_tools.append("ibv_devinfo")
         return {}
-    parsed = guard(
-        col, "ibv_devinfo", parse_ibv_devinfo, run_text(ex, col, "ibv_devinfo", "ibv_devinfo", timeout_s=30)
-    )
+    parsed = run_parsed(ex, col, "ibv_devinfo", parse_ibv_devinfo, "ibv_devinfo", timeout_s=30)
     out = {}
     for dev in (parsed or {}).get("devices", []):
         for port in dev["ports"]:
@@ -225,13 +218,12 @@ def interface(port: dict[str, Any], probe: dict[str, Any], extra: dict[str, Any]
 def collect(ex: Executor, ctx: HostContext) -> Collected:
     """RoCE facts for every Ethernet RDMA port bound to a netdev (none on a host without RDMA)."""
     col = Collected(facts={"interfaces": {}})
-    probe = guard(col, "sysfs", parse_probe, run_text(ex, col, "sysfs", PROBE, timeout_s=60))
+    probe = run_parsed(ex, col, "sysfs", parse_probe, PROBE, timeout_s=60)
     roce = [p for p in (probe or {}).get("ports", []) if p["link_layer"] == "Ethernet" and p["netdev"]]
     if probe is None or not roce:
         return col
-    cm_text = run_text(ex, col, "rdma_cm", CM_PROBE, timeout_s=30, sudo=ctx.sudo)
     extra = {
-        "cm": guard(col, "rdma_cm", parse_cm, cm_text) or {},
+        "cm": run_parsed(ex, col, "rdma_cm", parse_cm, CM_PROBE, timeout_s=30, sudo=ctx.sudo) or {},
         "ibv": _ibv(ex, col),
         "qos": {p["netdev"]: _qos(ex, ctx, col, p["netdev"]) for p in roce},
     }

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.probes.facts.base import Collected, HostContext, ParseError, guard, int_or_none, run_text
+from kvgate.probes.facts.base import (
+    Collected,
+    HostContext,
+    ParseError,
+    guard,
+    int_or_none,
+    run_parsed,
+    run_text,
+)
 from kvgate.probes.facts.mounts import parse_df
 from kvgate.transport.base import Executor
 
@@ -51,10 +59,10 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
     """Each setting is its own sub-probe: one that cannot be read does not hide the others."""
     del ctx  # nothing host-specific to pass
     col = Collected()
-    shm = guard(col, "/dev/shm", _shm, run_text(ex, col, "/dev/shm", "df -P -B1 /dev/shm", timeout_s=15))
+    shm = run_parsed(ex, col, "/dev/shm", _shm, "df -P -B1 /dev/shm", timeout_s=15)
     cmdline = run_text(ex, col, "cmdline", "cat /proc/cmdline", timeout_s=10)
     balancing = run_text(ex, col, "numa_balancing", "cat /proc/sys/kernel/numa_balancing", timeout_s=10)
-    groups = guard(col, "groups", parse_groups, run_text(ex, col, "groups", "id -un; id -nG", timeout_s=10))
+    groups = run_parsed(ex, col, "groups", parse_groups, "id -un; id -nG", timeout_s=10)
     col.facts.update(shm or {})
     col.facts["cmdline"] = guard(col, "cmdline", parse_cmdline, cmdline)
     col.facts["numa_balancing"] = guard(col, "numa_balancing", parse_numa_balancing, balancing)

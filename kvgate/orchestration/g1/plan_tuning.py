@@ -7,43 +7,36 @@ import dataclasses
 from functools import partial
 
 from kvgate.base.criteria import Criterion, Judgement
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import GIB, PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    GIB,
-    PlanContext,
-    PlannedCheck,
-    combine,
-    errors_text,
-    invalid,
-    measure,
-    planned,
-    with_note,
-)
 
 
 def _shm(check: PlannedCheck, col: Collected) -> Judgement:
     if col.facts.get("shm_bytes") is None:
-        return invalid(check, errors_text(col, "/dev/shm") or "/dev/shm size not reported")
-    return measure(check, col, round(col.facts["shm_bytes"] / GIB, 1))
+        return checks.not_reported(check, col, "/dev/shm", missing="/dev/shm size not reported")
+    return checks.measure(check, col, round(col.facts["shm_bytes"] / GIB, 1))
 
 
 def _present(key: str, names: tuple[str, ...], check: PlannedCheck, col: Collected) -> Judgement:
     """Each name in the fact's list (command-line tokens, group names)."""
     found = col.facts.get(key)
     if found is None:
-        return invalid(check, errors_text(col, key) or f"{key} not reported")
+        return checks.not_reported(check, col, key, missing=f"{key} not reported")
     one = dataclasses.replace(
         check, criterion=dataclasses.replace(check.criterion, comparator="==", expected=True)
     )
-    parts = [measure(one, col, name in found, metric=f"{check.criterion.metric}[{name}]") for name in names]
+    parts = [
+        checks.measure(one, col, name in found, metric=f"{check.criterion.metric}[{name}]") for name in names
+    ]
     who = f"user {col.facts['user']}: " if key == "groups" and col.facts.get("user") else ""
-    return with_note(combine(check, parts, "nothing required"), f"{who}{' '.join(found)}")
+    return checks.with_note(checks.combine(check, parts, "nothing required"), f"{who}{' '.join(found)}")
 
 
 def _balancing(check: PlannedCheck, col: Collected) -> Judgement:
     if col.facts.get("numa_balancing") is None:
-        return invalid(check, errors_text(col, "numa_balancing") or "numa_balancing not reported")
-    return measure(check, col, col.facts["numa_balancing"])
+        return checks.not_reported(check, col, "numa_balancing", missing="numa_balancing not reported")
+    return checks.measure(check, col, col.facts["numa_balancing"])
 
 
 def tuning_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -56,13 +49,15 @@ def tuning_checks(pc: PlanContext) -> list[PlannedCheck]:
         crit = Criterion(
             "G1-TUNE-1", "shm_gib", ">=", t.min_shm_gib, unit="GiB", source=pc.source("tuning", "min_shm_gib")
         )
-        out.append(planned(pc, "tuning.shm", "tuning", crit, _shm))
+        out.append(checks.planned(pc, "tuning.shm", "tuning", crit, _shm))
     if t.kernel_cmdline:
         crit = Criterion(
             "G1-TUNE-2", "cmdline", "in", t.kernel_cmdline, source=pc.source("tuning", "kernel_cmdline")
         )
         out.append(
-            planned(pc, "tuning.cmdline", "tuning", crit, partial(_present, "cmdline", t.kernel_cmdline))
+            checks.planned(
+                pc, "tuning.cmdline", "tuning", crit, partial(_present, "cmdline", t.kernel_cmdline)
+            )
         )
     if t.numa_balancing is not None:
         crit = Criterion(
@@ -72,10 +67,12 @@ def tuning_checks(pc: PlanContext) -> list[PlannedCheck]:
             int(t.numa_balancing),
             source=pc.source("tuning", "numa_balancing"),
         )
-        out.append(planned(pc, "tuning.numa_balancing", "tuning", crit, _balancing))
+        out.append(checks.planned(pc, "tuning.numa_balancing", "tuning", crit, _balancing))
     if t.user_groups:
         crit = Criterion(
             "G1-TUNE-4", "user_groups", "in", t.user_groups, source=pc.source("tuning", "user_groups")
         )
-        out.append(planned(pc, "tuning.groups", "tuning", crit, partial(_present, "groups", t.user_groups)))
+        out.append(
+            checks.planned(pc, "tuning.groups", "tuning", crit, partial(_present, "groups", t.user_groups))
+        )
     return out

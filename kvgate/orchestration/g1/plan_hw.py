@@ -7,35 +7,29 @@ from typing import Any, NamedTuple
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import NvmeExpect
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import GIB, HEALTH, PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    GIB,
-    HEALTH,
-    PlanContext,
-    PlannedCheck,
-    combine,
-    errors_text,
-    fact_value,
-    invalid,
-    measure,
-    part_invalid,
-    planned,
-    with_note,
-)
 
 Spec = tuple[str, str, str, str, str]  # BOM field, rule, metric, comparator, fact key
 
 
+CPU_FIELDS: tuple[Spec, ...] = (
+    ("model", "G1-CPU-1", "cpu_model", "matches", "model"),
+    ("cores", "G1-CPU-2", "cpu_cores", ">=", "cores"),
+    ("sockets", "G1-CPU-3", "cpu_sockets", "==", "sockets"),
+    ("threads", "G1-CPU-4", "cpu_threads", ">=", "threads"),
+)
+OS_FIELDS: tuple[Spec, ...] = (
+    ("id", "G1-OS-1", "os_id", "==", "id"),
+    ("version", "G1-OS-2", "os_version", "matches", "version_id"),
+    ("kernel", "G1-OS-3", "kernel", "matches", "kernel"),
+)
+
+
 def cpu_checks(pc: PlanContext) -> list[PlannedCheck]:
     """Model, physical cores, sockets, logical CPUs — each only when the BOM names it."""
-    e = pc.expect.cpu
-    specs: list[Spec] = [
-        ("model", "G1-CPU-1", "cpu_model", "matches", "model"),
-        ("cores", "G1-CPU-2", "cpu_cores", ">=", "cores"),
-        ("sockets", "G1-CPU-3", "cpu_sockets", "==", "sockets"),
-        ("threads", "G1-CPU-4", "cpu_threads", ">=", "threads"),
-    ]
-    return _field_checks(pc, "cpu", e, specs, tool="lscpu")
+    return _field_checks(pc, "cpu", pc.expect.cpu, CPU_FIELDS, tool="lscpu")
 
 
 def memory_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -52,22 +46,20 @@ def memory_checks(pc: PlanContext) -> list[PlannedCheck]:
         tolerance=e.tolerance,
         source=pc.source("memory", "total_gib"),
     )
-    return [planned(pc, "memory.total", "memory", crit, partial(fact_value, "mem_total_bytes", 1 / GIB))]
+    return [
+        checks.planned(
+            pc, "memory.total", "memory", crit, partial(checks.fact_value, "mem_total_bytes", 1 / GIB)
+        )
+    ]
 
 
 def os_checks(pc: PlanContext) -> list[PlannedCheck]:
     """Distribution id, version (regex) and kernel release (regex)."""
-    e = pc.expect.os
-    specs: list[Spec] = [
-        ("id", "G1-OS-1", "os_id", "==", "id"),
-        ("version", "G1-OS-2", "os_version", "matches", "version_id"),
-        ("kernel", "G1-OS-3", "kernel", "matches", "kernel"),
-    ]
-    return _field_checks(pc, "os", e, specs)
+    return _field_checks(pc, "os", pc.expect.os, OS_FIELDS)
 
 
 def _field_checks(
-    pc: PlanContext, family: str, e: Any, specs: list[Spec], *, tool: str | None = None
+    pc: PlanContext, family: str, e: Any, specs: tuple[Spec, ...], *, tool: str | None = None
 ) -> list[PlannedCheck]:
     """One check per field the BOM section ``e`` sets, judged on the family's fact of the same meaning."""
     out = []
@@ -76,7 +68,9 @@ def _field_checks(
         if expected is not None:
             crit = Criterion(rule, metric, comparator, expected, source=pc.source(family, name))
             out.append(
-                planned(pc, f"{family}.{name}", family, crit, partial(fact_value, key, None), tool=tool)
+                checks.planned(
+                    pc, f"{family}.{name}", family, crit, partial(checks.fact_value, key, None), tool=tool
+                )
             )
     return out
 
@@ -86,10 +80,10 @@ def _local(col: Collected) -> list[dict[str, Any]]:
 
 
 def _nvme_count(check: PlannedCheck, col: Collected) -> Judgement:
-    if (err := errors_text(col, "nvme list", "transports")) or "count" not in col.facts:
-        return invalid(check, err or "nvme list reported nothing")
+    if (err := checks.errors_text(col, "nvme list", "transports")) or "count" not in col.facts:
+        return checks.invalid(check, err or "nvme list reported nothing")
     names = ", ".join(d["name"] for d in _local(col)) or "none"
-    return with_note(measure(check, col, col.facts["count"]), f"local namespaces: {names}")
+    return checks.with_note(checks.measure(check, col, col.facts["count"]), f"local namespaces: {names}")
 
 
 def _device_value(
@@ -98,16 +92,16 @@ def _device_value(
     label = f"{dev['name']}.{check.criterion.metric}"
     value = dev[key] if key in dev else (dev.get("smart") or {}).get(key)
     if value is None:  # a value the tool printed but that cannot be true is INVALID data, not a FAIL
-        why = (dev.get("invalid") or {}).get(key) or errors_text(col, f"smart-log {dev['name']}")
-        return part_invalid(check, label, why or f"{key} not reported")
-    return measure(check, col, round(value * scale, 3) if scale else value, metric=label)
+        why = (dev.get("invalid") or {}).get(key) or checks.errors_text(col, f"smart-log {dev['name']}")
+        return checks.part_invalid(check, label, why or f"{key} not reported")
+    return checks.measure(check, col, round(value * scale, 3) if scale else value, metric=label)
 
 
 def _per_nvme(key: str, scale: float | None, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, "nvme list"):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col, "nvme list"):
+        return failed
     parts = [_device_value(key, scale, check, col, dev) for dev in _local(col)]
-    return combine(check, parts, "no local NVMe namespace found")
+    return checks.combine(check, parts, "no local NVMe namespace found")
 
 
 class _Spec(NamedTuple):
@@ -181,11 +175,13 @@ def nvme_checks(pc: PlanContext) -> list[PlannedCheck]:
         return []
     count = _nvme_crit(pc, _Spec("count", "G1-NVME-1", "nvme_count", "==", e.count, "count"))
     if e.count == 0:
-        return [planned(pc, "nvme.count", "nvme", count, None, skip="inventory declares nvme.count: 0")]
-    out = [planned(pc, "nvme.count", "nvme", count, _nvme_count, tool="nvme")]
+        return [
+            checks.planned(pc, "nvme.count", "nvme", count, None, skip="inventory declares nvme.count: 0")
+        ]
+    out = [checks.planned(pc, "nvme.count", "nvme", count, _nvme_count, tool="nvme")]
     for s in _nvme_specs(e):
         ev = partial(_per_nvme, s.key, s.scale)
-        out.append(planned(pc, f"nvme.{s.name}", "nvme", _nvme_crit(pc, s), ev, tool="nvme"))
+        out.append(checks.planned(pc, f"nvme.{s.name}", "nvme", _nvme_crit(pc, s), ev, tool="nvme"))
     return out
 
 
@@ -195,26 +191,30 @@ def _fabric(col: Collected, transport: str) -> list[dict[str, Any]]:
 
 
 def _nvmeof_count(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if (err := errors_text(col, "list-subsys")) or "subsystems" not in col.facts:
-        return invalid(check, err or "nvme list-subsys reported nothing")
+    if (err := checks.errors_text(col, "list-subsys")) or "subsystems" not in col.facts:
+        return checks.invalid(check, err or "nvme list-subsys reported nothing")
     subs = _fabric(col, transport)
-    return with_note(measure(check, col, len(subs)), ", ".join(str(s["nqn"]) for s in subs) or None)
+    return checks.with_note(
+        checks.measure(check, col, len(subs)), ", ".join(str(s["nqn"]) for s in subs) or None
+    )
 
 
 def _live_paths(check: PlannedCheck, col: Collected, sub: dict[str, Any]) -> Judgement:
     label = f"{sub['nqn']}.live_paths"
     if any(p.get("state") is None for p in sub["paths"]):
-        return part_invalid(check, label, "path state not reported (nvme-cli 1.x list-subsys has no State)")
+        return checks.part_invalid(
+            check, label, "path state not reported (nvme-cli 1.x list-subsys has no State)"
+        )
     live = sum(p["state"] == "live" for p in sub["paths"])
     states = ", ".join(f"{p['name']} {p['state']}" for p in sub["paths"])
-    return with_note(measure(check, col, live, metric=label), states)
+    return checks.with_note(checks.measure(check, col, live, metric=label), states)
 
 
 def _nvmeof_paths(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, "list-subsys"):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col, "list-subsys"):
+        return failed
     parts = [_live_paths(check, col, sub) for sub in _fabric(col, transport)]
-    return combine(check, parts, f"no NVMe-oF subsystem with a {transport} path")
+    return checks.combine(check, parts, f"no NVMe-oF subsystem with a {transport} path")
 
 
 def nvmeof_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -231,7 +231,7 @@ def nvmeof_checks(pc: PlanContext) -> list[PlannedCheck]:
     )
     if e.subsystems == 0:
         return [
-            planned(
+            checks.planned(
                 pc, "nvmeof.subsystems", "nvme", count, None, skip="inventory declares nvmeof.subsystems: 0"
             )
         ]
@@ -239,6 +239,10 @@ def nvmeof_checks(pc: PlanContext) -> list[PlannedCheck]:
         "G1-NVMEOF-2", "live_paths", ">=", e.min_live_paths, source=pc.source("nvmeof", "min_live_paths")
     )
     return [
-        planned(pc, "nvmeof.subsystems", "nvme", count, partial(_nvmeof_count, e.transport), tool="nvme"),
-        planned(pc, "nvmeof.live_paths", "nvme", paths, partial(_nvmeof_paths, e.transport), tool="nvme"),
+        checks.planned(
+            pc, "nvmeof.subsystems", "nvme", count, partial(_nvmeof_count, e.transport), tool="nvme"
+        ),
+        checks.planned(
+            pc, "nvmeof.live_paths", "nvme", paths, partial(_nvmeof_paths, e.transport), tool="nvme"
+        ),
     ]

@@ -9,21 +9,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import NicExpect, Volume, parse_constraint
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import GIB, HEALTH, Evaluator, PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    GIB,
-    HEALTH,
-    Evaluator,
-    PlanContext,
-    PlannedCheck,
-    combine,
-    errors_text,
-    invalid,
-    measure,
-    part_invalid,
-    planned,
-    with_note,
-)
 
 
 def _matched(col: Collected, pattern: str) -> list[dict[str, Any]]:
@@ -31,37 +19,39 @@ def _matched(col: Collected, pattern: str) -> list[dict[str, Any]]:
 
 
 def _nic_count(pattern: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col):
+        return failed
     found = _matched(col, pattern)
-    return with_note(measure(check, col, len(found)), ", ".join(i["name"] for i in found) or None)
+    return checks.with_note(
+        checks.measure(check, col, len(found)), ", ".join(i["name"] for i in found) or None
+    )
 
 
 def _nic_attr(pattern: str, key: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col):
+        return failed
     parts = []
     for nic in _matched(col, pattern):
         label = f"{nic['name']}.{check.criterion.metric}"
         value = nic.get(key)
         parts.append(
-            part_invalid(check, label, f"{key} not reported (link down?)")
+            checks.part_invalid(check, label, f"{key} not reported (link down?)")
             if value is None
-            else measure(check, col, value, metric=label)
+            else checks.measure(check, col, value, metric=label)
         )
-    return combine(check, parts, f"no interface matches /{pattern}/")
+    return checks.combine(check, parts, f"no interface matches /{pattern}/")
 
 
 def _rdma_port(pattern: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col):
+        return failed
     parts = []
     for port in col.facts.get("ports", []):
         for dev in (n for n in port["netdevs"] if re.search(pattern, n)):
             label = f"{dev}.rdma_port_state"
             note = f"{port['device']} port {port['port']}, {port['link_layer']}, {port['gids']} GIDs"
-            parts.append(with_note(measure(check, col, port["state"], metric=label), note))
-    return combine(check, parts, f"no RDMA port is bound to an interface matching /{pattern}/")
+            parts.append(checks.with_note(checks.measure(check, col, port["state"], metric=label), note))
+    return checks.combine(check, parts, f"no RDMA port is bound to an interface matching /{pattern}/")
 
 
 def _nic(pc: PlanContext, i: int, nic: NicExpect) -> list[PlannedCheck]:
@@ -81,7 +71,7 @@ def _nic(pc: PlanContext, i: int, nic: NicExpect) -> list[PlannedCheck]:
         source = pc.source("nics", i, field) if field else f"{HEALTH}: {metric} {comparator} {expected}"
         crit = Criterion(rule, metric, comparator, expected, unit=unit, source=source)
         family, ev = _nic_evaluator(name, nic.name, key)
-        out.append(planned(pc, f"nic[{nic.name}].{name}", family, crit, ev))
+        out.append(checks.planned(pc, f"nic[{nic.name}].{name}", family, crit, ev))
     return out
 
 
@@ -106,56 +96,62 @@ def _volume_facts(name: str, col: Collected) -> dict[str, Any] | None:
 def _mount(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col)
     if v is None:
-        return invalid(check, errors_text(col) or f"volume {name} was not probed")
-    where = f"on {v['target']} from {v['source']}" if v.get("target") else errors_text(col, f"findmnt {name}")
-    return with_note(measure(check, col, v["exists"]), where)
+        return checks.not_reported(check, col, missing=f"volume {name} was not probed")
+    where = (
+        f"on {v['target']} from {v['source']}"
+        if v.get("target")
+        else checks.errors_text(col, f"findmnt {name}")
+    )
+    return checks.with_note(checks.measure(check, col, v["exists"]), where)
 
 
 def _volume_key(name: str, key: str, scale: float | None, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col) or {}
     if v.get(key) is None:
-        return invalid(
-            check,
-            errors_text(col, f"volume {name}", f"findmnt {name}", f"df {name}") or f"{key} not reported",
-        )
-    return measure(check, col, round(v[key] * scale, 3) if scale else v[key])
+        probes = (f"volume {name}", f"findmnt {name}", f"df {name}")
+        return checks.not_reported(check, col, *probes, missing=f"{key} not reported")
+    return checks.measure(check, col, round(v[key] * scale, 3) if scale else v[key])
 
 
 def _options(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col) or {}
     if v.get("options") is None:
-        return invalid(check, errors_text(col, f"volume {name}", f"findmnt {name}") or "options not reported")
+        return checks.not_reported(
+            check, col, f"volume {name}", f"findmnt {name}", missing="options not reported"
+        )
     present = dataclasses.replace(
         check, criterion=dataclasses.replace(check.criterion, comparator="==", expected=True)
     )
     parts = [
-        measure(present, col, opt in v["options"], metric=f"option[{opt}]")
+        checks.measure(present, col, opt in v["options"], metric=f"option[{opt}]")
         for opt in check.criterion.expected
     ]
-    return with_note(combine(check, parts, "no option required"), f"mounted with {','.join(v['options'])}")
+    return checks.with_note(
+        checks.combine(check, parts, "no option required"), f"mounted with {','.join(v['options'])}"
+    )
 
 
 def _odirect(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col)
     if v is None:
-        return invalid(check, errors_text(col, name) or f"volume {name} was not probed")
+        return checks.not_reported(check, col, name, missing=f"volume {name} was not probed")
     if v["ok"] is None:
-        return invalid(check, v["status"])
+        return checks.invalid(check, v["status"])
     sizes = ", ".join(f"{r['block_bytes']} B" for r in v.get("results", []))
     note = f"{sizes} (logical {v.get('logical_block_bytes')} B, fs {v.get('fs_block_bytes')} B)"
-    return with_note(measure(check, col, v["ok"]), note if v["ok"] else v["status"])
+    return checks.with_note(checks.measure(check, col, v["ok"]), note if v["ok"] else v["status"])
 
 
 def _counters(name: str, check: PlannedCheck, col: Collected) -> Judgement:
     v = _volume_facts(name, col)
     if v is None:
-        return invalid(check, errors_text(col, name) or f"volume {name} was not probed")
+        return checks.not_reported(check, col, name, missing=f"volume {name} was not probed")
     counts, read = v.get("counts") or {}, v.get("read_bytes")
     moved = counts.get("device_read_bytes")
     if not v.get("ok"):
-        return invalid(check, f"{v.get('reason')} ({v.get('how')})")
-    return with_note(
-        measure(check, col, moved / read if read else None), f"{v.get('how')}: {moved} B for {read} B"
+        return checks.invalid(check, f"{v.get('reason')} ({v.get('how')})")
+    return checks.with_note(
+        checks.measure(check, col, moved / read if read else None), f"{v.get('how')}: {moved} B for {read} B"
     )
 
 
@@ -234,7 +230,7 @@ def _volume(pc: PlanContext, name: str, vol: Volume) -> list[PlannedCheck]:
         family, tool = {"odirect": ("odirect", "python3"), "counters": ("counters", "python3")}.get(
             check, ("mounts", "findmnt")
         )
-        out.append(planned(pc, f"volume[{name}].{check}", family, crit, ev, tool=tool))
+        out.append(checks.planned(pc, f"volume[{name}].{check}", family, crit, ev, tool=tool))
     return out
 
 
@@ -247,15 +243,17 @@ def volume_checks(pc: PlanContext) -> list[PlannedCheck]:
 def _clock(check: PlannedCheck, col: Collected) -> Judgement:
     if "offset_ms" not in col.facts:
         if {"chronyc", "timedatectl"} <= set(col.missing_tools):
-            return invalid(check, "neither chronyc nor timedatectl is installed: clock offset unknown")
-        return invalid(check, errors_text(col) or "clock offset not reported")
+            return checks.invalid(check, "neither chronyc nor timedatectl is installed: clock offset unknown")
+        return checks.not_reported(check, col, missing="clock offset not reported")
     if col.facts["abs_offset_ms"] is None:
         synced = "synchronised" if col.facts.get("synchronised") else "NOT synchronised"
-        return invalid(check, f"offset not measurable without chrony; timedatectl reports NTP {synced}")
+        return checks.invalid(
+            check, f"offset not measurable without chrony; timedatectl reports NTP {synced}"
+        )
     if not col.facts.get("synchronised"):
-        return invalid(check, col.facts.get("unsynchronised_reason") or "chrony: not synchronised")
-    j = measure(check, col, col.facts["abs_offset_ms"])
-    return with_note(j, f"reference {col.facts.get('reference')}, stratum {col.facts.get('stratum')}")
+        return checks.invalid(check, col.facts.get("unsynchronised_reason") or "chrony: not synchronised")
+    j = checks.measure(check, col, col.facts["abs_offset_ms"])
+    return checks.with_note(j, f"reference {col.facts.get('reference')}, stratum {col.facts.get('stratum')}")
 
 
 def clock_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -266,14 +264,14 @@ def clock_checks(pc: PlanContext) -> list[PlannedCheck]:
     crit = Criterion(
         "G1-CLOCK-1", "abs_offset_ms", "<=", limit, unit="ms", source=pc.source("max_clock_offset_ms")
     )
-    return [planned(pc, "clock.offset", "clock", crit, _clock)]
+    return [checks.planned(pc, "clock.offset", "clock", crit, _clock)]
 
 
 def _tool_version(tool: str, check: PlannedCheck, col: Collected) -> Judgement:
     found = col.facts.get("tools", {}).get(tool, {})
     if found.get("version") is None:
-        return invalid(check, errors_text(col, tool) or f"{tool} version not reported")
-    return with_note(measure(check, col, found["version"]), found.get("output"))
+        return checks.not_reported(check, col, tool, missing=f"{tool} version not reported")
+    return checks.with_note(checks.measure(check, col, found["version"]), found.get("output"))
 
 
 def tool_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -285,6 +283,8 @@ def tool_checks(pc: PlanContext) -> list[PlannedCheck]:
             "G1-TOOL-1", f"{tool}_version", tc.comparator, tc.version, source=pc.source("tools", tool)
         )
         out.append(
-            planned(pc, f"tool[{tool}].version", "tools", crit, partial(_tool_version, tool), tool=tool)
+            checks.planned(
+                pc, f"tool[{tool}].version", "tools", crit, partial(_tool_version, tool), tool=tool
+            )
         )
     return out

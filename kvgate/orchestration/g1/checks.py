@@ -83,6 +83,17 @@ def errors_text(col: Collected, *names: str) -> str | None:
     return "; ".join(picked) or None
 
 
+def probe_error(check: PlannedCheck, col: Collected, *names: str) -> Judgement | None:
+    """INVALID with the recorded errors when a named sub-probe (any, when none is named) failed."""
+    err = errors_text(col, *names)
+    return invalid(check, err) if err else None
+
+
+def not_reported(check: PlannedCheck, col: Collected, *names: str, missing: str) -> Judgement:
+    """INVALID for a fact that is absent: the named sub-probes' errors, else `missing`."""
+    return invalid(check, errors_text(col, *names) or missing)
+
+
 def evidence(check: PlannedCheck, col: Collected) -> tuple[str, ...]:
     """Run-directory paths of the raw outputs backing a measurement."""
     return tuple(f"artifacts/{check.host}/{artifact_name(check.spec.family, name)}" for name in col.artifacts)

@@ -19,17 +19,17 @@ from typing import Any
 
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import Inventory
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
+from kvgate.orchestration.g1.checks import evaluate_facts as evaluate
+from kvgate.orchestration.g1.plan_accel import accel_checks
+from kvgate.orchestration.g1.plan_fabric import roce_checks
+from kvgate.orchestration.g1.plan_gpu import gpu_checks, pcie_checks
+from kvgate.orchestration.g1.plan_host import clock_checks, nic_checks, tool_checks, volume_checks
+from kvgate.orchestration.g1.plan_hw import cpu_checks, memory_checks, nvme_checks, nvmeof_checks, os_checks
+from kvgate.orchestration.g1.plan_numa import numa_checks
+from kvgate.orchestration.g1.plan_nvmeof import nvmeof_quality_checks
+from kvgate.orchestration.g1.plan_tuning import tuning_checks
 from kvgate.probes.facts import HostFacts
-from kvgate.probes.facts.checks import PlanContext, PlannedCheck
-from kvgate.probes.facts.checks import evaluate_facts as evaluate
-from kvgate.probes.facts.plan_accel import accel_checks
-from kvgate.probes.facts.plan_fabric import roce_checks
-from kvgate.probes.facts.plan_gpu import gpu_checks, pcie_checks
-from kvgate.probes.facts.plan_host import clock_checks, nic_checks, tool_checks, volume_checks
-from kvgate.probes.facts.plan_hw import cpu_checks, memory_checks, nvme_checks, nvmeof_checks, os_checks
-from kvgate.probes.facts.plan_numa import numa_checks
-from kvgate.probes.facts.plan_nvmeof import nvmeof_quality_checks
-from kvgate.probes.facts.plan_tuning import tuning_checks
 
 PLANNERS: tuple[
     Callable[[PlanContext], list[PlannedCheck]], ...

@@ -7,18 +7,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import parse_constraint
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    PlanContext,
-    PlannedCheck,
-    combine,
-    errors_text,
-    invalid,
-    measure,
-    part_invalid,
-    planned,
-    with_note,
-)
 from kvgate.probes.facts.gpus import TOOLS
 
 
@@ -35,34 +26,36 @@ def cards(devices: list[dict[str, Any]]) -> int:
 
 
 def _gpu_count(vendor: str, unit: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, *TOOLS[vendor]):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col, *TOOLS[vendor]):
+        return failed
     found = devices_of(col, vendor)
     n_cards = cards(found)
-    j = measure(check, col, n_cards if unit == "cards" else len(found))
-    return with_note(j, f"{len(found)} devices on {n_cards} cards" if found else None)
+    j = checks.measure(check, col, n_cards if unit == "cards" else len(found))
+    return checks.with_note(j, f"{len(found)} devices on {n_cards} cards" if found else None)
 
 
 def _gpu_model(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, *TOOLS[vendor]):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col, *TOOLS[vendor]):
+        return failed
     parts = [_one_model(check, col, d) for d in devices_of(col, vendor)]
-    return combine(check, parts, f"no {vendor} GPU found")
+    return checks.combine(check, parts, f"no {vendor} GPU found")
 
 
 def _one_model(check: PlannedCheck, col: Collected, gpu: dict[str, Any]) -> Judgement:
     """A GPU whose tool printed no product name is INVALID data, never a model mismatch (FAIL)."""
     label = f"gpu{gpu['index']}.model"
     if gpu.get("model") is None:
-        return part_invalid(check, label, (gpu.get("invalid") or {}).get("model") or "model not reported")
-    return measure(check, col, gpu["model"], metric=label)
+        return checks.part_invalid(
+            check, label, (gpu.get("invalid") or {}).get("model") or "model not reported"
+        )
+    return checks.measure(check, col, gpu["model"], metric=label)
 
 
 def _gpu_driver(vendor: str, check: PlannedCheck, col: Collected) -> Judgement:
     version = col.facts.get("driver_version", {}).get(vendor)
     if version is None:
-        return invalid(check, errors_text(col, *TOOLS[vendor]) or "driver version not reported")
-    return measure(check, col, version)
+        return checks.not_reported(check, col, *TOOLS[vendor], missing="driver version not reported")
+    return checks.measure(check, col, version)
 
 
 def gpu_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -73,32 +66,32 @@ def gpu_checks(pc: PlanContext) -> list[PlannedCheck]:
     metric = "gpu_count" if e.count_unit == "devices" else "gpu_card_count"
     count = Criterion("G1-GPU-1", metric, "==", e.count, source=pc.source("gpus", "count"))
     if e.count == 0 or e.vendor is None:
-        return [planned(pc, "gpu.count", "gpus", count, None, skip="inventory declares gpus.count: 0")]
+        return [checks.planned(pc, "gpu.count", "gpus", count, None, skip="inventory declares gpus.count: 0")]
     tool = " or ".join(TOOLS[e.vendor])
     ev = partial(_gpu_count, e.vendor, e.count_unit)
-    out = [planned(pc, "gpu.count", "gpus", count, ev, tool=tool)]
+    out = [checks.planned(pc, "gpu.count", "gpus", count, ev, tool=tool)]
     if e.model is not None:
         crit = Criterion("G1-GPU-2", "model", "matches", e.model, source=pc.source("gpus", "model"))
-        out.append(planned(pc, "gpu.model", "gpus", crit, partial(_gpu_model, e.vendor), tool=tool))
+        out.append(checks.planned(pc, "gpu.model", "gpus", crit, partial(_gpu_model, e.vendor), tool=tool))
     if e.driver is not None:
         tc = parse_constraint(e.driver)
         crit = Criterion(
             "G1-GPU-3", "driver_version", tc.comparator, tc.version, source=pc.source("gpus", "driver")
         )
-        out.append(planned(pc, "gpu.driver", "gpus", crit, partial(_gpu_driver, e.vendor), tool=tool))
+        out.append(checks.planned(pc, "gpu.driver", "gpus", crit, partial(_gpu_driver, e.vendor), tool=tool))
     return out
 
 
 def _links(check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col):
+        return failed
     if not col.facts.get("measured"):
-        return invalid(check, "no NVMe, NIC or GPU exposes PCIe link attributes (a virtual machine?)")
+        return checks.invalid(check, "no NVMe, NIC or GPU exposes PCIe link attributes (a virtual machine?)")
     bad = [lk for lk in col.facts["links"] if lk["downgrade"]]
     notes = [f"{lk['kind']} {lk['name']} ({lk['address']}): {lk['downgrade']}" for lk in bad]
     notes = notes or [f"{col.facts['measured']} links at capable speed and width"]
     notes += [f"{lk['name']}: {lk['note']}" for lk in col.facts["links"] if lk.get("note")]
-    return with_note(measure(check, col, len(bad)), "; ".join(notes))
+    return checks.with_note(checks.measure(check, col, len(bad)), "; ".join(notes))
 
 
 def pcie_checks(pc: PlanContext) -> list[PlannedCheck]:
@@ -106,4 +99,4 @@ def pcie_checks(pc: PlanContext) -> list[PlannedCheck]:
     if not pc.expect.pcie_full_link:
         return []
     crit = Criterion("G1-PCIE-1", "downgraded_links", "==", 0, source=pc.source("pcie_full_link"))
-    return [planned(pc, "pcie.links", "pcie", crit, _links)]
+    return [checks.planned(pc, "pcie.links", "pcie", crit, _links)]

@@ -10,18 +10,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement, Verdict
 from kvgate.configuration.inventory.schema import NvmeofExpect
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    PlanContext,
-    PlannedCheck,
-    combine,
-    errors_text,
-    invalid,
-    measure,
-    part_invalid,
-    planned,
-    with_note,
-)
 
 TB = 1e12
 Ev = Callable[[PlannedCheck, Collected], Judgement]
@@ -48,36 +39,46 @@ def _ana(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
         states = {c["name"]: sorted({p["ana_state"] for p in c["paths"] if p["ana_state"]}) for c in ctrls}
         if not any(states.values()):
             parts.append(
-                part_invalid(check, f"{nqn}.optimized_paths", "no ana_state in sysfs (array without ANA?)")
+                checks.part_invalid(
+                    check, f"{nqn}.optimized_paths", "no ana_state in sysfs (array without ANA?)"
+                )
             )
             continue
-        optimized = sum("optimized" in s for s in states.values())
-        note = "; ".join(
-            f"{n} {c['address']}: {'/'.join(states[n]) or '?'}" for n, c in ((c["name"], c) for c in ctrls)
+        # a controller that is not live keeps its last ANA state (a reconnecting path still reads
+        # `optimized`): only a live path counts
+        optimized = sum("optimized" in states[c["name"]] for c in ctrls if c["state"] == "live")
+        note = "; ".join(f"{c['name']} {c['address']}: {_path_state(states[c['name']], c)}" for c in ctrls)
+        parts.append(
+            checks.with_note(checks.measure(check, col, optimized, metric=f"{nqn}.optimized_paths"), note)
         )
-        parts.append(with_note(measure(check, col, optimized, metric=f"{nqn}.optimized_paths"), note))
-    return combine(check, parts, errors_text(col, "sysfs") or _none(transport))
+    return checks.combine(check, parts, checks.errors_text(col, "sysfs") or _none(transport))
+
+
+def _path_state(ana: list[str], ctrl: dict[str, Any]) -> str:
+    """``optimized``, or ``optimized (connecting)`` for a path that is not live."""
+    shown = "/".join(ana) or "?"
+    return shown if ctrl["state"] == "live" else f"{shown} ({ctrl['state'] or 'state unknown'})"
 
 
 def _iopolicy(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
     policies = {s["nqn"]: s["iopolicy"] for s in col.facts.get("subsystems", [])}
     parts = [
-        measure(check, col, policies.get(nqn), metric=f"{nqn}.iopolicy")
+        checks.measure(check, col, policies.get(nqn), metric=f"{nqn}.iopolicy")
         if policies.get(nqn)
-        else part_invalid(
+        else checks.part_invalid(
             check, f"{nqn}.iopolicy", "no iopolicy in /sys/class/nvme-subsystem (native multipath off?)"
         )
         for nqn in sorted(_by_subsystem(col, transport))
     ]
-    return combine(check, parts, errors_text(col, "sysfs") or _none(transport))
+    return checks.combine(check, parts, checks.errors_text(col, "sysfs") or _none(transport))
 
 
 def _timeout_part(key: str, check: PlannedCheck, col: Collected, ctrl: dict[str, Any]) -> Judgement:
     label, value, c = f"{ctrl['name']}.{check.criterion.metric}", ctrl.get(key), check.criterion
     if value is None:
-        return part_invalid(check, label, f"{key.removesuffix('_s')} not in sysfs (older kernel?)")
+        return checks.part_invalid(check, label, f"{key.removesuffix('_s')} not in sysfs (older kernel?)")
     if value != "off":
-        return measure(check, col, value, metric=label)
+        return checks.measure(check, col, value, metric=label)
     ok = c.comparator == ">="  # off = never: meets any minimum, exceeds any maximum
     sym = "≥" if ok else "≤"
     text = f"{label}=off (never) {sym} {c.expected} {c.unit}".rstrip()
@@ -86,7 +87,7 @@ def _timeout_part(key: str, check: PlannedCheck, col: Collected, ctrl: dict[str,
 
 def _per_ctrl(key: str, transport: str, check: PlannedCheck, col: Collected) -> Judgement:
     parts = [_timeout_part(key, check, col, c) for c in _ctrls(col, transport)]
-    return combine(check, parts, errors_text(col, "sysfs") or _none(transport))
+    return checks.combine(check, parts, checks.errors_text(col, "sysfs") or _none(transport))
 
 
 def _configured(ctrl: dict[str, Any], persistent: dict[str, Any]) -> bool:
@@ -101,7 +102,7 @@ def _configured(ctrl: dict[str, Any], persistent: dict[str, Any]) -> bool:
 def _persistent(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
     persistent = col.facts.get("persistent")
     if persistent is None:
-        return invalid(check, errors_text(col) or _none(transport))
+        return checks.not_reported(check, col, missing=_none(transport))
     unit = persistent.get("autoconnect")
     parts = []
     for c in _ctrls(col, transport):
@@ -110,37 +111,39 @@ def _persistent(transport: str, check: PlannedCheck, col: Collected) -> Judgemen
             f"{c['address']} in discovery.conf/config.json: {configured}; nvmf-autoconnect {unit or 'absent'}"
         )
         ok = configured and unit == "enabled"
-        parts.append(with_note(measure(check, col, ok, metric=f"{c['name']}.persistent"), note))
-    return combine(check, parts, _none(transport))
+        parts.append(checks.with_note(checks.measure(check, col, ok, metric=f"{c['name']}.persistent"), note))
+    return checks.combine(check, parts, _none(transport))
 
 
 def _log(check: PlannedCheck, col: Collected) -> Judgement:
     log = col.facts.get("kernel_log")
     if log is None:
-        return invalid(check, errors_text(col, "kernel log") or "kernel log not read")
+        return checks.not_reported(check, col, "kernel log", missing="kernel log not read")
     kinds = ", ".join(f"{k} {n}" for k, n in log["by_kind"].items())
     first = " | ".join(log["first"][:3])
-    return with_note(
-        measure(check, col, log["errors"]),
+    return checks.with_note(
+        checks.measure(check, col, log["errors"]),
         f"{log['source']}: {kinds or 'none'}{' — ' + first if first else ''}",
     )
 
 
 def _array(key: str, scale: float | None, transport: str, check: PlannedCheck, col: Collected) -> Judgement:
     """The array's namespaces (nvme list, not local) over the BOM's transport."""
-    if err := errors_text(col, "nvme list", "transports"):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col, "nvme list", "transports"):
+        return failed
     devs = [d for d in col.facts.get("devices", []) if not d.get("local") and d.get("transport") == transport]
     parts = []
     for d in devs:
         label, value = f"{d['name']}.{check.criterion.metric}", d.get(key)
         if value is None:
             parts.append(
-                part_invalid(check, label, (d.get("invalid") or {}).get(key) or f"{key} not reported")
+                checks.part_invalid(check, label, (d.get("invalid") or {}).get(key) or f"{key} not reported")
             )
         else:
-            parts.append(measure(check, col, round(value * scale, 3) if scale else value, metric=label))
-    return combine(check, parts, f"no {transport} namespace in nvme list")
+            parts.append(
+                checks.measure(check, col, round(value * scale, 3) if scale else value, metric=label)
+            )
+    return checks.combine(check, parts, f"no {transport} namespace in nvme list")
 
 
 def _specs(e: NvmeofExpect) -> list[tuple[str, str, str, str, Any, str, str, Ev, str]]:
@@ -281,5 +284,5 @@ def nvmeof_quality_checks(pc: PlanContext) -> list[PlannedCheck]:
             continue
         crit = Criterion(rule, metric, comparator, expected, unit=unit, source=pc.source("nvmeof", field))
         tool = "nvme" if family == "nvme" else None
-        out.append(planned(pc, f"nvmeof.{name}", family, crit, ev, tool=tool))
+        out.append(checks.planned(pc, f"nvmeof.{name}", family, crit, ev, tool=tool))
     return out

@@ -7,22 +7,11 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import GIB, HEALTH, PlanContext, PlannedCheck
+from kvgate.orchestration.g1.plan_gpu import devices_of
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    GIB,
-    HEALTH,
-    PlanContext,
-    PlannedCheck,
-    combine,
-    errors_text,
-    invalid,
-    measure,
-    part_invalid,
-    planned,
-    with_note,
-)
 from kvgate.probes.facts.gpus import TOOLS
-from kvgate.probes.facts.plan_gpu import devices_of
 
 AMD_ONLY = "amd-smi"  # partition modes, firmware and XGMI links come from amd-smi alone
 
@@ -33,11 +22,11 @@ def _label(dev: dict[str, Any], metric: str) -> str:
 
 
 def _per_device(vendor: str, key: str, scale: float | None, check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col, *TOOLS[vendor]):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col, *TOOLS[vendor]):
+        return failed
     source = col.facts.get("source", {}).get(vendor)
     if vendor == "amd" and key != "memory_total_bytes" and source != AMD_ONLY:
-        return invalid(
+        return checks.invalid(
             check, f"{key} is reported by amd-smi only; this host answered with {source or 'nothing'}"
         )
     parts = []
@@ -45,19 +34,20 @@ def _per_device(vendor: str, key: str, scale: float | None, check: PlannedCheck,
         label = _label(dev, check.criterion.metric)
         value = dev.get(key)
         if value is None:
-            parts.append(part_invalid(check, label, f"{key} not reported"))
+            parts.append(checks.part_invalid(check, label, f"{key} not reported"))
         else:
-            parts.append(measure(check, col, round(value * scale, 1) if scale else value, metric=label))
-    return combine(check, parts, f"no {vendor} device found")
+            parts.append(
+                checks.measure(check, col, round(value * scale, 1) if scale else value, metric=label)
+            )
+    return checks.combine(check, parts, f"no {vendor} device found")
 
 
 def _xgmi(check: PlannedCheck, col: Collected) -> Judgement:
     """Every pair of AMD GPUs joined by an enabled XGMI link; the others are listed."""
     links = col.facts.get("amd_links")
     if links is None:
-        return invalid(
-            check, errors_text(col, "amd-smi topology", *TOOLS["amd"]) or "amd-smi topology not read"
-        )
+        probes = ("amd-smi topology", *TOOLS["amd"])
+        return checks.not_reported(check, col, *probes, missing="amd-smi topology not read")
     # links join cards; the partitions of one card (CPX, DPX) share its die and have none between them
     gpus = sorted({d["index"] for d in devices_of(col, "amd") if d.get("partition_id") in (None, 0, "0")})
     seen: dict[tuple[int, int], dict[str, Any]] = {}
@@ -65,8 +55,8 @@ def _xgmi(check: PlannedCheck, col: Collected) -> Judgement:
         seen[(min(x["gpu"], x["peer"]), max(x["gpu"], x["peer"]))] = x
     pairs = [(a, b) for i, a in enumerate(gpus) for b in gpus[i + 1 :]]
     bad = [_pair_text(a, b, seen.get((a, b))) for a, b in pairs if not _xgmi_up(seen.get((a, b)))]
-    j = measure(check, col, len(bad))
-    return with_note(j, "; ".join(bad) or f"{len(gpus)} GPUs, every pair linked by XGMI")
+    j = checks.measure(check, col, len(bad))
+    return checks.with_note(j, "; ".join(bad) or f"{len(gpus)} GPUs, every pair linked by XGMI")
 
 
 def _xgmi_up(link: dict[str, Any] | None) -> bool:
@@ -81,12 +71,13 @@ def _pair_text(a: int, b: int, link: dict[str, Any] | None) -> str:
 
 def _health(check: PlannedCheck, col: Collected) -> Judgement:
     """Every Ascend chip in state OK, as npu-smi prints it (Alarm, Warning, Critical fail)."""
-    if err := errors_text(col, *TOOLS["ascend"]):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col, *TOOLS["ascend"]):
+        return failed
     parts = [
-        measure(check, col, d.get("health"), metric=_label(d, "health")) for d in devices_of(col, "ascend")
+        checks.measure(check, col, d.get("health"), metric=_label(d, "health"))
+        for d in devices_of(col, "ascend")
     ]
-    return combine(check, parts, "no Ascend NPU found")
+    return checks.combine(check, parts, "no Ascend NPU found")
 
 
 def _crit(
@@ -144,12 +135,14 @@ def accel_checks(pc: PlanContext) -> list[PlannedCheck]:
         if expected is not None:
             crit = _crit(pc, rule, (metric, comparator, expected), field, unit)
             out.append(
-                planned(pc, f"gpu.{name}", "gpus", crit, partial(_per_device, v, key, scale), tool=tool)
+                checks.planned(
+                    pc, f"gpu.{name}", "gpus", crit, partial(_per_device, v, key, scale), tool=tool
+                )
             )
     if e.xgmi and v == "amd":
         crit = _crit(pc, "G1-GPU-8", ("gpu_pairs_without_xgmi", "==", 0), "xgmi")
-        out.append(planned(pc, "gpu.xgmi", "gpus", crit, _xgmi, tool=tool))
+        out.append(checks.planned(pc, "gpu.xgmi", "gpus", crit, _xgmi, tool=tool))
     if v == "ascend":
         crit = _crit(pc, "G1-GPU-9", ("health", "==", "OK"), None)
-        out.append(planned(pc, "gpu.health", "gpus", crit, _health, tool=tool))
+        out.append(checks.planned(pc, "gpu.health", "gpus", crit, _health, tool=tool))
     return out

@@ -13,16 +13,9 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    PlanContext,
-    PlannedCheck,
-    errors_text,
-    invalid,
-    measure,
-    planned,
-    with_note,
-)
 
 VISIBLE = (
     "HIP_VISIBLE_DEVICES",
@@ -40,18 +33,20 @@ def _storage_nics(col: Collected, patterns: tuple[str, ...]) -> list[dict[str, A
 
 def _nodes(check: PlannedCheck, col: Collected) -> Judgement:
     if col.facts.get("nodes") is None:
-        return invalid(check, errors_text(col) or "no /sys/devices/system/node (kernel without NUMA?)")
-    return measure(check, col, col.facts["nodes"])
+        return checks.not_reported(check, col, missing="no /sys/devices/system/node (kernel without NUMA?)")
+    return checks.measure(check, col, col.facts["nodes"])
 
 
 def _devices(patterns: tuple[str, ...], check: PlannedCheck, col: Collected) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col):
+        return failed
     devs = [(n["name"], n["numa_node"]) for n in _storage_nics(col, patterns)]
     devs += [(f"{a['vendor']} {a['pci_address']}", a["numa_node"]) for a in col.facts.get("accelerators", [])]
     unknown = [name for name, node in devs if node is None]
     listing = "; ".join(f"{name} node {'?' if node is None else node}" for name, node in devs)
-    return with_note(measure(check, col, len(unknown)), listing or "no storage NIC or accelerator found")
+    return checks.with_note(
+        checks.measure(check, col, len(unknown)), listing or "no storage NIC or accelerator found"
+    )
 
 
 def _indices(value: str | None, count: int) -> list[int] | None:
@@ -75,18 +70,18 @@ def _group(label: str, value: str | None, nic_nodes: set[int], col: Collected) -
 def _groups(
     groups: tuple[Group, ...], patterns: tuple[str, ...], check: PlannedCheck, col: Collected
 ) -> Judgement:
-    if err := errors_text(col):
-        return invalid(check, err)
+    if failed := checks.probe_error(check, col):
+        return failed
     nic_nodes = {n["numa_node"] for n in _storage_nics(col, patterns) if n["numa_node"] is not None}
     if not nic_nodes:
-        return invalid(check, f"no storage NIC matching {list(patterns)} with a known NUMA node")
+        return checks.invalid(check, f"no storage NIC matching {list(patterns)} with a known NUMA node")
     placed = [_group(label, value, nic_nodes, col) for label, value in groups]
     if unplaced := [p for p in placed if isinstance(p, str)]:
-        return invalid(check, "; ".join(unplaced) + " (UUIDs or partitions?)")
+        return checks.invalid(check, "; ".join(unplaced) + " (UUIDs or partitions?)")
     remote = sum(1 for p in placed if isinstance(p, tuple) and p[0])
     texts = [p[1] for p in placed if isinstance(p, tuple)]
     note = f"storage NICs on node {'/'.join(map(str, sorted(nic_nodes)))}; " + "; ".join(texts)
-    return with_note(measure(check, col, remote), note)
+    return checks.with_note(checks.measure(check, col, remote), note)
 
 
 def gpu_groups(pc: PlanContext) -> tuple[Group, ...]:
@@ -110,9 +105,9 @@ def numa_checks(pc: PlanContext) -> list[PlannedCheck]:
     out = []
     if e.nodes is not None:
         crit = Criterion("G1-NUMA-1", "numa_nodes", "==", e.nodes, source=pc.source("numa", "nodes"))
-        out.append(planned(pc, "numa.nodes", "numa", crit, _nodes))
+        out.append(checks.planned(pc, "numa.nodes", "numa", crit, _nodes))
     crit = Criterion("G1-NUMA-2", "devices_without_numa_node", "==", 0, source=pc.source("numa"))
-    out.append(planned(pc, "numa.devices", "numa", crit, partial(_devices, patterns)))
+    out.append(checks.planned(pc, "numa.devices", "numa", crit, partial(_devices, patterns)))
     crit = Criterion(
         "G1-NUMA-3",
         "remote_gpu_groups",
@@ -123,5 +118,7 @@ def numa_checks(pc: PlanContext) -> list[PlannedCheck]:
     groups = gpu_groups(pc)
     skip = None if groups else "no engine deployment runs on this host"
     skip = skip or (None if patterns else "no BOM NIC has rdma: true")
-    out.append(planned(pc, "numa.gpu_groups", "numa", crit, partial(_groups, groups, patterns), skip=skip))
+    out.append(
+        checks.planned(pc, "numa.gpu_groups", "numa", crit, partial(_groups, groups, patterns), skip=skip)
+    )
     return out

@@ -11,17 +11,9 @@ from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
 from kvgate.configuration.inventory.schema import NicExpect, RoceExpect
+from kvgate.orchestration.g1 import checks
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
-from kvgate.probes.facts.checks import (
-    PlanContext,
-    PlannedCheck,
-    combine,
-    errors_text,
-    measure,
-    part_invalid,
-    planned,
-    with_note,
-)
 
 Part = Callable[[PlannedCheck, Collected, str, dict[str, Any]], Judgement]
 NO_ECN = (
@@ -34,13 +26,13 @@ def _each(pattern: str, part: Part, check: PlannedCheck, col: Collected) -> Judg
     """One part per RoCE interface whose name matches the BOM pattern."""
     found = {n: i for n, i in col.facts.get("interfaces", {}).items() if re.search(pattern, n)}
     parts = [part(check, col, name, iface) for name, iface in sorted(found.items())]
-    why = errors_text(col, "sysfs") or f"no RoCE port is bound to an interface matching /{pattern}/"
-    return combine(check, parts, why)
+    why = checks.errors_text(col, "sysfs") or f"no RoCE port is bound to an interface matching /{pattern}/"
+    return checks.combine(check, parts, why)
 
 
 def _qos_missing(check: PlannedCheck, col: Collected, name: str) -> Judgement:
-    return part_invalid(
-        check, f"{name}.qos", errors_text(col, f"mlnx_qos {name}", f"dcb pfc {name}") or "not read"
+    return checks.part_invalid(
+        check, f"{name}.qos", checks.errors_text(col, f"mlnx_qos {name}", f"dcb pfc {name}") or "not read"
     )
 
 
@@ -49,8 +41,8 @@ def _pfc(prio: int, check: PlannedCheck, col: Collected, name: str, iface: dict[
     if qos is None:
         return _qos_missing(check, col, name)
     on = [p for p, flag in enumerate(qos["pfc"]) if flag]
-    j = measure(check, col, qos["pfc"][prio], metric=f"{name}.pfc_prio{prio}")
-    return with_note(j, f"PFC on priorities {on or 'none'} ({qos['tool']})")
+    j = checks.measure(check, col, qos["pfc"][prio], metric=f"{name}.pfc_prio{prio}")
+    return checks.with_note(j, f"PFC on priorities {on or 'none'} ({qos['tool']})")
 
 
 def _trust(check: PlannedCheck, col: Collected, name: str, iface: dict[str, Any]) -> Judgement:
@@ -58,21 +50,21 @@ def _trust(check: PlannedCheck, col: Collected, name: str, iface: dict[str, Any]
     if qos is None:
         return _qos_missing(check, col, name)
     if qos["trust"] is None:
-        return part_invalid(
+        return checks.part_invalid(
             check, f"{name}.trust", f"{qos['tool']} shows no trust state; mlnx_qos -i {name} does"
         )
-    return measure(check, col, qos["trust"], metric=f"{name}.trust")
+    return checks.measure(check, col, qos["trust"], metric=f"{name}.trust")
 
 
 def _ecn(prio: int, check: PlannedCheck, col: Collected, name: str, iface: dict[str, Any]) -> Judgement:
     ecn = iface.get("ecn")
     if not ecn:
-        return part_invalid(check, f"{name}.ecn", NO_ECN.format(nd=name))
+        return checks.part_invalid(check, f"{name}.ecn", NO_ECN.format(nd=name))
     np_on, rp_on = (ecn.get(side, {}).get(str(prio)) for side in ("np", "rp"))
     if np_on is None or rp_on is None:
-        return part_invalid(check, f"{name}.ecn", f"no roce_np/roce_rp switch for priority {prio}")
-    j = measure(check, col, bool(np_on and rp_on), metric=f"{name}.ecn_prio{prio}")
-    return with_note(j, f"roce_np {'on' if np_on else 'off'}, roce_rp {'on' if rp_on else 'off'}")
+        return checks.part_invalid(check, f"{name}.ecn", f"no roce_np/roce_rp switch for priority {prio}")
+    j = checks.measure(check, col, bool(np_on and rp_on), metric=f"{name}.ecn_prio{prio}")
+    return checks.with_note(j, f"roce_np {'on' if np_on else 'off'}, roce_rp {'on' if rp_on else 'off'}")
 
 
 def _gid(
@@ -82,26 +74,28 @@ def _gid(
     listed = ", ".join(f"[{g['index']}] {g['type']} {g['ipv4'] or g['gid']}" for g in iface.get("gids", []))
     present = all(a in v2 for a in addresses) if addresses else bool(v2)
     label = f"{name}.roce_v2_gid" + (f"[{','.join(addresses)}]" if addresses else "")
-    return with_note(measure(check, col, present, metric=label), f"GIDs: {listed or 'none'}")
+    return checks.with_note(checks.measure(check, col, present, metric=label), f"GIDs: {listed or 'none'}")
 
 
 def _cm(check: PlannedCheck, col: Collected, name: str, iface: dict[str, Any]) -> Judgement:
     if iface.get("cm_mode") is None:
         why = (
-            errors_text(col, "rdma_cm")
+            checks.errors_text(col, "rdma_cm")
             or "rdma_cm configfs not readable (configfs mounted? rdma_cm loaded? sudo?)"
         )
-        return part_invalid(check, f"{name}.cm_mode", why)
-    return measure(check, col, iface["cm_mode"], metric=f"{name}.{iface['device']}/{iface['port']}.cm_mode")
+        return checks.part_invalid(check, f"{name}.cm_mode", why)
+    return checks.measure(
+        check, col, iface["cm_mode"], metric=f"{name}.{iface['device']}/{iface['port']}.cm_mode"
+    )
 
 
 def _mtu(check: PlannedCheck, col: Collected, name: str, iface: dict[str, Any]) -> Judgement:
     if iface.get("active_mtu") is None:
-        return part_invalid(
-            check, f"{name}.active_mtu", errors_text(col, "ibv_devinfo") or "not in ibv_devinfo"
+        return checks.part_invalid(
+            check, f"{name}.active_mtu", checks.errors_text(col, "ibv_devinfo") or "not in ibv_devinfo"
         )
-    j = measure(check, col, iface["active_mtu"], metric=f"{name}.active_mtu")
-    return with_note(
+    j = checks.measure(check, col, iface["active_mtu"], metric=f"{name}.active_mtu")
+    return checks.with_note(
         j, f"max_mtu {iface.get('max_mtu')}, {iface.get('port_state')}, transport {iface.get('transport')}"
     )
 
@@ -133,7 +127,9 @@ def _nic(pc: PlanContext, r: RoceExpect, nic: NicExpect) -> list[PlannedCheck]:
             continue
         crit = Criterion(rule, metric, "==", expected, source=pc.source("roce", field))
         out.append(
-            planned(pc, f"roce[{nic.name}].{name}", "roce", crit, partial(_each, nic.name, part), tool=tool)
+            checks.planned(
+                pc, f"roce[{nic.name}].{name}", "roce", crit, partial(_each, nic.name, part), tool=tool
+            )
         )
     return out
 
@@ -146,5 +142,5 @@ def roce_checks(pc: PlanContext) -> list[PlannedCheck]:
     nics = [n for n in pc.expect.nics if n.rdma]
     if not nics:
         crit = Criterion("G1-ROCE-1", "roce", "==", True, source=pc.source("roce"))
-        return [planned(pc, "roce", "roce", crit, None, skip="no BOM NIC has rdma: true")]
+        return [checks.planned(pc, "roce", "roce", crit, None, skip="no BOM NIC has rdma: true")]
     return [check for nic in nics for check in _nic(pc, r, nic)]
