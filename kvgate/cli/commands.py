@@ -278,6 +278,6 @@ def plan(args: argparse.Namespace, _console: Console) -> int:
     """Print the tiering plan of every engine deployment (orchestration.plan); bad options: usage errors."""
     from kvgate.orchestration.plan.cli import options, show
 
-    loaded = load_config(args.inventory).inventory
-    show(Console(soft_wrap=True), loaded, Path(args.results), options(args))  # the plan is the output: stdout
+    config = load_config(args.inventory)
+    show(Console(soft_wrap=True), config, Path(args.results), options(args))  # the plan is the output: stdout
     return 0

@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kvgate.base.config_file import repo_root
 from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict, fmt, symbol
 from kvgate.base.errors import StoreError, UsageError
 from kvgate.configuration.gateconfig import GateConfig, load_config
@@ -53,7 +52,7 @@ def rejudge(
     old = _sealed(run_dir)
     record = old.run_record()
     config = _config(old, inventory)
-    checks = [c for plan in plans(record.gate) for c in plan(config.inventory.inventory)]
+    checks = [c for plan in plans(record.gate) for c in plan(config)]
     in_force = load_waivers(waivers) if waivers else Waivers.model_validate({"waivers": record.waivers})
     new = _create(old, checks, in_force, config=config, root=results or run_dir.parent.parent)
     stored, facts = old.checks(), {h: HostFacts.from_json(f) for h, f in old.facts().items()}
@@ -174,30 +173,13 @@ def _without_verdicts(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 
 def _configuration(record: RunRecord, config: GateConfig) -> dict[str, Any]:
-    """The configuration files and the gate profile (by the run's profile name) as loaded today."""
+    """The configuration files and the gate profile as this re-judgement loaded them (the gate profile
+    where the run recorded one: G2's fio matrix, for page 1's scope; G3's or G4's gate profile)."""
     out: dict[str, Any] = config.recorded()
-    profile = _gate_profile(record.gate, str((record.configuration.gate_profile or {}).get("name", "")))
-    if profile is not None:
-        out["gate_profile"] = profile
+    profiles = {"g2": config.fio, "g3": config.g3, "g4": config.g4}
+    if record.gate in profiles and record.configuration.gate_profile:
+        out["gate_profile"] = profiles[record.gate].model_dump(mode="json")
     return out
-
-
-def _gate_profile(gate: str, name: str) -> dict[str, Any] | None:
-    if gate == "g3" and name:
-        from kvgate.configuration.gate_profiles.g3 import load_g3_profile
-
-        return load_g3_profile(name).model_dump(mode="json")
-    if gate == "g4" and name:
-        from kvgate.configuration.gate_profiles.g4 import load_g4_profile
-
-        return load_g4_profile(name).model_dump(mode="json")
-    if (
-        gate == "g2" and name
-    ):  # G2's fio matrix (kvgate.orchestration.g2.fixtures records it for page 1's scope)
-        from kvgate.configuration.fio_matrix import load_profile
-
-        return load_profile(repo_root() / "workloads" / "fio" / f"{name}.yaml").model_dump(mode="json")
-    return None
 
 
 def _link_evidence(src: Path, dst: Path) -> None:

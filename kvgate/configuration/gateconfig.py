@@ -48,6 +48,15 @@ class GateConfig:
     g3: G3Profile
     g4: G4Profile
 
+    def engine(self, name: str) -> EngineProfile:
+        """The engine profile ``name`` as this configuration loaded it (every name it holds was checked)."""
+        return self.engines[name]
+
+    def workload_models(self) -> dict[str, ModelProfile]:
+        """G2's storage workloads at the inventory's scale, each with the model profile it runs."""
+        table = scale_models(self.inventory.inventory.scale)
+        return {workload: self.models[name] for workload, name in table.items()}
+
     def files(self) -> dict[str, Path]:
         """Every configuration file the run reads, by what it is."""
         scale = self.inventory.inventory.scale
@@ -71,7 +80,17 @@ class GateConfig:
 
 def load_config(inventory: str | Path) -> GateConfig:
     """The inventory at ``inventory`` and every file it selects, validated and cross-validated."""
-    loaded = load(inventory)
+    return configure(load(inventory))
+
+
+def in_memory(inventory: Inventory) -> GateConfig:
+    """An inventory built in code (tests) with every shipped file it selects; it has no file of its own,
+    so it cannot be ``recorded()`` (a gate run loads its inventory from a file: load_config)."""
+    return configure(LoadedInventory(Path("<in memory>"), "", inventory))
+
+
+def configure(loaded: LoadedInventory) -> GateConfig:
+    """An inventory already loaded (or built in memory, as tests do) with every file it selects."""
     inv, path = loaded.inventory, str(loaded.path)
     engines = {name: _engine(path, field, name) for field, name in engine_names(inv)}
     for name, profile in list(engines.items()):

@@ -1,6 +1,6 @@
 """Orchestration: each gate's plan and measurement, run as a pytest session.
 
-g1.py, g2/, g3/, g4/, preflight/   per gate: plan (what is checked), fixtures (what is
+g1.py, g2/, g3/, g4/, preflight/   per gate: plan (what is checked, from the GateConfig), fixtures (what is
                                    measured, when), sections (what the report shows)
 gate_plans.py      each gate's plan modules, by name (rejudge and the plugin plan from them)
 deployments.py     every engine deployment of an inventory measured: hosts at once, in turn on a host

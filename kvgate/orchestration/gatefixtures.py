@@ -11,6 +11,7 @@ import pytest
 
 from kvgate.base.criteria import Inputs, Measurement
 from kvgate.base.errors import LabError
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import LoadedInventory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.deployments import Notify, deployment_result, measure_deployments
@@ -44,22 +45,22 @@ def executors(inventory: LoadedInventory) -> Iterator[dict[str, Executor]]:
 
 @dataclass(frozen=True)
 class GateRun:
-    """What a gate's measuring fixtures work with: the lab, a connection per host, the store, the session."""
+    """What a gate's measuring fixtures work with: the configuration the run recorded (the inventory
+    and every file it selects, read once), a connection per host, the store, the session."""
 
-    inventory: Inventory
+    config: GateConfig
     executors: dict[str, Executor]
     store: RunStore
     session: GateSession
 
+    @property
+    def inventory(self) -> Inventory:
+        return self.config.inventory.inventory
+
 
 @pytest.fixture(scope="session")
-def gate_run(
-    inventory: LoadedInventory,
-    executors: dict[str, Executor],
-    run_store: RunStore,
-    gate_session: GateSession,
-) -> GateRun:
-    return GateRun(inventory.inventory, executors, run_store, gate_session)
+def gate_run(executors: dict[str, Executor], run_store: RunStore, gate_session: GateSession) -> GateRun:
+    return GateRun(gate_session.gate_config(), executors, run_store, gate_session)
 
 
 def measure_each_deployment(
@@ -74,11 +75,11 @@ def measure_each_deployment(
     """Every pending engine host's deployments measured (`measure_deployments`); each deployment's
     report rows (``rows(result, its checks)``) go into run.json under ``rows_key`` once it is done.
 
-    ``measure(ex, inventory, *, host, name, store, notify)`` measures one deployment.
+    ``measure(ex, config, *, host, name, store, notify)`` measures one deployment.
     """
 
     def one(host: str, name: str, notify: Notify) -> R:
-        r = measure(run.executors[host], run.inventory, host=host, name=name, store=run.store, notify=notify)
+        r = measure(run.executors[host], run.config, host=host, name=name, store=run.store, notify=notify)
         mine = [c for c in checks if c.host == host and c.subject == name]
         run.store.merge_meta(**{rows_key: {f"{host}/{name}": rows(r, mine)}})
         return r

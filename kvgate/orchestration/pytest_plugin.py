@@ -15,8 +15,8 @@ import pytest
 
 from kvgate.base.criteria import Judgement, Verdict
 from kvgate.base.errors import KvgateError, LabError
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import LoadedInventory
-from kvgate.configuration.inventory.schema import Inventory
 from kvgate.judgement.catalogue import Plan
 from kvgate.judgement.catalogue import family as plan_family
 from kvgate.orchestration.gate_plans import plans
@@ -51,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     for line in (
-        "checks(plan=fn, judged_on=fixture, judge=fn): parametrize `check` from plan(inventory)",
+        "checks(plan=fn, judged_on=fixture, judge=fn): parametrize `check` from plan(gate config)",
         "gate(name): the gate a test module belongs to",
     ):
         config.addinivalue_line("markers", line)
@@ -73,7 +73,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if marker is None or "check" not in metafunc.fixturenames:
         return
     plan: Callable[[Any], list[Any]] = marker.kwargs["plan"]  # a lone callable arg would decorate
-    checks = plan(_session(metafunc.config).loaded().inventory)
+    checks = plan(_session(metafunc.config).gate_config())
     metafunc.parametrize("check", checks, ids=[f"{c.host}/{c.check}" for c in checks])
 
 
@@ -85,7 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(f"one gate per run, got {sorted(gates)}")
     sess = _session(config)
     gate = gates.pop()
-    in_plan_order(items, gate, sess.loaded().inventory)
+    in_plan_order(items, gate, sess.gate_config())
     planned = [check_id(i) for i in items if check_id(i)]
     if not planned:  # every plan was empty: nothing to run, and nothing to call PASS
         raise pytest.UsageError(no_checks(gate, sess.option("inventory")))
@@ -101,9 +101,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     sess.hosts_pending = {check_id(i).partition("/")[0] for i in keep if check_id(i)}
 
 
-def in_plan_order(items: list[pytest.Item], gate: str, inventory: Inventory) -> None:
+def in_plan_order(items: list[pytest.Item], gate: str, config: GateConfig) -> None:
     """Run the checks in their plan's order (the gate module lists them family by family)."""
-    order = {c.id: i for i, c in enumerate(c for plan in plans(gate) for c in plan(inventory))}
+    order = {c.id: i for i, c in enumerate(c for plan in plans(gate) for c in plan(config))}
     items.sort(key=lambda i: order.get(check_id(i), len(order)))
 
 

@@ -13,6 +13,7 @@ CLI path of the bindings is covered by tests/unit/test_g3_plan.py.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from llama_marks import LLAMA_ENGINE
@@ -20,8 +21,8 @@ from ports import free_port_pair
 
 from kvgate.base.criteria import Inputs, Verdict
 from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
-from kvgate.configuration.references import load_references
 from kvgate.orchestration.g3.measure import measure_deployment
 from kvgate.orchestration.g3.plan import Shape, reference_checks
 from kvgate.record.store import RunStore
@@ -70,8 +71,9 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
     )
     store = RunStore.create(tmp_path / "r", site="r1", gate="g3", meta={})
     p = profile()
+    config = dataclasses.replace(in_memory(inv), g3=p)
     r = measure_deployment(
-        LocalExecutor(), inv, host="here", name="tiny", profile=p, store=store, notify=lambda e: None
+        LocalExecutor(), config, host="here", name="tiny", store=store, notify=lambda e: None
     )
 
     for arm in ("serial-read@c1", "parallel-read@c1"):
@@ -88,7 +90,12 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
     assert r.load_outputs_compared >= 6
 
     checks = reference_checks(
-        "here", "tiny", r.tier, p, load_references(), shape=Shape.of(inv.engines["tiny"])
+        "here",
+        "tiny",
+        r.tier,
+        p,
+        config.references,
+        shape=Shape.of(inv.engines["tiny"], profiles=config.engine),
     )
     for c in checks:
         m = r.measurements[c.key]

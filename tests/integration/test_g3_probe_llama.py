@@ -9,14 +9,13 @@ fails, every check of the deployment is INVALID with the probe's reason and no a
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-import pytest
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
-from kvgate.configuration.engine_profile import EngineProfile
-from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gateconfig import GateConfig, in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g3 import measure
 from kvgate.record.store import RunStore
@@ -25,19 +24,16 @@ from kvgate.transport.local import LocalExecutor
 pytestmark = LLAMA_ENGINE
 
 
-def test_a_tier_that_never_writes_stops_g3_at_the_probe(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real_load = measure.engine_profile
+def misplaced_tier(config: GateConfig) -> GateConfig:
+    """The configuration with llama-cpp-disk's tier directory not where the engine writes."""
+    profile = config.engine("llama-cpp-disk")
+    assert profile.cache is not None
+    wrong = profile.cache.model_copy(update={"kv_dir": "{cache_dir}/not-where-it-writes"})
+    engines = {**config.engines, profile.name: profile.model_copy(update={"cache": wrong})}
+    return dataclasses.replace(config, engines=engines)
 
-    def misplaced_tier(name: str) -> EngineProfile:
-        profile = real_load(name)
-        if profile.name != "llama-cpp-disk" or profile.cache is None:
-            return profile
-        wrong = profile.cache.model_copy(update={"kv_dir": "{cache_dir}/not-where-it-writes"})
-        return profile.model_copy(update={"cache": wrong})
 
-    monkeypatch.setattr(measure, "engine_profile", misplaced_tier)
+def test_a_tier_that_never_writes_stops_g3_at_the_probe(tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     inv = Inventory.model_validate(
@@ -59,10 +55,9 @@ def test_a_tier_that_never_writes_stops_g3_at_the_probe(
     store = RunStore.create(tmp_path / "r", site="probe", gate="g3", meta={})
     r = measure.measure_deployment(
         LocalExecutor(),
-        inv,
+        misplaced_tier(in_memory(inv)),
         host="here",
         name="tiny",
-        profile=load_g3_profile("smoke"),
         store=store,
         notify=lambda e: None,
     )

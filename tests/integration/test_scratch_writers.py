@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from kvgate.configuration.fio_matrix import load_profile
-from kvgate.configuration.gate_profiles.g3 import load_g3_profile
-from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Host, Inventory, Volume
 from kvgate.orchestration.g2.measure import measure_volume, work_dir
 from kvgate.orchestration.g3.measure import work_root
@@ -69,7 +68,7 @@ def test_g2_refuses_a_work_directory_that_leads_out_of_the_volume(tmp_path: Path
             vol=vol,
             store=store,
             notify=print,
-            scale="smoke",
+            models={},
             profile=load_profile(REPO / "workloads" / "fio" / "smoke.yaml"),
         )
     assert precious.read_text() == "customer data"
@@ -82,11 +81,9 @@ def test_g3_agent_workloads_refuse_a_work_directory_that_leads_out_of_the_volume
     store = RunStore.create(tmp_path / "r", site="s", gate="g3", meta={})
     below = f"{Path(work_root(str(tmp_path / 'cand'), 'here', store)).name}/storage"
     precious = plant(tmp_path / "cand" / "kvgate-g3", tmp_path / "outside", below)
-    check = storage_plan(inv)[0]
+    check = storage_plan(in_memory(inv))[0]
     with pytest.raises(UnsafeWrite, match=r"outside .*symlink"):
-        measure_storage(
-            EX, inv, [check], profile=load_g3_profile("smoke"), store=store, notify=print, servers={}
-        )
+        measure_storage(EX, in_memory(inv), [check], store=store, notify=print, servers={})
     assert precious.read_text() == "customer data"
 
 
@@ -96,9 +93,7 @@ def test_g4_does_not_remove_a_work_directory_an_edited_run_json_points_elsewhere
     (tmp_path / "outside" / "precious").write_text("customer data")
     inv = inventory(tmp_path / "cand", tmp_path / "nfs")
     store = RunStore.create(tmp_path / "r", site="s", gate="g4", meta={})
-    soak = SoakRun(
-        EX, inv, host="here", name="tiny", profile=load_g4_profile("smoke"), store=store, notify=print
-    )
+    soak = SoakRun(EX, in_memory(inv), host="here", name="tiny", store=store, notify=print)
     state = {"work_dir": str(tmp_path / "outside"), "engines": []}
     with pytest.raises(UnsafeWrite, match="outside the volume directory"):
         soak._finish([], state)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvgate.configuration.engine_profile import tensor_parallel
+from kvgate.configuration.gateconfig import in_memory, load_config
 from kvgate.configuration.inventory import load
 from kvgate.orchestration.g1.plan import plan
 from kvgate.orchestration.g2.nic_counters import nic_plan
@@ -23,14 +24,16 @@ def test_one_100gbe_port_per_node_makes_the_line_rate_12_5_gb_per_s() -> None:
     inv = load(LAB).inventory
     assert [inv.line_rate_bytes_per_s(h) for h in ("gpu-1", "gpu-2", "npu-1")] == [12.5e9] * 3
     seqread = next(
-        c for c in g2_plan(inv) if c.host == "gpu-1" and c.check == "volume[fx100].fio.seqread-1m.bw"
+        c
+        for c in g2_plan(in_memory(inv))
+        if c.host == "gpu-1" and c.check == "volume[fx100].fio.seqread-1m.bw"
     )
     assert seqread.criterion.expected == 0.8 * 12.5e9
     assert "line_rate_fraction=0.8 × 12.50 GB/s RDMA line rate" in seqread.criterion.source
 
 
 def test_g1_covers_the_fabric_the_array_placement_and_the_accelerators() -> None:
-    checks = {(c.host, c.check) for c in plan(load(LAB).inventory)}
+    checks = {(c.host, c.check) for c in plan(load_config(LAB))}
     for check in (
         "roce[^ens1f0np0$].pfc",
         "roce[^ens1f0np0$].gid",
@@ -48,7 +51,7 @@ def test_g1_covers_the_fabric_the_array_placement_and_the_accelerators() -> None
 
 
 def test_g2_reads_the_storage_port_counters_of_every_node() -> None:
-    assert [(c.host, c.check) for c in nic_plan(load(LAB).inventory)] == [
+    assert [(c.host, c.check) for c in nic_plan(load_config(LAB))] == [
         ("gpu-1", "nic[^ens1f0np0$].discards"),
         ("gpu-2", "nic[^ens1f0np0$].discards"),
         ("npu-1", "nic[^enp189s0f0$].discards"),
@@ -66,9 +69,9 @@ def test_g3_runs_each_reference_where_the_seed_ran_it() -> None:
     assert (dep.cold_read.model or "").endswith("Qwen2.5-32B-Instruct")
     assert tensor_parallel(dep.cold_read.placement.engine_args) == 1
     assert dep.cold_read.placement.env == {"HIP_VISIBLE_DEVICES": "0"}
-    measurable = {c.check for c in g3_plan(inv) if c.host == "gpu-1" and c.ruled is None}
+    measurable = {c.check for c in g3_plan(in_memory(inv)) if c.host == "gpu-1" and c.ruled is None}
     assert {"engine[r2r3-480b].ttft-p50-reduction", "engine[r2r3-480b].cold-read-bw-gain"} <= measurable
-    r9 = {c.check: c for c in storage_plan(inv) if "service-load" in c.check}
+    r9 = {c.check: c for c in storage_plan(in_memory(inv)) if "service-load" in c.check}
     assert {(c.host, c.spec.candidate, c.spec.baseline, c.ruled) for c in r9.values()} == {
         ("npu-1", "fx100", "nfs", None)
     }

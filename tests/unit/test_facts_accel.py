@@ -16,6 +16,7 @@ import pytest
 from replay import HOST, Answer, Replay, ok, recorded
 
 from kvgate.base.criteria import Verdict
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g1.checks import evaluate_facts
 from kvgate.orchestration.g1.plan import plan
@@ -209,7 +210,7 @@ def host_g1(
     wanted = ("gpu", "numa", "tuning")
     return {
         c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition)
-        for c in plan(inv)
+        for c in plan(in_memory(inv))
         if c.check.startswith(wanted)
     }
 
@@ -311,5 +312,5 @@ def test_stored_accelerator_facts_rejudge_the_same() -> None:
     )
     facts = collect_host(Replay(gpu_answers(), {"amd-smi"}), HostContext(HOST, {}, True))
     stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
-    for check in plan(inv):
+    for check in plan(in_memory(inv)):
         assert evaluate_facts(check, stored).condition == evaluate_facts(check, facts).condition

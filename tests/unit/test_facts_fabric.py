@@ -16,6 +16,7 @@ import pytest
 from replay import HOST, Answer, Replay, ok, recorded
 
 from kvgate.base.criteria import Verdict
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g1.checks import evaluate_facts
 from kvgate.orchestration.g1.plan import plan
@@ -241,7 +242,8 @@ def lab_g1(
     )
     facts = collect_host(Replay(lab_answers() | (replace or {}), tools), HostContext(HOST, {}, True))
     return {
-        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition) for c in plan(inv)
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition)
+        for c in plan(in_memory(inv))
     }
 
 
@@ -373,7 +375,8 @@ def array_g1(**nvmeof_expect: Any) -> dict[str, tuple[Verdict, str]]:
     )
     facts = collect_host(Replay(answers, {"nvme"}), HostContext(HOST, {}, True))
     return {
-        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition) for c in plan(inv)
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition)
+        for c in plan(in_memory(inv))
     }
 
 
@@ -393,5 +396,5 @@ def test_stored_lab_facts_rejudge_the_same() -> None:
     inv = Inventory.model_validate({"site": "lab", "hosts": {HOST: {"expect": bom}}})
     facts = collect_host(Replay(lab_answers(), LAB_TOOLS), HostContext(HOST, {}, True))
     stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
-    for check in plan(inv):
+    for check in plan(in_memory(inv)):
         assert evaluate_facts(check, stored).condition == evaluate_facts(check, facts).condition

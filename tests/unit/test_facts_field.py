@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kvgate.base.criteria import Verdict
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g1.checks import evaluate_facts
 from kvgate.orchestration.g1.plan import plan
@@ -124,7 +125,7 @@ def judged(family: str, col: Collected, expect: dict[str, Any]) -> dict[str, tup
     facts = HostFacts(host="gpu-1", families={family: col})
     return {
         c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition)
-        for c in plan(inv)
+        for c in plan(in_memory(inv))
         if c.spec.family == family
     }
 

@@ -15,6 +15,7 @@ import pytest
 from kvgate.base.criteria import Inputs, Measurement, Verdict
 from kvgate.configuration.fio_job import FioJob
 from kvgate.configuration.fio_matrix import MatrixProfile, SweepPoint, load_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g2.measure import VolumeResult, sweep_series
 from kvgate.orchestration.g2.plan import plan
@@ -99,7 +100,7 @@ def test_g2_judges_the_ceiling_as_a_trusted_site_baseline() -> None:
             "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
         }
     )
-    check = next(c for c in plan(inv) if c.check == "volume[v].fio.ceiling.bw")
+    check = next(c for c in plan(in_memory(inv)) if c.check == "volume[v].fio.ceiling.bw")
     assert check.criterion.metric == "ceiling.read_bw_bytes_per_s"
     assert check.evaluate().verdict is Verdict.INVALID  # not measured is never PASS
     cold = Measurement("ceiling.read_bw_bytes_per_s", 2.2e9, "bytes/s", (), "not cold: vda read 0 B")

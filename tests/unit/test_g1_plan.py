@@ -15,6 +15,7 @@ import pytest
 from replay import HOST, Replay, ok, recorded
 
 from kvgate.base.criteria import Verdict
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g1.checks import evaluate_facts
 from kvgate.orchestration.g1.plan import manifest, plan, tools_wanted
@@ -145,7 +146,8 @@ def run_g1(
     ctx = HostContext(host=HOST, volumes=inv.volumes_of(HOST), sudo=True, tools=tools_wanted(inv, HOST))
     facts = collect_host(Replay({**answers(path, probe), **(replace or {})}, tools), ctx)
     return {
-        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition) for c in plan(inv)
+        c.check: (evaluate_facts(c, facts).verdict, evaluate_facts(c, facts).condition)
+        for c in plan(in_memory(inv))
     }
 
 
@@ -169,8 +171,10 @@ def test_the_plan_is_only_what_the_inventory_expects(scratch: tuple[Path, str]) 
     inv = Inventory.model_validate(
         {"site": "s", "hosts": {"h": {"expect": {"cpu": {"cores": 64}, "pcie_full_link": False}}}}
     )
-    assert [(c.check, c.rule, c.spec.family) for c in plan(inv)] == [("cpu.cores", "G1-CPU-2", "cpu")]
-    checks = {c.check for c in plan(Inventory.model_validate(bom(scratch[0])))}
+    assert [(c.check, c.rule, c.spec.family) for c in plan(in_memory(inv))] == [
+        ("cpu.cores", "G1-CPU-2", "cpu")
+    ]
+    checks = {c.check for c in plan(in_memory(Inventory.model_validate(bom(scratch[0]))))}
     assert {
         "gpu.count",
         "nvme.media_errors",
@@ -180,14 +184,14 @@ def test_the_plan_is_only_what_the_inventory_expects(scratch: tuple[Path, str]) 
     } <= checks
     assert not any(
         c.startswith("gpu")
-        for c in {c.check for c in plan(Inventory.model_validate(bom(scratch[0], gpus=None)))}
+        for c in {c.check for c in plan(in_memory(Inventory.model_validate(bom(scratch[0], gpus=None))))}
     )
 
 
 def test_sources_say_where_each_expectation_was_written(scratch: tuple[Path, str]) -> None:
     data = bom(scratch[0])
     data["hosts"][HOST]["expect"] = {"memory": {"total_gib": 16}}
-    sources = {c.check: c.criterion.source for c in plan(Inventory.model_validate(data))}
+    sources = {c.check: c.criterion.source for c in plan(in_memory(Inventory.model_validate(data)))}
     assert sources["cpu.cores"] == "inventory: groups.gpu-nodes.cpu.cores"
     assert sources["memory.total"] == f"inventory: hosts.{HOST}.expect.memory.total_gib"
     assert sources["nvme.temperature"] == "inventory: groups.gpu-nodes.nvme.max_temperature_c (default)"
@@ -300,7 +304,7 @@ def test_no_measurable_pcie_link_is_never_a_pass(scratch: tuple[Path, str]) -> N
 
 def test_a_family_that_was_not_collected_is_invalid(scratch: tuple[Path, str]) -> None:
     inv = Inventory.model_validate(bom(scratch[0]))
-    check = next(c for c in plan(inv) if c.check == "cpu.cores")
+    check = next(c for c in plan(in_memory(inv)) if c.check == "cpu.cores")
     assert evaluate_facts(check, HostFacts(host=HOST)).verdict is Verdict.INVALID
 
 
@@ -310,7 +314,7 @@ def test_stored_facts_rejudge_the_same(scratch: tuple[Path, str]) -> None:
     ctx = HostContext(host=HOST, volumes=inv.volumes_of(HOST), sudo=True, tools=tools_wanted(inv, HOST))
     facts = collect_host(Replay(answers(path, probe), TOOLS), ctx)
     stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
-    for check in plan(inv):
+    for check in plan(in_memory(inv)):
         assert evaluate_facts(check, stored).condition == evaluate_facts(check, facts).condition
 
 

@@ -14,6 +14,7 @@ from replay import Replay, recorded
 
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import LabError
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g2.nic_counters import (
     SNAPSHOT,
@@ -78,7 +79,7 @@ def lab(**roce: int) -> Inventory:
 
 
 def judge_run(before: str, after: str, **roce: int) -> tuple[Verdict, str]:
-    (check,) = nic_plan(lab(**roce))
+    (check,) = nic_plan(in_memory(lab(**roce)))
     j = evaluate_nic(check, {"ens1f0np0": _delta(before, after)})
     return j.verdict, j.condition
 
@@ -125,13 +126,13 @@ def test_an_unknown_driver_is_invalid_never_a_pass() -> None:
 
 
 def test_the_plan_covers_storage_clients_rdma_nics() -> None:
-    (check,) = nic_plan(lab(max_rx_discards=2))
+    (check,) = nic_plan(in_memory(lab(max_rx_discards=2)))
     assert (check.host, check.check, check.criterion.expected) == ("gpu-1", "nic[^ens1f0np0$].discards", 2)
     assert check.criterion.source == "inventory: roce.max_rx_discards"
     no_client = Inventory.model_validate(
         {"site": "s", "hosts": {"h": {"expect": {"nics": [{"name": "x", "rdma": True}]}}}}
     )
-    assert nic_plan(no_client) == []
+    assert nic_plan(in_memory(no_client)) == []
 
 
 def test_a_snapshot_reads_ethtool_and_the_rdma_hw_counters() -> None:

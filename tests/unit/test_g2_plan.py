@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.base.criteria import Inputs, Verdict
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g2.plan import plan
 from kvgate.probes.workload_results import checkpoint_measurements, kv_measurements, model_load_measurements
@@ -27,7 +28,7 @@ def inventory(volume: dict[str, Any], nics: list[dict[str, Any]] | None = None) 
 
 
 def by_check(inv: Inventory) -> dict[str, Any]:
-    return {c.check: c for c in plan(inv)}
+    return {c.check: c for c in plan(in_memory(inv))}
 
 
 def recorded(workload: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.engine_profile import engine_profile, load_profiles
 from kvgate.configuration.gate_profiles.g3 import Capacity, G3Profile, VerdictBinding, load_g3_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g3 import client
 from kvgate.orchestration.g3.evidence import capacity_reason, dram_held_reason
@@ -205,15 +206,17 @@ def inventory(scale: str = "smoke", **engine: Any) -> Inventory:
 
 def test_an_engine_that_declares_no_capacity_arms_cannot_pass_them() -> None:
     lab = {"model": "/m", "state_bytes_per_token": 1}
-    sglang = {c.check: c for c in plan(inventory(tier_profile="sglang-hicache", **lab))}
+    sglang = {c.check: c for c in plan(in_memory(inventory(tier_profile="sglang-hicache", **lab)))}
     assert sglang["engine[tiny].ttft-p50-reduction"].ruled is None  # it declares them
-    native = {c.check: c for c in plan(inventory(tier_profile="vllm-native-tiering", **lab))}
+    native = {c.check: c for c in plan(in_memory(inventory(tier_profile="vllm-native-tiering", **lab)))}
     assert native["engine[tiny].throughput-gain-conc8"].ruled is None
-    serial = {c.check: c for c in plan(inventory(tier_profile="vllm-lmcache-serial-read", **lab))}
+    serial = {c.check: c for c in plan(in_memory(inventory(tier_profile="vllm-lmcache-serial-read", **lab)))}
     j = serial["engine[tiny].throughput-gain-conc16"].evaluate()
     assert j.verdict is Verdict.SKIP  # smoke declares why
     assert "vllm-lmcache-serial-read declares no capacity arms (capacity_arms" in j.condition
-    full = {c.check: c for c in plan(inventory("full", tier_profile="vllm-lmcache-serial-read", **lab))}
+    full = {
+        c.check: c for c in plan(in_memory(inventory("full", tier_profile="vllm-lmcache-serial-read", **lab)))
+    }
     assert full["engine[tiny].throughput-gain-conc16"].evaluate().verdict is Verdict.INVALID
 
 
@@ -221,7 +224,7 @@ def test_every_tier_profile_names_a_dram_only_arm_of_its_own_engine_without_the_
     for profile in load_profiles().values():
         if profile.capacity_arms is None:
             continue
-        arms = capacity_profiles(profile)
+        arms = capacity_profiles(profile, profiles=engine_profile)
         dram = arms["dram-only"]
         assert dram.kind is profile.kind, profile.name
         assert dram.cache is None, f"{dram.name}: a dram-only arm has no external tier"

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict
 from kvgate.configuration.gate_profiles.g3 import ColdBounds, VerdictBinding, WriteThrough, load_g3_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.configuration.references import load_references
 from kvgate.judgement import Bound, Check
@@ -47,7 +48,7 @@ LMCACHE = {"tier_profile": "vllm-lmcache", "recompute_profile": "vllm-recompute"
 
 
 def checks(inv: Inventory) -> dict[str, G3Check]:
-    return {c.check: c for c in plan(inv)}
+    return {c.check: c for c in plan(in_memory(inv))}
 
 
 def arm(name: str, ttft: float | None, *, cv: float = 0.05, reasons: tuple[str, ...] = ()) -> ArmSummary:
@@ -236,7 +237,7 @@ def test_a_deployment_without_an_external_tier_measures_warm_only() -> None:
 
 def test_no_engine_deployment_is_an_invalid_gate_not_an_empty_pass() -> None:
     inv = inventory().model_copy(update={"engines": {}})
-    (only,) = plan(inv)
+    (only,) = plan(in_memory(inv))
     j = only.evaluate()
     assert (only.host, j.verdict) == ("cluster", Verdict.INVALID)
     assert "declares no engine deployment" in j.condition

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g3.arms import ArmSummary, Outcome, Trial, summarize
 from kvgate.orchestration.g3.load_arms import LoadTrial
@@ -43,7 +44,7 @@ def inventory() -> Inventory:
 
 def bound(*, measured: bool = True, best: float = 2 * GB) -> StorageBound:
     figures = StorageFigures(Figure(1.5 * GB, "G2 x"), Figure(None, "unknown"), Figure(best, "G2 x: best"))
-    return StorageBound(inventory(), "h", "tiny", figures, measured, BPT)
+    return StorageBound(in_memory(inventory()), "h", "tiny", figures, measured, BPT)
 
 
 def restore(index: int, ttft_s: float, tokens: int = 2048) -> Trial:
@@ -115,7 +116,7 @@ def test_bound_from_a_results_root_without_g2_is_assumed_and_holds_nothing(tmp_p
     from kvgate.record.store import RunStore
 
     store = RunStore.create(tmp_path, site="s", gate="g3", meta={"inventory": {"path": "i", "sha256": "x"}})
-    b = StorageBound.load(store, inventory(), host="h", name="tiny")
+    b = StorageBound.load(store, in_memory(inventory()), host="h", name="tiny")
     assert not b.measured
     assert b.bytes_per_token == BPT
     assert b.figures.ceiling.source.startswith("no passed G2 run")

@@ -7,6 +7,7 @@ from typing import Any
 
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.configuration.references import load_references
 from kvgate.orchestration.g3.arms import Outcome, Trial, Window, summarize
@@ -67,7 +68,7 @@ def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do() -> None:
-    stored = {"h/tiny": rows(result(), plan(inventory()))}
+    stored = {"h/tiny": rows(result(), plan(in_memory(inventory())))}
     found = by_title(sections(stored))
     arms = found["G3 arms: recompute vs SSD restore vs warm"]
     assert [r[1] for r in arms["rows"]] == [
@@ -122,7 +123,7 @@ def test_the_cold_read_rows_follow_the_other_arms_with_their_restore_bandwidth()
         f"{a}@c4": replace(r.arms["ssd-restore"], arm=f"{a}@c4", read_bw_gb_per_s=bw)
         for a, bw in (("serial-read", 0.98), ("parallel-read", 5.23))
     }
-    found = by_title(sections({"h/tiny": rows(r, plan(inventory()))}))
+    found = by_title(sections({"h/tiny": rows(r, plan(in_memory(inventory())))}))
     arms = found["G3 arms: recompute vs SSD restore vs warm"]
     assert [x[1] for x in arms["rows"]][-2:] == [
         "serial-read@c4",

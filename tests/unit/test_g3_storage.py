@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from kvgate.base.criteria import Measurement, Verdict
 from kvgate.configuration.gate_profiles.g3 import StorageBinding
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.configuration.references import load_references
 from kvgate.configuration.workload_profiles import agent_spec, load_profiles
@@ -58,7 +59,7 @@ def result(devices: tuple[str | None, str], candidate: dict[str, Measurement] | 
 
 
 def by_check(inv: Inventory) -> dict[str, Any]:
-    return {c.check: c for c in storage_plan(inv)}
+    return {c.check: c for c in storage_plan(in_memory(inv))}
 
 
 def engines(cand: tuple[float, float], nfs: tuple[float, float], key: str = "engine") -> StorageResult:

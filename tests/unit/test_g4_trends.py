@@ -9,6 +9,7 @@ import pytest
 from kvgate.base.criteria import Inputs, Verdict
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.gate_profiles.g4 import G4Profile, load_g4_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g4 import trends
 from kvgate.orchestration.g4.plan import criteria, g4_check, plan, skip_reason
@@ -205,7 +206,7 @@ def test_a_deployment_on_no_host_is_an_invalid_check_not_silently_unsoaked() -> 
             "engines": {"tiny": dep},
         }
     )
-    (check,) = plan(inv)
+    (check,) = plan(in_memory(inv))
     j = check.evaluate()
     assert (check.check, j.verdict) == ("engines[tiny].hosts", Verdict.INVALID)
     assert "runs on no host" in j.condition

@@ -67,7 +67,7 @@ def test_a_fio_job_g2_judges_must_do_the_io_its_criterion_reads(tmp_path: Path) 
 
 
 def test_the_shipped_matrices_hold_every_job_g2_plans() -> None:
-    checks = plan(load_config(LOCAL).inventory.inventory)
+    checks = plan(load_config(LOCAL))
     assert {"seqread-1m", "seqwrite-1m", "randread-4k"} <= {c.key.split(".")[0] for c in checks}
 
 

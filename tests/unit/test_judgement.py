@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kvgate.base.criteria import Inputs, Measurement, Verdict
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory import load
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.judgement import Check, gate_verdict
@@ -44,15 +45,15 @@ def test_every_gate_plans_the_one_check_type() -> None:
     inv = load(LOCAL).inventory
     plans = (g1.plan, g2_plan, nic_plan, g3_plan, storage_plan, g4_plan, preflight_plan)
     for plan in plans:
-        checks = plan(inv)
+        checks = plan(in_memory(inv))
         assert all(isinstance(c, Check) for c in checks), plan.__module__
-    assert {type(c) for plan in plans for c in plan(inv)} == {Check}
+    assert {type(c) for plan in plans for c in plan(in_memory(inv))} == {Check}
 
 
 def test_a_reference_is_bound_when_planned_and_never_read_again_to_judge(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    checks = {c.check: c for c in g3_plan(tiny())}
+    checks = {c.check: c for c in g3_plan(in_memory(tiny()))}
     ttft = checks["engine[tiny].ttft-p50-reduction"]
     assert ttft.bound is not None
     assert ttft.bound.reference.id == ttft.rule
@@ -60,11 +61,7 @@ def test_a_reference_is_bound_when_planned_and_never_read_again_to_judge(
     def refuse(*_: object) -> None:
         raise AssertionError("references.yaml read at evaluation")
 
-    for module in (
-        "kvgate.configuration.references",
-        "kvgate.orchestration.g3.plan",
-        "kvgate.orchestration.g3.storage",
-    ):
+    for module in ("kvgate.configuration.references", "kvgate.configuration.gateconfig"):
         monkeypatch.setattr(f"{module}.load_references", refuse)
     m = Measurement(ttft.criterion.metric, 40.0, "%")
     levels = {f"{ttft.key}@c{c}": m for c in ttft.bound.levels}
@@ -76,12 +73,12 @@ def test_a_reference_is_bound_when_planned_and_never_read_again_to_judge(
 
 
 def test_not_evaluable_is_said_one_way_whatever_the_gate() -> None:
-    no_baseline = {c.check: c for c in storage_plan(tiny())}["storage[cand].service-load-32b"]
+    no_baseline = {c.check: c for c in storage_plan(in_memory(tiny()))}["storage[cand].service-load-32b"]
     j = evaluate_storage(no_baseline, None)
     assert j.verdict in (Verdict.SKIP, Verdict.INVALID)
     assert j.condition.startswith(f"{no_baseline.criterion.metric}: not ")
     assert "has no scratch baseline volume" in j.condition
-    no_engine = g4_plan(Inventory.model_validate({"site": "s", "hosts": {"h": {}}}))[0]
+    no_engine = g4_plan(in_memory(Inventory.model_validate({"site": "s", "hosts": {"h": {}}})))[0]
     assert no_engine.evaluate().condition.startswith("engine_hosts: not evaluable — ")
 
 

@@ -74,9 +74,9 @@ def lab_setup(name: str) -> Setup:
         salt="s",
         envs=dep.instance_envs,
         engine_args=dep.engine_args,
-        readers=read_profiles(dep),
+        readers=read_profiles(dep, profiles=engine_profile),
         read=read_phase(dep),
-        capacity=capacity_profiles(tier),
+        capacity=capacity_profiles(tier, profiles=engine_profile),
         capacity_args=at.engine_args if at else dep.engine_args,
     )
 

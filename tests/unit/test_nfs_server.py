@@ -13,6 +13,7 @@ import pytest
 
 from kvgate.base.errors import ConfigError
 from kvgate.base.units import GiB
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory import load
 from kvgate.configuration.inventory.schema import Inventory, NfsServer
 from kvgate.orchestration.preflight.measure import Probe
@@ -120,7 +121,7 @@ def test_preflight_says_whether_the_gates_will_control_the_server_cache(
     inv = Inventory.model_validate(inventory(server))
     ex = LocalExecutor("filer")
     store = RunStore.create(tmp_path, site="s", gate="preflight", meta={})
-    probe = Probe(ex, inv, "client", store, print, {"client": ex, "filer": ex})
+    probe = Probe(ex, in_memory(inv), "client", store, print, {"client": ex, "filer": ex})
     m = probe.server_cache("nfs", ())
     assert m.value == value
     assert (m.invalid_reason is None) == (value is not None)

@@ -14,6 +14,7 @@ import pytest
 
 from kvgate.base.criteria import Verdict
 from kvgate.cli.command_line import main
+from kvgate.configuration.gateconfig import configure
 from kvgate.configuration.inventory import load
 from kvgate.orchestration.plan.deployments import Options, plan_inventory
 from kvgate.orchestration.plan.inputs import assumed_storage, g2_storage, g3_serving, latest_passed
@@ -129,7 +130,7 @@ def test_a_plan_from_stored_runs_predicts_every_g3_workload(inventory: Path, tmp
     stored_run(
         root, "g3", loaded.sha256, Verdict.FAIL, {"g3/lmcache/arms.json": {"arms": {"recompute": arm}}}
     )
-    (plan,) = plan_inventory(loaded, root, Options())
+    (plan,) = plan_inventory(configure(loaded), root, Options())
     assert [(p.workload.concurrency, p.workload.prompt_tokens) for p in plan.predictions] == [
         (1, 16384),
         (16, 16384),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.configuration.inventory import load
+from kvgate.configuration.gateconfig import load_config
 from kvgate.orchestration.gate_plans import plans
 
 pytest_plugins = ["pytester"]
@@ -29,8 +29,8 @@ def test_collect_only_lists_every_planned_check_once_and_writes_nothing(
     assert result.ret == 0, result.stdout.str()
     found = re.findall(r"::test_\w+\[(.+)\]$", result.stdout.str(), flags=re.M)
     listed = Counter(i for i in found if i != "NOTSET")  # NOTSET: a family with no check here
-    inventory = load(LOCAL).inventory
-    planned = Counter(c.id for plan in plans(gate) for c in plan(inventory))
+    config = load_config(LOCAL)
+    planned = Counter(c.id for plan in plans(gate) for c in plan(config))
     assert listed == planned  # the families cover the plan: every check once, none lost
     assert not runs.exists()
 
@@ -46,8 +46,9 @@ pytestmark = pytest.mark.gate("g1")
 CRIT = Criterion("T-1", "x", ">=", 2, "GB/s")
 
 
-def plan(inventory):
-    return [Check(host=h, check=name, criterion=CRIT, spec=None, key="x") for h in inventory.hosts
+def plan(config):
+    hosts = config.inventory.inventory.hosts
+    return [Check(host=h, check=name, criterion=CRIT, spec=None, key="x") for h in hosts
             for name in ("fast", "slow", "down")]
 
 

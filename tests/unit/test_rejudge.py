@@ -16,8 +16,8 @@ import pytest
 from kvgate.base.criteria import Verdict
 from kvgate.cli.command_line import main
 from kvgate.cli.rejudge import rejudge
+from kvgate.configuration import gateconfig
 from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
-from kvgate.orchestration.g3 import plan as g3_plan
 from kvgate.record.manifest import verify
 from kvgate.record.store import RunStore
 from kvgate.report.model import load_run
@@ -36,14 +36,15 @@ def stored(tmp_path: Path) -> Path:
 
 
 def stricter(fraction: float) -> Any:
-    """load_g3_profile with the R2 TTFT binding held to ``fraction`` of the reference's lower bound."""
+    """load_g3_profile, as the run's configuration reads it, with the R2 TTFT binding held to
+    ``fraction`` of the reference's lower bound."""
 
     def load(scale: str) -> G3Profile:
         p = load_g3_profile(scale)
-        verdicts = [
+        verdicts = tuple(
             b.model_copy(update={"threshold_fraction": fraction}) if b.check == "ttft-p50-reduction" else b
             for b in p.verdicts
-        ]
+        )
         return p.model_copy(update={"verdicts": verdicts})
 
     return load
@@ -52,7 +53,7 @@ def stricter(fraction: float) -> Any:
 def test_a_stricter_threshold_decided_after_the_run_is_judged_on_the_stored_numbers(
     stored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(g3_plan, "load_g3_profile", stricter(1.2))  # ≥ 30.6 %: the site's 27.43 % fails
+    monkeypatch.setattr(gateconfig, "load_g3_profile", stricter(1.2))  # ≥ 30.6 %: the site's 27.43 % fails
     new = rejudge(stored, inventory=DATA / "inv.yaml", results=tmp_path / "out")
     checks = new.checks()
     assert checks[TTFT].verdict == Verdict.FAIL
@@ -77,7 +78,7 @@ def test_a_stricter_threshold_decided_after_the_run_is_judged_on_the_stored_numb
 def test_a_waiver_decided_after_the_run_waives_without_measuring(
     stored: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(g3_plan, "load_g3_profile", stricter(1.2))  # the TTFT row now FAILs ...
+    monkeypatch.setattr(gateconfig, "load_g3_profile", stricter(1.2))  # the TTFT row now FAILs ...
     waivers = tmp_path / "waivers.yaml"
     waivers.write_text(
         "waivers:\n  - rule: R2-ttft-p50-tp8\n"  # ... and a waiver decided after the run accepts it

@@ -5,9 +5,10 @@ NVMe health, NIC link state and, when `pcie_full_link` is true, PCIe link width 
 speed are planned wherever the family applies. A check is evaluated later against
 the host's collected facts:
 
+>>> from kvgate.configuration.gateconfig import in_memory
 >>> from kvgate.configuration.inventory.schema import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "hosts": {"h": {"expect": {"cpu": {"cores": 64}}}}})
->>> [c.check for c in plan(inv)]
+>>> [c.check for c in plan(in_memory(inv))]
 ['cpu.cores', 'pcie.links']
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.orchestration.g1.checks import evaluate_facts as evaluate
@@ -51,8 +53,9 @@ PLANNERS: tuple[
 )
 
 
-def plan(inventory: Inventory) -> list[PlannedCheck]:
+def plan(config: GateConfig) -> list[PlannedCheck]:
     """Every G1 check of every host, in inventory order."""
+    inventory = config.inventory.inventory
     return [
         check
         for host in inventory.hosts

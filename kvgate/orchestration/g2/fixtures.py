@@ -14,7 +14,7 @@ from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.inventory.schema import CLUSTER
 from kvgate.orchestration.g2.cluster import Member, measure_cluster
 from kvgate.orchestration.g2.measure import VolumeResult, measure_volume
-from kvgate.orchestration.g2.plan import G2Check, fio_profile, shared_volumes
+from kvgate.orchestration.g2.plan import G2Check, shared_volumes
 from kvgate.orchestration.g2.sections import row
 from kvgate.orchestration.gatefixtures import GateRun
 from kvgate.probes.nfs_server import ServerCache
@@ -31,7 +31,7 @@ def g2_measured(
 ) -> dict[str, HostResults | LabError]:
     """Every pending host measured at once (the same jobs on every storage client together)."""
     del nic_counters_before
-    pending, profile = gate_run.session.hosts_pending, fio_profile(gate_run.inventory)
+    pending, profile = gate_run.session.hosts_pending, gate_run.config.fio
     gate_run.store.merge_meta(
         configuration={"gate_profile": profile.model_dump(mode="json")}
     )  # page 1's scope
@@ -59,7 +59,7 @@ def _measure_host(run: GateRun, profile: MatrixProfile, name: str) -> HostResult
                 profile=profile,
                 store=run.store,
                 notify=partial(run.session.notify, name),
-                scale=inv.scale,
+                models=run.config.workload_models(),
                 server_cache=ServerCache.of(inv, vname, run.executors),
             )
             save(run.store, out[vname])
@@ -80,7 +80,7 @@ def _cluster(run: GateRun, per_host: dict[str, HostResults | LabError]) -> HostR
                 members,
                 volume=vname,
                 vol=inv.volumes[vname],
-                profile=fio_profile(inv),
+                profile=run.config.fio,
                 store=run.store,
                 server_cache=ServerCache.of(inv, vname, executors),
             )

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import parse_size
 from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint
 from kvgate.configuration.inventory.schema import Host, Volume
+from kvgate.configuration.workload_profiles import ModelProfile
 from kvgate.orchestration.g2.workloads import run_workloads
 from kvgate.probes.fio.baseline import run_matrix
 from kvgate.probes.fio.cold import MeasuredRun
@@ -66,7 +67,7 @@ def measure_volume(
     profile: MatrixProfile,
     store: RunStore,
     notify: Notify,
-    scale: str,
+    models: Mapping[str, ModelProfile],
     server_cache: ServerCache | None = None,
 ) -> VolumeResult:
     """Run the fio matrix and the workloads on one scratch volume; clean up our files after.
@@ -94,7 +95,7 @@ def measure_volume(
             store=store,
             notify=notify,
             prefix=name,
-            scale=scale,
+            models=models,
             server_cache=server_cache,
         )
         result.add(found)

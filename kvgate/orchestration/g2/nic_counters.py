@@ -29,7 +29,8 @@ from dataclasses import dataclass, field, replace
 
 from kvgate.base.criteria import Criterion, Inputs, Judgement, Measurement, Verdict
 from kvgate.base.errors import LabError
-from kvgate.configuration.inventory.schema import Inventory, Role
+from kvgate.configuration.gateconfig import GateConfig
+from kvgate.configuration.inventory.schema import Role
 from kvgate.judgement import Check
 from kvgate.probes.facts.base import ParseError, int_or_none
 from kvgate.transport.base import Executor
@@ -113,9 +114,9 @@ def delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
     return {k: after[k] - before[k] for k in after if k in before}
 
 
-def nic_plan(inventory: Inventory) -> list[NicCheck]:
+def nic_plan(config: GateConfig) -> list[NicCheck]:
     """One check per storage client and BOM RDMA NIC pattern: discards ≤ roce.max_rx_discards (0)."""
-    out = []
+    inventory, out = config.inventory.inventory, []
     for host in inventory.hosts:
         if Role.STORAGE_CLIENT not in inventory.hosts[host].roles:
             continue

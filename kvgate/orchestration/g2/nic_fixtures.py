@@ -19,7 +19,7 @@ Snapshots = dict[str, Snapshot | LabError]
 
 
 def _take(when: str, run: GateRun) -> Snapshots:
-    checks = nic_plan(run.inventory)
+    checks = nic_plan(run.config)
     hosts = sorted({c.host for c in checks} & run.session.hosts_pending)
 
     def one(host: str) -> Snapshot:

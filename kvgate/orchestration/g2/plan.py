@@ -4,11 +4,12 @@ Each criterion comes from the volume's `expect:` in the inventory; a metric
 without a site threshold is still measured and must be trusted (`> 0`, never
 PASS when INVALID or missing) so it can serve as the site baseline for G3.
 
+>>> from kvgate.configuration.gateconfig import in_memory
 >>> from kvgate.configuration.inventory.schema import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["storage-client"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}})
->>> [c.check for c in plan(inv)][:2]
+>>> [c.check for c in plan(in_memory(inv))][:2]
 ['volume[v].fio.seqread-1m.bw', 'volume[v].fio.seqwrite-1m.bw']
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from kvgate.base.criteria import Criterion
 from kvgate.base.units import GB
 from kvgate.configuration.fio_matrix import MatrixProfile
-from kvgate.configuration.gateconfig import g2_fio_matrix
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import CLUSTER, Inventory, Volume, VolumeExpect
 from kvgate.judgement import Check, Ruling
 from kvgate.probes.fio.ceiling import CEILING_CELL
@@ -41,11 +42,6 @@ def g2_check(host: str, volume: str, check: str, criterion: Criterion, skip: str
         subject=volume,
         ruled=Ruling.skip(skip) if skip else None,
     )
-
-
-def fio_profile(inv: Inventory) -> MatrixProfile:
-    """The fio matrix of the inventory's scale, holding the jobs these criteria read (gateconfig)."""
-    return g2_fio_matrix(inv.scale)
 
 
 def _at_least(
@@ -194,9 +190,10 @@ def cluster_check(name: str, vol: Volume, profile: MatrixProfile) -> G2Check:
     return g2_check(CLUSTER, name, f"volume[{name}].fio.cluster.{cell}.bw", crit, skip)
 
 
-def plan(inventory: Inventory) -> list[G2Check]:
-    """G2 checks for every host and every volume it mounts, then the cluster aggregates."""
-    profile = fio_profile(inventory)
+def plan(config: GateConfig) -> list[G2Check]:
+    """G2 checks for every host and every volume it mounts, then the cluster aggregates (the fio
+    matrix: the configuration's, holding the jobs these criteria read)."""
+    inventory, profile = config.inventory.inventory, config.fio
     per_host = [
         check
         for host in inventory.hosts

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.inventory.schema import Host
-from kvgate.configuration.workload_profiles import agent_spec, model_profile, scale_models
+from kvgate.configuration.workload_profiles import ModelProfile, agent_spec
 from kvgate.probes import agentctl
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.scratch import ScratchDir
@@ -34,14 +34,15 @@ def run_workloads(
     store: RunStore,
     notify: Callable[[str], None],
     prefix: str,
-    scale: str,
+    models: Mapping[str, ModelProfile],
     server_cache: ServerCache | None = None,
 ) -> list[Measurement]:
-    """Run the three workloads one after the other in a checked scratch directory; store every result."""
+    """Run the workloads (``models``: each with its model profile, GateConfig.workload_models) one after
+    the other in a checked scratch directory; store every result."""
     found: list[Measurement] = []
-    for workload, profile in scale_models(scale).items():
+    for workload, profile in models.items():
         notify(f"agent {workload}")
-        spec = agent_spec(model_profile(profile), workload, target_dir=directory.path)
+        spec = agent_spec(profile, workload, target_dir=directory.path)
         job = agentctl.start(ex, workload, spec, target=directory, sudo=host.sudo)
         on_event = functools.partial(_progress, notify, workload)
         res = agentctl.wait(ex, job, on_event, timeout_s=WORKLOAD_TIMEOUT_S)

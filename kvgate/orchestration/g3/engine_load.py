@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import LabError
-from kvgate.configuration.engine_profile import EngineProfile, engine_profile
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.engine_profile import EngineProfile
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.probes.engines import EngineService, Placement
 from kvgate.probes.engines.model_staging import engine_python, stage_model
 from kvgate.probes.hostevidence import HostEvidence
@@ -64,14 +64,14 @@ class ColdSite:
     server: ServerCache | None = None
 
 
-def engine_load(site: ColdSite, inv: Inventory, *, candidate: str) -> dict[str, Measurement]:
+def engine_load(site: ColdSite, config: GateConfig, *, candidate: str) -> dict[str, Measurement]:
     """Cold-start the engine of the first deployment on ``candidate`` with its model on the site's volume."""
-    host, volume = site.host, site.volume
+    host, volume, inv = site.host, site.volume, config.inventory.inventory
     found = [(n, d) for n, d in inv.engines.items() if d.volume == candidate and host in inv.engine_hosts(n)]
     if not found:
         return _status("engine", f"no engine deployment on {host} uses volume {candidate}")
     name, dep = found[0]
-    profile = engine_profile(dep.recompute_profile)
+    profile = config.engine(dep.recompute_profile)
     python = engine_python(inv.hosts[host], dep)
     if dep.model == "tiny":
         staged, _ = stage_model(site.ex, inv.hosts[host], dep, profile.kind, python)
@@ -85,10 +85,10 @@ def engine_load(site: ColdSite, inv: Inventory, *, candidate: str) -> dict[str, 
     return start_cold(site, start)
 
 
-def service_load(site: ColdSite, inv: Inventory, *, name: str) -> dict[str, Measurement]:
+def service_load(site: ColdSite, config: GateConfig, *, name: str) -> dict[str, Measurement]:
     """Cold-start model load ``name`` (``model_loads:``) from its copy on the site's volume."""
-    ml, key = inv.model_loads[name], f"service[{name}]"
-    profile = engine_profile(ml.profile)
+    ml, key = config.inventory.inventory.model_loads[name], f"service[{name}]"
+    profile = config.engine(ml.profile)
     python = ml.python or "python3"
     start = ColdStart(key, profile, python, ml.copies[site.volume], ml.port, ml.env, ml.engine_args)
     return start_cold(site, start)

@@ -9,8 +9,7 @@ import pytest
 
 from kvgate.base.criteria import Inputs
 from kvgate.base.errors import LabError
-from kvgate.configuration.gate_profiles.g3 import load_g3_profile
-from kvgate.configuration.references import check_consistency, load_references
+from kvgate.configuration.references import check_consistency
 from kvgate.orchestration.g3.measure import DeploymentResult, measure_deployment
 from kvgate.orchestration.g3.plan import G3Check, plan
 from kvgate.orchestration.g3.sections import rows, storage_rows
@@ -26,13 +25,16 @@ StorageResults = dict[str, StorageResult]  # by candidate volume
 @pytest.fixture(scope="session")
 def g3_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
     """Every pending engine host measured at once; its deployments one after the other."""
-    inv, store = gate_run.inventory, gate_run.store
-    profile = load_g3_profile(inv.scale)
-    store.update_meta(reference_notes=[str(d) for d in check_consistency(load_references())])
-    store.merge_meta(configuration={"gate_profile": profile.model_dump(mode="json")})
-    measure = partial(measure_deployment, profile=profile)
+    config, store = gate_run.config, gate_run.store
+    store.update_meta(reference_notes=[str(d) for d in check_consistency(config.references)])
+    store.merge_meta(configuration={"gate_profile": config.g3.model_dump(mode="json")})
     return measure_each_deployment(
-        gate_run, measure, rows, checks=plan(inv), rows_key="g3_rows", done="measured"
+        gate_run,
+        measure_deployment,
+        rows,
+        checks=plan(gate_run.config),
+        rows_key="g3_rows",
+        done="measured",
     )
 
 
@@ -46,8 +48,7 @@ def g3_evidence(check: G3Check, request: pytest.FixtureRequest) -> Inputs:
 def g3_storage(gate_run: GateRun) -> dict[str, StorageResults | LabError]:
     """Model-load and checkpoint on every pending host's candidate and baseline volumes, hosts at once."""
     inv, exs, store = gate_run.inventory, gate_run.executors, gate_run.store
-    profile = load_g3_profile(inv.scale)
-    checks = [c for c in storage_plan(inv) if c.ruled is None]
+    checks = [c for c in storage_plan(gate_run.config) if c.ruled is None]
 
     def measure_host(host: str) -> StorageResults:
         out: StorageResults = {}
@@ -55,9 +56,7 @@ def g3_storage(gate_run: GateRun) -> dict[str, StorageResults | LabError]:
         for candidate in dict.fromkeys(c.spec.candidate for c in checks if c.host == host):
             mine = [c for c in checks if c.host == host and c.spec.candidate == candidate]
             servers = {v: ServerCache.of(inv, v, exs) for v in inv.volumes}
-            r = measure_storage(
-                exs[host], inv, mine, profile=profile, store=store, notify=notify, servers=servers
-            )
+            r = measure_storage(exs[host], gate_run.config, mine, store=store, notify=notify, servers=servers)
             store.merge_meta(g3_rows={f"{host}/storage[{candidate}]": storage_rows(r, mine)})
             out[candidate] = r
         return out

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kvgate.base.criteria import Measurement
-from kvgate.configuration.engine_profile import EngineProfile, engine_profile
-from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS, G3Profile
-from kvgate.configuration.inventory.schema import EngineDeployment, Inventory
-from kvgate.configuration.references import load_references
+from kvgate.configuration.engine_profile import EngineProfile
+from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS
+from kvgate.configuration.gateconfig import GateConfig
+from kvgate.configuration.inventory.schema import EngineDeployment
 from kvgate.orchestration.g3.arms import ArmSummary, summarize
 from kvgate.orchestration.g3.cold_read import measured_arms
 from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
@@ -96,19 +96,19 @@ def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
 
 
 def measure_deployment(
-    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
+    ex: Executor, config: GateConfig, *, host: str, name: str, store: RunStore, notify: Any
 ) -> DeploymentResult:
     """Run every arm of one deployment on one host and judge-ready measurements from them."""
-    setup, result = deployment_setup(ex, inv, host=host, name=name, store=store)
+    setup, result = deployment_setup(ex, config, host=host, name=name, store=store)
     sink = StoreSink(store, result, notify)
     bound = StorageBound.load(
-        store, inv, host=host, name=name
+        store, config, host=host, name=name
     )  # G2's figures (kvgate.orchestration.g3.prediction)
     try:
-        arms = ColdRestore(ex, setup, profile, sink).run()
+        arms = ColdRestore(ex, setup, config.g3, sink).run()
     finally:
         remove_work_dir(ex, setup.work)
-    _conclude(result, bound.hold(arms), profile, sink)
+    _conclude(result, bound.hold(arms), config, sink)
     bound.conclude(result, arms)
     loads = level_latency(arms.load_trials, arms.whole_trials) | level_latency(arms.capacity_trials)
     result.serving = loads | level_latency(arms.read_trials)
@@ -116,13 +116,13 @@ def measure_deployment(
 
 
 def probe_deployment(
-    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G3Profile, store: RunStore, notify: Any
+    ex: Executor, config: GateConfig, *, host: str, name: str, store: RunStore, notify: Any
 ) -> tuple[DeploymentResult, TierProbe]:
     """The tier probe alone (``kvgate preflight``): one prompt through one deployment's tier cycle."""
-    setup, result = deployment_setup(ex, inv, host=host, name=name, store=store)
+    setup, result = deployment_setup(ex, config, host=host, name=name, store=store)
     sink = StoreSink(store, result, notify)
     try:
-        probe = ColdRestore(ex, setup, profile, sink).run(probe_only=True).probe
+        probe = ColdRestore(ex, setup, config.g3, sink).run(probe_only=True).probe
     finally:
         remove_work_dir(ex, setup.work)
     assert probe is not None
@@ -131,11 +131,12 @@ def probe_deployment(
 
 
 def deployment_setup(
-    ex: Executor, inv: Inventory, *, host: str, name: str, store: RunStore
+    ex: Executor, config: GateConfig, *, host: str, name: str, store: RunStore
 ) -> tuple[Setup, DeploymentResult]:
     """One deployment on one host resolved (engine installed, model staged), and its empty result."""
+    inv = config.inventory.inventory
     dep, h = inv.engines[name], inv.hosts[host]
-    tier = engine_profile(dep.tier_profile)
+    tier = config.engine(dep.tier_profile)
     result = DeploymentResult(host, name, tier, loadgen_address=inv.loadgen_address(name, host))
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier.kind)
@@ -146,7 +147,7 @@ def deployment_setup(
     setup = Setup(
         deployment=name,
         tier=tier,
-        recompute=engine_profile(dep.recompute_profile),
+        recompute=config.engine(dep.recompute_profile),
         python=python,
         model=model,
         work=work,
@@ -155,10 +156,10 @@ def deployment_setup(
         sudo=h.sudo,
         salt=f"{store.path.name}/{host}/{name}/{secrets.token_hex(3)}",
         envs=dep.instance_envs,
-        readers=read_profiles(dep),
+        readers=read_profiles(dep, profiles=config.engine),
         read=read_phase(dep),
         engine_args=dep.engine_args,
-        capacity=capacity_profiles(tier),
+        capacity=capacity_profiles(tier, profiles=config.engine),
         capacity_env=at.env if at else dep.instance_envs[0],
         capacity_args=at.engine_args if at else dep.engine_args,
         loadgen_address=result.loadgen_address,
@@ -175,8 +176,9 @@ def read_phase(dep: EngineDeployment) -> Phase:
     return Phase(where.env, where.engine_args, cr.model, cr.state_bytes_per_token)
 
 
-def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, sink: StoreSink) -> None:
+def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, sink: StoreSink) -> None:
     """Summaries, measurements and their artifacts."""
+    profile = config.g3
     result.device, result.mismatches = arms.device, arms.mismatches
     result.load_mismatches, result.near_ties = arms.load_mismatches, arms.near_ties
     cached = [
@@ -225,7 +227,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, profile: G3Profile, si
         return
     restores = arms.trials.get("ssd-restore", [])
     compared = sum(t.outcome.ok for a in ("ssd-restore", "warm") for t in arms.trials.get(a, []))
-    refs = load_references()
+    refs = config.references
     result.measurements = {
         "write-through": write_through_measurement(restores, profile.write_through),
         "cold-proof": cold_proof_measurement(restores, profile.cold),

@@ -8,22 +8,24 @@ the gate profile's bindings; one this engine cannot measure (a concurrency it do
 not serve, arms it does not have) is SKIP with the profile's declared reason on a
 one-request-at-a-time engine, else INVALID — never PASS.
 
+>>> from kvgate.configuration.gateconfig import in_memory
 >>> from kvgate.configuration.inventory.schema import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["engine", "storage-client"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
 ...     "engines": {"tiny": {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
 ...                          "volume": "v"}}})
->>> [c.check for c in plan(inv)][:2]
+>>> [c.check for c in plan(in_memory(inv))][:2]
 ['engine[tiny].ssd-restore.write-through', 'engine[tiny].ssd-restore.cold-proof']
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kvgate.base.criteria import Criterion, Verdict
-from kvgate.configuration.engine_profile import EngineProfile, engine_profile, tensor_parallel
+from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
 from kvgate.configuration.gate_profiles.g3 import (
     ARMS,
     CAPACITY_ARMS,
@@ -31,16 +33,19 @@ from kvgate.configuration.gate_profiles.g3 import (
     G3Profile,
     Unmeasurable,
     VerdictBinding,
-    load_g3_profile,
 )
-from kvgate.configuration.inventory.schema import CLUSTER, EngineDeployment, Inventory
-from kvgate.configuration.references import References, load_references
+from kvgate.configuration.gateconfig import GateConfig
+from kvgate.configuration.inventory.schema import CLUSTER, EngineDeployment
+from kvgate.configuration.references import References
 from kvgate.judgement import Bound, Check, Ruling
 
 NEAR_TIE_RULE = (
     "greedy outputs of cached requests equal recompute's, or first differ at a near-tie "
     "(each token in the other's top-k logprobs: vLLM check_logprobs_close)"
 )
+
+# an engine profile by name: GateConfig.engine in a gate run (the shipped loader in tests of shipped files)
+Profiles = Callable[[str], EngineProfile]
 
 
 G3Check = Check[VerdictBinding | None]  # spec: the gate profile's binding (None: a site rule)
@@ -132,9 +137,9 @@ class Shape:
     read_args: tuple[str, ...] = ()  # the readers' engine arguments (cold_read.placement)
 
     @classmethod
-    def of(cls, dep: EngineDeployment) -> Shape:
+    def of(cls, dep: EngineDeployment, *, profiles: Profiles) -> Shape:
         args = dep.cold_read.placement.engine_args if dep.cold_read else ()
-        return cls(len(dep.instance_envs), tuple(read_profiles(dep).values()), args)
+        return cls(len(dep.instance_envs), tuple(read_profiles(dep, profiles=profiles).values()), args)
 
 
 def unmeasurable(
@@ -148,14 +153,19 @@ def unmeasurable(
     return _arms_unmeasurable(binding, tier, profile)
 
 
-def capacity_profiles(tier: EngineProfile) -> dict[str, EngineProfile]:
+def capacity_profiles(tier: EngineProfile, *, profiles: Profiles) -> dict[str, EngineProfile]:
     """The capacity arms' profiles a tier profile declares: dram-only, and ssd-tier where it has a tier."""
+    return {arm: profiles(name) for arm, name in capacity_names(tier).items()}
+
+
+def capacity_names(tier: EngineProfile) -> dict[str, str]:
+    """The engine profile names of the capacity arms a tier profile declares, by arm."""
     arms = tier.capacity_arms
     if arms is None:
         return {}
-    out = {CAPACITY_ARMS[0]: engine_profile(arms.dram_only)}
+    out = {CAPACITY_ARMS[0]: arms.dram_only}
     if tier.cache is not None:
-        out[CAPACITY_ARMS[1]] = engine_profile(arms.ssd_tier or tier.name)
+        out[CAPACITY_ARMS[1]] = arms.ssd_tier or tier.name
     return out
 
 
@@ -256,12 +266,12 @@ def cold_read_blocker(
     return None
 
 
-def read_profiles(dep: EngineDeployment) -> dict[str, EngineProfile]:
+def read_profiles(dep: EngineDeployment, *, profiles: Profiles) -> dict[str, EngineProfile]:
     """R1's two readers, serial-read and parallel-read, when the deployment names them."""
     if dep.cold_read is None:
         return {}
     names = (dep.cold_read.serial, dep.cold_read.parallel)
-    return {arm: engine_profile(n) for arm, n in zip(READ_ARMS, names, strict=True)}
+    return {arm: profiles(n) for arm, n in zip(READ_ARMS, names, strict=True)}
 
 
 def _whole_machine_unmeasurable(
@@ -322,14 +332,14 @@ def _note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, shape: Sha
 
 
 def _capacity_note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, instances: int) -> str:
-    cap, arms = profile.capacity, capacity_profiles(tier)
+    cap, arms = profile.capacity, capacity_names(tier)
     assert cap is not None
     where = (
         f"{instances} engine instances driven together"
         if b.concurrency == "whole-machine"
         else "sessions at " + "/".join(f"c{c}" for c in b.levels)
     )
-    names = " vs ".join(p.name for p in arms.values())
+    names = " vs ".join(arms.values())
     note = f"{names}: {cap.documents} shared documents, {cap.reuse * 100:g}% of each turn reused, {where}"
     if not tier.serves_concurrently:
         note += f"; {tier.name} serves one request at a time, so the turns in flight queue alike in both arms"
@@ -343,23 +353,25 @@ def _cold_read_note(profile: G3Profile, readers: tuple[EngineProfile, ...]) -> s
     return f"{profile.cold_read.concurrency} prompts in flight, restored cold by {serial} vs {parallel}"
 
 
-def plan(inventory: Inventory) -> list[G3Check]:
+def plan(config: GateConfig) -> list[G3Check]:
     """G3 checks for every engine deployment on every one of its hosts."""
+    inventory = config.inventory.inventory
     if not inventory.engines:
         why = "the inventory declares no engine deployment (engines:): G3 has nothing to run"
         return [_cluster_invalid("engines", why)]
-    profile, refs = load_g3_profile(inventory.scale), load_references()
+    profile, refs = config.g3, config.references
     checks = []
     for name, dep in inventory.engines.items():
-        tier = engine_profile(dep.tier_profile)
-        engine_profile(dep.recompute_profile)  # a typo fails before anything runs
+        tier = config.engine(dep.tier_profile)  # every name was checked when the configuration loaded
         hosts = inventory.engine_hosts(name)
         if not hosts:
             why = f"engines.{name} runs on no host (none listed, none with the engine role)"
             checks.append(_cluster_invalid(f"engines[{name}].hosts", why))
         for host in hosts:
             checks += evidence_checks(host, name, profile, tier)
-            checks += reference_checks(host, name, tier, profile, refs, shape=Shape.of(dep))
+            checks += reference_checks(
+                host, name, tier, profile, refs, shape=Shape.of(dep, profiles=config.engine)
+            )
     return checks
 
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kvgate.configuration.engine_profile import engine_profile
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g3.arms import ArmSummary, Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial
 from kvgate.orchestration.plan.deployments import Options, plan_deployment
@@ -70,7 +69,7 @@ def _join(*reasons: str | None) -> str | None:
 class StorageBound:
     """One deployment's storage figures (the latest passed G2 run of this inventory) and its state size."""
 
-    inv: Inventory
+    config: GateConfig
     host: str
     deployment: str
     figures: StorageFigures  # measured in G2, or assumed from the inventory (then never used to invalidate)
@@ -78,18 +77,19 @@ class StorageBound:
     bytes_per_token: float | None
 
     @classmethod
-    def load(cls, store: RunStore, inv: Inventory, *, host: str, name: str) -> StorageBound:
+    def load(cls, store: RunStore, config: GateConfig, *, host: str, name: str) -> StorageBound:
         """The figures for ``name`` on ``host`` from the results root this G3 run lives in."""
+        inv = config.inventory.inventory
         meta, dep = store.meta(), inv.engines[name]
         root = store.path.parent.parent  # results/<site>/<gate>-<stamp>
         g2 = latest_passed(
             Path(root), str(meta.get("site")), "g2", str((meta.get("inventory") or {}).get("sha256"))
         )
         figures = g2_storage(g2, host, dep.volume) if g2 is not None else None
-        kind = engine_profile(dep.tier_profile).kind
+        kind = config.engine(dep.tier_profile).kind
         bpt = planned_bytes_per_token(dep, kind).value
         storage = figures or assumed_storage(inv, host, dep.volume)
-        return cls(inv, host, name, storage, figures is not None and figures.best.known, bpt)
+        return cls(config, host, name, storage, figures is not None and figures.best.known, bpt)
 
     # -- before the arms are summarised -------------------------------------------------------
     def hold(self, arms: ArmsResult) -> ArmsResult:
@@ -156,7 +156,7 @@ class StorageBound:
         rc = measured.get("recompute")
         serving = serving_from_arm(rc.to_dict(), "this run") if rc is not None else None
         plan = plan_deployment(
-            self.inv, self.deployment, self.host, storage=self.figures, serving=serving, options=Options()
+            self.config, self.deployment, self.host, storage=self.figures, serving=serving, options=Options()
         )
         return [_row(p, measured, plan.storage.ceiling) for p in plan.predictions]
 

@@ -21,16 +21,15 @@ from dataclasses import dataclass, field, replace
 
 from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict, fmt
 from kvgate.configuration.gate_profiles.g3 import (
-    G3Profile,
     StorageBinding,
     StorageProfile,
     Unmeasurable,
-    load_g3_profile,
 )
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import CLUSTER, Inventory, VolumeKind
 from kvgate.configuration.reference_schema import Reference
-from kvgate.configuration.references import improvement_measurement, load_references
-from kvgate.configuration.workload_profiles import ModelProfile, agent_spec, model_profile
+from kvgate.configuration.references import improvement_measurement
+from kvgate.configuration.workload_profiles import ModelProfile, agent_spec
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.orchestration.g3.engine_load import ColdSite, engine_load, service_load
 from kvgate.orchestration.g3.measure import remove_work_dir, work_root
@@ -158,19 +157,21 @@ def storage_pairs(inv: Inventory) -> list[tuple[str, str, str | None]]:
     return [(h, c, b) for (h, c), b in pairs.items()]
 
 
-def storage_plan(inventory: Inventory) -> list[StorageCheck]:
+def storage_plan(config: GateConfig) -> list[StorageCheck]:
     """The R9/R1 checks of the gate profile: per engine host and candidate volume, or per model load."""
-    sp = load_g3_profile(inventory.scale).storage
+    inventory, sp = config.inventory.inventory, config.g3.storage
     if sp is None:
         return []
     checks = []
     for b in sp.verdicts:
+        ref = config.references.get(b.reference)
         if b.model_load is not None:
-            checks += _model_load_checks(inventory, b, sp)
+            checks += _model_load_checks(inventory, b, sp, ref=ref)
             continue
-        reading = checkpoint_reading(model_profile(sp.checkpoint)) if b.statistic in CHECKPOINT else ""
+        reading = checkpoint_reading(config.models[sp.checkpoint]) if b.statistic in CHECKPOINT else ""
         checks += [
-            _check(host, cand, base, b, sp, reading=reading) for host, cand, base in storage_pairs(inventory)
+            _check(host, cand, base, b, sp, ref=ref, reading=reading)
+            for host, cand, base in storage_pairs(inventory)
         ]
     return checks
 
@@ -182,10 +183,11 @@ def _check(
     b: StorageBinding,
     sp: StorageProfile,
     *,
+    ref: Reference,
     missing: str = "",
     reading: str = "",
 ) -> StorageCheck:
-    bound = Bound(load_references().get(b.reference), b.threshold_fraction, b.tolerance)
+    bound = Bound(ref, b.threshold_fraction, b.tolerance)
     policy = Verdict.SKIP if sp.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
     why = missing or ("" if base else f"host {host} has no scratch baseline volume; {sp.reason}")
     return Check(
@@ -202,16 +204,18 @@ def _check(
     )
 
 
-def _model_load_checks(inv: Inventory, b: StorageBinding, sp: StorageProfile) -> list[StorageCheck]:
+def _model_load_checks(
+    inv: Inventory, b: StorageBinding, sp: StorageProfile, *, ref: Reference
+) -> list[StorageCheck]:
     """A binding's check on every host of its model load; a model load the inventory lacks: not evaluable."""
     assert b.model_load is not None
     if b.model_load not in inv.model_loads:
         why = (
             f"the inventory declares no model load {b.model_load!r} (model_loads: its copies, profile, hosts)"
         )
-        return [_check(CLUSTER, "", None, b, sp, missing=why)]
+        return [_check(CLUSTER, "", None, b, sp, ref=ref, missing=why)]
     cand, base = inv.model_load_volumes(b.model_load)
-    return [_check(h, cand, base, b, sp) for h in inv.model_loads[b.model_load].hosts]
+    return [_check(h, cand, base, b, sp, ref=ref) for h in inv.model_loads[b.model_load].hosts]
 
 
 CHECKPOINT = ("checkpoint_write_s", "checkpoint_write_bw_bytes_per_s")
@@ -235,10 +239,9 @@ def checkpoint_reading(model: ModelProfile) -> str:
 
 def measure_storage(
     ex: Executor,
-    inv: Inventory,
+    config: GateConfig,
     checks: list[StorageCheck],
     *,
-    profile: G3Profile,
     store: RunStore,
     notify: Notify,
     servers: Mapping[str, ServerCache],
@@ -247,12 +250,12 @@ def measure_storage(
 
     ``servers``: per volume, control of its NFS server's cache (used where the volume is NFS).
     """
-    first = checks[0].spec
+    inv, first = config.inventory.inventory, checks[0].spec
     assert first.baseline is not None, "a check without a baseline is not measured"
     host = checks[0].host
     result = StorageResult(host, first.candidate, first.baseline)
     needs = _Needs.of(checks)
-    run = AgentRun(ex, profile, store, notify, sudo=inv.hosts[host].sudo, inv=inv)
+    run = AgentRun(ex, config, store, notify, sudo=inv.hosts[host].sudo)
     for volume in (first.candidate, first.baseline):
         vol = inv.volumes[volume]
         work = checked(ex, vol, f"{work_root(vol.path, host, store)}/storage")  # before anything is made
@@ -289,35 +292,34 @@ class AgentRun:
     """The agent's model-load and checkpoint workloads, and the engines' cold starts, on one host."""
 
     ex: Executor
-    profile: G3Profile
+    config: GateConfig
     store: RunStore
     notify: Notify
     sudo: bool
-    inv: Inventory
 
     def engines(
         self, needs: _Needs, check: StorageCheck, volume: str, work: str, server: ServerCache | None
     ) -> dict[str, Measurement]:
         """The engines ``check``'s group needs, each started cold from its model's copy on ``volume``."""
         found: dict[str, Measurement] = {}
-        sudo = self.inv.hosts[check.host].sudo
+        sudo = self.config.inventory.inventory.hosts[check.host].sudo
         site = ColdSite(self.ex, check.host, sudo, volume, work, self.store, server)
         if needs.engine:
             self.notify(f"g3 storage {volume}: engine cold start")
-            found |= engine_load(site, self.inv, candidate=check.spec.candidate)
+            found |= engine_load(site, self.config, candidate=check.spec.candidate)
         for name in needs.model_loads:
             self.notify(f"g3 storage {volume}: {name} service load")
-            found |= service_load(site, self.inv, name=name)
+            found |= service_load(site, self.config, name=name)
         return found
 
     def workloads(self, volume: str, work: ScratchDir, server: ServerCache | None) -> dict[str, Measurement]:
         """Both workloads in one checked volume directory; a failed workload leaves its reason as a status."""
-        sp = self.profile.storage
+        sp = self.config.g3.storage
         assert sp is not None, "storage_plan plans nothing without a storage section"
         found: dict[str, Measurement] = {}
         for workload, model in (("model-load", sp.model_load), ("checkpoint", sp.checkpoint)):
             self.notify(f"g3 storage {volume}: agent {workload}")
-            spec = agent_spec(model_profile(model), workload, target_dir=work.path)
+            spec = agent_spec(self.config.models[model], workload, target_dir=work.path)
             job = agentctl.start(self.ex, workload, spec, target=work, sudo=self.sudo)
             res = agentctl.wait(self.ex, job, None, timeout_s=WORKLOAD_TIMEOUT_S)
             ev = self.store.artifact(

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import pytest
 
 from kvgate.base.criteria import Inputs
 from kvgate.base.errors import LabError, UsageError
-from kvgate.configuration.gate_profiles import profile_path
-from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.orchestration.g4.plan import G4Check, plan
 from kvgate.orchestration.g4.sections import rows
 from kvgate.orchestration.g4.soak import SoakResult, measure_soak
@@ -21,16 +17,17 @@ HostResults = dict[str, SoakResult | LabError]
 @pytest.fixture(scope="session")
 def g4_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
     """Every pending engine host soaked at once; a host's deployments one after the other."""
-    inv, run_store = gate_run.inventory, gate_run.store
-    profile = load_g4_profile(inv.scale)
-    now, started = profile.model_dump(mode="json"), run_store.run_record().configuration.gate_profile
+    config, run_store = gate_run.config, gate_run.store
+    now, started = config.g4.model_dump(mode="json"), run_store.run_record().configuration.gate_profile
     if started is not None and started != now:  # a resume judges with the limits its soak started with
         raise UsageError(
-            f"{profile_path('g4', inv.scale)} changed since this run started: restore it, or start a new run"
+            f"{config.files()['g4']} changed since this run started: restore it, or start a new run"
         )
     run_store.merge_meta(configuration={"gate_profile": now})
-    soak = partial(measure_soak, profile=profile)
-    return measure_each_deployment(gate_run, soak, rows, checks=plan(inv), rows_key="g4_rows", done="soaked")
+    checks = plan(gate_run.config)
+    return measure_each_deployment(
+        gate_run, measure_soak, rows, checks=checks, rows_key="g4_rows", done="soaked"
+    )
 
 
 @pytest.fixture

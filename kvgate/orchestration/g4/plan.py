@@ -5,22 +5,24 @@ G4 no reference figures, only "72 h stable". A check the deployment cannot measu
 (no external tier for the capacity check, no hit counter for the hit trend) is SKIP
 with that reason; a soak too short to show a trend is INVALID.
 
+>>> from kvgate.configuration.gateconfig import in_memory
 >>> from kvgate.configuration.inventory.schema import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["engine"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
 ...     "engines": {"tiny": {"tier_profile": "llama-cpp-disk", "recompute_profile": "llama-cpp-recompute",
 ...                          "volume": "v"}}})
->>> [c.check for c in plan(inv)][:3]
+>>> [c.check for c in plan(in_memory(inv))][:3]
 ['soak[tiny].coverage', 'soak[tiny].failed-requests', 'soak[tiny].empty-responses']
 """
 
 from __future__ import annotations
 
 from kvgate.base.criteria import Criterion
-from kvgate.configuration.engine_profile import EngineProfile, engine_profile
-from kvgate.configuration.gate_profiles.g4 import G4Profile, load_g4_profile
-from kvgate.configuration.inventory.schema import CLUSTER, Inventory
+from kvgate.configuration.engine_profile import EngineProfile
+from kvgate.configuration.gate_profiles.g4 import G4Profile
+from kvgate.configuration.gateconfig import GateConfig
+from kvgate.configuration.inventory.schema import CLUSTER
 from kvgate.judgement import Check, Ruling
 
 G4Check = Check[None]  # subject: the deployment; key: which soak measurement judges it
@@ -168,16 +170,17 @@ def skip_reason(key: str, tier: EngineProfile) -> str | None:
     return None
 
 
-def plan(inventory: Inventory) -> list[G4Check]:
+def plan(config: GateConfig) -> list[G4Check]:
     """G4 checks for every engine deployment on every one of its hosts."""
+    inventory = config.inventory.inventory
     if not inventory.engines:
         crit = Criterion("G4-ENG-1", "engine_hosts", ">", 0, source="inventory: engines")
         why = "the inventory declares no engine deployment (engines:): G4 has nothing to soak"
         return [g4_check(CLUSTER, "", "engines", "engines", crit, ruled=Ruling.invalid(why))]
-    profile = load_g4_profile(inventory.scale)
+    profile = config.g4
     checks = []
     for name, dep in inventory.engines.items():
-        tier = engine_profile(dep.tier_profile)
+        tier = config.engine(dep.tier_profile)
         if not inventory.engine_hosts(name):
             crit = Criterion("G4-ENG-1", "engine_hosts", ">", 0, source=f"inventory: engines.{name}.hosts")
             why = f"engines.{name} runs on no host (none listed, none with the engine role)"

@@ -19,10 +19,8 @@ from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import CommandTimeout, Interrupted, LabError, TransportError
-from kvgate.configuration.engine_profile import EngineProfile, engine_profile, tensor_parallel
-from kvgate.configuration.gate_profiles.g3 import load_g3_profile
-from kvgate.configuration.gate_profiles.g4 import G4Profile
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g4 import trends
 from kvgate.probes import agentctl
 from kvgate.probes.engines import EngineService, Placement
@@ -61,18 +59,18 @@ class SoakRun:
     def __init__(
         self,
         ex: Executor,
-        inv: Inventory,
+        config: GateConfig,
         *,
         host: str,
         name: str,
-        profile: G4Profile,
         store: RunStore,
         notify: Any,
     ) -> None:
-        self.ex, self.inv, self.host, self.name = ex, inv, host, name
-        self.profile, self.store, self._notify = profile, store, notify
+        inv = config.inventory.inventory
+        self.ex, self.config, self.inv, self.host, self.name = ex, config, inv, host, name
+        self.profile, self.store, self._notify = config.g4, store, notify
         self.dep = inv.engines[name]
-        self.tier = engine_profile(self.dep.tier_profile)
+        self.tier = config.engine(self.dep.tier_profile)
         self.python = engine_python(inv.hosts[host], self.dep)
         self.key = f"{host}/{name}"
         self.windows: dict[int, dict[str, Any]] = {}
@@ -209,7 +207,7 @@ class SoakRun:
 
     def _tokens_per_word(self, eng: EngineService) -> float:
         """Tokens per prompt word of this engine's tokenizer (G3's tokenize endpoints); 1.0 without one."""
-        tok = load_g3_profile(self.inv.scale).tokenize.get(self.tier.kind.value)
+        tok = self.config.g3.tokenize.get(self.tier.kind.value)
         if tok is None:
             return 1.0
         spec = PromptSpec(salt=f"{self.key}/calibrate", prompt_tokens=4 * self.profile.load.prompt_tokens)
@@ -361,7 +359,7 @@ def _ms(value: float | None) -> str:
 
 
 def measure_soak(
-    ex: Executor, inv: Inventory, *, host: str, name: str, profile: G4Profile, store: RunStore, notify: Any
+    ex: Executor, config: GateConfig, *, host: str, name: str, store: RunStore, notify: Any
 ) -> SoakResult:
     """Soak one deployment on one host (see the module docstring)."""
-    return SoakRun(ex, inv, host=host, name=name, profile=profile, store=store, notify=notify).run()
+    return SoakRun(ex, config, host=host, name=name, store=store, notify=notify).run()

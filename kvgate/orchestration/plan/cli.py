@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kvgate.base.errors import UsageError
-from kvgate.configuration.inventory import LoadedInventory
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.plan.deployments import Options, plan_inventory
 from kvgate.orchestration.plan.render import CAPTION, COLUMNS, inputs, row, title, why_empty
 
@@ -27,11 +27,13 @@ def options(args: argparse.Namespace) -> Options:
     return Options(args.prefill_tok_per_s, args.reuse, args.documents, args.dram_hit)
 
 
-def show(console: Console, loaded: LoadedInventory, results: Path, opts: Options) -> None:
+def show(console: Console, config: GateConfig, results: Path, opts: Options) -> None:
     """One table per deployment and engine host, its inputs and assumptions under it."""
-    plans = plan_inventory(loaded, results, opts)
+    plans = plan_inventory(config, results, opts)
     if not plans:
-        raise UsageError(f"{loaded.path}: the inventory declares no engine deployment (engines:) to plan")
+        raise UsageError(
+            f"{config.inventory.path}: the inventory declares no engine deployment (engines:) to plan"
+        )
     for plan in plans:
         table = Table(*COLUMNS, title=escape(title(plan)), title_justify="left", caption=CAPTION)
         for p in plan.predictions:

@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvgate.configuration.engine_profile import EngineProfile, engine_profile
-from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
-from kvgate.configuration.inventory import LoadedInventory
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.engine_profile import EngineProfile
+from kvgate.configuration.gate_profiles.g3 import G3Profile
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.plan.inputs import (
     Figure,
     Serving,
@@ -75,7 +74,7 @@ def prefill_figure(serving: Serving | None, options: Options) -> Figure:
 
 
 def plan_deployment(
-    inv: Inventory,
+    config: GateConfig,
     name: str,
     host: str,
     *,
@@ -84,8 +83,8 @@ def plan_deployment(
     options: Options,
 ) -> DeploymentPlan:
     """The plan of one deployment on one host, from figures already gathered (pure)."""
-    dep, profile = inv.engines[name], load_g3_profile(inv.scale)
-    tier = engine_profile(dep.tier_profile)
+    dep, profile = config.inventory.inventory.engines[name], config.g3
+    tier = config.engine(dep.tier_profile)
     kvb, prefill = state_bytes_per_token(dep, tier.kind), prefill_figure(serving, options)
     decode = serving.decode_s if serving else Figure(None, "unknown: no G3 run (capacity gain is TTFT-only)")
     predictions: list[Prediction] = []
@@ -138,8 +137,9 @@ def assumptions(options: Options, profile: G3Profile) -> tuple[str, ...]:
     )
 
 
-def plan_inventory(loaded: LoadedInventory, results: Path, options: Options) -> list[DeploymentPlan]:
+def plan_inventory(config: GateConfig, results: Path, options: Options) -> list[DeploymentPlan]:
     """Every deployment on every engine host, from the latest passed G2 and the latest G3 run."""
+    loaded = config.inventory
     inv = loaded.inventory
     g2 = latest_passed(results, loaded.site, "g2", loaded.sha256)
     g3_runs = runs_newest_first(results, loaded.site, "g3", loaded.sha256)
@@ -149,5 +149,7 @@ def plan_inventory(loaded: LoadedInventory, results: Path, options: Options) -> 
             figures = g2_storage(g2, host, dep.volume) if g2 is not None else None
             serving = next((s for r in g3_runs if (s := g3_serving(r, host, name)) is not None), None)
             storage = figures or assumed_storage(inv, host, dep.volume)
-            plans.append(plan_deployment(inv, name, host, storage=storage, serving=serving, options=options))
+            plans.append(
+                plan_deployment(config, name, host, storage=storage, serving=serving, options=options)
+            )
     return plans

@@ -17,10 +17,12 @@ from kvgate.transport.fanout import fan_out
 @pytest.fixture(scope="session")
 def preflight_measured(gate_run: GateRun) -> dict[str, Found | LabError]:
     """Every pending host's probes, hosts concurrently."""
-    inv, exs, session = gate_run.inventory, gate_run.executors, gate_run.session
+    config, exs, session = gate_run.config, gate_run.executors, gate_run.session
 
     def probe(host: str) -> Found:
-        return Probe(exs[host], inv, host, gate_run.store, functools.partial(session.notify, host), exs).all()
+        return Probe(
+            exs[host], config, host, gate_run.store, functools.partial(session.notify, host), exs
+        ).all()
 
     results = fan_out({h: h for h in sorted(session.hosts_pending)}, probe)
     for host, r in results.items():

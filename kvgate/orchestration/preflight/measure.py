@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import Interrupted, LabError
-from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g3.measure import probe_deployment
 from kvgate.probes.evidence.probe import DEFAULT_MIB
@@ -33,11 +33,15 @@ class Probe:
     """One host's probing: where, what it may do, where its evidence goes."""
 
     ex: Executor
-    inv: Inventory
+    config: GateConfig
     host: str
     store: RunStore
     notify: Callable[[str], None]
     executors: Mapping[str, Executor]  # every host's: an NFS volume's server may be another host
+
+    @property
+    def inv(self) -> Inventory:
+        return self.config.inventory.inventory
 
     def all(self) -> Found:
         """Every probe of the host (see kvgate.orchestration.preflight.plan for what each must show)."""
@@ -95,15 +99,8 @@ class Probe:
 
     def deployment(self, name: str) -> Found:
         """G3's tier probe on one deployment: start, /metrics, tokenizer, one prompt's tier cycle."""
-        profile = load_g3_profile(self.inv.scale)
         result, probe = probe_deployment(
-            self.ex,
-            self.inv,
-            host=self.host,
-            name=name,
-            profile=profile,
-            store=self.store,
-            notify=self.notify,
+            self.ex, self.config, host=self.host, name=name, store=self.store, notify=self.notify
         )
         d = f"engine[{name}]"
         found: Found = {

@@ -1,16 +1,17 @@
 """The preflight plan: what is probed on which host, and what each probe must show.
 
+>>> from kvgate.configuration.gateconfig import in_memory
 >>> from kvgate.configuration.inventory.schema import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "hosts": {"h": {"roles": ["storage-client"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}})
->>> [c.check for c in plan(inv)]
+>>> [c.check for c in plan(in_memory(inv))]
 ['ssh', 'sudo', 'agent-python', 'volume[v].counters', 'volume[v].nfs']
 """
 
 from __future__ import annotations
 
 from kvgate.base.criteria import Criterion
-from kvgate.configuration.engine_profile import engine_profile
+from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.judgement import Check, Ruling
 
@@ -98,8 +99,8 @@ def volume_checks(inv: Inventory, host: str, volume: str) -> list[PreflightCheck
     ]
 
 
-def deployment_checks(inv: Inventory, host: str, name: str) -> list[PreflightCheck]:
-    tier = engine_profile(inv.engines[name].tier_profile)
+def deployment_checks(config: GateConfig, host: str, name: str) -> list[PreflightCheck]:
+    tier = config.engine(config.inventory.inventory.engines[name].tier_profile)
     no_tier = None if tier.cache else f"{tier.name} has no SSD tier (cache: null): no tier cycle to probe"
     d = f"engine[{name}]"
     return [
@@ -110,14 +111,14 @@ def deployment_checks(inv: Inventory, host: str, name: str) -> list[PreflightChe
     ]
 
 
-def plan(inventory: Inventory) -> list[PreflightCheck]:
+def plan(config: GateConfig) -> list[PreflightCheck]:
     """Every probe of every host: the host, its volumes, the engine deployments it runs."""
-    checks = []
+    inventory, checks = config.inventory.inventory, []
     for host in inventory.hosts:
         checks += host_checks(inventory, host)
         for volume in inventory.volumes_of(host):
             checks += volume_checks(inventory, host, volume)
         for name in inventory.engines:
             if host in inventory.engine_hosts(name):
-                checks += deployment_checks(inventory, host, name)
+                checks += deployment_checks(config, host, name)
     return checks
