@@ -60,6 +60,7 @@ def spec(url: str, pgid: int, cache_dir: Path, **over: Any) -> dict[str, Any]:
         "model": "null",
         "duration_s": 6,
         "window_s": 2,
+        "min_windows": 3,  # a busy machine's windows overrun: three, however long each takes
         "concurrency": 4,
         "prompt_tokens": 64,
         "max_tokens": 8,
@@ -102,6 +103,14 @@ def test_windows_of_mixed_load_a_steady_canary_and_the_engine_stopped_at_the_end
     assert windows[1]["start_unix_s"] >= windows[0]["end_unix_s"] - 0.01  # windows follow each other
     assert result["engines_left"] == []
     assert proc.wait(timeout=10) is not None  # the soak stopped the engine's process group itself
+
+
+def test_a_soak_runs_the_windows_its_trends_need_even_past_its_duration(tmp_path: Path, engine: Any) -> None:
+    """Before, a soak whose windows overran (a busy host) ended with too few to judge its trends."""
+    proc, url = engine
+    result, windows = soak(tmp_path, spec(url, proc.pid, tmp_path, duration_s=1, window_s=1, min_windows=3))
+    assert (result["status"], result["ended"], result["windows"]) == ("ok", "duration", 3)
+    assert [w["index"] for w in windows] == [0, 1, 2]
 
 
 def test_an_engine_that_dies_ends_the_soak_and_says_so(tmp_path: Path, engine: Any) -> None:

@@ -61,13 +61,18 @@ class G4Profile(Profile):
 
     @model_validator(mode="after")
     def _windows_fit(self) -> G4Profile:
-        needed = self.limits.warmup_windows + 2 * self.limits.baseline_windows
+        needed = self.needed_windows
         if self.duration_s < needed * self.window_s:
             raise ValueError(
                 f"duration_s {self.duration_s} holds fewer than warmup_windows + 2 × baseline_windows "
                 f"= {needed} windows of {self.window_s} s"
             )
         return self
+
+    @property
+    def needed_windows(self) -> int:
+        """The windows the trends are judged on: warm-up, then the first and last baselines."""
+        return self.limits.warmup_windows + 2 * self.limits.baseline_windows
 
     @property
     def planned_windows(self) -> int:

@@ -166,6 +166,7 @@ class SoakRun:
             "model": model_id,
             "duration_s": p.duration_s,
             "window_s": p.window_s,
+            "min_windows": p.needed_windows,  # windows overrun on a busy host: never too few to judge
             "concurrency": load.concurrency,
             "prompt_tokens": load.prompt_tokens,
             "max_tokens": load.max_tokens,
@@ -223,7 +224,8 @@ class SoakRun:
         """
         load = self.profile.load
         last_window_s = self.profile.window_s + load.request_timeout_s * (1 + self.profile.canary.prompts)
-        timeout = self.profile.duration_s + last_window_s + ENGINE_STOP_S
+        soak_s = max(self.profile.duration_s, self.profile.needed_windows * last_window_s)
+        timeout = soak_s + last_window_s + ENGINE_STOP_S
         try:
             return agentctl.wait(
                 self.ex,

@@ -125,9 +125,9 @@ def trend_windows(soak: Soak, profile: G4Profile) -> tuple[list[Window], list[Wi
     lim = profile.limits
     usable = list(soak.windows[lim.warmup_windows :])
     if len(usable) < 2 * lim.baseline_windows:
-        need = lim.warmup_windows + 2 * lim.baseline_windows
         return (
-            f"{len(soak.windows)} window(s), {need} needed (warm-up + first and last {lim.baseline_windows})"
+            f"{len(soak.windows)} window(s), {profile.needed_windows} needed"
+            f" (warm-up + first and last {lim.baseline_windows})"
         )
     return usable[: lim.baseline_windows], usable[-lim.baseline_windows :]
 

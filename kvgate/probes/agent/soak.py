@@ -2,7 +2,9 @@
 
 The controller starts the engines and this workload, then only polls (teuthology
 #2252, scylla-cluster-tests PR #7834): an SSH drop or a controller restart neither
-stops the soak nor loses a window. Each window, until ``duration_s`` is over:
+stops the soak nor loses a window. Each window, until ``duration_s`` is over and at least
+``min_windows`` ran (the judge's warm-up and baselines: on a busy host windows overrun, and a
+soak too short to judge its trends would be wasted):
 
 1. **load** for ``window_s``: batches of ``concurrency`` streamed requests; each is,
    with probability ``reuse``, a turn on one of ``documents`` shared documents (its
@@ -43,6 +45,7 @@ KEYS = (
     "model",
     "duration_s",
     "window_s",
+    "min_windows",
     "concurrency",
     "prompt_tokens",
     "max_tokens",
@@ -91,6 +94,7 @@ class SoakSpec:
         self.model = _strings(s, "model", single=True)[0]
         self.duration_s = s.integer("duration_s")
         self.window_s = s.integer("window_s")
+        self.min_windows = s.integer("min_windows", 0, minimum=0)
         self.concurrency = s.integer("concurrency")
         self.prompt_tokens = s.integer("prompt_tokens")
         self.max_tokens = s.integer("max_tokens")
@@ -169,7 +173,7 @@ def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     start, index, ended = time.monotonic(), 0, "duration"
     try:
         before = sample(spec.engines, spec.volume)
-        while time.monotonic() - start < spec.duration_s and not stop.is_set():
+        while not stop.is_set() and (time.monotonic() - start < spec.duration_s or index < spec.min_windows):
             window, before = run_window(spec, index, before)
             log.emit("window", **window)
             index += 1
