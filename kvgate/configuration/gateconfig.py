@@ -1,7 +1,7 @@
 """The gate configuration: the inventory and every file it names, loaded and cross-validated once.
 
 Each file keeps its own schema and loader (inventory/, engines/profile.py,
-workload_profiles.py, fio/matrix.py, gate_profiles/, references.py); this module
+model_profiles.py, fio/matrix.py, gate_profiles/, references.py); this module
 reads the set an inventory selects and checks what one file says of another (an
 engine profile an inventory names exists, a reference a gate profile binds exists,
 a fio job G2 judges is in the matrix), so a typo stops the run before anything runs:
@@ -28,9 +28,9 @@ from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import G4Profile, load_g4_profile
 from kvgate.configuration.inventory import LoadedInventory, load
 from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.model_profiles import ModelProfile, model_profile, scale_models
 from kvgate.configuration.reference_schema import References
 from kvgate.configuration.references import load_references
-from kvgate.configuration.workload_profiles import ModelProfile, model_profile, scale_models
 
 # the fio jobs G2's criteria read, with the rw each must do (orchestration.g2.plan; the report names them)
 G2_FIO_JOBS = {"seqread-1m": "read", "seqwrite-1m": "write", "randread-4k": "randread"}

@@ -51,7 +51,7 @@ from kvgate.configuration.fio_job import fio_size
 from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.fio_matrix import load_profile as load_fio_profile
 from kvgate.configuration.inventory.schema import Volume
-from kvgate.configuration.workload_profiles import PROFILES_DIR, agent_spec, load_profile
+from kvgate.configuration.model_profiles import PROFILES_DIR, agent_spec, load_profile
 from kvgate.probes.fio import FioJob
 from kvgate.probes.fio.baseline import run_matrix
 from kvgate.probes.fio.ceiling import ceiling_spec, configuration

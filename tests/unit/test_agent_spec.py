@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from kvgate.base.errors import ConfigError
-from kvgate.configuration.workload_profiles import agent_spec, load_profile, load_profiles
+from kvgate.configuration.model_profiles import agent_spec, load_profile, load_profiles
 from kvgate.probes.agent import checkpoint, kv_restore, model_load
 from kvgate.probes.agent.spec import RunDir, Spec, SpecError, require_space
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kvgate.base.errors import ConfigError
-from kvgate.configuration.workload_profiles import agent_spec, load_profile
+from kvgate.configuration.model_profiles import agent_spec, load_profile
 from kvgate.probes.agent import kv_restore
 from kvgate.probes.agent.kv_layout import VLLMBlockLayout, kv_bytes_per_token
 from kvgate.probes.agent.spec import RunDir, SpecError

@@ -19,7 +19,7 @@ from kvgate.base.config_file import repo_root
 from kvgate.configuration import fio_matrix, gate_profiles, references
 from kvgate.configuration.engine_profile import EngineKind, engine_profile
 from kvgate.configuration.gateconfig import GateConfig, load_config
-from kvgate.configuration.workload_profiles import model_profile
+from kvgate.configuration.model_profiles import model_profile
 from kvgate.orchestration.g3.plan import plan as g3_plan
 from kvgate.orchestration.g3.prediction import StorageBound
 from kvgate.orchestration.g4.soak import SoakRun

@@ -38,9 +38,9 @@ from kvgate.configuration.fio_matrix import load_profile as load_fio_matrix
 from kvgate.configuration.gate_profiles.g3 import read_g3_profile
 from kvgate.configuration.gate_profiles.g4 import read_g4_profile
 from kvgate.configuration.inventory import load
+from kvgate.configuration.model_profiles import load_profile as load_model_profile
 from kvgate.configuration.references import load_references
 from kvgate.configuration.waivers import load_waivers
-from kvgate.configuration.workload_profiles import load_profile as load_model_profile
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore, outcome
 from kvgate.report import load_run, render_html, render_junit

@@ -11,8 +11,8 @@ from kvgate.base.criteria import Measurement, Verdict
 from kvgate.configuration.gate_profiles.g3 import StorageBinding
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.model_profiles import agent_spec, load_profiles
 from kvgate.configuration.references import load_references
-from kvgate.configuration.workload_profiles import agent_spec, load_profiles
 from kvgate.orchestration.g3.storage import StorageResult, evaluate_storage, storage_plan
 
 

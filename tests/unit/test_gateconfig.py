@@ -14,8 +14,8 @@ from kvgate.configuration.fio_matrix import fio_matrix, fio_matrix_path, load_pr
 from kvgate.configuration.gate_profiles import profile_path
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gateconfig import check_bindings, check_g2_jobs, load_config, model_profiles
+from kvgate.configuration.model_profiles import model_profile
 from kvgate.configuration.references import load_references
-from kvgate.configuration.workload_profiles import model_profile
 from kvgate.orchestration.g2.plan import plan
 from kvgate.record import RunRecord
 

@@ -15,7 +15,7 @@ from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import parse_size
 from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint
 from kvgate.configuration.inventory.schema import Host, Volume
-from kvgate.configuration.workload_profiles import ModelProfile
+from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.orchestration.g2.workloads import run_workloads
 from kvgate.probes.fio.baseline import run_matrix
 from kvgate.probes.fio.cold import MeasuredRun

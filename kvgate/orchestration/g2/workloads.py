@@ -15,7 +15,7 @@ from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.inventory.schema import Host
-from kvgate.configuration.workload_profiles import ModelProfile, agent_spec
+from kvgate.configuration.model_profiles import ModelProfile, agent_spec
 from kvgate.probes import agentctl
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.scratch import ScratchDir

@@ -27,9 +27,9 @@ from kvgate.configuration.gate_profiles.g3 import (
 )
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory.schema import CLUSTER, Inventory, VolumeKind
+from kvgate.configuration.model_profiles import ModelProfile, agent_spec
 from kvgate.configuration.reference_schema import Reference
 from kvgate.configuration.references import improvement_measurement
-from kvgate.configuration.workload_profiles import ModelProfile, agent_spec
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.orchestration.g3.engine_load import ColdSite, engine_load, service_load
 from kvgate.orchestration.g3.measure import remove_work_dir, work_root
