@@ -7,7 +7,7 @@
     engine_series.py      Prometheus series names, so profiles validate their metrics
     fio_job.py            a typed fio job, rendered to a jobfile only at the edge
     fio_matrix.py         G2's baseline matrix: a workload profile → fio jobs
-    model_profiles.py  model profiles of the storage-level workloads
+    model_profiles.py     model profiles of the storage-level workloads
     gate_profiles/        G3's and G4's gate profiles (``workloads/<gate>/<scale>.yaml``)
     references.py         the seed's figures (R1–R9): load them, judge a site against them
     reference_schema.py   the schema of gates/references.yaml
