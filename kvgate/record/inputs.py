@@ -8,13 +8,15 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kvgate.base.criteria import Inputs, Measurement
 
 
-def inputs_to_record(inputs: Inputs) -> dict[str, Any]:
-    measured = {
+def measurements_to_record(measured: Mapping[str, Measurement]) -> dict[str, dict[str, Any]]:
+    """Measurements by key as the record keeps them (G2's tables read them back: kvgate.report)."""
+    return {
         key: {
             "metric": m.metric,
             "value": m.value,
@@ -22,10 +24,21 @@ def inputs_to_record(inputs: Inputs) -> dict[str, Any]:
             "evidence": list(m.evidence),
             "invalid_reason": m.invalid_reason,
         }
-        for key, m in inputs.measured.items()
+        for key, m in measured.items()
     }
+
+
+def measurements_from_record(data: Mapping[str, dict[str, Any]]) -> dict[str, Measurement]:
+    """The inverse of :func:`measurements_to_record`."""
     return {
-        "measured": measured,
+        key: Measurement(m["metric"], m["value"], m["unit"], tuple(m["evidence"]), m["invalid_reason"])
+        for key, m in data.items()
+    }
+
+
+def inputs_to_record(inputs: Inputs) -> dict[str, Any]:
+    return {
+        "measured": measurements_to_record(inputs.measured),
         "detail": inputs.detail,
         "said": list(inputs.said),
         "blocked": inputs.blocked,
@@ -34,8 +47,5 @@ def inputs_to_record(inputs: Inputs) -> dict[str, Any]:
 
 def inputs_from_record(data: dict[str, Any]) -> Inputs:
     """The inverse of :func:`inputs_to_record` (the data was validated by ``JudgementRecord``)."""
-    measured = {
-        key: Measurement(m["metric"], m["value"], m["unit"], tuple(m["evidence"]), m["invalid_reason"])
-        for key, m in data["measured"].items()
-    }
+    measured = measurements_from_record(data["measured"])
     return Inputs(measured, detail=data["detail"], said=tuple(data["said"]), blocked=data["blocked"])

@@ -28,13 +28,13 @@ from ports import free_port_pair
 
 from kvgate.configuration.engine_profile import EngineProfile, engine_profile
 from kvgate.configuration.inventory.schema import Host
-from kvgate.orchestration.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
-from kvgate.orchestration.g3.serving import COLUMNS as SERVING_COLUMNS
 from kvgate.probes.engines import EngineCrashed, EngineService, Placement
 from kvgate.probes.engines.metrics import scrape
 from kvgate.probes.engines.model_staging import MODEL_CACHE, _tiny_hf
 from kvgate.probes.evidence.engines import process_read_bytes, session_members
 from kvgate.probes.hostevidence import HostEvidence
+from kvgate.report.g3_extra_tables import SERVING_COLUMNS
+from kvgate.report.g3_tables import ARM_COLUMNS, EVIDENCE_COLUMNS
 from kvgate.transport.local import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]
