@@ -141,7 +141,7 @@ class RunRecord(_Record):
     tool_versions: dict[str, dict[str, Any]] = {}
     reference_notes: list[str] = []  # where the published figures do not add up (kvgate references)
     rejudged: Rejudged | None = None
-    # the data the gate's report sections render from (kvgate.report.model renders them)
+    # the numbers the gate's report tables are laid out from (kvgate.report.gate_tables); older runs: cells
     g2_rows: dict[str, dict[str, Any]] = {}
     g3_rows: dict[str, dict[str, Any]] = {}
     g4_rows: dict[str, dict[str, Any]] = {}

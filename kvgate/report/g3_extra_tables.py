@@ -101,9 +101,9 @@ def pair(client: Mapping[str, float], engine: Mapping[str, float], key: str) -> 
     return f"{sig3(c)} / {'—' if e is None else mark + sig3(e)}"
 
 
-def serving_cells(where: str, levels: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Cells:
-    """One row per load level: every statistic as ``client / engine``."""
-    return [[where, key, *(pair(v["client"], v["engine"], k) for k in KEYS)] for key, v in levels.items()]
+def serving_cells(where: str, levels: list[dict[str, Any]]) -> Cells:
+    """One row per load level, in the order G3 measured them: every statistic as ``client / engine``."""
+    return [[where, v["load"], *(pair(v["client"], v["engine"], k) for k in KEYS)] for v in levels]
 
 
 def storage_cells(host: str, volumes: dict[str, Any]) -> Cells:

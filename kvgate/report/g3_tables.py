@@ -17,6 +17,7 @@ from typing import Any
 
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
+from kvgate.orchestration.g3.sections import arm_order
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, stored_cells, table
@@ -157,7 +158,8 @@ def laid_out(where: str, row: dict[str, Any], engines: dict[str, Any]) -> tuple[
         cells["storage"] = extra.storage_cells(where.partition("/")[0], row["volumes"])
         cells["verdicts"] = [verdict_cells(f"{where.partition('/')[0]}/storage", v) for v in verdicts]
         return cells, ""
-    arms = list(row["figures"]["arms"].values())
+    stored_arms = row["figures"]["arms"]  # run.json keeps them by name: the report's order is arm_order's
+    arms = [stored_arms[a] for a in arm_order(sorted(stored_arms))]
     cells["arms"] = [arm_cells(where, s) for s in arms]
     cells["evidence"] = [evidence_cells(where, s) for s in arms]
     cells["verdicts"] = [verdict_cells(where, v) for v in verdicts]

@@ -70,7 +70,8 @@ def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def sections(stored: dict[str, Any], engines: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The G3 sections of rows as run.json keeps them (JSON), with the engines G3 recorded."""
-    return laid_out(json.loads(json.dumps(stored)), json.loads(json.dumps(engines or {})))
+    as_stored = json.loads(json.dumps(stored, sort_keys=True))  # as run.json keeps them: keys sorted
+    return laid_out(as_stored, json.loads(json.dumps(engines or {}, sort_keys=True)))
 
 
 def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do() -> None:

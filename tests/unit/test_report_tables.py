@@ -12,12 +12,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from test_g3_sections import inventory as g3_inventory
+from test_g3_sections import result as g3_result
+from test_g3_storage import inventory as storage_inventory
+from test_g3_storage import result as storage_result
+
 from kvgate.base.criteria import Measurement
+from kvgate.base.errors import StoreError
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.fio_matrix import Knee, SweepPoint
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.orchestration.g2.measure import VolumeResult
 from kvgate.orchestration.g2.sections import row
+from kvgate.orchestration.g3.plan import plan as g3_plan
+from kvgate.orchestration.g3.sections import rows as g3_rows
+from kvgate.orchestration.g3.sections import storage_rows
+from kvgate.orchestration.g3.storage import storage_plan
 from kvgate.orchestration.g4 import trends
 from kvgate.orchestration.g4.plan import G4Check, criteria, g4_check
 from kvgate.orchestration.g4.sections import rows
@@ -207,3 +218,83 @@ def test_a_g4_run_stored_with_formatted_cells_renders_them_as_they_were(tmp_path
     assert shown["G4 soak windows"] == LEGACY_G4["windows"]
     assert shown["G4 verdicts against the site's limits"] == LEGACY_G4["verdicts"]
     assert notes(run)["G4 soak windows"].endswith(" localhost/tiny: 6 window(s), ended by duration.")
+
+
+def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(tmp_path: Path) -> None:
+    r = g3_result()
+    store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": []})
+    store.merge_meta(engines={"h/tiny": r.engines})  # as G3 records each engine it starts
+    store.merge_meta(g3_rows={"h/tiny": g3_rows(r, g3_plan(g3_inventory()))})
+    store.finish("complete")
+    record = (store.path / "run.json").read_text()
+    assert "far above" not in record  # where the site lands against the seed: said by the report
+    stored = json.loads(record)["g3_rows"]["h/tiny"]
+    reduction = next(v for v in stored["verdicts"] if v["check"] == "engine[tiny].ttft-p50-reduction")
+    assert reduction["reference"]["id"] == "R2-ttft-p50-tp8"
+    improvement = reduction["reference"]["improvement"]
+    assert (improvement["low"], improvement["high"]) == (26, 32)
+    assert stored["figures"]["arms"]["ssd-restore"]["ttft_p50_s"] == pytest.approx(0.4)
+    shown = tables(store.path)
+    verdicts = {v[1]: v for v in shown["G3 verdicts against the references"]}
+    row = verdicts["engine[tiny].ttft-p50-reduction"]
+    assert row[2:5] == ["66.67 %", "R2-ttft-p50-tp8: ↓26–32%", ">= ↓25.5%"]
+    assert row[5].startswith("far above the seed's ↓26–32% (2.0× the speed-up")
+    assert row[7] == "PASS"
+    assert [a[:5] for a in shown["G3 arms: recompute vs SSD restore vs warm"][:2]] == [
+        ["h/tiny", "recompute", "3/3", "2048", "8"],
+        ["h/tiny", "ssd-restore", "3/3", "2048", "0.4"],
+    ]
+    assert shown["G3 engines"] == [
+        [
+            "h/tiny",
+            "ssd-restore",
+            "llama-cpp-disk",
+            "llama-cpp-python 0.3.36",
+            "python -m llama_cpp.server",
+            "1.50",
+            "not logged",
+            "1 request at a time",
+        ]
+    ]
+    assert "pops the best prefix match" in notes(store.path)["G3 arms: recompute vs SSD restore vs warm"]
+
+
+UNTRUSTED = "no: page cache not dropped"
+
+
+def test_g3_keeps_both_volumes_measurements_and_the_report_lays_out_model_load_and_checkpoint(
+    tmp_path: Path,
+) -> None:
+    r = storage_result(("nvme0n1", "nvme1n1"))
+    r.measured["cand"]["model_load.parallel.elapsed_s"] = Measurement(
+        "model_load.parallel.elapsed_s", 100.0, "s", (), "page cache not dropped"
+    )
+    checks = [c for c in storage_plan(storage_inventory()) if c.host == "h"]
+    run = stored(tmp_path, "g3", {"h/storage[cand]": storage_rows(r, checks)})
+    assert "page cache not dropped" in (run / "run.json").read_text()  # the measurement, with its reason
+    shown = tables(run)
+    assert shown["G3 model loading and checkpoint: candidate vs baseline"] == [
+        ["h", "cand", "candidate", "nvme1n1", "200 s", "sequential", "—", "—", "94 s", "0.6979", UNTRUSTED],
+        ["h", "nfs", "baseline", "nvme0n1", "700 s", "parallel", "—", "—", "178 s", "0.3685", "yes"],
+    ]  # the fastest trusted loader: the parallel one is not trusted on the candidate
+    verdicts = shown["G3 verdicts against the references"]
+    assert {v[0] for v in verdicts} == {"h/storage"}
+    assert len(verdicts) == len(checks)
+
+
+HMA1 = Path(__file__).parents[1] / "data" / "runs" / "hma1" / "g3-20261205T023051Z" / "run.json"
+
+
+def test_a_real_g3_run_stored_with_cells_renders_the_tables_it_rendered_then(tmp_path: Path) -> None:
+    """tests/data/runs/hma1 is a kvgate.run/1 G3 run: its rows as cells, and the sections it rendered."""
+    v1 = json.loads(HMA1.read_text())
+    shown = tables(stored(tmp_path, "g3", v1["g3_rows"]))  # a record without rendered sections
+    for section in v1["sections"]:
+        assert shown[section["title"]] == section["data"]["rows"], section["title"]
+
+
+def test_a_row_that_cannot_be_laid_out_is_an_error_naming_it(tmp_path: Path) -> None:
+    broken = row(volume()) | {"measurements": {"seqread-1m.read_bw_bytes_per_s": {"value": 1.0}}}
+    run = stored(tmp_path, "g2", {"gpu-1/scratch": row(volume()), "gpu-2/scratch": broken})
+    with pytest.raises(StoreError, match=r"run.json: g2_rows.gpu-2/scratch cannot be laid out as tables"):
+        load_run(run)

@@ -8,6 +8,7 @@ so a better formatter changes every stored run's tables; its charts read the sam
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from kvgate.base.criteria import Inputs, Measurement
@@ -19,15 +20,18 @@ from kvgate.orchestration.verdict_rows import verdict_row
 from kvgate.record.inputs import measurements_to_record
 
 
-def arm_order(r: DeploymentResult) -> list[str]:
-    """The arms in the order the report shows them: one prompt, each concurrency, whole machine, R1."""
-    levels = sorted({int(k.split("@c")[1]) for k in r.arms if "@c" in k and k.split("@")[0] not in READ_ARMS})
+def arm_order(arms: Collection[str]) -> list[str]:
+    """The arms in the order the report shows them: one prompt, each concurrency, whole machine, R1.
+
+    >>> arm_order(["parallel-read@c4", "recompute", "recompute@c8", "serial-read@c4", "warm", "warm@c8"])
+    ['recompute', 'warm', 'recompute@c8', 'warm@c8', 'serial-read@c4', 'parallel-read@c4']
+    """
+    levels = sorted({int(k.split("@c")[1]) for k in arms if "@c" in k and k.split("@")[0] not in READ_ARMS})
     names = ("recompute", "ssd-restore", "warm", *CAPACITY_ARMS)
-    order = [a for a in names if a in r.arms] + [
-        f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in r.arms
-    ]
-    order += [f"{a}@whole" for a in names if f"{a}@whole" in r.arms]
-    return order + [k for k in r.arms if k.split("@")[0] in READ_ARMS]
+    order = [a for a in names if a in arms]
+    order += [f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in arms]
+    order += [f"{a}@whole" for a in names if f"{a}@whole" in arms]
+    return order + [k for r in READ_ARMS for k in arms if k.split("@")[0] == r]  # serial, then parallel
 
 
 def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
@@ -45,8 +49,8 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
             "loadgen_address": r.loadgen_address,
         },
         "verdicts": [verdict_row(c, j) for c, j in judged],
-        "serving": r.serving,
-        "figures": figures(r, arm_order(r)),
+        "serving": [{"load": k} | v for k, v in r.serving.items()],  # a list: run.json sorts its keys
+        "figures": figures(r, arm_order(list(r.arms))),
     }
 
 
