@@ -271,7 +271,9 @@ def test_g3_keeps_both_volumes_measurements_and_the_report_lays_out_model_load_a
     )
     checks = [c for c in storage_plan(storage_inventory()) if c.host == "h"]
     run = stored(tmp_path, "g3", {"h/storage[cand]": storage_rows(r, checks)})
-    assert "page cache not dropped" in (run / "run.json").read_text()  # the measurement, with its reason
+    kept = json.loads((run / "run.json").read_text())["g3_rows"]["h/storage[cand]"]["volumes"]["measured"]
+    parallel = kept["cand"]["model_load.parallel.elapsed_s"]  # the measurement, with its reason
+    assert (parallel["value"], parallel["unit"], parallel["invalid_reason"]) == (100.0, "s", UNTRUSTED[4:])
     shown = tables(run)
     assert shown["G3 model loading and checkpoint: candidate vs baseline"] == [
         ["h", "cand", "candidate", "nvme1n1", "200 s", "sequential", "—", "—", "94 s", "0.6979", UNTRUSTED],

@@ -13,7 +13,7 @@ import pytest
 
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.orchestration.g3.load_arms import LoadTrial
-from kvgate.orchestration.g3.serving import level_latency
+from kvgate.orchestration.g3.serving import as_recorded, level_latency
 from kvgate.probes.engines.latency import engines_latency, histograms
 from kvgate.probes.engines.metrics import Histogram, diff, parse
 from kvgate.probes.loadgen import LoadConfig, PromptSpec, run
@@ -98,7 +98,7 @@ def test_g3_shows_every_load_as_client_beside_engine_medians_over_trials() -> No
     assert list(levels) == ["recompute@whole", "warm@c8"]
     assert levels["warm@c8"]["client"]["p50_ttft_ms"] == 50.0
     assert levels["warm@c8"]["engine"] == engine  # the trial without a scrape does not count
-    (whole, warm) = serving_cells("h/vllm", levels)
+    (whole, warm) = serving_cells("h/vllm", as_recorded(levels))
     assert warm[:4] == ["h/vllm", "warm@c8", "50 / ≈28", "52 / 30"]
     assert whole[2] == "90 / —"  # an engine without histograms: said, not invented
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from kvgate.base.criteria import Inputs, Measurement
 from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS
+from kvgate.orchestration.g3 import serving
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import G3Check
 from kvgate.orchestration.g3.storage import StorageCheck, StorageResult, evaluate_storage
@@ -49,7 +50,7 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
             "loadgen_address": r.loadgen_address,
         },
         "verdicts": [verdict_row(c, j) for c, j in judged],
-        "serving": [{"load": k} | v for k, v in r.serving.items()],  # a list: run.json sorts its keys
+        "serving": serving.as_recorded(r.serving),
         "figures": figures(r, arm_order(list(r.arms))),
     }
 

@@ -33,6 +33,11 @@ def level_latency(
     return {key: _medians(trials) for key, trials in sorted(groups.items())}
 
 
+def as_recorded(levels: Mapping[str, dict[str, dict[str, float]]]) -> list[dict[str, Any]]:
+    """The levels as the run record keeps them: a list in measured order (run.json sorts its keys)."""
+    return [{"load": key} | v for key, v in levels.items()]
+
+
 def _medians(trials: list[LoadTrial]) -> dict[str, dict[str, float]]:
     client = [t.summary for t in trials]
     engine = [t.server_latency for t in trials if t.server_latency]
