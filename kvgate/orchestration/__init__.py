@@ -1,7 +1,9 @@
 """Orchestration: each gate's plan and measurement, run as a pytest session.
 
 g1.py, g2/, g3/, g4/, preflight/   per gate: plan (what is checked), fixtures (what is
-                                   measured, when), sections (what the report shows)
+                                   measured, when), report_rows (the numbers its report
+                                   tables are laid out from: kvgate.report.gate_tables)
+verdict_rows.py    a verdict as G3 and G4 keep it for their report's verdict tables
 gate_plans.py      each gate's plan modules, by name (rejudge and the plugin plan from them)
 deployments.py     every engine deployment of an inventory measured: hosts at once, in turn on a host
 plan/              the tiering planner (``kvgate plan``): what G3 should measure, from G2

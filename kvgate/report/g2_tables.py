@@ -1,7 +1,7 @@
 """G2's report tables, laid out at render time from the numbers G2 recorded (``g2_rows``).
 
 Each host/volume's row holds its measurements (value, unit, invalid reason), its knee and
-its ceiling cell (kvgate.orchestration.g2.sections.row). A run stored before G2 kept
+its ceiling cell (kvgate.orchestration.g2.report_rows.row). A run stored before G2 kept
 numbers holds the formatted cells instead (``fio``, ``workloads``): those are laid out as
 they were.
 

@@ -107,7 +107,7 @@ def serving_cells(where: str, levels: list[dict[str, Any]]) -> Cells:
 
 
 def storage_cells(host: str, volumes: dict[str, Any]) -> Cells:
-    """Both volumes' model-load and checkpoint numbers (kvgate.orchestration.g3.sections.storage_rows)."""
+    """Both volumes' model-load and checkpoint numbers (kvgate.orchestration.g3.report_rows.storage_rows)."""
     measured = {v: measurements_from_record(ms) for v, ms in volumes["measured"].items()}
     r = StorageResult(host, volumes["candidate"], volumes["baseline"], measured, volumes["devices"])
     out = []

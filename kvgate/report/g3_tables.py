@@ -4,7 +4,7 @@ Per host/deployment G3 keeps its arms' summaries (``figures.arms``, in report or
 verdicts before waivers (with the reference each is bound to), its serving latency, the
 planner's predictions and what its engine kind can show (``deployment``); the engines
 each arm ran on are run.json's ``engines``. Per host/storage[<candidate>] it keeps both
-volumes' measurements (kvgate.orchestration.g3.sections). A run stored before G3 kept
+volumes' measurements (kvgate.orchestration.g3.report_rows). A run stored before G3 kept
 numbers holds the formatted cells (``arms``, ``evidence``, …): those are laid out as they were.
 
 >>> num(0.23456), num(2048.0, digits=0), num(None)
@@ -17,7 +17,7 @@ from typing import Any
 
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
-from kvgate.orchestration.g3.sections import arm_order
+from kvgate.orchestration.g3.report_rows import arm_order
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, stored_cells, table

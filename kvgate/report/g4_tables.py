@@ -2,7 +2,7 @@
 
 Read from the windows the soak stored (``artifacts/<host>/g4/<deployment>/windows.jsonl``)
 and what G4 recorded per deployment (``g4_rows``: verdicts before waivers, how the soak
-ended, its near-ties and tier; kvgate.orchestration.g4.sections). A 72-hour soak has
+ended, its near-ties and tier; kvgate.orchestration.g4.report_rows). A 72-hour soak has
 hundreds of windows: the table shows at most MAX_ROWS of them, evenly spaced with the
 first and the last. A run stored before G4 kept numbers holds the formatted cells
 (``windows``, ``verdicts``, ``notes``): those are laid out as they were.

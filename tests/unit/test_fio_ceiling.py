@@ -18,7 +18,7 @@ from kvgate.configuration.fio_matrix import MatrixProfile, SweepPoint, load_prof
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g2.measure import VolumeResult, sweep_series
 from kvgate.orchestration.g2.plan import plan
-from kvgate.orchestration.g2.sections import row, series
+from kvgate.orchestration.g2.report_rows import row, series
 from kvgate.probes.fio.ceiling import CEILING_CELL, best_cell, ceiling_spec, configuration, sweep_points
 from kvgate.probes.fio.cold import ColdProof, MeasuredRun
 from kvgate.probes.fio.parse import parse_output

@@ -13,7 +13,7 @@ from kvgate.configuration.references import load_references
 from kvgate.orchestration.g3.arms import Outcome, Trial, Window, summarize
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import plan
-from kvgate.orchestration.g3.sections import rows
+from kvgate.orchestration.g3.report_rows import rows
 from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
 from kvgate.report.g3_tables import sections as laid_out
 

@@ -24,14 +24,14 @@ from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.fio_matrix import Knee, SweepPoint
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.orchestration.g2.measure import VolumeResult
-from kvgate.orchestration.g2.sections import row
+from kvgate.orchestration.g2.report_rows import row
 from kvgate.orchestration.g3.plan import plan as g3_plan
-from kvgate.orchestration.g3.sections import rows as g3_rows
-from kvgate.orchestration.g3.sections import storage_rows
+from kvgate.orchestration.g3.report_rows import rows as g3_rows
+from kvgate.orchestration.g3.report_rows import storage_rows
 from kvgate.orchestration.g3.storage import storage_plan
 from kvgate.orchestration.g4 import trends
 from kvgate.orchestration.g4.plan import G4Check, criteria, g4_check
-from kvgate.orchestration.g4.sections import rows
+from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.record.store import RunStore
 from kvgate.report import load_run

@@ -13,7 +13,7 @@ from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.references import check_consistency, load_references
 from kvgate.orchestration.g3.measure import DeploymentResult, measure_deployment
 from kvgate.orchestration.g3.plan import G3Check, plan
-from kvgate.orchestration.g3.sections import rows, storage_rows
+from kvgate.orchestration.g3.report_rows import rows, storage_rows
 from kvgate.orchestration.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
 from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 from kvgate.probes.nfs_server import ServerCache

@@ -11,7 +11,7 @@ from kvgate.base.errors import LabError, UsageError
 from kvgate.configuration.gate_profiles import profile_path
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.orchestration.g4.plan import G4Check, plan
-from kvgate.orchestration.g4.sections import rows
+from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import SoakResult, measure_soak
 from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 

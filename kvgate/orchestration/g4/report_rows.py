@@ -17,7 +17,7 @@ from kvgate.orchestration.verdict_rows import verdict_row
 
 
 def rows(r: SoakResult, checks: list[G4Check]) -> dict[str, Any]:
-    """Everything the G4 sections show for one deployment on one host, beside its stored windows."""
+    """Everything the G4 tables show for one deployment on one host, beside its stored windows."""
     judged = [(c, c.evaluate(Inputs(r.measurements, detail=r.detail(c.key)))) for c in checks]
     return {
         "verdicts": [verdict_row(c, j) for c, j in judged],

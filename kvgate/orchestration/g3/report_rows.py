@@ -36,7 +36,7 @@ def arm_order(arms: Collection[str]) -> list[str]:
 
 
 def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
-    """Everything the G3 sections show for one deployment on one host, as numbers."""
+    """Everything the G3 tables show for one deployment on one host, as numbers."""
     judged = [(c, c.evaluate(Inputs(r.measurements, detail=r.detail(c.key)))) for c in checks]
     t = r.tier
     return {
