@@ -14,24 +14,25 @@ from typing import Any
 from kvgate.base.criteria import Inputs, Measurement
 
 
-def measurements_to_record(measured: Mapping[str, Measurement]) -> dict[str, dict[str, Any]]:
-    """Measurements by key as the record keeps them (G2's tables read them back: kvgate.report)."""
-    return {
-        key: {
-            "metric": m.metric,
-            "value": m.value,
-            "unit": m.unit,
-            "evidence": list(m.evidence),
-            "invalid_reason": m.invalid_reason,
-        }
-        for key, m in measured.items()
-    }
+def measurements_to_record(
+    measured: Mapping[str, Measurement], *, evidence: bool = True
+) -> dict[str, dict[str, Any]]:
+    """Measurements by key as the record keeps them; a gate's table data leaves out the
+    ``evidence`` paths (kept with the check's inputs and the gate's artifacts)."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, m in measured.items():
+        out[key] = {"metric": m.metric, "value": m.value, "unit": m.unit, "invalid_reason": m.invalid_reason}
+        if evidence:
+            out[key]["evidence"] = list(m.evidence)
+    return out
 
 
 def measurements_from_record(data: Mapping[str, dict[str, Any]]) -> dict[str, Measurement]:
     """The inverse of :func:`measurements_to_record`."""
     return {
-        key: Measurement(m["metric"], m["value"], m["unit"], tuple(m["evidence"]), m["invalid_reason"])
+        key: Measurement(
+            m["metric"], m["value"], m["unit"], tuple(m.get("evidence") or ()), m["invalid_reason"]
+        )
         for key, m in data.items()
     }
 

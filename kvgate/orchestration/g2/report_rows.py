@@ -19,7 +19,7 @@ GB = 1e9
 def row(r: VolumeResult) -> dict[str, Any]:
     """One host/volume's measurements, knee, ceiling cell and sweep points, as numbers."""
     return {
-        "measurements": measurements_to_record(r.measurements),
+        "measurements": measurements_to_record(r.measurements, evidence=False),
         "knee": None if r.knee is None else asdict(r.knee),  # parallelism and bs: the chart's knee mark
         "ceiling": None if r.ceiling is None else asdict(r.ceiling),
         "sweep": r.sweep,

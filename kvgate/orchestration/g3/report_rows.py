@@ -71,7 +71,7 @@ def storage_rows(r: StorageResult, checks: list[StorageCheck]) -> dict[str, Any]
             "candidate": r.candidate,
             "baseline": r.baseline,
             "devices": r.devices,
-            "measured": {v: measurements_to_record(ms) for v, ms in r.measured.items()},
+            "measured": {v: measurements_to_record(ms, evidence=False) for v, ms in r.measured.items()},
         },
         "verdicts": [verdict_row(c, evaluate_storage(c, r)) for c in checks],
         "figures": {"volumes": storage_figures(r)},
