@@ -18,7 +18,7 @@ from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.probes.fio.ceiling import CEILING_CELL, configuration
 from kvgate.record.inputs import measurements_from_record
-from kvgate.report.tables import Cells, in_order, stored_cells, table
+from kvgate.report.tables import Cells, in_order, legacy_cells, table
 
 GB = 1e9
 FIO_COLUMNS = [
@@ -115,7 +115,7 @@ def speedup(ms: Measured) -> str:
 def cells(key: str, row: dict[str, Any], table_key: str) -> Cells:
     """One host/volume's row of the ``fio`` or ``workloads`` table."""
     if "measurements" not in row:  # stored before G2 kept numbers
-        return [stored_cells(row, table_key)] if table_key in row else []
+        return [legacy_cells(row, table_key)] if table_key in row else []
     host, _, volume = key.partition("/")
     return [(fio_cells if table_key == "fio" else work_cells)(host, volume, row)]
 

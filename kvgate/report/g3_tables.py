@@ -20,7 +20,7 @@ from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.orchestration.g3.report_rows import arm_order
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
-from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, stored_cells, table
+from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 
 MiB = float(1 << 20)
 ARM_COLUMNS = [
@@ -151,7 +151,7 @@ TABLES = ("arms", "evidence", "verdicts", "engines", "predictions", "serving", "
 def laid_out(where: str, row: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Cells], str]:
     """One stored host/deployment or host/storage row: its cells per table, and its note on limits."""
     if "arms" in row:  # stored before G3 kept numbers
-        return {t: stored_cells(row, t) for t in TABLES}, str(row.get("limits", ""))
+        return {t: legacy_cells(row, t) for t in TABLES}, str(row.get("limits", ""))
     cells: dict[str, Cells] = {t: [] for t in TABLES}
     verdicts = row.get("verdicts") or []
     if "volumes" in row:

@@ -20,7 +20,7 @@ from typing import Any
 
 from kvgate.base.units import MiB
 from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, slopes
-from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, stored_cells, table
+from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 
 MAX_ROWS = 48
 WINDOW_COLUMNS = [
@@ -145,7 +145,7 @@ def deployment(where: str, row: dict[str, Any], run_dir: Path) -> tuple[Cells, C
     """One host/deployment's window rows, verdict rows and note."""
     verdicts = row.get("verdicts") or []
     if "soak" not in row:  # stored before G4 kept numbers
-        return stored_cells(row, "windows"), stored_cells(row, "verdicts"), str(row.get("notes", ""))
+        return legacy_cells(row, "windows"), legacy_cells(row, "verdicts"), str(row.get("notes", ""))
     host, _, name = where.partition("/")
     windows = soak_windows(run_dir / "artifacts" / host / "g4" / name / "windows.jsonl")
     rows = [window_cells(where, w, windows[0]) for w in shown(windows)]

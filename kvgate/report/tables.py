@@ -2,7 +2,7 @@
 
 A gate keeps numbers in run.json (``<gate>_rows.<host/subject>``); its table module
 (``g2_tables``, ``g3_tables``, ``g4_tables``) turns them into cells here, at render time.
-Runs stored before that kept formatted cells (lists of strings): :func:`stored_cells`
+Runs stored before that kept formatted cells (lists of strings): :func:`legacy_cells`
 lays those out as they were.
 
 >>> table("T", ["a"], [["1"]], "n")["data"]
@@ -32,7 +32,7 @@ def in_order(stored: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any
     return [(k, stored[k]) for k in sorted(stored)]
 
 
-def stored_cells(row: dict[str, Any], key: str) -> list[Any]:
+def legacy_cells(row: dict[str, Any], key: str) -> list[Any]:
     """Legacy: the cells a run stored before its gate kept numbers (formatted at measurement time)."""
     return list(row.get(key) or [])
 
