@@ -33,6 +33,7 @@ from kvgate.configuration.reference_schema import (
     CrossCheck,
     Direction,
     Figure,
+    Improvement,
     Kind,
     Reference,
     References,
@@ -159,7 +160,11 @@ def seed_position(ref: Reference, value: float) -> str:
     >>> seed_position(ref, 80.0)
     "far above the seed's ↓26–32% (3.4× the speed-up at its upper end): was the baseline arm the seed's?"
     """
-    imp = ref.improvement
+    return improvement_position(ref.improvement, value)
+
+
+def improvement_position(imp: Improvement, value: float) -> str:
+    """:func:`seed_position` from the stated improvement alone (what a run record keeps of it)."""
     lo_tol, hi_tol = imp.half_units()
     stated = f"the seed's {imp.stated}"
     if value < imp.low - lo_tol:

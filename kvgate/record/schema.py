@@ -12,6 +12,7 @@ JUnit, rejudge, history and ``--resume`` read it back as one.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -144,7 +145,7 @@ class RunRecord(_Record):
     tool_versions: dict[str, dict[str, Any]] = {}
     reference_notes: list[str] = []  # where the published figures do not add up (kvgate references)
     rejudged: Rejudged | None = None
-    # the data the gate's report sections render from (kvgate.report.model renders them)
+    # the numbers the gate's report tables are laid out from (kvgate.report.gate_tables); older runs: cells
     g2_rows: dict[str, dict[str, Any]] = {}
     g3_rows: dict[str, dict[str, Any]] = {}
     g4_rows: dict[str, dict[str, Any]] = {}
@@ -184,6 +185,20 @@ class MeasurementRecord(_Record):
 
     def measurement(self) -> Measurement:
         return Measurement(self.metric, self.value, self.unit, tuple(self.evidence), self.invalid_reason)
+
+
+def measurements_to_record(
+    measured: Mapping[str, Measurement], *, evidence: bool = True
+) -> dict[str, dict[str, Any]]:
+    """Measurements by key as the record keeps them; a gate's table data leaves out the
+    ``evidence`` paths (kept with the check's inputs and the gate's artifacts)."""
+    exclude = None if evidence else {"evidence"}
+    return {key: MeasurementRecord.of(m).model_dump(exclude=exclude) for key, m in measured.items()}
+
+
+def measurements_from_record(data: Mapping[str, Any]) -> dict[str, Measurement]:
+    """The inverse of :func:`measurements_to_record`."""
+    return {key: MeasurementRecord.model_validate(m).measurement() for key, m in data.items()}
 
 
 class InputsRecord(_Record):

@@ -21,12 +21,10 @@ from typing import Any
 
 from kvgate.base.criteria import Verdict, symbol
 from kvgate.judgement import gate_verdict
-from kvgate.orchestration.g2.sections import sections as g2_sections
-from kvgate.orchestration.g3.sections import sections as g3_sections
-from kvgate.orchestration.g4.sections import sections as g4_sections
 from kvgate.record import JudgementRecord
 from kvgate.record.manifest import Verification, verify
 from kvgate.record.store import RunStore
+from kvgate.report.gate_tables import stored_sections
 from kvgate.report.history.record import Figure, RunRecord
 from kvgate.report.numbers import duration, human, humanize_text
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
@@ -371,16 +369,6 @@ def incompleteness(meta: dict[str, Any], missing: tuple[str, ...]) -> str:
     return "; ".join(reasons)
 
 
-def stored_sections(meta: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The gate's sections, rendered from the record's data (a kvgate.run/1 run kept them rendered)."""
-    if meta.get("sections") is not None:
-        return list(meta["sections"])
-    rows = {"g2": g2_sections, "g3": g3_sections, "g4": g4_sections}
-    render = rows.get(str(meta.get("gate")))
-    data = meta.get(f"{meta.get('gate')}_rows") or {}
-    return render(data) if render is not None and data else None
-
-
 def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     """Load a run directory; raises StoreError if it is not a readable kvgate run."""
     integrity = verify(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
@@ -407,7 +395,7 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
         manifest=flat_table(meta.get("manifest")),
         tool_versions=flat_table(meta.get("tool_versions")),
         artifacts=artifacts(run_dir),
-        sections=sections(stored_sections(meta), run_dir / "run.json"),
+        sections=sections(stored_sections(meta, run_dir), run_dir / "run.json"),
         facts_files=tuple(f"facts/{p.name}" for p in sorted(facts_dir.glob("*.json"))),
         integrity=integrity,
     )

@@ -9,10 +9,8 @@ the first ones after warm-up (kvgate.orchestration.g4.trends), drawn from that f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,6 +20,7 @@ from kvgate.configuration.gate_profiles.g4 import G4Profile
 from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, trend_windows
 from kvgate.probes.loadgen.metrics import median
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.g4_tables import soak_windows
 from kvgate.report.model import RunView
 
 Value = Callable[[Window], float | None]
@@ -79,19 +78,6 @@ PANELS = (
     Panel("tier (MiB)", _mib(_get("cache_dir_bytes"))),  # of its capacity when the record holds it
     Panel("hit ratio", _hits, lambda m, p: m * p.limits.min_hit_retention),
 )
-
-
-def soak_windows(path: Path) -> list[Window]:
-    """The stored windows in order; a torn or foreign line is left out."""
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            w = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(w, dict) and isinstance(w.get("end_unix_s"), int | float):
-            out.append(w)
-    return out
 
 
 def recorded_profile(view: RunView) -> G4Profile | None:

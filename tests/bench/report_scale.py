@@ -68,7 +68,7 @@ def g1_run(root: Path, hosts: int) -> Path:
 
 def soak_run(root: Path, hosts: int, *, hours: int = 72, sample_s: int = 10) -> Path:
     """A G4 run of ``hosts`` deployments soaked ``hours`` at ``sample_s`` samples, as the gate stores it."""
-    from kvgate.orchestration.g4.sections import MAX_ROWS, VERDICT_COLUMNS, WINDOW_COLUMNS
+    from kvgate.report.g4_tables import MAX_ROWS, VERDICT_COLUMNS, WINDOW_COLUMNS
 
     names = [f"gpu-node-{i:02d}" for i in range(1, hosts + 1)]
     from kvgate.configuration.gate_profiles.g4 import load_g4_profile

@@ -24,6 +24,7 @@ from ports import free_port_pair
 from kvgate.base.criteria import Verdict
 from kvgate.record import JudgementRecord, manifest
 from kvgate.record.store import RunStore
+from kvgate.report import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = LLAMA_ENGINE
@@ -99,8 +100,8 @@ def test_restores_faster_than_g2_measured_the_storage_are_invalid_and_predicted_
     assert proc.returncode == (1 if "FAIL" in {c["verdict"] for c in checks.values()} else 2), shown
     html = (run / "report.html").read_text()
     assert "G3 predicted (tiering planner) vs measured" in html
-    meta = json.loads((run / "run.json").read_text())
-    (row,) = meta["g3_rows"]["here/tiny"]["predictions"]  # llama.cpp: one prompt at a time
+    tables = {s.title: s.data["rows"] for s in load_run(run).sections}  # laid out from the record
+    (row,) = tables["G3 predicted (tiering planner) vs measured"]  # llama.cpp: one prompt at a time
     assert row[1] == "one prompt"
     predicted, measured = (float(x) for x in row[3].split(" / "))
     assert predicted > 5 * measured  # 0.01 GB/s predicts ~10 s; the engine restored in a fraction

@@ -25,6 +25,7 @@ from sshd import SSHServer
 from test_g3_ssh import host_entry
 
 from kvgate.probes.agent.soak_sample import group_pids
+from kvgate.report import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [*LLAMA_ENGINE, pytest.mark.timeout(600)]
@@ -112,6 +113,9 @@ def test_a_detached_soak_runs_on_and_resume_reattaches_and_judges_it(
     windows = (run / "artifacts/node-a/g4/tiny/windows.jsonl").read_text().splitlines()
     assert len(windows) >= 5  # the windows of both controllers, each once
     assert [json.loads(w)["index"] for w in windows] == list(range(len(windows)))
+    soak = {s.title: s.data for s in load_run(run).sections}["G4 soak windows"]  # laid out from the record
+    assert [r[1] for r in soak["rows"]] == [str(i) for i in range(len(windows))]
+    assert f"node-a/tiny: {len(windows)} window(s), ended by " in soak["note"]
     assert after["status"] == "complete"
     assert group_pids(engine["pid"]) == []  # one engine all along (its own process group), and it is gone
     assert list((tmp_path / "scratch").iterdir()) == []

@@ -28,13 +28,14 @@ from ports import free_port_pair
 
 from kvgate.configuration.engine_profile import EngineProfile, engine_profile
 from kvgate.configuration.inventory.schema import Host
-from kvgate.orchestration.g3.sections import ARM_COLUMNS, EVIDENCE_COLUMNS
-from kvgate.orchestration.g3.serving import COLUMNS as SERVING_COLUMNS
 from kvgate.probes.engines import EngineCrashed, EngineService, Placement
 from kvgate.probes.engines.metrics import scrape
 from kvgate.probes.engines.model_staging import MODEL_CACHE, _tiny_hf
 from kvgate.probes.evidence.engines import process_read_bytes, session_members
 from kvgate.probes.hostevidence import HostEvidence
+from kvgate.report import load_run
+from kvgate.report.g3_extra_tables import SERVING_COLUMNS
+from kvgate.report.g3_tables import ARM_COLUMNS, EVIDENCE_COLUMNS
 from kvgate.transport.local import LocalExecutor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,7 +215,16 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
         verdict, condition = verdicts[f"engine[tiny].{check}"]
         assert verdict == "SKIP"
         assert "no external KV tier" in condition
-    rows = json.loads((run / "run.json").read_text())["g3_rows"]["here/tiny"]
+    tables = {s.title: s.data["rows"] for s in load_run(run).sections}  # laid out from the record
+    rows = {
+        key: [r for r in tables[title] if r[0] == "here/tiny"]
+        for key, title in (
+            ("arms", "G3 arms: recompute vs SSD restore vs warm"),
+            ("evidence", "G3 restore evidence (medians over trials)"),
+            ("serving", "G3 serving latency: client vs engine, every load"),
+            ("engines", "G3 engines"),
+        )
+    }
     arms = {r[1]: r for r in rows["arms"]}
     assert {"recompute", "warm", "recompute@c16", "warm@c16"} <= set(arms)
     # the dram-only capacity arm (KV space bounded below the document set) runs alone: no SSD tier here
@@ -244,10 +254,7 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
     assert engines["recompute"][6] != "not logged"  # weight-load time from the vLLM log
     assert MODEL_CACHE.name in engines["warm"][4]  # the generated model, in the recorded command line
     # R9 by the engine: a cold start from a model copy on each volume, weight-load time from its log
-    storage = {
-        r[1]: r
-        for r in json.loads((run / "run.json").read_text())["g3_rows"]["here/storage[scratch]"]["storage"]
-    }
+    storage = {r[1]: r for r in tables["G3 model loading and checkpoint: candidate vs baseline"]}
     assert storage["scratch"][6] != "—", storage  # the last column says why a number is missing
     assert storage["nfs"][6] != "—", storage
     verdict, condition = verdicts["storage[scratch].service-load-32b"]

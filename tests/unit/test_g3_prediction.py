@@ -16,9 +16,10 @@ from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g3.arms import ArmSummary, Outcome, Trial, summarize
 from kvgate.orchestration.g3.load_arms import LoadTrial
 from kvgate.orchestration.g3.measure import DeploymentResult
-from kvgate.orchestration.g3.prediction import StorageBound, rows, too_fast
+from kvgate.orchestration.g3.prediction import StorageBound, too_fast
 from kvgate.orchestration.g3.protocol import ArmsResult
 from kvgate.orchestration.plan.inputs import Figure, StorageFigures
+from kvgate.report.g3_extra_tables import prediction_cells
 
 GB = 1e9
 BPT = 46708  # the tiny GGUF's state per token (KV + one f32 logits row)
@@ -107,7 +108,7 @@ def test_predicted_stands_beside_measured_for_every_g3_workload() -> None:
     assert p["recompute_ttft_s"] == [2.0, 2.0]  # the run's own prefill rate gives its own recompute back
     assert p["restore_ttft_s"][1] == 0.2
     assert p["restore_ttft_s"][0] == 2048 * BPT / 1.5e9  # one request may reach the whole ceiling
-    (row,) = rows("h/tiny", predictions)
+    (row,) = prediction_cells("h/tiny", predictions)
     assert row[:3] == ["h/tiny", "one prompt", "2048"]
     assert row[3] == f"{2048 * BPT / 1.5e9:.3g} / 0.2"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -13,8 +14,9 @@ from kvgate.configuration.references import load_references
 from kvgate.orchestration.g3.arms import Outcome, Trial, Window, summarize
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import plan
-from kvgate.orchestration.g3.sections import rows, sections
+from kvgate.orchestration.g3.report_rows import rows
 from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
+from kvgate.report.g3_tables import sections as laid_out
 
 MiB = 1 << 20
 
@@ -67,9 +69,15 @@ def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {s["title"]: s["data"] for s in found}
 
 
+def sections(stored: dict[str, Any], engines: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The G3 sections of rows as run.json keeps them (JSON), with the engines G3 recorded."""
+    as_stored = json.loads(json.dumps(stored, sort_keys=True))  # as run.json keeps them: keys sorted
+    return laid_out(as_stored, json.loads(json.dumps(engines or {}, sort_keys=True)))
+
+
 def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do() -> None:
-    stored = {"h/tiny": rows(result(), plan(in_memory(inventory())))}
-    found = by_title(sections(stored))
+    r = result()
+    found = by_title(sections({"h/tiny": rows(r, plan(in_memory(inventory())))}, {"h/tiny": r.engines}))
     arms = found["G3 arms: recompute vs SSD restore vs warm"]
     assert [r[1] for r in arms["rows"]] == [
         "recompute",

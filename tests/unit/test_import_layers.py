@@ -189,9 +189,6 @@ SLICES = tuple(
 )  # the gates: each reads its peers' code only via lower stages
 # a slice importing another that is still there, with why: the set must shrink, never grow
 PEERS_LEFT = {
-    "kvgate.orchestration.g4.sections imports kvgate.orchestration.g3.sections": (
-        "G4's report table reuses G3's table() (report tables)"
-    ),
     "kvgate.orchestration.preflight.measure imports kvgate.orchestration.g3.measure": (
         "preflight probes a deployment with G3's protocol"
     ),

@@ -13,7 +13,7 @@ import pytest
 from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
 from kvgate.base.errors import StoreError
 from kvgate.configuration.waivers import Waiver, Waivers
-from kvgate.orchestration.g2.sections import chart
+from kvgate.orchestration.g2.report_rows import chart
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
 from kvgate.report import RenderedPaths, load_run, render, render_html, render_junit

@@ -13,12 +13,13 @@ import pytest
 
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.orchestration.g3.load_arms import LoadTrial
-from kvgate.orchestration.g3.serving import level_latency, rows
+from kvgate.orchestration.g3.serving import as_recorded, level_latency
 from kvgate.probes.engines.latency import engines_latency, histograms
 from kvgate.probes.engines.metrics import Histogram, diff, parse
 from kvgate.probes.loadgen import LoadConfig, PromptSpec, run
 from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
 from kvgate.probes.workload_results import kv_measurements
+from kvgate.report.g3_extra_tables import serving_cells
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded"
 V0_CPU = (RECORDED / "engines" / "vllm_v0_cpu_metrics.txt").read_text()
@@ -97,7 +98,7 @@ def test_g3_shows_every_load_as_client_beside_engine_medians_over_trials() -> No
     assert list(levels) == ["recompute@whole", "warm@c8"]
     assert levels["warm@c8"]["client"]["p50_ttft_ms"] == 50.0
     assert levels["warm@c8"]["engine"] == engine  # the trial without a scrape does not count
-    (whole, warm) = rows("h/vllm", levels)
+    (whole, warm) = serving_cells("h/vllm", as_recorded(levels))
     assert warm[:4] == ["h/vllm", "warm@c8", "50 / ≈28", "52 / 30"]
     assert whole[2] == "90 / —"  # an engine without histograms: said, not invented
 

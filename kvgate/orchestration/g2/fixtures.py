@@ -15,7 +15,7 @@ from kvgate.configuration.inventory.schema import CLUSTER
 from kvgate.orchestration.g2.cluster import Member, measure_cluster
 from kvgate.orchestration.g2.measure import VolumeResult, measure_volume
 from kvgate.orchestration.g2.plan import G2Check, shared_volumes
-from kvgate.orchestration.g2.sections import row
+from kvgate.orchestration.g2.report_rows import row
 from kvgate.orchestration.gatefixtures import GateRun
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.record.store import RunStore

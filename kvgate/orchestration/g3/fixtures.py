@@ -12,7 +12,7 @@ from kvgate.base.errors import LabError
 from kvgate.configuration.references import check_consistency
 from kvgate.orchestration.g3.measure import DeploymentResult, measure_deployment
 from kvgate.orchestration.g3.plan import G3Check, plan
-from kvgate.orchestration.g3.sections import rows, storage_rows
+from kvgate.orchestration.g3.report_rows import rows, storage_rows
 from kvgate.orchestration.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
 from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 from kvgate.probes.nfs_server import ServerCache

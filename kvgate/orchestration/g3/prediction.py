@@ -9,7 +9,8 @@ than that was served by something other than the SSD (page cache, DRAM, a tier t
 was never cold): INVALID, with the numbers, in the arm and in the cold proof.
 
 Then the planner (:mod:`kvgate.orchestration.plan`) predicts each arm from G2's figures and this run's
-own recompute arm (its prefill rate), and the report sets predicted beside measured.
+own recompute arm (its prefill rate), and the report sets predicted beside measured
+(kvgate.report.g3_extra_tables).
 
 >>> too_fast(4e9, 2.0, best_bytes_per_s=1e9).split(":")[0]
 'the restore moved 4 GB in 2 s (2 GB/s), more than the storage can deliver (G2 best 1 GB/s + 25%)'
@@ -174,46 +175,3 @@ def _row(p: Prediction, measured: dict[str, ArmSummary], ceiling: Figure) -> dic
         "tier_bytes": p.tier_bytes,
         "ceiling": ceiling.source,
     }
-
-
-COLUMNS = [
-    "host/engine",
-    "load",
-    "prompt tokens",
-    "restore TTFT p50 s predicted / measured",
-    "recompute TTFT p50 s predicted / measured",
-    "storage floor s",
-    "SSD tier GB",
-]
-NOTE = (
-    "The tiering planner (kvgate plan) on this lab: the restore from G2's read ceiling and per-request "
-    "KV-restore bandwidth of the tier's volume (the latest passed G2 run of this inventory; without one, "
-    "the volume's expect: promise), the recompute from this run's own recompute arm (its prefill rate, "
-    "one prompt at a time), the median request served in arrival order. Storage floor: no restore of "
-    "the load can finish sooner; a restore faster than G2's best read (+25 %) is INVALID. — : not "
-    "predicted (no figure) or not measured (no such arm on this engine)."
-)
-
-
-def rows(where: str, predictions: list[dict[str, Any]]) -> list[list[str]]:
-    """The report rows of one deployment's predictions."""
-    return [
-        [
-            where,
-            "one prompt" if p["concurrency"] == 1 else f"conc {p['concurrency']}",
-            str(p["prompt_tokens"]),
-            _pair(p["restore_ttft_s"]),
-            _pair(p["recompute_ttft_s"]),
-            _num(p["storage_floor_s"]),
-            _num(p["tier_bytes"] / 1e9),
-        ]
-        for p in predictions
-    ]
-
-
-def _pair(values: list[float | None]) -> str:
-    return " / ".join(_num(v) for v in values)
-
-
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3g}"

@@ -7,7 +7,7 @@ import pytest
 from kvgate.base.criteria import Inputs
 from kvgate.base.errors import LabError, UsageError
 from kvgate.orchestration.g4.plan import G4Check, plan
-from kvgate.orchestration.g4.sections import rows
+from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import SoakResult, measure_soak
 from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 

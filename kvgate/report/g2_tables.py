@@ -1,0 +1,131 @@
+"""G2's report tables, laid out at render time from the numbers G2 recorded (``g2_rows``).
+
+Each host/volume's row holds its measurements (value, unit, invalid reason), its knee and
+its ceiling cell (kvgate.orchestration.g2.report_rows.row). A run stored before G2 kept
+numbers holds the formatted cells instead (``fio``, ``workloads``): those are laid out as
+they were.
+
+>>> fixed(2.3149e9, scale=GB), fixed(83012.0, scale=1000, digits=1), fixed(None)
+('2.31', '83.0', '—')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kvgate.base.criteria import Measurement
+from kvgate.configuration.fio_matrix import SweepPoint
+from kvgate.probes.fio.ceiling import CEILING_CELL, configuration
+from kvgate.record.schema import measurements_from_record
+from kvgate.report.tables import Cells, in_order, legacy_cells, table
+
+GB = 1e9
+FIO_COLUMNS = [
+    "host",
+    "volume",
+    "seq read GB/s",
+    "seq write GB/s",
+    "rand read kIOPS",
+    "rand read p99 ms",
+    "knee (I/Os in flight @ GB/s)",
+    "read ceiling GB/s (where)",
+]
+WORK_COLUMNS = [
+    "host",
+    "volume",
+    "KV restore serial GB/s",
+    "KV restore parallel GB/s",
+    "parallel/serial",
+    "KV restore p50 s",
+    "model load sequential GB/s",
+    "model load parallel GB/s",
+    "checkpoint write GB/s",
+    "checkpoint read-back GB/s",
+]
+FIO_NOTE = (
+    "Latency percentiles are merged from fio's json+ histograms across jobs and repeats. "
+    "Read ceiling: the best cell of the block size × jobs × depth sweep, run again with the "
+    "profile's repeats (their mean); the planner and G3 hold restores to it."
+)
+WORK_NOTE = (
+    "KV restore: all requests concurrently; serial = 1 reader per request, "
+    "parallel = several (the R1 serial vs parallel read path)."
+)
+Measured = Mapping[str, Measurement]
+
+
+def fixed(m: Measurement | float | None, *, scale: float = 1.0, digits: int = 2) -> str:
+    """A value over ``scale`` with ``digits`` decimals, ``(INVALID)`` when it cannot be trusted."""
+    value = m.value if isinstance(m, Measurement) else m
+    if value is None or not isinstance(value, int | float):
+        return "—"
+    text = f"{value / scale:.{digits}f}"
+    return f"{text} (INVALID)" if isinstance(m, Measurement) and m.invalid_reason else text
+
+
+def fio_cells(host: str, volume: str, row: dict[str, Any]) -> list[str]:
+    ms = measurements_from_record(row["measurements"])
+    knee = row.get("knee")
+    at = "—" if not knee else f"{knee['parallelism']} @ {knee['bw_bytes_per_s'] / GB:.2f} (bs {knee['bs']})"
+    return [
+        host,
+        volume,
+        fixed(ms.get("seqread-1m.read_bw_bytes_per_s"), scale=GB),
+        fixed(ms.get("seqwrite-1m.write_bw_bytes_per_s"), scale=GB),
+        fixed(ms.get("randread-4k.read_iops"), scale=1000, digits=1),
+        fixed(ms.get("randread-4k.read_clat_p99_ns"), scale=1e6),
+        at,
+        ceiling(ms, row.get("ceiling")),
+    ]
+
+
+def ceiling(ms: Measured, cell: dict[str, Any] | None) -> str:
+    """The re-measured ceiling and how it was reached: ``2.31 (bs 4m, 4 jobs × QD 8)``."""
+    if cell is None:
+        return "—"
+    where = configuration(SweepPoint(**cell))
+    return f"{fixed(ms.get(f'{CEILING_CELL}.read_bw_bytes_per_s'), scale=GB)} ({where})"
+
+
+def work_cells(host: str, volume: str, row: dict[str, Any]) -> list[str]:
+    ms = measurements_from_record(row["measurements"])
+    return [
+        host,
+        volume,
+        fixed(ms.get("kv_restore.serial.read_bw_bytes_per_s"), scale=GB),
+        fixed(ms.get("kv_restore.parallel.read_bw_bytes_per_s"), scale=GB),
+        speedup(ms),
+        fixed(ms.get("kv_restore.parallel.latency_p50_s"), digits=3),
+        fixed(ms.get("model_load.sequential.read_bw_bytes_per_s"), scale=GB),
+        fixed(ms.get("model_load.parallel.read_bw_bytes_per_s"), scale=GB),
+        fixed(ms.get("checkpoint.write_bw_bytes_per_s"), scale=GB),
+        fixed(ms.get("checkpoint.readback_bw_bytes_per_s"), scale=GB),
+    ]
+
+
+def speedup(ms: Measured) -> str:
+    """The parallel KV restore over the serial one: ``2.87×``."""
+    serial, parallel = (ms.get(f"kv_restore.{k}.read_bw_bytes_per_s") for k in ("serial", "parallel"))
+    if serial and parallel and isinstance(serial.value, float) and isinstance(parallel.value, float):
+        return f"{parallel.value / serial.value:.2f}×"
+    return "—"
+
+
+def cells(key: str, row: dict[str, Any], table_key: str) -> Cells:
+    """One host/volume's row of the ``fio`` or ``workloads`` table."""
+    if "measurements" not in row:  # stored before G2 kept numbers
+        return [legacy_cells(row, table_key)] if table_key in row else []
+    host, _, volume = key.partition("/")
+    return [(fio_cells if table_key == "fio" else work_cells)(host, volume, row)]
+
+
+def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The G2 sections of the report, from every stored row."""
+    ordered = in_order(stored)
+    fio = [c for k, r in ordered for c in cells(k, r, "fio")]
+    work = [c for k, r in ordered for c in cells(k, r, "workloads")]
+    return [
+        table("G2 fio baseline (cold, O_DIRECT, mean of repeats)", FIO_COLUMNS, fio, FIO_NOTE),
+        table("G2 storage-level workloads (kvgate agent, cold)", WORK_COLUMNS, work, WORK_NOTE),
+    ]

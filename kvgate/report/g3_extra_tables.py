@@ -1,0 +1,140 @@
+"""G3's planner, serving-latency and storage tables, laid out at render time from ``g3_rows``.
+
+>>> t = {"p50_ttft_ms": 40.0, "mean_ttft_ms": 42.0, "p50_tpot_ms": 2.0, "mean_itl_ms": 2.1}
+>>> e = {"mean_ttft_ms": 38.0, "p50_ttft_ms": 37.5, "mean_itl_ms": 2.0, "p50_tpot_ms": 2.0}
+>>> pair(t, e, "p50_ttft_ms"), pair(t, e, "mean_itl_ms"), pair(t, {}, "p50_tpot_ms")
+('40 / ≈37.5', '2.1 / 2', '2 / —')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kvgate.base.criteria import Measurement, fmt
+from kvgate.orchestration.g3.serving import KEYS
+from kvgate.orchestration.g3.storage import StorageResult
+from kvgate.record.schema import measurements_from_record
+from kvgate.report.tables import Cells
+
+PREDICTION_COLUMNS = [
+    "host/engine",
+    "load",
+    "prompt tokens",
+    "restore TTFT p50 s predicted / measured",
+    "recompute TTFT p50 s predicted / measured",
+    "storage floor s",
+    "SSD tier GB",
+]
+PREDICTION_NOTE = (
+    "The tiering planner (kvgate plan) on this lab: the restore from G2's read ceiling and per-request "
+    "KV-restore bandwidth of the tier's volume (the latest passed G2 run of this inventory; without one, "
+    "the volume's expect: promise), the recompute from this run's own recompute arm (its prefill rate, "
+    "one prompt at a time), the median request served in arrival order. Storage floor: no restore of "
+    "the load can finish sooner; a restore faster than G2's best read (+25 %) is INVALID. — : not "
+    "predicted (no figure) or not measured (no such arm on this engine)."
+)
+SERVING_COLUMNS = [
+    "host/engine",
+    "load",
+    "TTFT p50 ms client / engine",
+    "TTFT mean ms client / engine",
+    "TPOT p50 ms client / engine",
+    "TPOT mean ms client / engine",
+    "ITL p50 ms client / engine",
+    "ITL mean ms client / engine",
+]
+SERVING_NOTE = (
+    "Each load's latency as the load generator measured it (vllm bench serve's definitions) and as the "
+    "engine's own /metrics histograms counted it over exactly that load (TTFT: vllm:time_to_first_token_"
+    "seconds, from arrival after tokenizing; TPOT: per-request decode time / (tokens − 1); ITL: between "
+    "token outputs); medians over the level's trials. Engine means are exact (sum / count); engine p50s "
+    "(≈) are estimated from its histogram buckets, as Prometheus' histogram_quantile does. The client's "
+    "TTFT includes the HTTP round trip and tokenization the engine's does not; a TPOT or ITL gap says the "
+    "client lagged behind the stream or the engine was slowed while the load ran. — : not exported."
+)
+STORAGE_COLUMNS = [
+    "host",
+    "volume",
+    "role",
+    "device",
+    "model load s",
+    "fastest loader",
+    "engine weights load s",
+    "engine ready s",
+    "checkpoint write s",
+    "checkpoint write GB/s",
+    "trusted",
+]
+STORAGE_NOTE = (
+    "The agent's model-load (every loader, cold: page cache dropped, device reads counted) and checkpoint "
+    "(write, then cold read-back with checksums) workloads on each volume; R9 compares the fastest trusted "
+    "loader's time, R1 the snapshot write. The engine (the deployment's recompute profile) also starts cold "
+    "from a model copy on each volume: its own weight-load time, from its log, judges R9 a second time."
+)
+
+
+def sig3(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def prediction_cells(where: str, predictions: list[dict[str, Any]]) -> Cells:
+    """The rows of one deployment's predictions (kvgate.orchestration.g3.prediction)."""
+    return [
+        [
+            where,
+            "one prompt" if p["concurrency"] == 1 else f"conc {p['concurrency']}",
+            str(p["prompt_tokens"]),
+            " / ".join(sig3(v) for v in p["restore_ttft_s"]),
+            " / ".join(sig3(v) for v in p["recompute_ttft_s"]),
+            sig3(p["storage_floor_s"]),
+            sig3(p["tier_bytes"] / 1e9),
+        ]
+        for p in predictions
+    ]
+
+
+def pair(client: Mapping[str, float], engine: Mapping[str, float], key: str) -> str:
+    """``client / engine`` for one statistic; an engine p50 is a bucket estimate (≈)."""
+    mark = "≈" if key.startswith("p50") else ""
+    c, e = client.get(key), engine.get(key)
+    return f"{sig3(c)} / {'—' if e is None else mark + sig3(e)}"
+
+
+def serving_cells(where: str, levels: list[dict[str, Any]]) -> Cells:
+    """One row per load level, in the order G3 measured them: every statistic as ``client / engine``."""
+    return [[where, v["load"], *(pair(v["client"], v["engine"], k) for k in KEYS)] for v in levels]
+
+
+def storage_cells(host: str, volumes: dict[str, Any]) -> Cells:
+    """Both volumes' model-load and checkpoint numbers (kvgate.orchestration.g3.report_rows.storage_rows)."""
+    measured = {v: measurements_from_record(ms) for v, ms in volumes["measured"].items()}
+    r = StorageResult(host, volumes["candidate"], volumes["baseline"], measured, volumes["devices"])
+    out = []
+    for volume, role in ((r.candidate, "candidate"), (r.baseline, "baseline")):
+        ms = r.measured.get(volume, {})
+        load = r.statistic(volume, "model_load_s")
+        loader = load.metric.split(".")[1] if load is not None and load.metric.count(".") == 2 else "—"
+        reasons = sorted({m.invalid_reason for m in ms.values() if m.invalid_reason})
+        out.append(
+            [
+                host,
+                volume,
+                role,
+                str(r.devices.get(volume) or "—"),
+                shown(load),
+                loader,
+                shown(ms.get("engine.weights_load_s")),
+                shown(ms.get("engine.ready_s")),
+                shown(ms.get("checkpoint.write_s")),
+                shown(ms.get("checkpoint.write_bw_bytes_per_s"), 1e9),
+                "no: " + "; ".join(reasons) if reasons else "yes",
+            ]
+        )
+    return out
+
+
+def shown(m: Measurement | None, scale: float = 1.0) -> str:
+    if m is None or not isinstance(m.value, int | float):
+        return "—"
+    return f"{fmt(m.value / scale)} {m.unit if scale == 1.0 else ''}".strip()

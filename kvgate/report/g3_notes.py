@@ -1,0 +1,111 @@
+"""What G3's tables say beside their numbers: how the arms ran, and what each engine cannot show.
+
+Written at render time from what G3 recorded of a deployment (``g3_rows.<host/deployment>.deployment``:
+its tier's name, kind and notes, whether it serves concurrently and has an external tier,
+its near-ties and where the load generator ran) and the arms it measured.
+
+>>> loadgen_note(None)[:40]
+'The load generator ran on the engine hos'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS
+
+# What kvgate found about an engine kind's tier, and how the protocol copes (said in the report).
+KIND_LIMITS = {
+    "llama-cpp": (
+        "Its disk cache (llama-cpp-python 0.3.36 LlamaDiskCache) pops the best prefix match on every "
+        "lookup, even a one-token (BOS) match, so populating a second prompt deletes the first one's "
+        "entry: each trial runs on a fresh tier directory, and the engine's own restored-token count "
+        "(its log) is part of the cold proof. So it cannot hold a document set (and its diskcache keeps "
+        "diskcache's 1 GiB limit): the capacity arms' ssd-tier runs llama-cpp-disk-keep, the same server "
+        "with a disk cache that keeps what it serves, sized by --cache_size."
+    ),
+}
+
+
+ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key of these rows, what they are)
+    (
+        lambda key: key.endswith("@whole"),
+        " Rows <arm>@whole: every engine instance of the host driven together (request i to "
+        "instance i mod N), medians over trials of each load's TTFT p50 and output throughput.",
+    ),
+    (
+        lambda key: key.split("@")[0] in CAPACITY_ARMS,
+        " Rows dram-only@… / ssd-tier@… (R2/R3's capacity gains): the same engine without and with "
+        "its SSD tier (its profile's capacity_arms), the same turns over shared documents visited "
+        "round-robin (workloads/g3/<scale>.yaml capacity), warm-up excluded, the page cache dropped "
+        "before each round; medians over rounds of each round's TTFT p50 and output throughput. "
+        "Tokens restored: every prompt token the engine reused in the round.",
+    ),
+    (
+        lambda key: key.split("@")[0] in READ_ARMS,
+        " Rows serial-read@c<C> / parallel-read@c<C> (R1): the same C prompts restored cold by the "
+        "deployment's serial and parallel tier reader (engines.<name>.cold_read), each on a fresh tier; "
+        "restore read GB/s = device bytes / time from the load's start to its last first token.",
+    ),
+)
+
+
+def limits_note(where: str, d: dict[str, Any], arms: list[str]) -> str:
+    """What this engine cannot show, said plainly in the report."""
+    tier = d["tier"]
+    conc = (
+        f"{tier} serves one request at a time: every arm ran at concurrency 1, and the R2/R3 "
+        "concurrency gains (conc 8/16) are not evaluable on it."
+        if not d["serves_concurrently"]
+        else f"{tier} serves requests concurrently: the arms ran one prompt per trial, then at each "
+        "concurrency level (rows <arm>@c<C>: medians over trials of each load's TTFT p50 and output "
+        "throughput)."
+    )
+    conc += "".join(note for rows, note in ROW_NOTES if any(rows(k) for k in arms))
+    if not d["external_tier"]:
+        conc += (
+            f" {tier} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "
+            "so every SSD-restore verdict is not evaluable on it."
+        )
+    if ties := d["near_ties"]:
+        conc += (
+            f" {len(ties)} cached output(s) differed from recompute's only from a near-tied token "
+            "on (each side's token in the other's top-k logprobs), tolerated as vLLM's own tests do "
+            f"(check_logprobs_close); first: {ties[0]}."
+        )
+    kind = KIND_LIMITS.get(d["kind"], "")
+    said = f"{conc} {loadgen_note(d['loadgen_address'])} {d['tier_notes'].strip()} {kind}"
+    return f"{where}: {said}".strip()
+
+
+def loadgen_note(address: str | None) -> str:
+    """Where the client ran, which decides whether TTFT includes the lab network."""
+    if address is None:
+        return "The load generator ran on the engine host (127.0.0.1): TTFT excludes the lab network."
+    return (
+        f"The load generator ran on the control node, reaching the engines at {address} "
+        "(engines.<name>.loadgen: controller): TTFT includes the network path."
+    )
+
+
+EVIDENCE_NOTE = (
+    "Counters bracketing exactly the measured request. Device bytes are those of the devices that carry "
+    "the candidate volume (a multipath head's paths, an LV's disks; on NFS, the client's reads from the "
+    "server) and count every reader during the window (another tenant's I/O can only raise them); engine "
+    "bytes are summed over every process the engine started (its session or container cgroup). "
+    "Tokens restored: the engine's own count (its log). Tier growth: the tier directory after "
+    "populate, against prompt tokens × the model's state bytes per token. Restore read GB/s: the device's "
+    "bytes over the request's TTFT (one prompt), or over the time to a load's last first token."
+)
+NOTE = (
+    "One prompt per trial, each with its own salt. ssd-restore: populate on a fresh tier directory on the "
+    "candidate volume, check write-through, restart the engine and drop the page cache, then send the prompt "
+    "again with the volume's device counters, the engine's process-tree read bytes and its hit counter "
+    "bracketing "
+    "exactly that request. warm: the same prompt once more without restart. Arms run in blocks (every "
+    "recompute trial, then the tier engines'), so no two engines share a GPU group. TTFT percentiles over "
+    "the trials (numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: "
+    "llama-cpp-python sends no usage when streaming, so every request must end by length (max_tokens); "
+    "prompt tokens are counted with the engine's tokenizer."
+)

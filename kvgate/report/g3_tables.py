@@ -1,0 +1,200 @@
+"""G3's report tables, laid out at render time from the numbers G3 recorded (``g3_rows``).
+
+Per host/deployment G3 keeps its arms' summaries (``figures.arms``, in report order), its
+verdicts before waivers (with the reference each is bound to), its serving latency, the
+planner's predictions and what its engine kind can show (``deployment``); the engines
+each arm ran on are run.json's ``engines``. Per host/storage[<candidate>] it keeps both
+volumes' measurements (kvgate.orchestration.g3.report_rows). A run stored before G3 kept
+numbers holds the formatted cells (``arms``, ``evidence``, …): those are laid out as they were.
+
+>>> num(0.23456), num(2048.0, digits=0), num(None)
+('0.235', '2048', '—')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgate.configuration.reference_schema import Improvement
+from kvgate.configuration.references import improvement_position, show_bound
+from kvgate.orchestration.g3.report_rows import arm_order
+from kvgate.report import g3_extra_tables as extra
+from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
+from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
+
+MiB = float(1 << 20)
+ARM_COLUMNS = [
+    "host/engine",
+    "arm",
+    "trials ok/run",
+    "prompt tokens p50",
+    "TTFT p50 s",
+    "TTFT p90 s",
+    "TTFT p99 s",
+    "TTFT CV",
+    "TTFT mean s client / engine",
+    "E2E p50 s",
+    "output tok/s",
+]
+EVIDENCE_COLUMNS = [
+    "host/engine",
+    "arm",
+    "device MiB read",
+    "engine MiB read",
+    "restore read GB/s",
+    "tokens restored",
+    "tier growth MiB (predicted)",
+    "restart-to-ready s",
+    "trusted",
+]
+VERDICT_COLUMNS = [
+    "host/engine",
+    "check",
+    "measured",
+    "reference",
+    "site threshold",
+    "against the seed",
+    "source",
+    "verdict",
+]
+ENGINE_COLUMNS = [
+    "host/engine",
+    "arm",
+    "profile",
+    "version",
+    "command line",
+    "ready s",
+    "weights load s",
+    "concurrency",
+]
+VERDICT_NOTE = (
+    "Site threshold = the reference's lower bound × the gate profile's threshold_fraction "
+    "(workloads/g3/<scale>.yaml). Verdicts before waivers; the checks table shows waivers."
+)
+Arm = dict[str, Any]  # kvgate.orchestration.g3.arms.ArmSummary.to_dict()
+
+
+def num(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
+    return "—" if value is None else f"{value / scale:.{digits}g}" if digits else f"{value / scale:.0f}"
+
+
+def _means(s: Arm) -> str:
+    """Client and engine-side (its /metrics histogram) mean TTFT of the loads, where both are known."""
+    if s["ttft_mean_s"] is None and s["server_ttft_mean_s"] is None:
+        return "—"
+    return f"{num(s['ttft_mean_s'])} / {num(s['server_ttft_mean_s'])}"
+
+
+def arm_cells(where: str, s: Arm) -> list[str]:
+    """One arm's latency numbers as table cells."""
+    return [
+        where,
+        s["arm"],
+        f"{s['completed']}/{s['trials']}",
+        num(s["prompt_tokens_p50"], digits=0),
+        num(s["ttft_p50_s"]),
+        num(s["ttft_p90_s"]),
+        num(s["ttft_p99_s"]),
+        num(s["ttft_cv"], digits=2),
+        _means(s),
+        num(s["e2e_p50_s"]),
+        num(s["output_throughput_tok_per_s"]),
+    ]
+
+
+def evidence_cells(where: str, s: Arm) -> list[str]:
+    """One arm's storage evidence (medians over trials) and whether its numbers can be trusted."""
+    growth = "—"
+    if s["cache_growth_bytes_p50"] is not None:
+        growth = f"{s['cache_growth_bytes_p50'] / MiB:.1f} ({num(s['predicted_bytes_p50'], MiB)})"
+    reasons = s["invalid_reasons"]
+    return [
+        where,
+        s["arm"],
+        num(s["device_read_bytes_p50"], MiB),
+        num(s["engine_read_bytes_p50"], MiB),
+        num(s["read_bw_gb_per_s"]),
+        num(s["hit_tokens_p50"], digits=0),
+        growth,
+        num(s["restart_to_ready_p50_s"]),
+        "no: " + "; ".join(reasons) if reasons else "yes",
+    ]
+
+
+def verdict_cells(where: str, v: dict[str, Any]) -> list[str]:
+    """Measured, reference, site threshold, against the seed and source of one verdict (before waivers)."""
+    reference, threshold, position = "site rule", limit_cell(v), "—"
+    if (ref := v.get("reference")) is not None:
+        imp = Improvement.model_validate(ref["improvement"])
+        reference = f"{ref['id']}: {imp.stated}"
+        threshold = f"{v['comparator']} {show_bound(imp.kind, v['expected'])}"
+        value = v["measured"]
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            position = improvement_position(imp, float(value))
+    return [where, v["check"], measured_cell(v), reference, threshold, position, v["source"], v["verdict"]]
+
+
+def engine_cells(where: str, engines: dict[str, dict[str, Any]]) -> Cells:
+    """Version, full command line and restart-to-ready of each engine the arms ran on."""
+    rows = []
+    for arm, rec in sorted(engines.items()):
+        conc = "concurrent" if rec["serves_concurrently"] else "1 request at a time"
+        weights = "not logged" if rec.get("weights_load_s") is None else f"{rec['weights_load_s']:.2f}"
+        argv, ready = " ".join(rec["argv"]), f"{rec['ready_s']:.2f}"
+        rows.append([where, arm, rec["profile"], rec["version"], argv, ready, weights, conc])
+    return rows
+
+
+TABLES = ("arms", "evidence", "verdicts", "engines", "predictions", "serving", "storage")
+
+
+def laid_out(where: str, row: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Cells], str]:
+    """One stored host/deployment or host/storage row: its cells per table, and its note on limits."""
+    if "arms" in row:  # stored before G3 kept numbers
+        return {t: legacy_cells(row, t) for t in TABLES}, str(row.get("limits", ""))
+    cells: dict[str, Cells] = {t: [] for t in TABLES}
+    verdicts = row.get("verdicts") or []
+    if "volumes" in row:
+        cells["storage"] = extra.storage_cells(where.partition("/")[0], row["volumes"])
+        cells["verdicts"] = [verdict_cells(f"{where.partition('/')[0]}/storage", v) for v in verdicts]
+        return cells, ""
+    stored_arms = row["figures"]["arms"]  # run.json keeps them by name: the report's order is arm_order's
+    arms = [stored_arms[a] for a in arm_order(sorted(stored_arms))]
+    cells["arms"] = [arm_cells(where, s) for s in arms]
+    cells["evidence"] = [evidence_cells(where, s) for s in arms]
+    cells["verdicts"] = [verdict_cells(where, v) for v in verdicts]
+    cells["engines"] = engine_cells(where, engines.get(where) or {})
+    cells["predictions"] = extra.prediction_cells(where, row["figures"]["predictions"])
+    cells["serving"] = extra.serving_cells(where, row["serving"])
+    return cells, limits_note(where, row["deployment"], [a["arm"] for a in arms])
+
+
+def sections(stored: dict[str, dict[str, Any]], engines: dict[str, Any]) -> list[dict[str, Any]]:
+    """The G3 sections of the report, from every stored host/deployment (``engines``: run.json's)."""
+    parts = [laid_out(k, r, engines) for k, r in in_order(stored)]
+    rows = {t: [c for cells, _ in parts for c in cells[t]] for t in TABLES}
+    limits = " ".join(note for _, note in parts)
+    return [
+        table("G3 arms: recompute vs SSD restore vs warm", ARM_COLUMNS, rows["arms"], f"{NOTE} {limits}"),
+        table("G3 restore evidence (medians over trials)", EVIDENCE_COLUMNS, rows["evidence"], EVIDENCE_NOTE),
+        table("G3 verdicts against the references", VERDICT_COLUMNS, rows["verdicts"], VERDICT_NOTE),
+        table("G3 engines", ENGINE_COLUMNS, rows["engines"], limits),
+        table(
+            "G3 predicted (tiering planner) vs measured",
+            extra.PREDICTION_COLUMNS,
+            rows["predictions"],
+            extra.PREDICTION_NOTE,
+        ),
+        table(
+            "G3 serving latency: client vs engine, every load",
+            extra.SERVING_COLUMNS,
+            rows["serving"],
+            extra.SERVING_NOTE,
+        ),
+        table(
+            "G3 model loading and checkpoint: candidate vs baseline",
+            extra.STORAGE_COLUMNS,
+            rows["storage"],
+            extra.STORAGE_NOTE,
+        ),
+    ]

@@ -1,0 +1,167 @@
+"""G4's report tables, laid out at render time: the soak's windows, its trends, its verdicts.
+
+Read from the windows the soak stored (``artifacts/<host>/g4/<deployment>/windows.jsonl``)
+and what G4 recorded per deployment (``g4_rows``: verdicts before waivers, how the soak
+ended, its near-ties and tier; kvgate.orchestration.g4.report_rows). A 72-hour soak has
+hundreds of windows: the table shows at most MAX_ROWS of them, evenly spaced with the
+first and the last. A run stored before G4 kept numbers holds the formatted cells
+(``windows``, ``verdicts``, ``notes``): those are laid out as they were.
+
+>>> n(3106.4), n(0.09623), n(None)
+('3106', '0.0962', '—')
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from kvgate.base.units import MiB
+from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, slopes
+from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
+
+MAX_ROWS = 48
+WINDOW_COLUMNS = [
+    "host/engine",
+    "window",
+    "start (UTC)",
+    "requests ok/failed",
+    "empty",
+    "TTFT p50 ms",
+    "TTFT p99 ms",
+    "TPOT p50 ms",
+    "output tok/s",
+    "TTFT p50 ms reuse / fresh",
+    "engine RSS MiB",
+    "tier MiB",
+    "device MiB read / written",
+    "hit ratio",
+    "canary",
+]
+VERDICT_COLUMNS = ["host/engine", "check", "measured", "site limit", "source", "verdict"]
+NOTE = (
+    "Each window: batches of streamed requests for window_s (a share of them turns on shared documents, "
+    "the rest fresh prompts, all unique to this run), then the canary prompts (greedy, the same every "
+    "window: the first window computes them, later ones are served from cache and must match), then a "
+    "sample on the host: the engines' RSS (every process of their groups), the tier directory, the "
+    "candidate device's bytes and the engines' hit counter. TTFT/TPOT percentiles per window as vllm bench "
+    "serve computes them. Trends: median of the last baseline windows against the first after warm-up "
+    "(workloads/g4/<scale>.yaml)."
+)
+VERDICT_NOTE = (
+    "The seed sets no G4 figures beyond 72 h stable: every limit is the site's "
+    "(workloads/g4/<scale>.yaml). Verdicts before waivers; the checks table shows waivers."
+)
+
+
+def n(value: float | None, digits: int = 3) -> str:
+    """``digits`` significant digits; large values whole (3106, not 3.11e+03)."""
+    if value is None:
+        return "—"
+    return f"{value:.0f}" if abs(value) >= 10**digits else f"{value:.{digits}g}"
+
+
+def soak_windows(path: Path) -> list[Window]:
+    """The stored windows in order; a torn or foreign line is left out (none: no file)."""
+    out = []
+    for line in path.read_text().splitlines() if path.is_file() else ():
+        try:
+            w = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(w, dict) and isinstance(w.get("end_unix_s"), int | float):
+            out.append(w)
+    return out
+
+
+def shown(windows: list[Window]) -> list[Window]:
+    """At most MAX_ROWS windows, evenly spaced, always the first and the last."""
+    if len(windows) <= MAX_ROWS:
+        return list(windows)
+    step = (len(windows) - 1) / (MAX_ROWS - 1)
+    return [windows[round(i * step)] for i in range(MAX_ROWS)]
+
+
+def window_cells(where: str, w: Window, first: Window) -> list[str]:
+    s = w["summary"]
+    dev = "—"
+    if w["device_read_bytes"] is not None:
+        dev = f"{w['device_read_bytes'] / MiB:.1f} / {w['device_write_bytes'] / MiB:.1f}"
+    tier = "—" if w["cache_dir_bytes"] is None else f"{w['cache_dir_bytes'] / MiB:.1f}"
+    canary = "computed" if w is first else _canary(w, first)
+    start, kinds = _utc(w["start_unix_s"]), f"{n(w['reuse_ttft_p50_ms'])} / {n(w['fresh_ttft_p50_ms'])}"
+    return [
+        where,
+        str(w["index"]),
+        start,
+        f"{s['completed']}/{s['failed']}",
+        str(w["empty_responses"]),
+        n(s["p50_ttft_ms"]),
+        n(s["p99_ttft_ms"]),
+        n(s["p50_tpot_ms"]),
+        n(s["output_throughput_tok_per_s"]),
+        kinds,
+        f"{w['rss_kib'] / 1024:.0f}",
+        tier,
+        dev,
+        n(hit_ratio(w), 2),
+        canary,
+    ]
+
+
+def _canary(w: Window, first: Window) -> str:
+    want = {c["index"]: c["text"] for c in first["canary"]}
+    same = sum(1 for c in w["canary"] if c["success"] and want.get(c["index"]) == c["text"])
+    return f"{same}/{len(w['canary'])} identical"
+
+
+def _utc(unix_s: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(unix_s))
+
+
+def verdict_cells(where: str, v: dict[str, Any]) -> list[str]:
+    return [where, v["check"], measured_cell(v), limit_cell(v), v["source"], v["verdict"]]
+
+
+def note(where: str, soak: dict[str, Any], windows: list[Window]) -> str:
+    """Slopes, near-ties, the soak's end, and what this engine cannot show."""
+    s, ties = slopes(Soak(tuple(windows), 0, 0, None)), soak["near_ties"]
+    parts = [
+        f"{where}: {len(windows)} window(s), ended by {soak['ended']}; slopes per hour "
+        f"(all windows): TTFT p50 {n(s['ttft_p50_ms_per_h'])} ms, engine RSS {n(s['rss_mib_per_h'])} MiB, "
+        f"tier {n(s['cache_mib_per_h'])} MiB."
+    ]
+    if ties:
+        parts.append(f"{len(ties)} canary output(s) differed only from a near-tie on; first: {ties[0]}.")
+    if not soak["serves_concurrently"]:
+        queue = "concurrent requests queue in front of it"
+        parts.append(f"{soak['tier']} serves one request at a time: {queue}.")
+    return " ".join(parts)
+
+
+def deployment(where: str, row: dict[str, Any], run_dir: Path) -> tuple[Cells, Cells, str]:
+    """One host/deployment's window rows, verdict rows and note."""
+    verdicts = row.get("verdicts") or []
+    if "soak" not in row:  # stored before G4 kept numbers
+        return legacy_cells(row, "windows"), legacy_cells(row, "verdicts"), str(row.get("notes", ""))
+    host, _, name = where.partition("/")
+    windows = soak_windows(run_dir / "artifacts" / host / "g4" / name / "windows.jsonl")
+    rows = [window_cells(where, w, windows[0]) for w in shown(windows)]
+    return rows, [verdict_cells(where, v) for v in verdicts], note(where, row["soak"], windows)
+
+
+def sections(stored: dict[str, dict[str, Any]], run_dir: Path) -> list[dict[str, Any]]:
+    """The G4 sections of the report, from every stored host/deployment."""
+    parts = [deployment(k, r, run_dir) for k, r in in_order(stored)]
+    notes = " ".join(p[2] for p in parts)
+    return [
+        table("G4 soak windows", WINDOW_COLUMNS, [c for p in parts for c in p[0]], f"{NOTE} {notes}"),
+        table(
+            "G4 verdicts against the site's limits",
+            VERDICT_COLUMNS,
+            [c for p in parts for c in p[1]],
+            VERDICT_NOTE,
+        ),
+    ]

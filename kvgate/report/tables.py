@@ -1,0 +1,48 @@
+"""What every gate's report tables share: a table section, the stored rows in order, stored-cell rows.
+
+A gate keeps numbers in run.json (``<gate>_rows.<host/subject>``); its table module
+(``g2_tables``, ``g3_tables``, ``g4_tables``) turns them into cells here, at render time.
+Runs stored before that kept formatted cells (lists of strings): :func:`legacy_cells`
+lays those out as they were.
+
+>>> table("T", ["a"], [["1"]], "n")["data"]
+{'columns': ['a'], 'rows': [['1']], 'note': 'n'}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvgate.base.criteria import fmt
+
+Cells = list[list[str]]
+
+
+def table(title: str, columns: list[str], rows: Cells, note: str) -> dict[str, Any]:
+    """A ``table.html`` section as the report lays it out."""
+    return {
+        "title": title,
+        "template": "table.html",
+        "data": {"columns": columns, "rows": rows, "note": note},
+    }
+
+
+def in_order(stored: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The stored host/subjects in the report's order: by key."""
+    return [(k, stored[k]) for k in sorted(stored)]
+
+
+def legacy_cells(row: dict[str, Any], key: str) -> list[Any]:
+    """Legacy: the cells a run stored before its gate kept numbers (formatted at measurement time)."""
+    return list(row.get(key) or [])
+
+
+def measured_cell(verdict: dict[str, Any]) -> str:
+    """A verdict row's measured value with its unit (kvgate.orchestration.verdict_rows)."""
+    value = verdict["measured"]
+    return "—" if value is None else f"{fmt(value)} {verdict['unit']}".strip()
+
+
+def limit_cell(verdict: dict[str, Any]) -> str:
+    """A verdict row's criterion: ``<= 0 responses``."""
+    return f"{verdict['comparator']} {fmt(verdict['expected'])} {verdict['expected_unit']}".strip()

@@ -1,0 +1,303 @@
+"""Gate tables are laid out when the report is rendered, from the numbers the run record keeps.
+
+Issue 15: G2, G3 and G4 stored their table cells as strings at measurement time
+(``"2.31 (INVALID)"``), so a better formatter could not reach a stored run. On main the
+``*_rows`` of run.json hold those strings: every test here that stores a gate's rows fails
+there; the tests that render rows stored as strings pin the legacy path (they pass on both).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_g3_sections import inventory as g3_inventory
+from test_g3_sections import result as g3_result
+from test_g3_storage import inventory as storage_inventory
+from test_g3_storage import result as storage_result
+
+from kvgate.base.criteria import Measurement
+from kvgate.base.errors import StoreError
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.configuration.fio_matrix import Knee, SweepPoint
+from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.configuration.gateconfig import in_memory
+from kvgate.orchestration.g2.measure import VolumeResult
+from kvgate.orchestration.g2.report_rows import row
+from kvgate.orchestration.g3.plan import plan as g3_plan
+from kvgate.orchestration.g3.report_rows import rows as g3_rows
+from kvgate.orchestration.g3.report_rows import storage_rows
+from kvgate.orchestration.g3.storage import storage_plan
+from kvgate.orchestration.g4 import trends
+from kvgate.orchestration.g4.plan import G4Check, criteria, g4_check
+from kvgate.orchestration.g4.report_rows import rows
+from kvgate.orchestration.g4.soak import SoakResult
+from kvgate.record.store import RunStore
+from kvgate.report import load_run
+
+
+def stored(root: Path, gate: str, rows: dict[str, Any]) -> Path:
+    store = RunStore.create(root, site="lab-a", gate=gate, meta={"planned": [], f"{gate}_rows": rows})
+    store.finish("complete")
+    return store.path
+
+
+def tables(run: Path) -> dict[str, list[list[str]]]:
+    return {s.title: s.data["rows"] for s in load_run(run).sections}
+
+
+def notes(run: Path) -> dict[str, str]:
+    return {s.title: s.data["note"] for s in load_run(run).sections}
+
+
+def volume() -> VolumeResult:
+    found = [
+        Measurement("seqread-1m.read_bw_bytes_per_s", 1.2345e9, "bytes/s", (), "not cold: vda read 0 B"),
+        Measurement("seqwrite-1m.write_bw_bytes_per_s", 4.871e9, "bytes/s"),
+        Measurement("randread-4k.read_iops", 83012, "IOPS"),
+        Measurement("randread-4k.read_clat_p99_ns", 3_063_000.0, "ns"),
+        Measurement("ceiling.read_bw_bytes_per_s", 2.3149e9, "bytes/s"),
+        Measurement("kv_restore.serial.read_bw_bytes_per_s", 1.0e9, "bytes/s"),
+        Measurement("kv_restore.parallel.read_bw_bytes_per_s", 2.87e9, "bytes/s"),
+        Measurement("kv_restore.parallel.latency_p50_s", 0.26789, "s"),
+        Measurement("checkpoint.write_bw_bytes_per_s", None, "bytes/s", (), "checkpoint failed"),
+    ]
+    r = VolumeResult("gpu-1", "scratch", knee=Knee(2, 2, 1, 3.1646e9, True, 0.3, "1m"))
+    r.ceiling, r.sweep = SweepPoint(4, 8, 2.2e9, "4m"), [("1m", 2, 3.1646e9)]
+    r.add(found)
+    return r
+
+
+def test_g2_keeps_its_numbers_and_the_report_formats_them(tmp_path: Path) -> None:
+    run = stored(tmp_path, "g2", {"gpu-1/scratch": row(volume())})
+    record = (run / "run.json").read_text()
+    assert "INVALID" not in record  # no cell in the record: its numbers
+    assert "1.23" not in record
+    assert (
+        json.loads(record)["g2_rows"]["gpu-1/scratch"]["measurements"]["randread-4k.read_iops"]["value"]
+        == 83012
+    )
+    shown = tables(run)
+    assert shown["G2 fio baseline (cold, O_DIRECT, mean of repeats)"] == [
+        [
+            "gpu-1",
+            "scratch",
+            "1.23 (INVALID)",
+            "4.87",
+            "83.0",
+            "3.06",
+            "2 @ 3.16 (bs 1m)",
+            "2.31 (bs 4m, 4 jobs × QD 8)",
+        ]
+    ]
+    assert shown["G2 storage-level workloads (kvgate agent, cold)"] == [
+        ["gpu-1", "scratch", "1.00", "2.87", "2.87×", "0.268", "—", "—", "—", "—"]
+    ]
+
+
+LEGACY_G2 = {  # a G2 row as kvgate stored it before (cells formatted at measurement time)
+    "fio": [
+        "localhost",
+        "scratch",
+        "1.85",
+        "4.87",
+        "83.0",
+        "3.06",
+        "2 @ 3.16 (bs 1m)",
+        "2.31 (bs 1m, 2 jobs × QD 1)",
+    ],
+    "workloads": ["localhost", "scratch", "3.97", "3.97", "1.00×", "0.268", "2.85", "3.33", "1.19", "3.13"],
+    "sweep": [["1m", 1, 1544037768.0]],
+    "knee": {"bs": "1m", "parallelism": 2},
+}
+
+
+def test_a_g2_run_stored_with_formatted_cells_renders_them_as_they_were(tmp_path: Path) -> None:
+    shown = tables(stored(tmp_path, "g2", {"localhost/scratch": LEGACY_G2}))
+    assert shown["G2 fio baseline (cold, O_DIRECT, mean of repeats)"] == [LEGACY_G2["fio"]]
+    assert shown["G2 storage-level workloads (kvgate agent, cold)"] == [LEGACY_G2["workloads"]]
+
+
+def soak_window(i: int) -> dict[str, Any]:
+    """Window i of a soak as the agent writes it (windows.jsonl); the canary changes in window 3."""
+    summary = {"completed": 40, "failed": i % 2, "error_counts": {}, "total_input_tokens": 20000}
+    summary |= {"p50_ttft_ms": 100.0 + i, "p99_ttft_ms": 3106.4, "p50_tpot_ms": 10.0}
+    text = " b" if i == 3 else " a"
+    return {
+        "index": i,
+        "start_unix_s": 1.7e9 + 20 * i,
+        "end_unix_s": 1.7e9 + 20 * (i + 1),
+        "summary": summary | {"output_throughput_tok_per_s": 50.0},
+        "empty_responses": 0,
+        "engines_alive": 1,
+        "canary": [{"index": 0, "success": True, "text": text, "prompt_tokens": 500, "logprobs": []}],
+        "rss_kib": (512 + i) * 1024,
+        "cache_dir_bytes": None if i == 0 else 10 << 20,
+        "hit_tokens": 9000,
+        "reuse_ttft_p50_ms": 50.0,
+        "fresh_ttft_p50_ms": None,
+        "device_read_bytes": 3 << 20,
+        "device_write_bytes": 1 << 19,
+    }
+
+
+def soaked(windows: list[dict[str, Any]]) -> tuple[SoakResult, list[G4Check]]:
+    tier = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
+    soak = trends.Soak(tuple(windows), 120, 1, 100 << 20, (), "duration")
+    r = SoakResult("gpu-1", "tiny", tier, soak, near_ties=["window 3: canary 0"])
+    r.measurements = {
+        "failed-requests": trends.failed_requests(soak),
+        "empty-responses": trends.empty_responses(soak),
+    }
+    crit = dict(criteria(load_g4_profile("smoke")))
+    keys = ("failed-requests", "empty-responses")
+    return r, [g4_check("gpu-1", "tiny", f"soak[tiny].{k}", k, crit[k], ruled=None) for k in keys]
+
+
+def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stored_soak(
+    tmp_path: Path,
+) -> None:
+    windows = [soak_window(i) for i in range(50)]
+    r, checks = soaked(windows)
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
+    store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
+    store.merge_meta(g4_rows={"gpu-1/tiny": rows(r, checks)})
+    store.finish("complete")
+    record = (store.path / "run.json").read_text()
+    assert "requests" in record  # the unit, kept beside the number
+    assert "25 requests" not in record  # not a cell
+    shown = tables(store.path)
+    table = shown["G4 soak windows"]
+    assert len(table) == 48  # at most MAX_ROWS of the 50, the first and the last among them
+    assert table[0] == [
+        "gpu-1/tiny",
+        "0",
+        "2023-11-14 22:13:20",
+        "40/0",
+        "0",
+        "100",
+        "3106",
+        "10",
+        "50",
+        "50 / —",
+        "512",
+        "—",
+        "3.0 / 0.5",
+        "0.44",
+        "computed",
+    ]
+    assert table[3][-1] == "0/1 identical"
+    assert table[-1][:2] == ["gpu-1/tiny", "49"]
+    sources = [c.criterion.source for c in checks]
+    assert shown["G4 verdicts against the site's limits"] == [
+        ["gpu-1/tiny", "soak[tiny].failed-requests", "25 requests", "<= 0 requests", sources[0], "FAIL"],
+        ["gpu-1/tiny", "soak[tiny].empty-responses", "0 responses", "<= 0 responses", sources[1], "PASS"],
+    ]
+    note = notes(store.path)["G4 soak windows"]
+    assert (
+        "gpu-1/tiny: 50 window(s), ended by duration; slopes per hour (all windows): TTFT p50 180 ms" in note
+    )
+    assert "1 canary output(s) differed only from a near-tie on; first: window 3: canary 0." in note
+    assert "llama-cpp-disk serves one request at a time" in note
+
+
+LEGACY_G4 = {  # a G4 row as kvgate stored it before
+    "windows": [["localhost/tiny", "0", "2026-12-05 08:56:01", "4/0", "0", "96.2"]],
+    "verdicts": [
+        ["localhost/tiny", "soak[tiny].coverage", "1.179 x", ">= 0.9 x", "workloads/g4/smoke.yaml", "PASS"]
+    ],
+    "notes": "localhost/tiny: 6 window(s), ended by duration.",
+    "figures": {"cap_bytes": 1 << 30},
+}
+
+
+def test_a_g4_run_stored_with_formatted_cells_renders_them_as_they_were(tmp_path: Path) -> None:
+    run = stored(tmp_path, "g4", {"localhost/tiny": LEGACY_G4})
+    shown = tables(run)
+    assert shown["G4 soak windows"] == LEGACY_G4["windows"]
+    assert shown["G4 verdicts against the site's limits"] == LEGACY_G4["verdicts"]
+    assert notes(run)["G4 soak windows"].endswith(" localhost/tiny: 6 window(s), ended by duration.")
+
+
+def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(tmp_path: Path) -> None:
+    r = g3_result()
+    store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": []})
+    store.merge_meta(engines={"h/tiny": r.engines})  # as G3 records each engine it starts
+    store.merge_meta(g3_rows={"h/tiny": g3_rows(r, g3_plan(in_memory(g3_inventory())))})
+    store.finish("complete")
+    record = (store.path / "run.json").read_text()
+    assert "far above" not in record  # where the site lands against the seed: said by the report
+    stored = json.loads(record)["g3_rows"]["h/tiny"]
+    reduction = next(v for v in stored["verdicts"] if v["check"] == "engine[tiny].ttft-p50-reduction")
+    assert reduction["reference"]["id"] == "R2-ttft-p50-tp8"
+    improvement = reduction["reference"]["improvement"]
+    assert (improvement["low"], improvement["high"]) == (26, 32)
+    assert stored["figures"]["arms"]["ssd-restore"]["ttft_p50_s"] == pytest.approx(0.4)
+    shown = tables(store.path)
+    verdicts = {v[1]: v for v in shown["G3 verdicts against the references"]}
+    row = verdicts["engine[tiny].ttft-p50-reduction"]
+    assert row[2:5] == ["66.67 %", "R2-ttft-p50-tp8: ↓26–32%", ">= ↓25.5%"]
+    assert row[5].startswith("far above the seed's ↓26–32% (2.0× the speed-up")
+    assert row[7] == "PASS"
+    assert [a[:5] for a in shown["G3 arms: recompute vs SSD restore vs warm"][:2]] == [
+        ["h/tiny", "recompute", "3/3", "2048", "8"],
+        ["h/tiny", "ssd-restore", "3/3", "2048", "0.4"],
+    ]
+    assert shown["G3 engines"] == [
+        [
+            "h/tiny",
+            "ssd-restore",
+            "llama-cpp-disk",
+            "llama-cpp-python 0.3.36",
+            "python -m llama_cpp.server",
+            "1.50",
+            "not logged",
+            "1 request at a time",
+        ]
+    ]
+    assert "pops the best prefix match" in notes(store.path)["G3 arms: recompute vs SSD restore vs warm"]
+
+
+UNTRUSTED = "no: page cache not dropped"
+
+
+def test_g3_keeps_both_volumes_measurements_and_the_report_lays_out_model_load_and_checkpoint(
+    tmp_path: Path,
+) -> None:
+    r = storage_result(("nvme0n1", "nvme1n1"))
+    r.measured["cand"]["model_load.parallel.elapsed_s"] = Measurement(
+        "model_load.parallel.elapsed_s", 100.0, "s", (), "page cache not dropped"
+    )
+    checks = [c for c in storage_plan(in_memory(storage_inventory())) if c.host == "h"]
+    run = stored(tmp_path, "g3", {"h/storage[cand]": storage_rows(r, checks)})
+    kept = json.loads((run / "run.json").read_text())["g3_rows"]["h/storage[cand]"]["volumes"]["measured"]
+    parallel = kept["cand"]["model_load.parallel.elapsed_s"]  # the measurement, with its reason
+    assert (parallel["value"], parallel["unit"], parallel["invalid_reason"]) == (100.0, "s", UNTRUSTED[4:])
+    shown = tables(run)
+    assert shown["G3 model loading and checkpoint: candidate vs baseline"] == [
+        ["h", "cand", "candidate", "nvme1n1", "200 s", "sequential", "—", "—", "94 s", "0.6979", UNTRUSTED],
+        ["h", "nfs", "baseline", "nvme0n1", "700 s", "parallel", "—", "—", "178 s", "0.3685", "yes"],
+    ]  # the fastest trusted loader: the parallel one is not trusted on the candidate
+    verdicts = shown["G3 verdicts against the references"]
+    assert {v[0] for v in verdicts} == {"h/storage"}
+    assert len(verdicts) == len(checks)
+
+
+HMA1 = Path(__file__).parents[1] / "data" / "runs" / "hma1" / "g3-20261205T023051Z" / "run.json"
+
+
+def test_a_real_g3_run_stored_with_cells_renders_the_tables_it_rendered_then(tmp_path: Path) -> None:
+    """tests/data/runs/hma1 is a kvgate.run/1 G3 run: its rows as cells, and the sections it rendered."""
+    v1 = json.loads(HMA1.read_text())
+    shown = tables(stored(tmp_path, "g3", v1["g3_rows"]))  # a record without rendered sections
+    for section in v1["sections"]:
+        assert shown[section["title"]] == section["data"]["rows"], section["title"]
+
+
+def test_a_row_that_cannot_be_laid_out_is_an_error_naming_it(tmp_path: Path) -> None:
+    broken = row(volume()) | {"measurements": {"seqread-1m.read_bw_bytes_per_s": {"value": 1.0}}}
+    run = stored(tmp_path, "g2", {"gpu-1/scratch": row(volume()), "gpu-2/scratch": broken})
+    with pytest.raises(StoreError, match=r"run.json: g2_rows.gpu-2/scratch cannot be laid out as tables"):
+        load_run(run)
