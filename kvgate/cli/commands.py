@@ -258,7 +258,7 @@ def compare(args: argparse.Namespace, _console: Console) -> int:
     from kvgate.report.history import compare as diff
     from kvgate.report.history_tables import compare_table
 
-    a, b = (load_run(Path(p)).history_record() for p in (args.run_a, args.run_b))
+    a, b = (load_run(Path(p)).history_entry() for p in (args.run_a, args.run_b))
     Console(width=200).print(compare_table(diff(frame(a), frame(b)), a.run_id, b.run_id))
     return 0
 

@@ -43,7 +43,7 @@ def render(run_dir: Path, *, pdf: bool = True, allowed_signers: Path | None = No
     (``<run_dir>/../../history.sqlite``), then indexed there.
     """
     view = load_run(run_dir, allowed_signers=allowed_signers)
-    record, root = view.history_record(), run_dir.resolve().parent.parent
+    record, root = view.history_entry(), run_dir.resolve().parent.parent
     comparison = with_previous(root, record)
     stamp = utc_now()
     html = render_html(view, rendered_at=stamp, comparison=comparison)

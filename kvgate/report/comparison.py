@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvgate.report.history import History, RunRecord, compare, regressions
+from kvgate.report.history import History, HistoryEntry, compare, regressions
 from kvgate.report.numbers import human, significant
 
 ORDER = {"regression": 0, "improvement": 1, "changed": 2, "new": 3, "gone": 4, "within noise": 5, "same": 6}
@@ -26,12 +26,12 @@ class Comparison:
 NONE = Comparison("", (), 0, ())
 
 
-def frame(run: RunRecord) -> pd.DataFrame:
+def frame(run: HistoryEntry) -> pd.DataFrame:
     rows = [(f.id, f.value, f.unit, f.better, f.noise) for f in run.figures]
     return pd.DataFrame(rows, columns=["figure", "value", "unit", "better", "noise"])
 
 
-def with_previous(root: Path, run: RunRecord) -> Comparison:
+def with_previous(root: Path, run: HistoryEntry) -> Comparison:
     """Compare ``run`` with the last complete comparable run under ``root``, or NONE."""
     history = History(root)
     previous = history.previous(run)

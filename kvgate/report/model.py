@@ -25,7 +25,7 @@ from kvgate.record import JudgementRecord
 from kvgate.record.manifest import Verification, verify
 from kvgate.record.store import RunStore
 from kvgate.report.gate_tables import stored_sections
-from kvgate.report.history.record import Figure, RunRecord
+from kvgate.report.history.entry import Figure, HistoryEntry
 from kvgate.report.numbers import duration, human, humanize_text
 from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
 
@@ -200,10 +200,10 @@ class RunView:
         rows = self.meta.get(f"{gate}_rows") or {}
         return {str(k): r["figures"] for k, r in sorted(rows.items()) if isinstance(r.get("figures"), dict)}
 
-    def history_record(self) -> RunRecord:
+    def history_entry(self) -> HistoryEntry:
         """What kvgate.report.history keeps of this run: identity, verdict and every numeric figure."""
         inv = self.meta.get("inventory") or {}
-        return RunRecord(
+        return HistoryEntry(
             run_id=f"{self.site}/{self.run_dir.name}",
             site=self.site,
             gate=self.gate,

@@ -12,15 +12,15 @@ from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
 from kvgate.report import render
 from kvgate.report.comparison import frame
-from kvgate.report.history import Figure, History, RunRecord, compare, regressions
+from kvgate.report.history import Figure, History, HistoryEntry, compare, regressions
 
 BW = "seqread-1m.read_bw_bytes_per_s"
 
 
 def record(
     run_id: str, *figures: Figure, sha: str = "ab", started: str = "2026-01-01T00:00:00Z"
-) -> RunRecord:
-    return RunRecord(run_id, "lab-a", "g2", sha, "0.1.0", "PASS", started, "complete", figures)
+) -> HistoryEntry:
+    return HistoryEntry(run_id, "lab-a", "g2", sha, "0.1.0", "PASS", started, "complete", figures)
 
 
 def test_a_drop_beyond_twice_the_cv_is_a_regression_and_within_it_is_noise() -> None:

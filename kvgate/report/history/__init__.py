@@ -9,7 +9,7 @@ regression only when a figure moved the wrong way by more than that noise.
 Usage::
 
     history = History(Path("results"))
-    history.index(view.history_record())
+    history.index(view.history_entry())
     diff = compare(history.figures(older), history.figures(newer))
     regressions(diff)
 """
@@ -17,7 +17,7 @@ Usage::
 from __future__ import annotations
 
 from kvgate.report.history.compare import compare, regressions
-from kvgate.report.history.record import Figure, RunRecord
+from kvgate.report.history.entry import Figure, HistoryEntry
 from kvgate.report.history.store import History
 
-__all__ = ["Figure", "History", "RunRecord", "compare", "regressions"]
+__all__ = ["Figure", "History", "HistoryEntry", "compare", "regressions"]

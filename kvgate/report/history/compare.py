@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvgate.report.history.record import DEFAULT_NOISE
+from kvgate.report.history.entry import DEFAULT_NOISE
 
 NOISE_FACTOR = 2.0  # beyond two CVs a move is not the repeats' scatter
 

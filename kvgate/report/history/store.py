@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from kvgate.base.errors import StoreError
-from kvgate.report.history.record import RunRecord
+from kvgate.report.history.entry import HistoryEntry
 
 FILE = "history.sqlite"
 SCHEMA = """
@@ -46,7 +46,7 @@ class History:
             raise StoreError(f"{self.path}: not a usable history store ({exc})") from None
         return con
 
-    def index(self, run: RunRecord) -> None:
+    def index(self, run: HistoryEntry) -> None:
         """Add or replace one run (a re-render or a resumed run replaces its earlier entry)."""
         row = tuple(getattr(run, c) for c in RUN_COLUMNS)
         figures = [(run.run_id, f.id, f.value, f.unit, f.better, f.noise) for f in run.figures]
@@ -70,7 +70,7 @@ class History:
             query = "SELECT figure, value, unit, better, noise FROM figures WHERE run_id = ? ORDER BY figure"
             return pd.read_sql_query(query, con, params=(run_id,))
 
-    def previous(self, run: RunRecord) -> str | None:
+    def previous(self, run: HistoryEntry) -> str | None:
         """The last complete comparable run before ``run``: same site, gate and inventory fingerprint."""
         query = (
             "SELECT run_id FROM runs WHERE site = ? AND gate = ? AND inventory_sha256 = ? "

@@ -20,7 +20,7 @@ class Figure:
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class HistoryEntry:
     """One run as indexed: where, what, which configuration, the verdict and the figures."""
 
     run_id: str  # "<site>/<run directory>", unique under a results root

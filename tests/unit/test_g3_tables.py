@@ -1,4 +1,5 @@
-"""G3 report sections: arms, restore evidence, verdicts with reference and threshold, engine limits."""
+"""G3 report tables, laid out from the numbers G3 keeps: arms, restore evidence, verdicts with
+reference and threshold, engine limits."""
 
 from __future__ import annotations
 
