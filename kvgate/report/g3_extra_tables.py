@@ -15,6 +15,7 @@ from kvgate.base.criteria import Measurement, fmt
 from kvgate.orchestration.g3.serving import KEYS
 from kvgate.orchestration.g3.storage import StorageResult
 from kvgate.record.schema import measurements_from_record
+from kvgate.report.numbers import significant
 from kvgate.report.tables import Cells
 
 PREDICTION_COLUMNS = [
@@ -75,7 +76,8 @@ STORAGE_NOTE = (
 
 
 def sig3(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3g}"
+    """Three significant figures, never e-notation (a predicted 56,900 ms, not 5.69e+04)."""
+    return "—" if value is None else significant(value)
 
 
 def prediction_cells(where: str, predictions: list[dict[str, Any]]) -> Cells:

@@ -111,6 +111,8 @@ def test_predicted_stands_beside_measured_for_every_g3_workload() -> None:
     (row,) = prediction_cells("h/tiny", predictions)
     assert row[:3] == ["h/tiny", "one prompt", "2048"]
     assert row[3] == f"{2048 * BPT / 1.5e9:.3g} / 0.2"
+    slow = [p | {"recompute_ttft_s": [56_900.0, 1_355.2]}]  # a full-scale recompute, in seconds
+    assert prediction_cells("h/tiny", slow)[0][4] == "56,900 / 1,355"  # before: 5.69e+04 / 1.36e+03
 
 
 def test_bound_from_a_results_root_without_g2_is_assumed_and_holds_nothing(tmp_path: Path) -> None:

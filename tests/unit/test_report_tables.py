@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_g3_tables import inventory as g3_inventory
-from test_g3_tables import result as g3_result
 from test_g3_storage import inventory as storage_inventory
 from test_g3_storage import result as storage_result
+from test_g3_tables import inventory as g3_inventory
+from test_g3_tables import result as g3_result
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import StoreError
