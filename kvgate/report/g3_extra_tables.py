@@ -15,7 +15,7 @@ from kvgate.base.criteria import Measurement, fmt
 from kvgate.orchestration.g3.serving import KEYS
 from kvgate.orchestration.g3.storage import StorageResult
 from kvgate.record.schema import measurements_from_record
-from kvgate.report.numbers import significant
+from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells
 
 PREDICTION_COLUMNS = [
@@ -75,11 +75,6 @@ STORAGE_NOTE = (
 )
 
 
-def sig3(value: float | None) -> str:
-    """Three significant figures, never e-notation (a predicted 56,900 ms, not 5.69e+04)."""
-    return "—" if value is None else significant(value)
-
-
 def prediction_cells(where: str, predictions: list[dict[str, Any]]) -> Cells:
     """The rows of one deployment's predictions (kvgate.orchestration.g3.prediction)."""
     return [
@@ -87,10 +82,10 @@ def prediction_cells(where: str, predictions: list[dict[str, Any]]) -> Cells:
             where,
             "one prompt" if p["concurrency"] == 1 else f"conc {p['concurrency']}",
             str(p["prompt_tokens"]),
-            " / ".join(sig3(v) for v in p["restore_ttft_s"]),
-            " / ".join(sig3(v) for v in p["recompute_ttft_s"]),
-            sig3(p["storage_floor_s"]),
-            sig3(p["tier_bytes"] / 1e9),
+            " / ".join(cell(v) for v in p["restore_ttft_s"]),
+            " / ".join(cell(v) for v in p["recompute_ttft_s"]),
+            cell(p["storage_floor_s"]),
+            cell(p["tier_bytes"] / 1e9),
         ]
         for p in predictions
     ]
@@ -100,7 +95,7 @@ def pair(client: Mapping[str, float], engine: Mapping[str, float], key: str) -> 
     """``client / engine`` for one statistic; an engine p50 is a bucket estimate (≈)."""
     mark = "≈" if key.startswith("p50") else ""
     c, e = client.get(key), engine.get(key)
-    return f"{sig3(c)} / {'—' if e is None else mark + sig3(e)}"
+    return f"{cell(c)} / {'—' if e is None else mark + cell(e)}"
 
 
 def serving_cells(where: str, levels: list[dict[str, Any]]) -> Cells:

@@ -7,7 +7,7 @@ each arm ran on are run.json's ``engines``. Per host/storage[<candidate>] it kee
 volumes' measurements (kvgate.orchestration.g3.report_rows). A run stored before G3 kept
 numbers holds the formatted cells (``arms``, ``evidence``, …): those are laid out as they were.
 
->>> num(0.23456), num(2048.0, digits=0), num(None)
+>>> cell(0.23456), cell(2048.0, digits=0), cell(None)
 ('0.235', '2048', '—')
 """
 
@@ -20,6 +20,7 @@ from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.orchestration.g3.report_rows import arm_order
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
+from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 
 MiB = float(1 << 20)
@@ -74,15 +75,11 @@ VERDICT_NOTE = (
 Arm = dict[str, Any]  # kvgate.orchestration.g3.arms.ArmSummary.to_dict()
 
 
-def num(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
-    return "—" if value is None else f"{value / scale:.{digits}g}" if digits else f"{value / scale:.0f}"
-
-
 def _means(s: Arm) -> str:
     """Client and engine-side (its /metrics histogram) mean TTFT of the loads, where both are known."""
     if s["ttft_mean_s"] is None and s["server_ttft_mean_s"] is None:
         return "—"
-    return f"{num(s['ttft_mean_s'])} / {num(s['server_ttft_mean_s'])}"
+    return f"{cell(s['ttft_mean_s'])} / {cell(s['server_ttft_mean_s'])}"
 
 
 def arm_cells(where: str, s: Arm) -> list[str]:
@@ -91,14 +88,14 @@ def arm_cells(where: str, s: Arm) -> list[str]:
         where,
         s["arm"],
         f"{s['completed']}/{s['trials']}",
-        num(s["prompt_tokens_p50"], digits=0),
-        num(s["ttft_p50_s"]),
-        num(s["ttft_p90_s"]),
-        num(s["ttft_p99_s"]),
-        num(s["ttft_cv"], digits=2),
+        cell(s["prompt_tokens_p50"], digits=0),
+        cell(s["ttft_p50_s"]),
+        cell(s["ttft_p90_s"]),
+        cell(s["ttft_p99_s"]),
+        cell(s["ttft_cv"], digits=2),
         _means(s),
-        num(s["e2e_p50_s"]),
-        num(s["output_throughput_tok_per_s"]),
+        cell(s["e2e_p50_s"]),
+        cell(s["output_throughput_tok_per_s"]),
     ]
 
 
@@ -106,17 +103,17 @@ def evidence_cells(where: str, s: Arm) -> list[str]:
     """One arm's storage evidence (medians over trials) and whether its numbers can be trusted."""
     growth = "—"
     if s["cache_growth_bytes_p50"] is not None:
-        growth = f"{s['cache_growth_bytes_p50'] / MiB:.1f} ({num(s['predicted_bytes_p50'], MiB)})"
+        growth = f"{s['cache_growth_bytes_p50'] / MiB:.1f} ({cell(s['predicted_bytes_p50'], MiB)})"
     reasons = s["invalid_reasons"]
     return [
         where,
         s["arm"],
-        num(s["device_read_bytes_p50"], MiB),
-        num(s["engine_read_bytes_p50"], MiB),
-        num(s["read_bw_gb_per_s"]),
-        num(s["hit_tokens_p50"], digits=0),
+        cell(s["device_read_bytes_p50"], MiB),
+        cell(s["engine_read_bytes_p50"], MiB),
+        cell(s["read_bw_gb_per_s"]),
+        cell(s["hit_tokens_p50"], digits=0),
         growth,
-        num(s["restart_to_ready_p50_s"]),
+        cell(s["restart_to_ready_p50_s"]),
         "no: " + "; ".join(reasons) if reasons else "yes",
     ]
 

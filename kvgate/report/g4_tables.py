@@ -7,8 +7,8 @@ hundreds of windows: the table shows at most MAX_ROWS of them, evenly spaced wit
 first and the last. A run stored before G4 kept numbers holds the formatted cells
 (``windows``, ``verdicts``, ``notes``): those are laid out as they were.
 
->>> n(3106.4), n(0.09623), n(None)
-('3106', '0.0962', '—')
+>>> cell(3106.4), cell(0.09623), cell(None)
+('3,106', '0.0962', '—')
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 from kvgate.base.units import MiB
 from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, slopes
+from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 
 MAX_ROWS = 48
@@ -56,13 +57,6 @@ VERDICT_NOTE = (
 )
 
 
-def n(value: float | None, digits: int = 3) -> str:
-    """``digits`` significant digits; large values whole (3106, not 3.11e+03)."""
-    if value is None:
-        return "—"
-    return f"{value:.0f}" if abs(value) >= 10**digits else f"{value:.{digits}g}"
-
-
 def soak_windows(path: Path) -> list[Window]:
     """The stored windows in order; a torn or foreign line is left out (none: no file)."""
     out = []
@@ -91,22 +85,22 @@ def window_cells(where: str, w: Window, first: Window) -> list[str]:
         dev = f"{w['device_read_bytes'] / MiB:.1f} / {w['device_write_bytes'] / MiB:.1f}"
     tier = "—" if w["cache_dir_bytes"] is None else f"{w['cache_dir_bytes'] / MiB:.1f}"
     canary = "computed" if w is first else _canary(w, first)
-    start, kinds = _utc(w["start_unix_s"]), f"{n(w['reuse_ttft_p50_ms'])} / {n(w['fresh_ttft_p50_ms'])}"
+    start, kinds = _utc(w["start_unix_s"]), f"{cell(w['reuse_ttft_p50_ms'])} / {cell(w['fresh_ttft_p50_ms'])}"
     return [
         where,
         str(w["index"]),
         start,
         f"{s['completed']}/{s['failed']}",
         str(w["empty_responses"]),
-        n(s["p50_ttft_ms"]),
-        n(s["p99_ttft_ms"]),
-        n(s["p50_tpot_ms"]),
-        n(s["output_throughput_tok_per_s"]),
+        cell(s["p50_ttft_ms"]),
+        cell(s["p99_ttft_ms"]),
+        cell(s["p50_tpot_ms"]),
+        cell(s["output_throughput_tok_per_s"]),
         kinds,
         f"{w['rss_kib'] / 1024:.0f}",
         tier,
         dev,
-        n(hit_ratio(w), 2),
+        cell(hit_ratio(w), digits=2),
         canary,
     ]
 
@@ -130,8 +124,9 @@ def note(where: str, soak: dict[str, Any], windows: list[Window]) -> str:
     s, ties = slopes(Soak(tuple(windows), 0, 0, None)), soak["near_ties"]
     parts = [
         f"{where}: {len(windows)} window(s), ended by {soak['ended']}; slopes per hour "
-        f"(all windows): TTFT p50 {n(s['ttft_p50_ms_per_h'])} ms, engine RSS {n(s['rss_mib_per_h'])} MiB, "
-        f"tier {n(s['cache_mib_per_h'])} MiB."
+        f"(all windows): TTFT p50 {cell(s['ttft_p50_ms_per_h'])} ms, "
+        f"engine RSS {cell(s['rss_mib_per_h'])} MiB, "
+        f"tier {cell(s['cache_mib_per_h'])} MiB."
     ]
     if ties:
         parts.append(f"{len(ties)} canary output(s) differed only from a near-tie on; first: {ties[0]}.")

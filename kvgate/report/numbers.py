@@ -34,6 +34,18 @@ def significant(value: float, digits: int = 3) -> str:
     return text
 
 
+def cell(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
+    """A table's number: ``value / scale`` to ``digits`` significant figures (0: whole), a dash for none.
+
+    >>> cell(3050.2, 1), cell(0.09623), cell(2048.0, digits=0), cell(None)
+    ('3,050', '0.0962', '2048', '—')
+    """
+    if value is None:
+        return "—"
+    scaled = value / scale
+    return significant(scaled, digits) if digits else f"{scaled:.0f}"
+
+
 def plain(value: object) -> str:
     """A non-number: None as a dash, booleans as yes/no, anything else as its text."""
     if value is None:

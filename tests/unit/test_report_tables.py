@@ -178,7 +178,7 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
         "40/0",
         "0",
         "100",
-        "3106",
+        "3,106",  # numbers for people: significant figures, thousands grouped (the G2/G3 tables' way)
         "10",
         "50",
         "50 / —",
