@@ -88,9 +88,14 @@ def margin(measured: object, expected: object, comparator: str) -> str:
 _RAW = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) ?(B/s|ns|B)(?![\w/])")
 
 
+_E_NOTATION = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[+-]?\d+(?![\w.])")
+
+
 def humanize_text(text: str) -> str:
-    """Raw numbers with byte or nanosecond units inside a condition string, shown in SI units."""
-    return _RAW.sub(lambda m: human(float(m.group(1)), m.group(2)), text)
+    """Raw numbers inside a condition string for people: bytes and nanoseconds in SI units, and
+    no e-notation left (``iops=8.848e+04 IOPS`` → ``iops=88,480 IOPS``)."""
+    text = _RAW.sub(lambda m: human(float(m.group(1)), m.group(2)), text)
+    return _E_NOTATION.sub(lambda m: significant(float(m.group(0)), 4), text)
 
 
 def duration(seconds: float) -> str:

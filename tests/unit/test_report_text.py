@@ -30,6 +30,8 @@ def test_a_cv_is_a_percentage_and_a_margin_says_its_side() -> None:
     assert margin(1.3e9, 1e9, ">=") == "30 % above the floor"
     assert margin(81.5, 70, "<=") == "16 % over the ceiling"
     assert humanize_text("bw=1.355e+09 B/s > 0 B/s") == "bw=1.35 GB/s > 0 B/s"
+    assert humanize_text("read_iops=8.848e+04 IOPS > 0 IOPS") == "read_iops=88,480 IOPS > 0 IOPS"
+    assert humanize_text("cv=1.2e-05 ≤ 0.1") == "cv=0.000012 ≤ 0.1"
     assert duration(444) == "7 min 24 s"
 
 
