@@ -74,6 +74,11 @@ def placement(tmp_path: Path, model: str) -> Placement:
     )
 
 
+def number(cell: str) -> float:
+    """A table cell's number as the report prints it (thousands grouped: 1,355)."""
+    return float(cell.replace(",", ""))
+
+
 def group_alive(pgid: int) -> list[str]:
     out = subprocess.run(["ps", "-eo", "pid=,pgid=,stat="], capture_output=True, text=True, check=True).stdout
     return [ln for ln in out.splitlines() if ln.split()[1] == str(pgid) and "Z" not in ln.split()[2]]
@@ -239,14 +244,14 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
     assert evidence["recompute@c16"][restored] == "0"  # the recompute engine served nothing from cache
     assert float(evidence["warm@c16"][restored]) > 0.9 * 16 * 2048
     client, engine = arms["warm@c16"][ARM_COLUMNS.index("TTFT mean s client / engine")].split(" / ")
-    assert 0 < float(engine) <= float(client)  # the engine's own TTFT (from arrival) within the client's
+    assert 0 < number(engine) <= number(client)  # the engine's own TTFT (from arrival) within the client's
     serving = {
         r[1]: r for r in rows["serving"]
     }  # every load: the engine's TTFT, TPOT, ITL beside the client's
     assert {"recompute@c16", "warm@c16", "dram-only@c8", "dram-only@c16"} <= set(serving)
     for column in ("TPOT mean ms client / engine", "ITL mean ms client / engine"):
         client_ms, engine_ms = (
-            float(x) for x in serving["warm@c16"][SERVING_COLUMNS.index(column)].split(" / ")
+            number(x) for x in serving["warm@c16"][SERVING_COLUMNS.index(column)].split(" / ")
         )
         assert client_ms > 0
         assert engine_ms > 0
