@@ -9,7 +9,7 @@ judged (> 0, trusted) so it can serve as that baseline.
 import pytest
 
 from kvgate.base.criteria import Judgement
-from kvgate.orchestration.g2.plan import plan
+from kvgate.orchestration.g2 import plan
 from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g2")

@@ -4,7 +4,7 @@ baseline ran (kvgate.orchestration.g2.nic_counters); pause frames and CNPs are s
 import pytest
 
 from kvgate.base.criteria import Judgement
-from kvgate.orchestration.g2.nic_counters import evaluate_nic, nic_plan
+from kvgate.orchestration.g2 import evaluate_nic, nic_plan
 from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g2")

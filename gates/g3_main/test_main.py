@@ -10,8 +10,7 @@ each judged on the arms it was measured on. Every host is measured at once
 import pytest
 
 from kvgate.base.criteria import Judgement
-from kvgate.orchestration.g3.plan import plan
-from kvgate.orchestration.g3.storage import evaluate_storage, storage_plan
+from kvgate.orchestration.g3 import evaluate_storage, plan, storage_plan
 from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g3")

@@ -9,7 +9,7 @@ The limits are the site's (workloads/g4/<scale>.yaml): the seed says only "72 h 
 import pytest
 
 from kvgate.base.criteria import Judgement
-from kvgate.orchestration.g4.plan import plan
+from kvgate.orchestration.g4 import plan
 from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("g4")

@@ -7,7 +7,7 @@ per host, its volumes and the engine deployments it runs).
 import pytest
 
 from kvgate.base.criteria import Judgement
-from kvgate.orchestration.preflight.plan import plan
+from kvgate.orchestration.preflight import plan
 from kvgate.orchestration.pytest_plugin import expect, family
 
 pytestmark = pytest.mark.gate("preflight")

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kvgate.transport.base import CommandResult
+    from kvgate.transport import CommandResult
 
 
 class KvgateError(Exception):

@@ -27,7 +27,7 @@ from rich.markup import escape
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import Interrupted, KvgateError, LabError, UsageError
 from kvgate.cli.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
-from kvgate.record.gate_order import GATES
+from kvgate.record import GATES
 
 
 class Parser(argparse.ArgumentParser):

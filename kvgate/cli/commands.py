@@ -18,10 +18,15 @@ from kvgate.cli.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_RE
 from kvgate.cli.live import LiveView, checks_table, summary_table
 from kvgate.configuration.gateconfig import load_config
 from kvgate.configuration.waivers import load_waivers
-from kvgate.record import manifest
-from kvgate.record.gate_order import PREFLIGHT, gate_dir, require_previous
-from kvgate.record.manifest import verify
-from kvgate.record.store import RunStore, outcome
+from kvgate.record import (
+    PREFLIGHT,
+    RunStore,
+    gate_dir,
+    outcome,
+    require_previous,
+    sign_manifest,
+    verify_manifest,
+)
 
 GATE_INI = Path(__file__).parents[1] / "orchestration" / "gate_pytest.ini"
 
@@ -123,7 +128,7 @@ def finish(
     paths = render(store.path, pdf=not no_pdf, allowed_signers=allowed_signers)
     if regressions is not None:
         regressions[:] = paths.regressions
-    record = verify(store.path, allowed_signers=allowed_signers)
+    record = verify_manifest(store.path, allowed_signers=allowed_signers)
     console.print(checks_table(store) if store.meta()["gate"] == PREFLIGHT else summary_table(store))
     verdict, missing = outcome(store)
     not_evaluated = f" ({len(missing)} checks not evaluated)" if missing else ""
@@ -179,7 +184,7 @@ def report(args: argparse.Namespace, console: Console) -> int:
 
 def verify_report(args: argparse.Namespace, console: Console) -> int:
     """0 when the report file is as kvgate wrote it, 2 when it was modified (as a modified run)."""
-    from kvgate.report.seal import verify_report as checks_of
+    from kvgate.report import verify_report as checks_of
 
     found = checks_of(Path(args.file))
     for c in found:
@@ -205,13 +210,13 @@ def rejudge(args: argparse.Namespace, console: Console) -> int:
 
 def sign(args: argparse.Namespace, console: Console) -> int:
     """Sign a finished run's manifest with the engineer's SSH key, then re-render its report."""
-    record = manifest.sign(Path(args.run_dir), key=Path(args.key).expanduser(), identity=args.identity)
+    record = sign_manifest(Path(args.run_dir), key=Path(args.key).expanduser(), identity=args.identity)
     console.print(f"{args.run_dir}: {escape(record.summary())}", highlight=False)
     return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf)
 
 
 def stop(args: argparse.Namespace, console: Console) -> int:
-    from kvgate.orchestration.g4.stop import stop_soak
+    from kvgate.orchestration.g4 import stop_soak
 
     for key, what in stop_soak(Path(args.run_dir)).items():
         console.print(f"{key}: soak {what}")
@@ -244,8 +249,7 @@ def inventory(args: argparse.Namespace, console: Console) -> int:
 
 def history(args: argparse.Namespace, _console: Console) -> int:
     """List the runs indexed under a results root, oldest first (on stdout: it is the output)."""
-    from kvgate.report.history import History
-    from kvgate.report.history_tables import runs_table
+    from kvgate.report import History, runs_table
 
     Console(width=200).print(runs_table(History(Path(args.results)).runs(site=args.site, gate=args.gate)))
     return 0
@@ -253,13 +257,10 @@ def history(args: argparse.Namespace, _console: Console) -> int:
 
 def compare(args: argparse.Namespace, _console: Console) -> int:
     """Every figure of two stored runs side by side with its change and what the change means."""
-    from kvgate.report import load_run
-    from kvgate.report.comparison import frame
-    from kvgate.report.history import compare as diff
-    from kvgate.report.history_tables import compare_table
+    from kvgate.report import compare_figures, compare_table, frame, load_run
 
     a, b = (load_run(Path(p)).history_entry() for p in (args.run_a, args.run_b))
-    Console(width=200).print(compare_table(diff(frame(a), frame(b)), a.run_id, b.run_id))
+    Console(width=200).print(compare_table(compare_figures(frame(a), frame(b)), a.run_id, b.run_id))
     return 0
 
 
@@ -276,7 +277,7 @@ def references(_args: argparse.Namespace, console: Console) -> int:
 
 def plan(args: argparse.Namespace, _console: Console) -> int:
     """Print the tiering plan of every engine deployment (orchestration.plan); bad options: usage errors."""
-    from kvgate.orchestration.plan.cli import options, show
+    from kvgate.orchestration.plan import options, show
 
     config = load_config(args.inventory)
     show(Console(soft_wrap=True), config, Path(args.results), options(args))  # the plan is the output: stdout

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from kvgate.base.criteria import SEVERITY, Verdict
 from kvgate.orchestration.session import GateSession
-from kvgate.record.store import RunStore
+from kvgate.record import RunStore
 
 STYLE = {"PASS": "green", "FAIL": "bold red", "INVALID": "dark_orange", "ERROR": "bold magenta"}
 

@@ -31,13 +31,20 @@ from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.references import DEFAULT_PATH as REFERENCES
 from kvgate.configuration.references import references_used
 from kvgate.configuration.waivers import Waivers, load_waivers
-from kvgate.judgement.check import Check
-from kvgate.orchestration.g1.checks import FactsProbe, evaluate_facts
+from kvgate.judgement import Check
+from kvgate.orchestration.g1 import FactsProbe, evaluate_facts
 from kvgate.orchestration.gate_plans import plans
 from kvgate.probes.facts import HostFacts
-from kvgate.record import JudgementRecord, RunRecord, manifest
-from kvgate.record.run_files import parse_json, read_text
-from kvgate.record.store import RunStore, utc_now
+from kvgate.record import (
+    JudgementRecord,
+    RunRecord,
+    RunStore,
+    parse_json,
+    read_text,
+    utc_now,
+    verify_manifest,
+    write_manifest,
+)
 
 CARRIED_KEYS = ("manifest", "tool_versions", "hosts", "forced", "previous_run", "engines", "g4_jobs")
 
@@ -91,7 +98,7 @@ def _sealed(run_dir: Path) -> RunStore:
     """The run to judge again: finished, and unmodified since (its manifest verifies)."""
     store = RunStore.open(run_dir)
     store.check_files()
-    found = manifest.verify(run_dir)
+    found = verify_manifest(run_dir)
     if found.status != "verified":
         raise StoreError(f"{run_dir}: cannot re-judge a run whose record is {found.summary()}")
     return store
@@ -236,7 +243,7 @@ def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[s
     rejudged = {
         "run": str(old.path),
         "run_schema": str(_raw_schema(old)),
-        "run_manifest_sha256": manifest.verify(old.path).manifest_sha256,
+        "run_manifest_sha256": verify_manifest(old.path).manifest_sha256,
         "at": utc_now(),
         "by": getpass.getuser(),
         "changes": changes,
@@ -245,7 +252,7 @@ def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[s
     new.update_meta(rejudged=rejudged)
     missing = set(new.run_record().planned) - new.finished_ids()
     new.finish("incomplete" if missing else "complete")
-    manifest.write(new.path)
+    write_manifest(new.path)
 
 
 def _raw_schema(store: RunStore) -> str:

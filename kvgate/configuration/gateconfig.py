@@ -23,11 +23,14 @@ from typing import Any
 from kvgate.base.errors import ConfigError
 from kvgate.configuration.engine_profile import EngineProfile, engine_profile
 from kvgate.configuration.fio_matrix import MatrixProfile, fio_matrix, fio_matrix_path
-from kvgate.configuration.gate_profiles import profile_path
-from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
-from kvgate.configuration.gate_profiles.g4 import G4Profile, load_g4_profile
-from kvgate.configuration.inventory import LoadedInventory, load
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.gate_profiles import (
+    G3Profile,
+    G4Profile,
+    load_g3_profile,
+    load_g4_profile,
+    profile_path,
+)
+from kvgate.configuration.inventory import Inventory, LoadedInventory, load
 from kvgate.configuration.model_profiles import ModelProfile, model_profile, scale_models
 from kvgate.configuration.reference_schema import References
 from kvgate.configuration.references import load_references

@@ -11,7 +11,8 @@ judgement, so ``kvgate rejudge`` can judge the same measurements again.
 """
 
 from kvgate.base.criteria import Inputs
+from kvgate.judgement.catalogue import Plan, family
 from kvgate.judgement.check import Bound, Check, Ruling
 from kvgate.judgement.verdict import gate_verdict
 
-__all__ = ["Bound", "Check", "Inputs", "Ruling", "gate_verdict"]
+__all__ = ["Bound", "Check", "Inputs", "Plan", "Ruling", "family", "gate_verdict"]

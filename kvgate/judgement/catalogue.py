@@ -1,7 +1,7 @@
 """A gate's catalogue: its plan split into families of checks by rule id (the plans: gate_plans).
 
 >>> from kvgate.configuration.gateconfig import in_memory
->>> from kvgate.configuration.inventory.schema import Inventory
+>>> from kvgate.configuration.inventory import Inventory
 >>> from kvgate.orchestration.g2.plan import plan
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["storage-client"]}},

@@ -14,7 +14,7 @@ import yaml
 
 from kvgate.base.errors import UsageError
 from kvgate.configuration.inventory import Expectations, LoadedInventory
-from kvgate.orchestration.g1.plan import tools_wanted
+from kvgate.orchestration.g1 import tools_wanted
 from kvgate.probes.facts import HostContext, HostFacts, collect_host
 from kvgate.transport import connect
 

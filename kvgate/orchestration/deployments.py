@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from kvgate.base.errors import Interrupted, LabError
-from kvgate.configuration.inventory.schema import CLUSTER, Inventory
-from kvgate.transport.fanout import fan_out
+from kvgate.configuration.inventory import CLUSTER, Inventory
+from kvgate.transport import fan_out
 
 R = TypeVar("R")
 Notify = Callable[[str], None]

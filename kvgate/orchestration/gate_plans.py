@@ -8,7 +8,7 @@ It sits above the gates' plans (orchestration), so the judgement package below t
 
 from __future__ import annotations
 
-from kvgate.judgement.catalogue import Plan
+from kvgate.judgement import Plan
 
 
 def plans(gate: str) -> tuple[Plan, ...]:
@@ -16,21 +16,21 @@ def plans(gate: str) -> tuple[Plan, ...]:
     if gate == "g1":
         from kvgate.orchestration.g1 import plan as g1
 
-        return (g1.plan,)
+        return (g1,)
     if gate == "g2":
-        from kvgate.orchestration.g2.nic_counters import nic_plan
-        from kvgate.orchestration.g2.plan import plan as g2
+        from kvgate.orchestration.g2 import nic_plan
+        from kvgate.orchestration.g2 import plan as g2
 
         return (g2, nic_plan)
     if gate == "g3":
-        from kvgate.orchestration.g3.plan import plan as g3
-        from kvgate.orchestration.g3.storage import storage_plan
+        from kvgate.orchestration.g3 import plan as g3
+        from kvgate.orchestration.g3 import storage_plan
 
         return (g3, storage_plan)
     if gate == "g4":
-        from kvgate.orchestration.g4.plan import plan as g4
+        from kvgate.orchestration.g4 import plan as g4
 
         return (g4,)
-    from kvgate.orchestration.preflight.plan import plan as preflight
+    from kvgate.orchestration.preflight import plan as preflight
 
     return (preflight,)

@@ -12,15 +12,13 @@ import pytest
 from kvgate.base.criteria import Inputs, Measurement
 from kvgate.base.errors import LabError
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory import LoadedInventory
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.inventory import Inventory, LoadedInventory
 from kvgate.orchestration.deployments import Notify, deployment_result, measure_deployments
-from kvgate.orchestration.g1.plan import manifest, tools_wanted
+from kvgate.orchestration.g1 import manifest, tools_wanted
 from kvgate.orchestration.session import GateSession
 from kvgate.probes.facts import HostContext, HostFacts, collect_host
-from kvgate.record.store import RunStore
-from kvgate.transport import Executor, connect
-from kvgate.transport.fanout import fan_out
+from kvgate.record import RunStore
+from kvgate.transport import Executor, connect, fan_out
 
 
 class Measured(Protocol):

@@ -17,14 +17,12 @@ from kvgate.base.criteria import Judgement, Verdict
 from kvgate.base.errors import KvgateError, LabError
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import LoadedInventory
-from kvgate.judgement.catalogue import Plan
-from kvgate.judgement.catalogue import family as plan_family
+from kvgate.judgement import Plan
+from kvgate.judgement import family as plan_family
 from kvgate.orchestration.gate_plans import plans
 from kvgate.orchestration.session import GateSession
-from kvgate.record import JudgementRecord
-from kvgate.record.gate_order import no_checks
-from kvgate.record.store import RunStore
-from kvgate.transport.base import CANCEL
+from kvgate.record import JudgementRecord, RunStore, no_checks
+from kvgate.transport import CANCEL
 
 pytest_plugins = [
     "kvgate.orchestration.gatefixtures",

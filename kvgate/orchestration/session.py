@@ -15,9 +15,7 @@ from kvgate.base.errors import KvgateError
 from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.inventory import LoadedInventory
 from kvgate.configuration.waivers import Waivers, load_waivers
-from kvgate.record import JudgementRecord, manifest
-from kvgate.record.gate_order import require_previous
-from kvgate.record.store import RunStore, utc_now
+from kvgate.record import JudgementRecord, RunStore, require_previous, utc_now, write_manifest
 
 T = TypeVar("T")
 
@@ -132,4 +130,4 @@ class GateSession:
         missing = set(self.store.run_record().planned) - self.store.finished_ids()
         status = "interrupted" if interrupted else ("incomplete" if missing else "complete")
         self.store.finish(status)
-        manifest.write(self.store.path)  # what the run recorded, hashed: an edit after this shows
+        write_manifest(self.store.path)  # what the run recorded, hashed: an edit after this shows

@@ -29,7 +29,7 @@ from typing import Any
 
 from kvgate.base.errors import CommandTimeout, LabError, ToolMissing, TransportError
 from kvgate.probes.scratch import ScratchDir
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 PROBES_DIR = Path(__file__).parent  # the agent and what it ships beside it
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)

@@ -22,8 +22,8 @@ from typing import Any
 
 from kvgate.base.errors import LabError
 from kvgate.probes import agentctl
-from kvgate.probes.evidence.blockdev import Resolved
-from kvgate.transport.base import Executor
+from kvgate.probes.evidence import Resolved
+from kvgate.transport import Executor
 
 CALL_S = 120.0  # a snapshot is milliseconds; a probe reads and writes N MiB; a drop syncs dirty pages
 

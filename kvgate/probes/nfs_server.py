@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvgate.base.units import GiB
-from kvgate.configuration.inventory.schema import Inventory, NfsServer
+from kvgate.configuration.inventory import Inventory, NfsServer
 from kvgate.probes.hostevidence import HostEvidence
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ possible only strictly below the volume's directory; the command resolves the pa
 again and compares it with what was checked, and ``rm --one-file-system`` never
 crosses into another filesystem mounted below it.
 
->>> from kvgate.configuration.inventory.schema import Volume
+>>> from kvgate.configuration.inventory import Volume
 >>> vol = Volume(path="/mnt/scratch", kind="candidate", scratch=True)
 >>> refusals(vol, "/mnt/scratch/kvgate", resolved="/mnt/scratch/kvgate", root="/mnt/scratch")
 []
@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass
 
 from kvgate.base.errors import LabError
-from kvgate.configuration.inventory.schema import Volume
-from kvgate.transport.base import CANCEL, CommandResult, Executor
+from kvgate.configuration.inventory import Volume
+from kvgate.transport import CANCEL, CommandResult, Executor
 
 # a volume resolving into one of these trees would have kvgate write into the system itself
 SYSTEM_TREES = ("/proc", "/sys", "/dev", "/boot", "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64")

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kvgate.base.criteria import Measurement
-from kvgate.probes.evidence.window import Counts
-from kvgate.probes.evidence.window import cold_reason as evidence_cold_reason
+from kvgate.probes.evidence import Counts
+from kvgate.probes.evidence import cold_reason as evidence_cold_reason
 from kvgate.probes.nfs_server import ServerCache
 
 

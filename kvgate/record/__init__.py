@@ -14,7 +14,10 @@ The run directory is the record: run.json (configuration, status, gate tables), 
 evidence, indexed with hashes). ``kvgate.record.store.RunStore`` is its one writer.
 """
 
+from kvgate.record.gate_order import GATES, PREFLIGHT, gate_dir, no_checks, require_previous
+from kvgate.record.manifest import Verification, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.migrate import migrate
+from kvgate.record.run_files import parse_json, read_text
 from kvgate.record.schema import (
     SCHEMA,
     SCHEMA_V1,
@@ -22,14 +25,33 @@ from kvgate.record.schema import (
     InputsRecord,
     JudgementRecord,
     RunRecord,
+    measurements_from_record,
+    measurements_to_record,
 )
+from kvgate.record.store import RunStore, outcome, utc_now
 
 __all__ = [
+    "GATES",
+    "PREFLIGHT",
     "SCHEMA",
     "SCHEMA_V1",
     "ArtifactRecord",
     "InputsRecord",
     "JudgementRecord",
     "RunRecord",
+    "RunStore",
+    "Verification",
+    "gate_dir",
+    "measurements_from_record",
+    "measurements_to_record",
     "migrate",
+    "no_checks",
+    "outcome",
+    "parse_json",
+    "read_text",
+    "require_previous",
+    "sign_manifest",
+    "utc_now",
+    "verify_manifest",
+    "write_manifest",
 ]

@@ -7,7 +7,7 @@ from pathlib import Path
 from kvgate.base.config_file import repo_root
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import UsageError
-from kvgate.record.manifest import verify
+from kvgate.record.manifest import verify_manifest
 from kvgate.record.store import RunStore, latest_run, outcome
 
 GATE_DIRS = {"g1": "g1_arrival", "g2": "g2_baseline", "g3": "g3_main", "g4": "g4_soak"}
@@ -56,7 +56,7 @@ def require_previous(results: Path, *, site: str, gate: str, inventory_sha256: s
     verdict, missing = outcome(run)
     if not verdict.gate_ok or missing or verdict is Verdict.ERROR:
         raise UsageError(f"{gate} needs a passed {prev} run; the latest, {run.path}, is {verdict}; {hint}")
-    record = verify(run.path)
+    record = verify_manifest(run.path)
     if not record.intact:  # a passed run edited or forged after the fact does not open the next gate
         raise UsageError(
             f"{gate} needs a passed {prev} run; the latest, {run.path}: {record.summary()}; {hint}"

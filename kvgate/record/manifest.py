@@ -43,7 +43,7 @@ def _hashes(run_dir: Path) -> dict[str, str]:
     return out
 
 
-def write(run_dir: Path) -> str:
+def write_manifest(run_dir: Path) -> str:
     """Hash the run as it ended; returns the manifest's own sha256 (a previous signature is void)."""
     doc = {"schema": SCHEMA, "run": run_dir.name, "files": _hashes(run_dir)}
     data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
@@ -77,7 +77,7 @@ class Verification:
         return f"{text}; signed by {self.signer}" if self.signer else f"{text}; not signed"
 
 
-def verify(run_dir: Path, *, allowed_signers: Path | None = None) -> Verification:
+def verify_manifest(run_dir: Path, *, allowed_signers: Path | None = None) -> Verification:
     """Recompute the run's hashes against its manifest, and check its signature if there is one."""
     try:
         data = (run_dir / MANIFEST).read_bytes()
@@ -98,9 +98,9 @@ def verify(run_dir: Path, *, allowed_signers: Path | None = None) -> Verificatio
     return Verification("verified", (), digest, signer, problem)
 
 
-def sign(run_dir: Path, *, key: Path, identity: str) -> Verification:
+def sign_manifest(run_dir: Path, *, key: Path, identity: str) -> Verification:
     """Sign the run's manifest with an SSH key (``ssh-keygen -Y sign``); the run must verify first."""
-    found = verify(run_dir)
+    found = verify_manifest(run_dir)
     if found.status != "verified":
         raise UsageError(f"{run_dir}: cannot sign a run whose record is {found.summary()}")
     if not key.is_file():
@@ -111,7 +111,7 @@ def sign(run_dir: Path, *, key: Path, identity: str) -> Verification:
     identity_file = run_dir / SIGNATURE
     text = identity_file.read_text()
     write_file(identity_file, (f"# kvgate signer: {identity}\n" + text).encode())
-    return verify(run_dir)
+    return verify_manifest(run_dir)
 
 
 def _check_signature(run_dir: Path, allowed_signers: Path | None) -> tuple[str, str]:

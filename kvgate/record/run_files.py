@@ -24,7 +24,8 @@ from pydantic import BaseModel, ValidationError
 
 from kvgate.base.config_file import NotRegular, explain, field_path, read_regular, text_problem
 from kvgate.base.errors import StoreError
-from kvgate.record import SCHEMA, SCHEMA_V1, RunRecord, migrate
+from kvgate.record.migrate import migrate
+from kvgate.record.schema import SCHEMA, SCHEMA_V1, RunRecord
 
 Line = TypeVar("Line", bound=BaseModel)  # one line's record: JudgementRecord, ArtifactRecord
 

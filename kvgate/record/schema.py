@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kvgate.base.config_file import explain, field_error
 from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Verdict
-from kvgate.configuration.inventory.fields import Name
+from kvgate.configuration.inventory import Name
 
 SCHEMA = "kvgate.run/2"
 SCHEMA_V1 = "kvgate.run/1"

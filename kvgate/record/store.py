@@ -26,10 +26,9 @@ from kvgate.base import redact
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import StoreError
 from kvgate.base.safefile import append_line, write_file
-from kvgate.judgement.verdict import gate_verdict
-from kvgate.record import SCHEMA, ArtifactRecord, JudgementRecord, RunRecord
+from kvgate.judgement import gate_verdict
 from kvgate.record.run_files import Line, check_meta, parse_json, parse_lines, read_text
-from kvgate.record.schema import InventoryRef
+from kvgate.record.schema import SCHEMA, ArtifactRecord, InventoryRef, JudgementRecord, RunRecord
 
 
 def utc_now() -> str:

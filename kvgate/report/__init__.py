@@ -16,16 +16,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvgate.base.safefile import replacing, write_file
-from kvgate.record.store import utc_now
-from kvgate.report.comparison import with_previous
-from kvgate.report.history import History
+from kvgate.record import utc_now
+from kvgate.report.comparison import frame, with_previous
+from kvgate.report.history import History, compare_figures
+from kvgate.report.history_tables import compare_table, runs_table
 from kvgate.report.html import render_html
 from kvgate.report.junit import render_junit
 from kvgate.report.model import RunView, load_run
 from kvgate.report.pdf import write_pdf
-from kvgate.report.seal import write_sums
+from kvgate.report.seal import verify_report, write_sums
 
-__all__ = ["RenderedPaths", "RunView", "load_run", "render", "render_html", "render_junit"]
+__all__ = [
+    "History",
+    "RenderedPaths",
+    "RunView",
+    "compare_figures",
+    "compare_table",
+    "frame",
+    "load_run",
+    "render",
+    "render_html",
+    "render_junit",
+    "runs_table",
+    "verify_report",
+]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvgate.report.history import History, HistoryEntry, compare, regressions
+from kvgate.report.history import History, HistoryEntry, compare_figures, regressions
 from kvgate.report.numbers import human, significant
 
 ORDER = {"regression": 0, "improvement": 1, "changed": 2, "new": 3, "gone": 4, "within noise": 5, "same": 6}
@@ -37,7 +37,7 @@ def with_previous(root: Path, run: HistoryEntry) -> Comparison:
     previous = history.previous(run)
     if previous is None:
         return NONE
-    diff = compare(history.figures(previous), frame(run))
+    diff = compare_figures(history.figures(previous), frame(run))
     diff = diff.assign(order=diff["status"].map(ORDER)).sort_values(["order", "figure"])
     shown = diff[diff["order"] < ORDER["within noise"]]
     return Comparison(

@@ -16,8 +16,8 @@ from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_matrix import SweepPoint
-from kvgate.probes.fio.ceiling import CEILING_CELL, configuration
-from kvgate.record.schema import measurements_from_record
+from kvgate.probes.fio import CEILING_CELL, configuration
+from kvgate.record import measurements_from_record
 from kvgate.report.tables import Cells, in_order, legacy_cells, table
 
 GB = 1e9

@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvgate.base.criteria import Measurement, fmt
-from kvgate.orchestration.g3.serving import KEYS
-from kvgate.orchestration.g3.storage import StorageResult
-from kvgate.record.schema import measurements_from_record
+from kvgate.orchestration.g3 import KEYS, StorageResult
+from kvgate.record import measurements_from_record
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells
 

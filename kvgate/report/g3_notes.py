@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
 
 # What kvgate found about an engine kind's tier, and how the protocol copes (said in the report).
 KIND_LIMITS = {

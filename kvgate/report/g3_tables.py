@@ -17,7 +17,7 @@ from typing import Any
 
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
-from kvgate.orchestration.g3.report_rows import arm_order
+from kvgate.orchestration.g3 import arm_order
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.numbers import cell

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.base.units import MiB
-from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, slopes
+from kvgate.orchestration.g4 import Soak, Window, hit_ratio, slopes
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 

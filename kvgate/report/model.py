@@ -21,9 +21,7 @@ from typing import Any
 
 from kvgate.base.criteria import Verdict, symbol
 from kvgate.judgement import gate_verdict
-from kvgate.record import JudgementRecord
-from kvgate.record.manifest import Verification, verify
-from kvgate.record.store import RunStore
+from kvgate.record import JudgementRecord, RunStore, Verification, verify_manifest
 from kvgate.report.gate_tables import stored_sections
 from kvgate.report.history.entry import Figure, HistoryEntry
 from kvgate.report.numbers import duration, human, humanize_text
@@ -371,7 +369,7 @@ def incompleteness(meta: dict[str, Any], missing: tuple[str, ...]) -> str:
 
 def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     """Load a run directory; raises StoreError if it is not a readable kvgate run."""
-    integrity = verify(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
+    integrity = verify_manifest(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
     store = RunStore.open(run_dir)
     meta = store.meta()
     recorded = [check_row(rec) for rec in store.checks().values()]

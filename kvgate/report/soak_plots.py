@@ -16,9 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from kvgate.base.units import MiB
-from kvgate.configuration.gate_profiles.g4 import G4Profile
-from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, trend_windows
-from kvgate.probes.loadgen.metrics import median
+from kvgate.configuration.gate_profiles import G4Profile
+from kvgate.orchestration.g4 import Soak, Window, hit_ratio, trend_windows
+from kvgate.probes.loadgen import median
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.g4_tables import soak_windows
 from kvgate.report.model import RunView

@@ -1,6 +1,6 @@
 """Executors by transport name; paramiko is imported only when an SSH host is connected.
 
->>> from kvgate.configuration.inventory.schema import Host  # the inventory's Host is a HostRoute
+>>> from kvgate.configuration.inventory import Host  # the inventory's Host is a HostRoute
 >>> ex = connect("ctl", Host(transport="local"))
 >>> ex.run("echo %s", "a b").stdout
 'a b\\n'
@@ -12,7 +12,9 @@ from importlib import import_module
 from typing import Any, cast
 
 from kvgate.base.errors import UsageError
-from kvgate.transport.base import CommandResult, Executor, quote
+from kvgate.transport.base import CANCEL, CommandResult, Executor, quote
+from kvgate.transport.fanout import fan_out
+from kvgate.transport.local import LocalExecutor
 from kvgate.transport.route import HostRoute
 
 # transport name (inventory `transport:`) → "module:Class"; each class has from_host(name, host).
@@ -37,4 +39,15 @@ def connect(name: str, host: HostRoute) -> Executor:
     return cast(Executor, executor_class(host.transport).from_host(name, host))
 
 
-__all__ = ["TRANSPORTS", "CommandResult", "Executor", "HostRoute", "connect", "executor_class", "quote"]
+__all__ = [
+    "CANCEL",
+    "TRANSPORTS",
+    "CommandResult",
+    "Executor",
+    "HostRoute",
+    "LocalExecutor",
+    "connect",
+    "executor_class",
+    "fan_out",
+    "quote",
+]

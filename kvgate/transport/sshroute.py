@@ -4,7 +4,7 @@ The inventory's explicit values win over ~/.ssh/config (HostName, User, Port,
 IdentityFile, ProxyJump, UserKnownHostsFile). ``ProxyJump`` hops are chained with
 ``direct-tcpip`` channels, each hop's host key verified like the target's:
 
->>> from kvgate.configuration.inventory.schema import Host
+>>> from kvgate.configuration.inventory import Host
 >>> resolve(Host(address="gpu-01", proxy_jump="ops@bastion:2222"), paramiko.SSHConfig()).jumps
 (Endpoint(hostname='bastion', port=2222, user='ops', key_files=()),)
 """

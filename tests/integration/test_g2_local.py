@@ -102,6 +102,8 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
     ]
     planned = subprocess.run(plan, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     assert planned.returncode == 0, planned.stderr
-    assert f"G2 {run}: read ceiling (bs " in " ".join(
-        planned.stdout.split()
-    )  # this run's ceiling, not a guess
+    said = " ".join(planned.stdout.split())
+    if unsteady:  # a run with a FAIL is not what a plan builds on (a busy machine makes repeats vary)
+        assert "no passed G2 run" in said, said
+    else:
+        assert f"G2 {run}: read ceiling (bs " in said  # this run's ceiling, not a guess

@@ -22,7 +22,7 @@ from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
 from kvgate.base.criteria import Verdict
-from kvgate.record import JudgementRecord, manifest
+from kvgate.record import JudgementRecord, write_manifest
 from kvgate.record.store import RunStore
 from kvgate.report import load_run
 
@@ -44,7 +44,7 @@ def stored_g2(root: Path, inv: Path) -> Path:
     ms = {"ceiling.read_bw_bytes_per_s": SLOW, "ceiling.best_read_bw_bytes_per_s": SLOW}
     store.artifact("here", "g2/scratch/measurements.json", json.dumps(ms))
     store.finish("complete")
-    manifest.write(store.path)  # as every gate run ends: G3 refuses a G2 run without one
+    write_manifest(store.path)  # as every gate run ends: G3 refuses a G2 run without one
     return store.path
 
 

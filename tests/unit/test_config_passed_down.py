@@ -16,8 +16,9 @@ import pytest
 
 from kvgate.base import config_file
 from kvgate.base.config_file import repo_root
-from kvgate.configuration import fio_matrix, gate_profiles, references
+from kvgate.configuration import fio_matrix, references
 from kvgate.configuration.engine_profile import EngineKind, engine_profile
+from kvgate.configuration.gate_profiles import loader as gate_profiles
 from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.model_profiles import model_profile
 from kvgate.orchestration.g3.plan import plan as g3_plan

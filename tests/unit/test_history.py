@@ -12,7 +12,7 @@ from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
 from kvgate.report import render
 from kvgate.report.comparison import frame
-from kvgate.report.history import Figure, History, HistoryEntry, compare, regressions
+from kvgate.report.history import Figure, History, HistoryEntry, compare_figures, regressions
 
 BW = "seqread-1m.read_bw_bytes_per_s"
 
@@ -28,16 +28,16 @@ def test_a_drop_beyond_twice_the_cv_is_a_regression_and_within_it_is_noise() -> 
     b = record(
         "b", Figure("h/bw", 1.85e9, "B/s", "higher", 0.05), Figure("h/p99", 1.5e6, "ns", "lower", 0.05)
     )
-    diff = compare(frame(a), frame(b)).set_index("figure")
+    diff = compare_figures(frame(a), frame(b)).set_index("figure")
     assert diff.loc["h/bw", "status"] == "within noise"  # -7.5 % with a 5 % CV
     assert diff.loc["h/p99", "status"] == "regression"  # latency up 50 %
-    assert list(regressions(compare(frame(a), frame(b)))["figure"]) == ["h/p99"]
+    assert list(regressions(compare_figures(frame(a), frame(b)))["figure"]) == ["h/p99"]
 
 
 def test_an_improvement_and_a_figure_without_direction_are_not_regressions() -> None:
     a = record("a", Figure("h/bw", 1e9, "B/s", "higher"), Figure("h/n", 10, "", ""))
     b = record("b", Figure("h/bw", 2e9, "B/s", "higher"), Figure("h/n", 20, "", ""), Figure("h/x", 1, "", ""))
-    status = dict(compare(frame(a), frame(b))[["figure", "status"]].itertuples(index=False))
+    status = dict(compare_figures(frame(a), frame(b))[["figure", "status"]].itertuples(index=False))
     assert status == {"h/bw": "improvement", "h/n": "changed", "h/x": "new"}
 
 

@@ -41,6 +41,23 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
+def bound_names(init: Path) -> set[str]:
+    """The names a package's ``__init__`` binds at its top level (defined or imported)."""
+    names: set[str] = set()
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+BOUND = {m: bound_names(p) for m, p in MODULES.items() if p.name == "__init__.py"}
+
+
 def stage(module: str) -> str:
     """The stage of ``module``: its longest prefix in STAGES."""
     parts = module.split(".")
@@ -76,8 +93,11 @@ def _targets(module: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
         base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
     if base.split(".")[0] != "kvgate":
         return
-    for alias in node.names:
-        yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+    for (
+        alias
+    ) in node.names:  # as Python resolves it: a name the package's __init__ binds wins over its module
+        module = f"{base}.{alias.name}"
+        yield module if module in MODULES and alias.name not in BOUND.get(base, ()) else base
 
 
 def _runtime_imports(nodes: Iterable[ast.AST]) -> Iterator[ast.Import | ast.ImportFrom]:
@@ -189,7 +209,7 @@ SLICES = tuple(
 )  # the gates: each reads its peers' code only via lower stages
 # a slice importing another that is still there, with why: the set must shrink, never grow
 PEERS_LEFT = {
-    "kvgate.orchestration.preflight.measure imports kvgate.orchestration.g3.measure": (
+    "kvgate.orchestration.preflight.measure imports kvgate.orchestration.g3": (
         "preflight probes a deployment with G3's protocol"
     ),
 }
@@ -220,3 +240,59 @@ def test_the_checker_sees_a_cycle_and_an_upward_import() -> None:
         "kvgate/transport/ssh.py:30 kvgate.transport.ssh (transport)"
         " imports kvgate.orchestration.session (orchestration)"
     ]
+
+
+# The package boundary: a package is entered through its __init__, whose __all__ is what it offers;
+# the modules inside are its own business (they may be split, merged or renamed freely).
+CATALOGUE = sorted(
+    (ROOT.parent / "gates").rglob("*.py")
+)  # the gates' test modules: users of kvgate, like any
+
+
+def every_import(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, kvgate module imported) for every import of ``path``, under TYPE_CHECKING too: a type is API."""
+    module = module_name(path) if path.is_relative_to(ROOT) else "gates"
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield from ((node.lineno, t) for t in _targets(module, node))
+
+
+def shown(path: Path) -> str:
+    return str(path.relative_to(ROOT.parent) if path.is_relative_to(ROOT.parent) else path)
+
+
+def through_the_back_door(paths: Iterable[Path]) -> list[str]:
+    """Imports that reach into another package's modules instead of through its ``__init__``."""
+    found = []
+    for path in paths:
+        here = package(module_name(path)) if path.is_relative_to(ROOT) else "gates"
+        for line, target in every_import(path):
+            there = package(target)
+            if there not in (here, "kvgate") and target != f"kvgate.{there}":
+                found.append(f"{shown(path)}:{line} imports {target}: import kvgate.{there}")
+    return found
+
+
+def test_a_package_is_entered_only_through_its_init() -> None:
+    offending = through_the_back_door([*MODULES.values(), *CATALOGUE])
+    assert offending == [], "imports past a package's __init__:\n" + "\n".join(offending)
+
+
+def test_a_module_imports_its_siblings_not_its_own_package() -> None:
+    """A module importing its own package's __init__ runs into it half-initialised when the
+    __init__ re-exports that module: siblings are imported by their module path."""
+    found = [
+        f"{shown(path)}:{line}"
+        for module, path in MODULES.items()
+        if path.name not in ("__init__.py", "__main__.py")  # __main__ runs after its package
+        for line, target in every_import(path)
+        if target != "kvgate" and module.startswith(target + ".") and MODULES[target].name == "__init__.py"
+    ]
+    assert found == []
+
+
+def test_the_boundary_checker_sees_a_back_door(tmp_path: Path) -> None:
+    assert through_the_back_door([ROOT / "report" / "model.py"]) == []  # it imports kvgate.record
+    src = tmp_path / "user.py"
+    src.write_text("from kvgate.record.store import RunStore\nfrom kvgate.record import RunRecord\n")
+    assert through_the_back_door([src]) == [f"{src}:1 imports kvgate.record.store: import kvgate.record"]

@@ -12,7 +12,7 @@ from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory import load
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.judgement import Check, gate_verdict
-from kvgate.orchestration.g1 import plan as g1
+from kvgate.orchestration.g1 import plan as g1_plan
 from kvgate.orchestration.g2.nic_counters import nic_plan
 from kvgate.orchestration.g2.plan import plan as g2_plan
 from kvgate.orchestration.g3.plan import plan as g3_plan
@@ -43,7 +43,7 @@ def tiny(**volumes: Any) -> Inventory:
 
 def test_every_gate_plans_the_one_check_type() -> None:
     inv = load(LOCAL).inventory
-    plans = (g1.plan, g2_plan, nic_plan, g3_plan, storage_plan, g4_plan, preflight_plan)
+    plans = (g1_plan, g2_plan, nic_plan, g3_plan, storage_plan, g4_plan, preflight_plan)
     for plan in plans:
         checks = plan(in_memory(inv))
         assert all(isinstance(c, Check) for c in checks), plan.__module__

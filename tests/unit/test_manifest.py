@@ -15,8 +15,9 @@ import pytest
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import UsageError
 from kvgate.cli.command_line import main
-from kvgate.record import JudgementRecord, manifest
+from kvgate.record import JudgementRecord, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.gate_order import require_previous
+from kvgate.record.manifest import MANIFEST
 from kvgate.record.store import RunStore
 
 INVENTORY_SHA = "cd" * 32
@@ -32,7 +33,7 @@ def finished_run(root: Path, gate: str = "g1", verdict: Verdict = Verdict.FAIL) 
         )
     )
     store.finish("complete")
-    manifest.write(store.path)  # as GateSession.close does at the end of every run
+    write_manifest(store.path)  # as GateSession.close does at the end of every run
     return store
 
 
@@ -44,12 +45,12 @@ def forge_pass(store: RunStore) -> None:
 
 def test_a_finished_run_verifies_and_an_edited_one_says_which_files_changed(tmp_path: Path) -> None:
     store = finished_run(tmp_path)
-    assert manifest.verify(store.path).summary().startswith("verified unmodified (manifest sha256 ")
+    assert verify_manifest(store.path).summary().startswith("verified unmodified (manifest sha256 ")
     forge_pass(store)
-    found = manifest.verify(store.path)
+    found = verify_manifest(store.path)
     assert (found.status, found.changed, found.intact) == ("modified after the run", ("checks.jsonl",), False)
     (store.path / "artifacts" / "h" / "lscpu.json").unlink()
-    assert "artifacts/h/lscpu.json" in manifest.verify(store.path).changed
+    assert "artifacts/h/lscpu.json" in verify_manifest(store.path).changed
 
 
 def test_a_failed_run_edited_to_pass_renders_modified_and_exits_non_zero(
@@ -69,7 +70,7 @@ def test_a_forged_or_edited_earlier_gate_does_not_open_the_next(tmp_path: Path) 
     (g1.path / "run.json").write_text((g1.path / "run.json").read_text().replace('"lab"', '"lab" '))
     with pytest.raises(UsageError, match=r"modified after the run: run\.json"):
         require_previous(tmp_path, site="lab", gate="g2", inventory_sha256=INVENTORY_SHA)
-    (g1.path / manifest.MANIFEST).unlink()  # a run written by hand has no manifest at all
+    (g1.path / MANIFEST).unlink()  # a run written by hand has no manifest at all
     with pytest.raises(UsageError, match="no manifest"):
         require_previous(tmp_path, site="lab", gate="g2", inventory_sha256=INVENTORY_SHA)
 
@@ -83,7 +84,7 @@ def key(tmp_path: Path) -> Path:
 
 def test_a_signed_run_names_its_signer_and_its_key_and_an_edit_voids_it(tmp_path: Path, key: Path) -> None:
     store = finished_run(tmp_path / "r")
-    signed = manifest.sign(store.path, key=key, identity="jdoe@lab")
+    signed = sign_manifest(store.path, key=key, identity="jdoe@lab")
     fingerprint = subprocess.run(
         ["ssh-keygen", "-lf", f"{key}.pub"], capture_output=True, text=True, check=True
     ).stdout.split()[1]
@@ -92,22 +93,22 @@ def test_a_signed_run_names_its_signer_and_its_key_and_an_edit_voids_it(tmp_path
     allowed = tmp_path / "allowed_signers"
     allowed.write_text(f"jdoe@lab {' '.join(Path(f'{key}.pub').read_text().split()[:2])}\n")
     assert (
-        manifest.verify(store.path, allowed_signers=allowed).summary().endswith(f"jdoe@lab ({fingerprint})")
+        verify_manifest(store.path, allowed_signers=allowed).summary().endswith(f"jdoe@lab ({fingerprint})")
     )
     allowed.write_text(f"someone@else {' '.join(Path(f'{key}.pub').read_text().split()[:2])}\n")
-    assert manifest.verify(store.path, allowed_signers=allowed).signature_problem  # not who it says
+    assert verify_manifest(store.path, allowed_signers=allowed).signature_problem  # not who it says
     forge_pass(store)
-    assert manifest.verify(store.path).status == "modified after the run"
+    assert verify_manifest(store.path).status == "modified after the run"
 
 
 def test_a_forger_who_rewrites_the_manifest_cannot_keep_the_signature(tmp_path: Path, key: Path) -> None:
     store = finished_run(tmp_path / "r")
-    manifest.sign(store.path, key=key, identity="jdoe@lab")
+    sign_manifest(store.path, key=key, identity="jdoe@lab")
     forge_pass(store)
-    doc = json.loads((store.path / manifest.MANIFEST).read_text())
+    doc = json.loads((store.path / MANIFEST).read_text())
     doc["files"] = {k: v for k, v in doc["files"].items() if k != "checks.jsonl"}  # "recompute" it badly
-    (store.path / manifest.MANIFEST).write_text(json.dumps(doc))
-    found = manifest.verify(store.path)
+    (store.path / MANIFEST).write_text(json.dumps(doc))
+    found = verify_manifest(store.path)
     assert not found.intact
-    manifest.write(store.path)  # or properly: the signature is then gone with the old manifest
-    assert manifest.verify(store.path).summary().endswith("not signed")
+    write_manifest(store.path)  # or properly: the signature is then gone with the old manifest
+    assert verify_manifest(store.path).summary().endswith("not signed")

@@ -11,7 +11,7 @@ from kvgate.base.criteria import Criterion, Inputs, Measurement, Verdict
 from kvgate.base.errors import StoreError
 from kvgate.judgement import Check
 from kvgate.record import SCHEMA, SCHEMA_V1, JudgementRecord
-from kvgate.record.manifest import verify
+from kvgate.record.manifest import verify_manifest
 from kvgate.record.store import RunStore
 from kvgate.report.html import render_html
 from kvgate.report.model import load_run
@@ -31,7 +31,7 @@ def test_a_v1_run_made_before_the_typed_record_still_reads_verifies_and_renders(
     assert "memory.total" in html
     assert "G1-MEM-1" in html
     assert RunStore.open(run).run_record().gate == "g1"
-    assert verify(run).status == "verified"
+    assert verify_manifest(run).status == "verified"
     assert SCHEMA_V1 == "kvgate.run/1"
 
 

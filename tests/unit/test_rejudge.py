@@ -18,7 +18,7 @@ from kvgate.cli.command_line import main
 from kvgate.cli.rejudge import rejudge
 from kvgate.configuration import gateconfig
 from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
-from kvgate.record.manifest import verify
+from kvgate.record.manifest import verify_manifest
 from kvgate.record.store import RunStore
 from kvgate.report.model import load_run
 
@@ -66,7 +66,7 @@ def test_a_stricter_threshold_decided_after_the_run_is_judged_on_the_stored_numb
     assert f"{TTFT}: PASS → FAIL" in done.changes
     assert any(c.startswith(f"{TTFT}: criterion ≥ 25.5 → ≥ 30.6") for c in done.changes)
     assert f"{WHOLE}: INVALID → SKIP" in done.changes  # today's gate plan, applied without measuring
-    assert (verify(stored).status, verify(new.path).status) == ("verified", "verified")
+    assert (verify_manifest(stored).status, verify_manifest(new.path).status) == ("verified", "verified")
     view = load_run(new.path)
     assert view.verdict is Verdict.FAIL
     shown = dict(view.run_record())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kvgate.cli.command_line import main
-from kvgate.record import manifest
+from kvgate.record import write_manifest
 from kvgate.record.store import RunStore
 from kvgate.report import RenderedPaths, render
 from kvgate.report.seal import PLACEHOLDER, SUMS, check_html, sha256, verify_report
@@ -92,7 +92,7 @@ def test_64_zeros_in_the_runs_own_text_stay_zeros_and_the_report_verifies(tmp_pa
     run = build(tmp_path, "g1")
     store = RunStore.open(run)
     store.update_meta(manifest={"localhost": {"nguid": PLACEHOLDER}})
-    manifest.write(run)
+    write_manifest(run)
     text = render(run, pdf=False).html.read_text()
     assert PLACEHOLDER in text  # the recorded value, shown as recorded
     assert check_html(text).ok

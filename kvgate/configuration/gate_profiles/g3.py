@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from kvgate.base.config_file import Frozen
-from kvgate.configuration.gate_profiles import Profile, load_gate_profile, read_gate_profile
+from kvgate.configuration.gate_profiles.loader import Profile, load_gate_profile, read_gate_profile
 
 ARMS = ("recompute", "ssd-restore", "warm")
 READ_ARMS = ("serial-read", "parallel-read")  # R1: the same tier, its reader serial vs parallel

@@ -12,7 +12,7 @@ import functools
 from pydantic import Field, model_validator
 
 from kvgate.base.config_file import Frozen
-from kvgate.configuration.gate_profiles import Profile, load_gate_profile, read_gate_profile
+from kvgate.configuration.gate_profiles.loader import Profile, load_gate_profile, read_gate_profile
 
 
 class SoakLoad(Frozen):

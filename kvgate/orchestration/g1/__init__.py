@@ -13,3 +13,10 @@
 
 The facts themselves are collected and parsed in ``kvgate.probes.facts``.
 """
+
+from __future__ import annotations
+
+from kvgate.orchestration.g1.checks import FactsProbe, evaluate_facts
+from kvgate.orchestration.g1.plan import manifest, plan, tools_wanted
+
+__all__ = ["FactsProbe", "evaluate_facts", "manifest", "plan", "tools_wanted"]

@@ -14,10 +14,9 @@ from functools import cached_property
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Inputs, Judgement, Measurement, Verdict, fmt, worst
-from kvgate.configuration.inventory.schema import Expectations, Inventory
+from kvgate.configuration.inventory import Expectations, Inventory
 from kvgate.judgement import Check, Ruling
-from kvgate.probes.facts import Collected, HostFacts
-from kvgate.probes.facts.base import artifact_name
+from kvgate.probes.facts import Collected, HostFacts, artifact_name
 
 Evaluator = Callable[["PlannedCheck", Collected], Judgement]
 GIB = 1 << 30

@@ -6,7 +6,7 @@ speed are planned wherever the family applies. A check is evaluated later agains
 the host's collected facts:
 
 >>> from kvgate.configuration.gateconfig import in_memory
->>> from kvgate.configuration.inventory.schema import Inventory
+>>> from kvgate.configuration.inventory import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "hosts": {"h": {"expect": {"cpu": {"cores": 64}}}}})
 >>> [c.check for c in plan(in_memory(inv))]
 ['cpu.cores', 'pcie.links']
@@ -18,9 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.inventory import Inventory
 from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
-from kvgate.orchestration.g1.checks import evaluate_facts as evaluate
 from kvgate.orchestration.g1.plan_accel import accel_checks
 from kvgate.orchestration.g1.plan_fabric import roce_checks
 from kvgate.orchestration.g1.plan_gpu import gpu_checks, pcie_checks
@@ -126,4 +125,4 @@ def manifest(facts: HostFacts) -> dict[str, Any]:
     }
 
 
-__all__ = ["PlannedCheck", "evaluate", "manifest", "plan", "tools_wanted"]
+__all__ = ["PlannedCheck", "manifest", "plan", "tools_wanted"]

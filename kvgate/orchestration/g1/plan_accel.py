@@ -10,8 +10,7 @@ from kvgate.base.criteria import Criterion, Judgement
 from kvgate.orchestration.g1 import checks
 from kvgate.orchestration.g1.checks import GIB, HEALTH, PlanContext, PlannedCheck
 from kvgate.orchestration.g1.plan_gpu import devices_of
-from kvgate.probes.facts import Collected
-from kvgate.probes.facts.gpus import TOOLS
+from kvgate.probes.facts import TOOLS, Collected
 
 AMD_ONLY = "amd-smi"  # partition modes, firmware and XGMI links come from amd-smi alone
 

@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
-from kvgate.configuration.inventory.schema import NicExpect, RoceExpect
+from kvgate.configuration.inventory import NicExpect, RoceExpect
 from kvgate.orchestration.g1 import checks
 from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected

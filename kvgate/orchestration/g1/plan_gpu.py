@@ -6,11 +6,10 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
-from kvgate.configuration.inventory.schema import parse_constraint
+from kvgate.configuration.inventory import parse_constraint
 from kvgate.orchestration.g1 import checks
 from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
-from kvgate.probes.facts import Collected
-from kvgate.probes.facts.gpus import TOOLS
+from kvgate.probes.facts import TOOLS, Collected
 
 
 def devices_of(col: Collected, vendor: str) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
-from kvgate.configuration.inventory.schema import NicExpect, Volume, parse_constraint
+from kvgate.configuration.inventory import NicExpect, Volume, parse_constraint
 from kvgate.orchestration.g1 import checks
 from kvgate.orchestration.g1.checks import GIB, HEALTH, Evaluator, PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected

@@ -6,7 +6,7 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from kvgate.base.criteria import Criterion, Judgement
-from kvgate.configuration.inventory.schema import NvmeExpect
+from kvgate.configuration.inventory import NvmeExpect
 from kvgate.orchestration.g1 import checks
 from kvgate.orchestration.g1.checks import GIB, HEALTH, PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected

@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement, Verdict
-from kvgate.configuration.inventory.schema import NvmeofExpect
+from kvgate.configuration.inventory import NvmeofExpect
 from kvgate.orchestration.g1 import checks
 from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected

@@ -15,16 +15,15 @@ from dataclasses import dataclass
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import LabError
 from kvgate.configuration.fio_matrix import MatrixProfile
-from kvgate.configuration.inventory.schema import CLUSTER, Host, Volume
+from kvgate.configuration.inventory import CLUSTER, Host, Volume
 from kvgate.orchestration.g2.measure import VolumeResult, remove_work_dir, work_dir
-from kvgate.probes.evidence.window import Counts, cold_reason
-from kvgate.probes.fio.client import DEFAULT_PORT, fio_servers, run_clients
-from kvgate.probes.fio.run import RunOptions, lay_out
+from kvgate.probes.evidence import Counts, cold_reason
+from kvgate.probes.fio import DEFAULT_PORT, RunOptions, fio_servers, lay_out, run_clients
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.scratch import ScratchDir, checked, create
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,15 @@ import pytest
 from kvgate.base.criteria import Inputs, Measurement
 from kvgate.base.errors import LabError
 from kvgate.configuration.fio_matrix import MatrixProfile
-from kvgate.configuration.inventory.schema import CLUSTER
+from kvgate.configuration.inventory import CLUSTER
 from kvgate.orchestration.g2.cluster import Member, measure_cluster
 from kvgate.orchestration.g2.measure import VolumeResult, measure_volume
 from kvgate.orchestration.g2.plan import G2Check, shared_volumes
 from kvgate.orchestration.g2.report_rows import row
 from kvgate.orchestration.gatefixtures import GateRun
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.record.store import RunStore
-from kvgate.transport.fanout import fan_out
+from kvgate.record import RunStore
+from kvgate.transport import fan_out
 
 HostResults = dict[str, VolumeResult]
 

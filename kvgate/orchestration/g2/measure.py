@@ -14,16 +14,14 @@ from dataclasses import dataclass, field
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import parse_size
 from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint
-from kvgate.configuration.inventory.schema import Host, Volume
+from kvgate.configuration.inventory import Host, Volume
 from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.orchestration.g2.workloads import run_workloads
-from kvgate.probes.fio.baseline import run_matrix
-from kvgate.probes.fio.cold import MeasuredRun
-from kvgate.probes.fio.run import RunOptions
+from kvgate.probes.fio import MeasuredRun, RunOptions, run_matrix
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.scratch import ScratchDir, checked, create, remove
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 Notify = Callable[[str], None]
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field, replace
 from kvgate.base.criteria import Criterion, Inputs, Judgement, Measurement, Verdict
 from kvgate.base.errors import LabError
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import Role
+from kvgate.configuration.inventory import Role
 from kvgate.judgement import Check
-from kvgate.probes.facts.base import ParseError, int_or_none
-from kvgate.transport.base import Executor
+from kvgate.probes.facts import ParseError, int_or_none
+from kvgate.transport import Executor
 
 JUDGED = {  # a driver's marker counter -> the discard/overrun counters judged for it
     "rx_discards_phy": ("rx_discards_phy", "rx_out_of_buffer", "rdma:out_of_buffer"),

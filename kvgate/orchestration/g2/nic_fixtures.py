@@ -13,7 +13,7 @@ from kvgate.base.errors import LabError
 from kvgate.orchestration.g2.measure import VolumeResult
 from kvgate.orchestration.g2.nic_counters import NicCheck, Snapshot, deltas, nic_plan, patterns_of, snapshot
 from kvgate.orchestration.gatefixtures import GateRun
-from kvgate.transport.fanout import fan_out
+from kvgate.transport import fan_out
 
 Snapshots = dict[str, Snapshot | LabError]
 

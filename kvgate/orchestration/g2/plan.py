@@ -5,7 +5,7 @@ without a site threshold is still measured and must be trusted (`> 0`, never
 PASS when INVALID or missing) so it can serve as the site baseline for G3.
 
 >>> from kvgate.configuration.gateconfig import in_memory
->>> from kvgate.configuration.inventory.schema import Inventory
+>>> from kvgate.configuration.inventory import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["storage-client"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}})
@@ -19,9 +19,9 @@ from kvgate.base.criteria import Criterion
 from kvgate.base.units import GB
 from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import CLUSTER, Inventory, Volume, VolumeExpect
+from kvgate.configuration.inventory import CLUSTER, Inventory, Volume, VolumeExpect
 from kvgate.judgement import Check, Ruling
-from kvgate.probes.fio.ceiling import CEILING_CELL
+from kvgate.probes.fio import CEILING_CELL
 
 MEASURED = "no site threshold: measured as the site baseline"
 

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from kvgate.orchestration.g2.measure import VolumeResult
-from kvgate.record.schema import measurements_to_record
+from kvgate.record import measurements_to_record
 
 GB = 1e9
 

@@ -14,14 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kvgate.base.criteria import Measurement
-from kvgate.configuration.inventory.schema import Host
+from kvgate.configuration.inventory import Host
 from kvgate.configuration.model_profiles import ModelProfile, agent_spec
 from kvgate.probes import agentctl
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.scratch import ScratchDir
 from kvgate.probes.workload_results import TO_MEASUREMENTS
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 WORKLOAD_TIMEOUT_S = 6 * 3600
 

@@ -19,8 +19,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kvgate.probes.loadgen.metrics import median, percentile
-from kvgate.probes.loadgen.record import TokenLogprob
+from kvgate.probes.loadgen import TokenLogprob, median, percentile
 
 
 @dataclass(frozen=True)

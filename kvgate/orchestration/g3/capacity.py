@@ -29,14 +29,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS
 from kvgate.orchestration.g3.evidence import capacity_reason, dram_held_reason, shape_reason
 from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.orchestration.g3.window import EngineWindow
-from kvgate.probes.agent.sessions import Sessions
-from kvgate.probes.engines import EngineService
-from kvgate.probes.engines.service import settled_kv_bytes
-from kvgate.probes.loadgen.prompts import fit_tokens_per_word
+from kvgate.probes.agent import Sessions
+from kvgate.probes.engines import EngineService, settled_kv_bytes
+from kvgate.probes.loadgen import fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile

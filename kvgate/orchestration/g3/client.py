@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any
 from kvgate.base.errors import LabError
 from kvgate.orchestration.g3.arms import Outcome
 from kvgate.probes import agentctl
-from kvgate.probes.loadgen.record import RequestRecord
-from kvgate.transport.base import Executor
-from kvgate.transport.local import LocalExecutor
+from kvgate.probes.loadgen import RequestRecord
+from kvgate.transport import Executor, LocalExecutor
 
 if TYPE_CHECKING:
     from kvgate.probes.engines import EngineService

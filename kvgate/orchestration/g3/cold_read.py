@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvgate.configuration.gate_profiles.g3 import READ_ARMS
+from kvgate.configuration.gate_profiles import READ_ARMS
 from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.orchestration.g3.tier_loads import TierLoads
 

@@ -25,12 +25,11 @@ from kvgate.base.criteria import Measurement
 from kvgate.base.errors import LabError
 from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.probes.engines import EngineService, Placement
-from kvgate.probes.engines.model_staging import engine_python, stage_model
+from kvgate.probes.engines import EngineService, Placement, engine_python, stage_model
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ The cold proof of a restore is :func:`kvgate.orchestration.g3.window.restore_rea
 
 from __future__ import annotations
 
-from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, Capacity, WriteThrough
-from kvgate.probes.evidence.window import Counts, cold_reason
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS, Capacity, WriteThrough
+from kvgate.probes.evidence import Counts, cold_reason
 
 
 def _ratio(got: float, want: float) -> str:

@@ -16,7 +16,7 @@ from kvgate.orchestration.g3.report_rows import rows, storage_rows
 from kvgate.orchestration.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
 from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.transport.fanout import fan_out
+from kvgate.transport import fan_out
 
 HostResults = dict[str, DeploymentResult | LabError]
 StorageResults = dict[str, StorageResult]  # by candidate volume

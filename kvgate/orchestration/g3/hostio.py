@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 _PREFIX = re.compile(r"Llama\.generate: (\d+) prefix-match hit")
 

@@ -29,16 +29,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kvgate.orchestration.g3.arms import ArmSummary, cv
 from kvgate.orchestration.g3.window import EngineWindow
-from kvgate.probes.engines.service import settled_kv_bytes
-from kvgate.probes.loadgen.metrics import median
-from kvgate.probes.loadgen.outputs import Output, compare_outputs
-from kvgate.probes.loadgen.record import TokenLogprob
+from kvgate.probes.engines import settled_kv_bytes
+from kvgate.probes.loadgen import Output, TokenLogprob, compare_outputs, median
 
 if TYPE_CHECKING:
-    from kvgate.configuration.gate_profiles.g3 import G3Profile
+    from kvgate.configuration.gate_profiles import G3Profile
     from kvgate.orchestration.g3.client import LoadSite
     from kvgate.probes.engines import EngineService
-    from kvgate.probes.evidence.blockdev import Resolved
+    from kvgate.probes.evidence import Resolved
     from kvgate.probes.hostevidence import HostEvidence
 
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.engine_profile import EngineProfile
-from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import EngineDeployment
+from kvgate.configuration.inventory import EngineDeployment
 from kvgate.orchestration.g3.arms import ArmSummary, summarize
 from kvgate.orchestration.g3.cold_read import measured_arms
 from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
@@ -33,11 +33,10 @@ from kvgate.orchestration.g3.verdicts import (
     reference_measurements,
     write_through_measurement,
 )
-from kvgate.probes.engines import EngineRecord
-from kvgate.probes.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.probes.engines import EngineRecord, check_engine_installed, engine_python, stage_model
 from kvgate.probes.scratch import ScratchDir, checked, remove
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 
 @dataclass

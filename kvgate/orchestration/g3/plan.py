@@ -9,7 +9,7 @@ not serve, arms it does not have) is SKIP with the profile's declared reason on 
 one-request-at-a-time engine, else INVALID — never PASS.
 
 >>> from kvgate.configuration.gateconfig import in_memory
->>> from kvgate.configuration.inventory.schema import Inventory
+>>> from kvgate.configuration.inventory import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["engine", "storage-client"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from kvgate.base.criteria import Criterion, Verdict
 from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
-from kvgate.configuration.gate_profiles.g3 import (
+from kvgate.configuration.gate_profiles import (
     ARMS,
     CAPACITY_ARMS,
     READ_ARMS,
@@ -35,7 +35,7 @@ from kvgate.configuration.gate_profiles.g3 import (
     VerdictBinding,
 )
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import CLUSTER, EngineDeployment
+from kvgate.configuration.inventory import CLUSTER, EngineDeployment
 from kvgate.configuration.references import References
 from kvgate.judgement import Bound, Check, Ruling
 

@@ -27,22 +27,23 @@ from typing import TYPE_CHECKING, Any
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g3.arms import ArmSummary, Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial
-from kvgate.orchestration.plan.deployments import Options, plan_deployment
-from kvgate.orchestration.plan.inputs import (
+from kvgate.orchestration.plan import (
     Figure,
+    Options,
+    Prediction,
     StorageFigures,
     assumed_storage,
     g2_storage,
     latest_passed,
+    plan_deployment,
     serving_from_arm,
 )
-from kvgate.orchestration.plan.inputs import state_bytes_per_token as planned_bytes_per_token
-from kvgate.orchestration.plan.model import Prediction
+from kvgate.orchestration.plan import state_bytes_per_token as planned_bytes_per_token
 
 if TYPE_CHECKING:
     from kvgate.orchestration.g3.measure import DeploymentResult
     from kvgate.orchestration.g3.protocol import ArmsResult
-    from kvgate.record.store import RunStore
+    from kvgate.record import RunStore
 
 MARGIN = 0.25  # G2's best is one fio cell's mean or one repeat: a restore may beat it a little, not more
 RESTORE_ARMS = ("ssd-restore", "serial-read", "parallel-read", "ssd-tier")

@@ -44,7 +44,7 @@ from typing import Protocol
 
 from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.engine_series import selector
-from kvgate.configuration.gate_profiles.g3 import G3Profile
+from kvgate.configuration.gate_profiles import G3Profile
 from kvgate.orchestration.g3 import client
 from kvgate.orchestration.g3.arms import Outcome, Trial, Window
 from kvgate.orchestration.g3.capacity import capacity_mismatches, run_capacity
@@ -55,15 +55,20 @@ from kvgate.orchestration.g3.plan import cold_read_blocker, measures_levels
 from kvgate.orchestration.g3.staging import staging_reason
 from kvgate.orchestration.g3.window import EngineWindow, restore_reason
 from kvgate.probes import scratch
-from kvgate.probes.engines import EngineRecord, EngineService, Placement
-from kvgate.probes.engines.metrics import MetricsError, Snapshot, scrape
-from kvgate.probes.engines.service import settled_kv_bytes
-from kvgate.probes.evidence.blockdev import Resolved
+from kvgate.probes.engines import (
+    EngineRecord,
+    EngineService,
+    MetricsError,
+    Placement,
+    Snapshot,
+    scrape,
+    settled_kv_bytes,
+)
+from kvgate.probes.evidence import Resolved
 from kvgate.probes.hostevidence import HostEvidence
-from kvgate.probes.loadgen.outputs import Output, compare_outputs
-from kvgate.probes.loadgen.prompts import PromptSpec, fit_tokens_per_word
+from kvgate.probes.loadgen import Output, PromptSpec, compare_outputs, fit_tokens_per_word
 from kvgate.probes.scratch import ScratchDir
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
 

@@ -12,13 +12,13 @@ from collections.abc import Collection
 from typing import Any
 
 from kvgate.base.criteria import Inputs, Measurement
-from kvgate.configuration.gate_profiles.g3 import CAPACITY_ARMS, READ_ARMS
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
 from kvgate.orchestration.g3 import serving
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import G3Check
 from kvgate.orchestration.g3.storage import StorageCheck, StorageResult, evaluate_storage
 from kvgate.orchestration.verdict_rows import verdict_row
-from kvgate.record.schema import measurements_to_record
+from kvgate.record import measurements_to_record
 
 
 def arm_order(arms: Collection[str]) -> list[str]:

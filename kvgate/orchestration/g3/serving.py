@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, LoadTrial, level_key
-from kvgate.probes.loadgen.metrics import median
+from kvgate.probes.loadgen import median
 
 KEYS = ("p50_ttft_ms", "mean_ttft_ms", "p50_tpot_ms", "mean_tpot_ms", "p50_itl_ms", "mean_itl_ms")
 

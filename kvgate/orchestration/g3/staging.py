@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
-from kvgate.configuration.gate_profiles.g3 import G3Profile
-from kvgate.probes.engines.lmcache import staging_shortfall
+from kvgate.configuration.gate_profiles import G3Profile
+from kvgate.probes.engines import staging_shortfall
 
 if TYPE_CHECKING:
     from kvgate.orchestration.g3.protocol import Setup

@@ -20,13 +20,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict, fmt
-from kvgate.configuration.gate_profiles.g3 import (
-    StorageBinding,
-    StorageProfile,
-    Unmeasurable,
-)
+from kvgate.configuration.gate_profiles import StorageBinding, StorageProfile, Unmeasurable
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import CLUSTER, Inventory, VolumeKind
+from kvgate.configuration.inventory import CLUSTER, Inventory, VolumeKind
 from kvgate.configuration.model_profiles import ModelProfile, agent_spec
 from kvgate.configuration.reference_schema import Reference
 from kvgate.configuration.references import improvement_measurement
@@ -38,8 +34,8 @@ from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.scratch import ScratchDir, checked, create
 from kvgate.probes.workload_results import TO_MEASUREMENTS
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 WORKLOAD_TIMEOUT_S = 6 * 3600
 Notify = Callable[[str], None]

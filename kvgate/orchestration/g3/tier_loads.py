@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Any
 from kvgate.orchestration.g3.evidence import shape_reason, write_through_reason
 from kvgate.orchestration.g3.load_arms import Loader, LoadTrial, load_trial
 from kvgate.orchestration.g3.window import EngineWindow, restore_reason
-from kvgate.probes.engines import EngineService
-from kvgate.probes.engines.service import settled_kv_bytes
-from kvgate.probes.loadgen.prompts import PromptSpec, fit_tokens_per_word
+from kvgate.probes.engines import EngineService, settled_kv_bytes
+from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile

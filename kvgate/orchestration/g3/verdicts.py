@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kvgate.base.criteria import Measurement
-from kvgate.configuration.gate_profiles.g3 import ColdBounds, VerdictBinding, WriteThrough
+from kvgate.configuration.gate_profiles import ColdBounds, VerdictBinding, WriteThrough
 from kvgate.configuration.references import Reference, improvement_measurement
 from kvgate.orchestration.g3.arms import ArmSummary, Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial, level_key
 from kvgate.orchestration.g3.window import restore_reason
-from kvgate.probes.evidence.window import Counts
+from kvgate.probes.evidence import Counts
 
 
 def _join(reasons: list[str]) -> str | None:

@@ -12,16 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvgate.orchestration.g3 import hostio
-from kvgate.probes.engines.latency import engines_latency, histograms
-from kvgate.probes.engines.metrics import Histogram, MetricsError, diff, scrape
-from kvgate.probes.evidence.window import Counts, cold_reason
+from kvgate.probes.engines import Histogram, MetricsError, diff, engines_latency, histograms, scrape
+from kvgate.probes.evidence import Counts, cold_reason
 
 if TYPE_CHECKING:
-    from kvgate.configuration.gate_profiles.g3 import ColdBounds
+    from kvgate.configuration.gate_profiles import ColdBounds
     from kvgate.probes.engines import EngineService
-    from kvgate.probes.evidence.blockdev import Resolved
+    from kvgate.probes.evidence import Resolved
     from kvgate.probes.hostevidence import HostEvidence
-    from kvgate.transport.base import Executor
+    from kvgate.transport import Executor
 
 
 class Bracket:

@@ -6,7 +6,7 @@ G4 no reference figures, only "72 h stable". A check the deployment cannot measu
 with that reason; a soak too short to show a trend is INVALID.
 
 >>> from kvgate.configuration.gateconfig import in_memory
->>> from kvgate.configuration.inventory.schema import Inventory
+>>> from kvgate.configuration.inventory import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "scale": "smoke",
 ...     "hosts": {"h": {"roles": ["engine"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from kvgate.base.criteria import Criterion
 from kvgate.configuration.engine_profile import EngineProfile
-from kvgate.configuration.gate_profiles.g4 import G4Profile
+from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import CLUSTER
+from kvgate.configuration.inventory import CLUSTER
 from kvgate.judgement import Check, Ruling
 
 G4Check = Check[None]  # subject: the deployment; key: which soak measurement judges it

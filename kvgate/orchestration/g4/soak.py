@@ -23,14 +23,19 @@ from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g4 import trends
 from kvgate.probes import agentctl
-from kvgate.probes.engines import EngineService, Placement
-from kvgate.probes.engines.errors import EngineCallFailed
-from kvgate.probes.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.probes.engines import (
+    EngineCallFailed,
+    EngineService,
+    Placement,
+    check_engine_installed,
+    engine_python,
+    stage_model,
+)
 from kvgate.probes.hostevidence import HostEvidence
-from kvgate.probes.loadgen.prompts import PromptSpec, fit_tokens_per_word
+from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
 from kvgate.probes.scratch import ScratchDir, checked, create, remove
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 ENGINE_STOP_S = 90.0  # the agent stops its engines: SIGTERM, SIGKILL after 15 s each
 LOST_CONTACT_S = 900.0  # polls failing on the link this long: the controller gives up (the soak runs on)

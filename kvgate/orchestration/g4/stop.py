@@ -15,7 +15,7 @@ from kvgate.base.errors import LabError, StoreError, UsageError
 from kvgate.configuration.gateconfig import load_config
 from kvgate.orchestration.g4.soak import ENGINE_STOP_S
 from kvgate.probes import agentctl
-from kvgate.record.store import RunStore, utc_now
+from kvgate.record import RunStore, utc_now
 from kvgate.transport import connect
 
 

@@ -18,10 +18,8 @@ from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.units import MiB
-from kvgate.configuration.gate_profiles.g4 import G4Profile
-from kvgate.probes.loadgen.metrics import median
-from kvgate.probes.loadgen.outputs import Output, compare_outputs
-from kvgate.probes.loadgen.record import TokenLogprob
+from kvgate.configuration.gate_profiles import G4Profile
+from kvgate.probes.loadgen import Output, TokenLogprob, compare_outputs, median
 
 Window = dict[str, Any]
 ENDINGS = ("duration", "engine-died", "cancelled")  # how a soak ends; anything else: its agent broke

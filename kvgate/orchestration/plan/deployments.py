@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvgate.configuration.engine_profile import EngineProfile
-from kvgate.configuration.gate_profiles.g3 import G3Profile
+from kvgate.configuration.gate_profiles import G3Profile
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.plan.inputs import (
     Figure,

@@ -29,10 +29,10 @@ from kvgate.base.units import GB
 from kvgate.configuration.engine_profile import EngineKind
 from kvgate.configuration.fio_job import fio_size
 from kvgate.configuration.fio_matrix import SweepPoint
-from kvgate.configuration.inventory.schema import EngineDeployment, Inventory
-from kvgate.probes.engines import tinyhf
-from kvgate.probes.fio.ceiling import CEILING_CELL, configuration
-from kvgate.record.store import RunStore, outcome
+from kvgate.configuration.inventory import EngineDeployment, Inventory
+from kvgate.probes.engines import tiny_hf_kv_bytes_per_token
+from kvgate.probes.fio import CEILING_CELL, configuration
+from kvgate.record import RunStore, outcome
 
 
 @dataclass(frozen=True)
@@ -152,9 +152,9 @@ def state_bytes_per_token(dep: EngineDeployment, kind: EngineKind) -> Figure:
     if dep.state_bytes_per_token is not None:
         return Figure(dep.state_bytes_per_token, "inventory state_bytes_per_token")
     if kind is EngineKind.VLLM:
-        return Figure(tinyhf.kv_bytes_per_token(), "the tiny HF Llama's KV (kvgate.probes.engines.tinyhf)")
+        return Figure(tiny_hf_kv_bytes_per_token(), "the tiny HF Llama's KV (kvgate.probes.engines.tinyhf)")
     if kind is EngineKind.LLAMA_CPP:
-        from kvgate.probes.engines.tinymodel import TinyLlamaSpec
+        from kvgate.probes.engines import TinyLlamaSpec
 
         spec = TinyLlamaSpec()
         return Figure(spec.llama_cpp_state_bytes_per_token, "the tiny GGUF's KV + logits row (tinymodel)")

@@ -13,3 +13,9 @@ a lab failure is ERROR. It is recorded like a gate run (results/<site>/preflight
     measure   one host's probes → Measurements by check key
     fixtures  every host at once (pytest fixtures of gates/preflight/)
 """
+
+from __future__ import annotations
+
+from kvgate.orchestration.preflight.plan import plan
+
+__all__ = ["plan"]

@@ -11,7 +11,7 @@ from kvgate.base.errors import LabError
 from kvgate.orchestration.gatefixtures import GateRun
 from kvgate.orchestration.preflight.measure import Found, Probe
 from kvgate.orchestration.preflight.plan import PreflightCheck
-from kvgate.transport.fanout import fan_out
+from kvgate.transport import fan_out
 
 
 @pytest.fixture(scope="session")

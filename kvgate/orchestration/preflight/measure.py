@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import Interrupted, LabError
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import Inventory
-from kvgate.orchestration.g3.measure import probe_deployment
-from kvgate.probes.evidence.probe import DEFAULT_MIB
+from kvgate.configuration.inventory import Inventory
+from kvgate.orchestration.g3 import probe_deployment
+from kvgate.probes.evidence import DEFAULT_MIB
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.record.store import RunStore
-from kvgate.transport.base import Executor
+from kvgate.record import RunStore
+from kvgate.transport import Executor
 
 Found = dict[str, Measurement | LabError]
 _PY = "import sys; print('%d.%d.%d' % sys.version_info[:3])"

@@ -1,7 +1,7 @@
 """The preflight plan: what is probed on which host, and what each probe must show.
 
 >>> from kvgate.configuration.gateconfig import in_memory
->>> from kvgate.configuration.inventory.schema import Inventory
+>>> from kvgate.configuration.inventory import Inventory
 >>> inv = Inventory.model_validate({"site": "s", "hosts": {"h": {"roles": ["storage-client"]}},
 ...     "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}}})
 >>> [c.check for c in plan(in_memory(inv))]
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from kvgate.base.criteria import Criterion
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.configuration.inventory.schema import Inventory
+from kvgate.configuration.inventory import Inventory
 from kvgate.judgement import Check, Ruling
 
 NFS_TYPES = ("nfs", "nfs4")

@@ -30,4 +30,10 @@ The state directory is the whole contract with the controller (kvgate.probes.age
 - ``exit_code``: written last (0 ok, 1 failed, 2 spec refused, 143 cancelled).
 """
 
+from __future__ import annotations
+
+from kvgate.probes.agent.sessions import Sessions
+
 AGENT_VERSION = "1"
+
+__all__ = ["Sessions"]

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run one workload with its state directory (or one evidence command); returns the exit code."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["evidence"]:  # a quick answer for the controller, not a detached workload
-        from kvgate.probes.evidence.cli import main as evidence
+        from kvgate.probes.evidence import main as evidence
 
         return evidence(argv[1:])
     args = parse_args(argv)

@@ -13,9 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgate.probes.agent.events import EventLog
-from kvgate.probes.evidence.blockdev import Resolved, resolve
-from kvgate.probes.evidence.counters import drop_caches
-from kvgate.probes.evidence.window import Counts, snapshot
+from kvgate.probes.evidence import Counts, Resolved, drop_caches, resolve, snapshot
 
 
 class ColdWindow:

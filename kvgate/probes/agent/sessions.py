@@ -26,10 +26,15 @@ import argparse
 import sys
 from dataclasses import dataclass
 
-from kvgate.probes.loadgen.cli import ratios, write_atomically
-from kvgate.probes.loadgen.prompts import PromptSpec
-from kvgate.probes.loadgen.run import FIXED_OUTPUT, LoadConfig, run
-from kvgate.probes.loadgen.shape import invalid_reason
+from kvgate.probes.loadgen import (
+    FIXED_OUTPUT,
+    LoadConfig,
+    PromptSpec,
+    invalid_reason,
+    ratios,
+    run,
+    write_atomically,
+)
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,8 @@ from typing import Any
 from kvgate.probes.agent.events import EventLog
 from kvgate.probes.agent.soak_sample import group_pids, sample
 from kvgate.probes.agent.spec import Spec, SpecError
-from kvgate.probes.loadgen.metrics import median, summarize
-from kvgate.probes.loadgen.prompts import PromptSpec
-from kvgate.probes.loadgen.record import RequestRecord
-from kvgate.probes.loadgen.run import FIXED_OUTPUT, LoadConfig
-from kvgate.probes.loadgen.run import run as run_load
+from kvgate.probes.loadgen import FIXED_OUTPUT, LoadConfig, PromptSpec, RequestRecord, median, summarize
+from kvgate.probes.loadgen import run as run_load
 
 KEYS = (
     "urls",

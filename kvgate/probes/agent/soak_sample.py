@@ -27,7 +27,7 @@ import re
 import urllib.request
 from typing import Any
 
-from kvgate.probes.evidence.counters import device_bytes
+from kvgate.probes.evidence import device_bytes
 
 RANK_LABELS = ("tp_rank", "pp_rank", "attn_tp_rank")  # as kvgate.probes.engines.metrics (not shippable here)
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")

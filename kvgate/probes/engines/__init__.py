@@ -16,7 +16,13 @@ from kvgate.probes.engines.errors import (
     EngineLeftover,
     EngineNotReady,
 )
-from kvgate.probes.engines.service import EngineRecord, EngineService, Placement
+from kvgate.probes.engines.latency import engines_latency, histograms
+from kvgate.probes.engines.lmcache import staging_shortfall
+from kvgate.probes.engines.metrics import Histogram, MetricsError, Snapshot, diff, scrape
+from kvgate.probes.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.probes.engines.service import EngineRecord, EngineService, Placement, settled_kv_bytes
+from kvgate.probes.engines.tinyhf import kv_bytes_per_token as tiny_hf_kv_bytes_per_token
+from kvgate.probes.engines.tinymodel import TinyLlamaSpec
 
 __all__ = [
     "EngineCallFailed",
@@ -28,7 +34,21 @@ __all__ = [
     "EngineProfile",
     "EngineRecord",
     "EngineService",
+    "Histogram",
+    "MetricsError",
     "Placement",
+    "Snapshot",
+    "TinyLlamaSpec",
+    "check_engine_installed",
+    "diff",
+    "engine_python",
+    "engines_latency",
+    "histograms",
     "load_profile",
     "load_profiles",
+    "scrape",
+    "settled_kv_bytes",
+    "stage_model",
+    "staging_shortfall",
+    "tiny_hf_kv_bytes_per_token",
 ]

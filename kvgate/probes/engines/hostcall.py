@@ -4,7 +4,7 @@ The controller may not reach the engine port, so every HTTP call, liveness probe
 and process-group signal runs *on the host* as ``python3 -c <script>``; the
 result comes back as one JSON line.
 
->>> from kvgate.transport.local import LocalExecutor
+>>> from kvgate.transport import LocalExecutor
 >>> group_members(LocalExecutor(), "python3", 999999999)
 []
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.base.errors import CommandFailed
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 # Bodies longer than this go through a file: one argv string is capped at 128 KiB on Linux.
 _ARGV_BODY_MAX = 32_000

@@ -23,7 +23,7 @@ from kvgate.configuration.engine_series import Labels, labels
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from kvgate.transport.base import Executor
+    from kvgate.transport import Executor
 
 Key = tuple[str, Labels]
 

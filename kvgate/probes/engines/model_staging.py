@@ -13,11 +13,11 @@ from pathlib import Path
 
 from kvgate.base.errors import LabError
 from kvgate.configuration.engine_profile import EngineKind
-from kvgate.configuration.inventory.schema import EngineDeployment, Host
+from kvgate.configuration.inventory import EngineDeployment, Host
 from kvgate.probes import agentctl
 from kvgate.probes.engines import tinyhf
-from kvgate.probes.loadgen.prompts import WORDS
-from kvgate.transport.base import Executor
+from kvgate.probes.loadgen import WORDS
+from kvgate.transport import Executor
 
 MODEL_CACHE = Path(os.environ.get("KVGATE_MODEL_CACHE", "/var/tmp/kvgate-models"))
 

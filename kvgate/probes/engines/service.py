@@ -32,7 +32,7 @@ from kvgate.configuration.engine_profile import API_PORT_OFFSET, EngineProfile, 
 from kvgate.probes.engines import hostcall
 from kvgate.probes.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
 from kvgate.probes.engines.hostcall import HttpResult
-from kvgate.transport.base import CANCEL, Executor, quote
+from kvgate.transport import CANCEL, Executor, quote
 
 LOG_TAIL_LINES = 40
 POLL_S = 0.5

@@ -25,4 +25,23 @@ for the controller (kvgate.probes.hostevidence):
 - ``cli``       the JSON commands the controller runs on a host.
 """
 
-MIN_COLD_RATIO = 0.9  # device (and engine) bytes / the bytes the measured reads needed
+from __future__ import annotations
+
+from kvgate.probes.evidence.blockdev import Resolved, resolve
+from kvgate.probes.evidence.cli import main
+from kvgate.probes.evidence.counters import device_bytes, drop_caches
+from kvgate.probes.evidence.probe import DEFAULT_MIB
+from kvgate.probes.evidence.window import MIN_COLD_RATIO, Counts, cold_reason, snapshot
+
+__all__ = [
+    "DEFAULT_MIB",
+    "MIN_COLD_RATIO",
+    "Counts",
+    "Resolved",
+    "cold_reason",
+    "device_bytes",
+    "drop_caches",
+    "main",
+    "resolve",
+    "snapshot",
+]

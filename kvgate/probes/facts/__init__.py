@@ -5,7 +5,7 @@ understand) is recorded in its `Collected` and never stops the other families;
 only a TransportError (host unreachable, connection dropped) and Interrupted
 (Ctrl-C) propagate: an interrupted probe is not a fact, so no family records one.
 
->>> from kvgate.transport.local import LocalExecutor
+>>> from kvgate.transport import LocalExecutor
 >>> facts = collect_host(LocalExecutor(), HostContext(host="localhost", volumes={}, sudo=False))
 >>> facts.family("memory").facts["mem_total_bytes"] > 0
 True
@@ -38,8 +38,9 @@ from kvgate.probes.facts import (
     tools,
     tuning,
 )
-from kvgate.probes.facts.base import Collected, HostContext, ParseError, artifact_name
-from kvgate.transport.base import Executor
+from kvgate.probes.facts.base import Collected, HostContext, ParseError, artifact_name, int_or_none
+from kvgate.probes.facts.gpus import TOOLS
+from kvgate.transport import Executor
 
 Collector = Callable[[Executor, HostContext], Collected]
 
@@ -119,4 +120,15 @@ def collect_host(ex: Executor, ctx: HostContext, on_family: Callable[[str], None
     return facts
 
 
-__all__ = ["FAMILIES", "Collected", "Collector", "HostContext", "HostFacts", "ParseError", "collect_host"]
+__all__ = [
+    "FAMILIES",
+    "TOOLS",
+    "Collected",
+    "Collector",
+    "HostContext",
+    "HostFacts",
+    "ParseError",
+    "artifact_name",
+    "collect_host",
+    "int_or_none",
+]

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kvgate.base.errors import CommandTimeout
-from kvgate.configuration.inventory.schema import Volume
-from kvgate.transport.base import CommandResult, Executor
+from kvgate.configuration.inventory import Volume
+from kvgate.transport import CommandResult, Executor
 
 T = TypeVar("T")
 

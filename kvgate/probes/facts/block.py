@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one, load_json
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "lsblk"
 COLUMNS = "NAME,KNAME,TYPE,SIZE,MODEL,SERIAL,ROTA,TRAN,LOG-SEC,PHY-SEC,MOUNTPOINT,FSTYPE"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, has_tool, number, run_parsed
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 FIELDS = 14
 NOT_SYNCED = "Not synchronised"

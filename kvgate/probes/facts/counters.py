@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 
 from kvgate.base.errors import LabError
-from kvgate.probes.evidence.probe import DEFAULT_MIB
+from kvgate.probes.evidence import DEFAULT_MIB
 from kvgate.probes.facts.base import Collected, HostContext
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.scratch import write_refusals
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 
 def collect(ex: Executor, ctx: HostContext) -> Collected:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one, int_or_none, load_json
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "lscpu"
 PLACEHOLDERS = ("", "-")

@@ -26,7 +26,7 @@ from kvgate.probes.facts.base import (
     run_parsed,
     whole,
 )
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 MIB = 1 << 20
 ROCM_FLAGS = "--showproductname --showbus --showmeminfo vram --showtemp --showdriverversion --json"

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "/proc/meminfo"
 _LINE = re.compile(r"^(?P<key>[\w()]+):\s+(?P<value>[0-9]{1,30})(?:\s+(?P<unit>kB))?\s*$")

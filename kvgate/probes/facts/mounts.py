@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.configuration.inventory.schema import Volume
+from kvgate.configuration.inventory import Volume
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, load_json, require_tool, run_parsed
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "findmnt"
 

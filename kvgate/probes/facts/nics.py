@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, collect_one, int_or_none, split_rows
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "nic sysfs probe"
 ARPHRD_LOOPBACK = 772

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, collect_one, int_or_none
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 ACCELERATOR_VENDORS = {"0x1002": "amd", "0x10de": "nvidia", "0x19e5": "ascend"}
 # nodes|<count> · net|name|pci|node · acc|pci|vendor|class|node

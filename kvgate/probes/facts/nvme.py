@@ -28,7 +28,7 @@ from kvgate.probes.facts.base import (
     split_rows,
     whole,
 )
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "nvme"
 KELVIN_OFFSET = 273.15

@@ -27,7 +27,7 @@ from kvgate.probes.facts.base import (
     run_parsed,
     run_result,
 )
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 # ctrl|name|transport|address|state|subsysnqn|ctrl_loss_tmo|reconnect_delay|fast_io_fail_tmo|queue_count
 # ana|ctrl|namespace|state · subsys|name|nqn|iopolicy

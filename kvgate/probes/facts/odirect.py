@@ -17,7 +17,7 @@ from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, load_json, require_tool, run_parsed
 from kvgate.probes.scratch import write_refusals
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "python3"
 NOT_SCRATCH = "not probed: volume not scratch"

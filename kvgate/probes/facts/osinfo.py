@@ -10,7 +10,7 @@ import shlex
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, run_parsed
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 
 def _value(raw: str) -> str:

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, collect_one, int_or_none, split_rows
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "pcie sysfs probe"
 # kind|name|pci address|current speed|current width|max speed|max width  ('-' when absent)

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, collect_one, int_or_none, split_rows
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 TOOL = "rdma sysfs probe"
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, has_tool, int_or_none, run_parsed
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 IPV4_MAPPED = "0000:0000:0000:0000:0000:ffff:"

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from kvgate.probes.facts.base import Collected, HostContext, run_result
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 BASE_TOOLS = ("fio", "nvme", "python3")
 VERSION_ARGS = ("--version", "-V")  # options only: a bare word can name a file in the cwd

@@ -24,7 +24,7 @@ from kvgate.probes.facts.base import (
     run_text,
 )
 from kvgate.probes.facts.mounts import parse_df
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 
 def parse_cmdline(text: str) -> list[str]:

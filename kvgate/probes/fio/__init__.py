@@ -14,12 +14,17 @@ baseline.py  run a whole profile on one volume
 """
 
 from kvgate.configuration.fio_job import FioJob
+from kvgate.probes.fio.baseline import run_matrix
+from kvgate.probes.fio.ceiling import CEILING_CELL, configuration
+from kvgate.probes.fio.client import DEFAULT_PORT, fio_servers, run_clients
 from kvgate.probes.fio.cold import MeasuredRun, run_measured
 from kvgate.probes.fio.parse import FioResult, Summary, parse_output
-from kvgate.probes.fio.run import FioRun, RunOptions, run_fio
+from kvgate.probes.fio.run import FioRun, RunOptions, lay_out, run_fio
 from kvgate.probes.fio.safety import UnsafeTarget
 
 __all__ = [
+    "CEILING_CELL",
+    "DEFAULT_PORT",
     "FioJob",
     "FioResult",
     "FioRun",
@@ -27,7 +32,12 @@ __all__ = [
     "RunOptions",
     "Summary",
     "UnsafeTarget",
+    "configuration",
+    "fio_servers",
+    "lay_out",
     "parse_output",
+    "run_clients",
     "run_fio",
+    "run_matrix",
     "run_measured",
 ]

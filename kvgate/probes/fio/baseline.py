@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import FioJob
 from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint, load_profile, saturation_knee
-from kvgate.configuration.inventory.schema import Volume
+from kvgate.configuration.inventory import Volume
 from kvgate.probes.fio.ceiling import (
     CEILING_CELL,
     best_cell,
@@ -35,7 +35,7 @@ from kvgate.probes.fio.ceiling import (
 from kvgate.probes.fio.cold import MeasuredRun, run_measured
 from kvgate.probes.fio.measure import knee_measurements, measurements
 from kvgate.probes.fio.run import RunOptions
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 OnRun = Callable[[str, int, MeasuredRun], None]  # (cell, repeat starting at 1, run)
 

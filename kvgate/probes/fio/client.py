@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 from kvgate.base.errors import LabError
 from kvgate.configuration.fio_job import FioJob
-from kvgate.configuration.inventory.schema import Volume
+from kvgate.configuration.inventory import Volume
 from kvgate.probes.fio.parse import Summary, merge
 from kvgate.probes.fio.run import FioRun, RunOptions, checked_jobfile, execute, fio_messages, resolve_ioengine
-from kvgate.transport.base import CANCEL, Executor
+from kvgate.transport import CANCEL, Executor
 
 DEFAULT_PORT = 8765  # fio's own default
 

@@ -21,13 +21,12 @@ import posixpath
 from dataclasses import dataclass
 
 from kvgate.configuration.fio_job import FioJob
-from kvgate.configuration.inventory.schema import Volume
-from kvgate.probes.evidence.blockdev import Resolved
-from kvgate.probes.evidence.window import Counts, cold_reason
+from kvgate.configuration.inventory import Volume
+from kvgate.probes.evidence import Counts, Resolved, cold_reason
 from kvgate.probes.fio.run import FioRun, RunOptions, lay_out, run_fio
 from kvgate.probes.hostevidence import CacheDrop, HostEvidence
 from kvgate.probes.nfs_server import ServerCold
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 RAM_FACTOR = 2  # a buffered working set must exceed 2 × RAM to defeat the page cache
 

@@ -33,8 +33,8 @@ from kvgate.probes.fio.watchdog import EVIDENCE_FILE, SCRIPT, STDERR_FILE, STDOU
 
 if TYPE_CHECKING:
     from kvgate.probes.nfs_server import ServerCache
-from kvgate.configuration.inventory.schema import Volume
-from kvgate.transport.base import CommandResult, Executor
+from kvgate.configuration.inventory import Volume
+from kvgate.transport import CommandResult, Executor
 
 LAYOUT_MIN_BYTES_PER_S = 64 << 20  # a layout slower than this is a sick volume: the watchdog fires
 EXECUTOR_MARGIN_S = 30.0  # the executor's own timeout sits behind the watchdog's

@@ -37,9 +37,9 @@ from kvgate.configuration.fio_job import (
     WRITE_MODES,
     target_problem,
 )
-from kvgate.configuration.inventory.schema import Volume
+from kvgate.configuration.inventory import Volume
 from kvgate.probes.scratch import UnsafeWrite, resolve, write_refusals
-from kvgate.transport.base import Executor
+from kvgate.transport import Executor
 
 MAX_LINE_CHARS = 4000  # fio reads a job file line with fgets(4095): a longer one is read as two
 _SECTION = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]*)\]")

@@ -18,6 +18,13 @@ endpoints), :mod:`.record` and :mod:`.metrics` (vLLM's definitions),
 
 from __future__ import annotations
 
+from kvgate.probes.loadgen.cli import ratios, write_atomically
+from kvgate.probes.loadgen.metrics import median
+from kvgate.probes.loadgen.outputs import Output, compare_outputs
+from kvgate.probes.loadgen.prompts import WORDS
+from kvgate.probes.loadgen.record import TokenLogprob
+from kvgate.probes.loadgen.run import FIXED_OUTPUT
+
 from .metrics import NoSamples, distribution, metric, percentile, summarize
 from .prompts import PromptSpec, fit_tokens_per_word
 from .record import MissingUsage, RequestRecord
@@ -25,19 +32,27 @@ from .run import LoadConfig, LoadResult, arrival_offsets_s, run, run_async
 from .shape import invalid_reason
 
 __all__ = [
+    "FIXED_OUTPUT",
+    "WORDS",
     "LoadConfig",
     "LoadResult",
     "MissingUsage",
     "NoSamples",
+    "Output",
     "PromptSpec",
     "RequestRecord",
+    "TokenLogprob",
     "arrival_offsets_s",
+    "compare_outputs",
     "distribution",
     "fit_tokens_per_word",
     "invalid_reason",
+    "median",
     "metric",
     "percentile",
+    "ratios",
     "run",
     "run_async",
     "summarize",
+    "write_atomically",
 ]

@@ -3,21 +3,21 @@
 The store is ``<results root>/history.sqlite`` (kept between CI jobs with the results).
 A run is indexed when its report is rendered: site, gate, inventory fingerprint, kvgate
 version, verdict and every numeric figure with its unit, better direction and the
-noise its repeats showed (CV). ``compare`` joins two runs' figures and flags a
+noise its repeats showed (CV). ``compare_figures`` joins two runs' figures and flags a
 regression only when a figure moved the wrong way by more than that noise.
 
 Usage::
 
     history = History(Path("results"))
     history.index(view.history_entry())
-    diff = compare(history.figures(older), history.figures(newer))
+    diff = compare_figures(history.figures(older), history.figures(newer))
     regressions(diff)
 """
 
 from __future__ import annotations
 
-from kvgate.report.history.compare import compare, regressions
+from kvgate.report.history.compare import compare_figures, regressions
 from kvgate.report.history.entry import Figure, HistoryEntry
 from kvgate.report.history.store import History
 
-__all__ = ["Figure", "History", "HistoryEntry", "compare", "regressions"]
+__all__ = ["Figure", "History", "HistoryEntry", "compare_figures", "regressions"]

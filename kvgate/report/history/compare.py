@@ -8,7 +8,7 @@ smaller move is "within noise"; a figure without a better direction is only "cha
 >>> a = pd.DataFrame({"figure": ["bw"], "value": [2e9], "unit": ["B/s"], "better": ["higher"]})
 >>> a["noise"] = 0.02
 >>> b = a.assign(value=[1.5e9])
->>> compare(a, b)[["figure", "change", "status"]].to_dict("records")
+>>> compare_figures(a, b)[["figure", "change", "status"]].to_dict("records")
 [{'figure': 'bw', 'change': -0.25, 'status': 'regression'}]
 """
 
@@ -24,7 +24,7 @@ from kvgate.report.history.entry import DEFAULT_NOISE
 NOISE_FACTOR = 2.0  # beyond two CVs a move is not the repeats' scatter
 
 
-def compare(older: pd.DataFrame, newer: pd.DataFrame) -> pd.DataFrame:
+def compare_figures(older: pd.DataFrame, newer: pd.DataFrame) -> pd.DataFrame:
     """Outer join on the figure: value_a, value_b, change (fraction), noise, status."""
     both = older.merge(newer, on="figure", how="outer", suffixes=("_a", "_b"))
     both["unit"] = both["unit_b"].fillna(both["unit_a"])
