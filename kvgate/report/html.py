@@ -89,6 +89,10 @@ def human_bytes(value: object) -> str:
     return human(value, "B")
 
 
+# the template filters, each registered under its own name ("{{ row.label|verdict_class }}")
+FILTERS = (verdict_class, href, trusted_svg, breakable, margin_text, human_bytes, basename)
+
+
 def finalize(value: object) -> object:
     """Every ``{{ value }}``: control characters replaced before autoescaping; markup untouched."""
     return value if isinstance(value, Markup) or not isinstance(value, str) else printable(value)
@@ -104,15 +108,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(
-        verdict_class=verdict_class,
-        href=href,
-        trusted_svg=trusted_svg,
-        breakable=breakable,
-        margin_text=margin_text,
-        human_bytes=human_bytes,
-        basename=basename,
-    )
+    env.filters.update({f.__name__: f for f in FILTERS})
     return env
 
 

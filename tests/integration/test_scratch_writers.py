@@ -17,6 +17,7 @@ from kvgate.configuration.fio_matrix import load_profile
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Host, Inventory, Volume
 from kvgate.orchestration.g2.measure import measure_volume, work_dir
+from kvgate.orchestration.g2.workloads import VolumeUnderTest
 from kvgate.orchestration.g3.measure import work_root
 from kvgate.orchestration.g3.storage import measure_storage, storage_plan
 from kvgate.orchestration.g4.soak import SoakRun
@@ -60,17 +61,11 @@ def test_g2_refuses_a_work_directory_that_leads_out_of_the_volume(tmp_path: Path
     store = RunStore.create(tmp_path / "r", site="s", gate="g2", meta={})
     below = Path(work_dir(vol, EX.host, store)).name
     precious = plant(tmp_path / "vol" / "kvgate-g2", tmp_path / "outside", below)
+    vut = VolumeUnderTest(
+        ex=EX, host=Host(transport="local"), name="vol", volume=vol, store=store, notify=print
+    )
     with pytest.raises(UnsafeWrite, match=r"outside .*symlink"):
-        measure_volume(
-            EX,
-            Host(transport="local"),
-            name="vol",
-            vol=vol,
-            store=store,
-            notify=print,
-            models={},
-            profile=load_profile(REPO / "workloads" / "fio" / "smoke.yaml"),
-        )
+        measure_volume(vut, models={}, profile=load_profile(REPO / "workloads" / "fio" / "smoke.yaml"))
     assert precious.read_text() == "customer data"
 
 

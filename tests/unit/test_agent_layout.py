@@ -10,7 +10,7 @@ def test_qwen25_32b_is_256_kib_per_token_and_64_mib_per_256_token_chunk() -> Non
     assert per_token == 256 * KIB
     layout = KVLayout(kv_bytes_per_token=per_token, tokens_per_chunk=256, prefix_tokens=8192, requests=16)
     assert layout.chunk_bytes == 64 * MIB
-    assert layout.chunks_per_request == 32
+    assert layout.files_per_request == 32
     assert layout.request_bytes == 2 * 1024 * MIB
     assert layout.total_bytes == 32 * 1024 * MIB
 

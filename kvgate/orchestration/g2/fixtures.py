@@ -16,6 +16,7 @@ from kvgate.orchestration.g2.cluster import Member, measure_cluster
 from kvgate.orchestration.g2.measure import VolumeResult, measure_volume
 from kvgate.orchestration.g2.plan import G2Check, shared_volumes
 from kvgate.orchestration.g2.report_rows import row
+from kvgate.orchestration.g2.workloads import VolumeUnderTest
 from kvgate.orchestration.gatefixtures import GateRun
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.record import RunStore
@@ -51,17 +52,16 @@ def _measure_host(run: GateRun, profile: MatrixProfile, name: str) -> HostResult
     inv, out = run.inventory, {}
     for vname, vol in inv.volumes_of(name).items():
         if vol.scratch:
-            out[vname] = measure_volume(
-                run.executors[name],
-                inv.hosts[name],
+            vut = VolumeUnderTest(
+                ex=run.executors[name],
+                host=inv.hosts[name],
                 name=vname,
-                vol=vol,
-                profile=profile,
+                volume=vol,
                 store=run.store,
                 notify=partial(run.session.notify, name),
-                models=run.config.workload_models(),
                 server_cache=ServerCache.of(inv, vname, run.executors),
             )
+            out[vname] = measure_volume(vut, profile=profile, models=run.config.workload_models())
             save(run.store, out[vname])
     return out
 

@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import parse_size
 from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint
-from kvgate.configuration.inventory import Host, Volume
+from kvgate.configuration.inventory import Volume
 from kvgate.configuration.model_profiles import ModelProfile
-from kvgate.orchestration.g2.workloads import run_workloads
+from kvgate.orchestration.g2.workloads import VolumeUnderTest, run_workloads
 from kvgate.probes.fio import MeasuredRun, RunOptions, run_matrix
-from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.scratch import ScratchDir, checked, create, remove
 from kvgate.record import RunStore
 from kvgate.transport import Executor
-
-Notify = Callable[[str], None]
 
 
 @dataclass
@@ -57,72 +54,36 @@ def proof_json(mr: MeasuredRun) -> str:
 
 
 def measure_volume(
-    ex: Executor,
-    host: Host,
-    *,
-    name: str,
-    vol: Volume,
-    profile: MatrixProfile,
-    store: RunStore,
-    notify: Notify,
-    models: Mapping[str, ModelProfile],
-    server_cache: ServerCache | None = None,
+    vut: VolumeUnderTest, *, profile: MatrixProfile, models: Mapping[str, ModelProfile]
 ) -> VolumeResult:
     """Run the fio matrix and the workloads on one scratch volume; clean up our files after.
 
     The work directory passes the scratch check (kvgate.probes.scratch) before anything is created.
     """
-    result, directory = VolumeResult(ex.host, name), checked(ex, vol, work_dir(vol, ex.host, store))
+    ex, vol = vut.ex, vut.volume
+    result, directory = VolumeResult(ex.host, vut.name), checked(ex, vol, work_dir(vol, ex.host, vut.store))
     try:
         create(ex, directory)
-        opts = RunOptions(sudo=host.sudo, server_cache=server_cache)
-        _fio(
-            ex,
-            result,
-            opts=opts,
-            vol=vol,
-            profile=profile,
-            directory=directory.path,
-            store=store,
-            notify=notify,
-        )
-        found = run_workloads(
-            ex,
-            host,
-            directory=directory,
-            store=store,
-            notify=notify,
-            prefix=name,
-            models=models,
-            server_cache=server_cache,
-        )
-        result.add(found)
+        _fio(vut, result, profile=profile, directory=directory.path)
+        result.add(run_workloads(vut, directory, models=models))
     finally:
         remove_work_dir(ex, directory)
     return result
 
 
-def _fio(
-    ex: Executor,
-    result: VolumeResult,
-    *,
-    opts: RunOptions,
-    vol: Volume,
-    profile: MatrixProfile,
-    directory: str,
-    store: RunStore,
-    notify: Notify,
-) -> None:
+def _fio(vut: VolumeUnderTest, result: VolumeResult, *, profile: MatrixProfile, directory: str) -> None:
+    ex, store = vut.ex, vut.store
     evidence: dict[str, list[str]] = {}
 
     def on_run(cell: str, repeat: int, mr: MeasuredRun) -> None:
-        notify(f"fio {cell} #{repeat}")
+        vut.notify(f"fio {cell} #{repeat}")
         base = f"g2/{result.volume}/fio/{cell}/{repeat}"
         paths = [store.artifact(ex.host, f"{base}/{n}", t) for n, t in mr.run.artifacts().items()]
         paths.append(store.artifact(ex.host, f"{base}/cold-proof.json", proof_json(mr)))
         evidence.setdefault(cell, []).extend(paths)
 
-    base = run_matrix(ex, profile, vol, directory=directory, opts=opts, on_run=on_run)
+    opts = RunOptions(sudo=vut.host.sudo, server_cache=vut.server_cache)
+    base = run_matrix(ex, profile, vut.volume, directory=directory, opts=opts, on_run=on_run)
     for m in base.measurements:
         cell = m.metric.split(".")[0]
         result.add([dataclasses.replace(m, evidence=tuple(evidence.get(cell, ())))])

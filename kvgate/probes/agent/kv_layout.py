@@ -13,7 +13,7 @@ Both hold K and V of every layer for a run of tokens, with
 
 >>> qwen = KVLayout(kv_bytes_per_token=2 * 64 * 8 * 128 * 2, tokens_per_chunk=256,
 ...                 prefix_tokens=8192, requests=16)
->>> qwen.kv_bytes_per_token, qwen.chunk_bytes // 2**20, qwen.chunks_per_request
+>>> qwen.kv_bytes_per_token, qwen.chunk_bytes // 2**20, qwen.files_per_request
 (262144, 64, 32)
 >>> vllm = VLLMBlockLayout(kv_bytes_per_token=262144, tokens_per_block=16, blocks_per_file=1,
 ...                        prefix_tokens=8192, requests=16)
@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -57,13 +58,64 @@ def file_cells(path: str, file_id: int, size_bytes: int, cell_bytes: int) -> lis
 
 
 @dataclass(frozen=True)
-class KVLayout:
-    """LMCache-style: how C requests' prefixes map to chunk files (the last chunk may be partial)."""
+class FileLayout(ABC):
+    """What both layouts share: ``requests`` prefixes, each stored as a row of files, request-major.
+
+    A layout says how many files a request has, each file's size and name, and its one-request
+    total; the enumeration of files and cells, their ids and the grand total live here once.
+    """
 
     kv_bytes_per_token: int
-    tokens_per_chunk: int
     prefix_tokens: int
     requests: int
+
+    @property
+    @abstractmethod
+    def files_per_request(self) -> int:
+        """Files stored for one request."""
+
+    @property
+    @abstractmethod
+    def request_bytes(self) -> int:
+        """Bytes stored for one request."""
+
+    @abstractmethod
+    def file_bytes_at(self, index: int) -> int:
+        """Size of file ``index`` of a request."""
+
+    @abstractmethod
+    def name(self, request: int, index: int) -> str:
+        """Path of file ``index`` of ``request``, relative to the run directory."""
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all requests."""
+        return self.requests * self.request_bytes
+
+    def file_id(self, request: int, index: int) -> int:
+        """The id stamped into a file's cells: unique per (request, file)."""
+        return request * self.files_per_request + index
+
+    def files(self) -> list[tuple[int, int, int]]:
+        """(request, file index, bytes) of every file, request-major."""
+        return [
+            (r, i, self.file_bytes_at(i)) for r in range(self.requests) for i in range(self.files_per_request)
+        ]
+
+    def cells(self, run_dir: str, request: int, cell_bytes: int) -> list[Cell]:
+        """The read/verify units of one request, in token order."""
+        out = []
+        for i in range(self.files_per_request):
+            path = f"{run_dir}/{self.name(request, i)}"
+            out += file_cells(path, self.file_id(request, i), self.file_bytes_at(i), cell_bytes)
+        return out
+
+
+@dataclass(frozen=True)
+class KVLayout(FileLayout):
+    """LMCache-style: how C requests' prefixes map to chunk files (the last chunk may be partial)."""
+
+    tokens_per_chunk: int
 
     @property
     def chunk_bytes(self) -> int:
@@ -71,7 +123,7 @@ class KVLayout:
         return self.tokens_per_chunk * self.kv_bytes_per_token
 
     @property
-    def chunks_per_request(self) -> int:
+    def files_per_request(self) -> int:
         """Chunk files per request prefix (rounded up)."""
         return -(-self.prefix_tokens // self.tokens_per_chunk)
 
@@ -80,41 +132,16 @@ class KVLayout:
         """KV bytes of one request's prefix."""
         return self.prefix_tokens * self.kv_bytes_per_token
 
-    @property
-    def total_bytes(self) -> int:
-        """KV bytes of all requests."""
-        return self.requests * self.request_bytes
+    def file_bytes_at(self, index: int) -> int:
+        """Tokens in chunk ``index`` (the last may be partial) × KV bytes per token."""
+        return (
+            min(self.tokens_per_chunk, self.prefix_tokens - index * self.tokens_per_chunk)
+            * self.kv_bytes_per_token
+        )
 
-    def chunk_tokens(self, chunk: int) -> int:
-        """Tokens in chunk ``chunk`` of a request."""
-        return min(self.tokens_per_chunk, self.prefix_tokens - chunk * self.tokens_per_chunk)
-
-    def file_id(self, request: int, chunk: int) -> int:
-        """The id stamped into a chunk's cells: unique per (request, chunk)."""
-        return request * self.chunks_per_request + chunk
-
-    @staticmethod
-    def name(request: int, chunk: int) -> str:
+    def name(self, request: int, index: int) -> str:
         """File name of a chunk, relative to the run directory."""
-        return f"req{request:05d}-chunk{chunk:06d}.kvchunk"
-
-    def files(self) -> list[tuple[int, int, int]]:
-        """(request, chunk, bytes) of every chunk file, request-major."""
-        return [
-            (r, c, self.chunk_tokens(c) * self.kv_bytes_per_token)
-            for r in range(self.requests)
-            for c in range(self.chunks_per_request)
-        ]
-
-    def cells(self, run_dir: str, request: int, cell_bytes: int) -> list[Cell]:
-        """The read/verify units of one request, in chunk order."""
-        out = []
-        for c in range(self.chunks_per_request):
-            size = self.chunk_tokens(c) * self.kv_bytes_per_token
-            out += file_cells(
-                f"{run_dir}/{self.name(request, c)}", self.file_id(request, c), size, cell_bytes
-            )
-        return out
+        return f"req{request:05d}-chunk{index:06d}.kvchunk"
 
     def metadata_files(self) -> dict[str, str]:
         """Small files the tier keeps next to the KV data (none for LMCache)."""
@@ -128,7 +155,7 @@ class KVLayout:
             "tokens_per_chunk": self.tokens_per_chunk,
             "chunk_bytes": self.chunk_bytes,
             "prefix_tokens": self.prefix_tokens,
-            "chunks_per_request": self.chunks_per_request,
+            "chunks_per_request": self.files_per_request,
             "requests": self.requests,
             "request_bytes": self.request_bytes,
             "total_bytes": self.total_bytes,
@@ -136,7 +163,7 @@ class KVLayout:
 
 
 @dataclass(frozen=True)
-class VLLMBlockLayout:
+class VLLMBlockLayout(FileLayout):
     """vLLM's native file tier (0.32, ``vllm/v1/kv_offload``): one ``<hash>.bin`` per chunk of blocks.
 
     As there: a file is named ``<model>_<digest>_r<rank>/<hhh>/<hh>_g<group>/<hash hex>.bin``
@@ -151,11 +178,8 @@ class VLLMBlockLayout:
     group with no layer names, dtype "emulated").
     """
 
-    kv_bytes_per_token: int
     tokens_per_block: int
     blocks_per_file: int
-    prefix_tokens: int
-    requests: int
     seed: int = 1
     model_name: str = "kvgate-emulated"
     page_bytes: int = 4096
@@ -180,10 +204,9 @@ class VLLMBlockLayout:
         """Bytes stored for one request."""
         return self.files_per_request * self.file_bytes
 
-    @property
-    def total_bytes(self) -> int:
-        """Bytes stored for all requests."""
-        return self.requests * self.request_bytes
+    def file_bytes_at(self, index: int) -> int:  # noqa: ARG002 - every file is a full chunk, whatever its index
+        """Every file is one full chunk: ``file_bytes``."""
+        return self.file_bytes
 
     def config_fields(self) -> dict[str, Any]:
         """FileMapper.fields for a parallelism-agnostic single-group model (what config.json holds)."""
@@ -212,26 +235,10 @@ class VLLMBlockLayout:
         last_block = (index + 1) * self.blocks_per_file - 1
         return hashlib.sha256(struct.pack("<QQQ", self.seed, request, last_block)).hexdigest()
 
-    def file_id(self, request: int, index: int) -> int:
-        """The id stamped into a file's cells: unique per (request, file)."""
-        return request * self.files_per_request + index
-
     def name(self, request: int, index: int) -> str:
         """Path of a block file relative to the run directory (the tier's root_dir)."""
         h = self.block_hash(request, index)
         return f"{self.base_dir}_r0/{h[:3]}/{h[3:5]}_g0/{h}.bin"
-
-    def files(self) -> list[tuple[int, int, int]]:
-        """(request, file index, bytes) of every block file, request-major."""
-        return [(r, i, self.file_bytes) for r in range(self.requests) for i in range(self.files_per_request)]
-
-    def cells(self, run_dir: str, request: int, cell_bytes: int) -> list[Cell]:
-        """The read/verify units of one request, in token order."""
-        out = []
-        for i in range(self.files_per_request):
-            path = f"{run_dir}/{self.name(request, i)}"
-            out += file_cells(path, self.file_id(request, i), self.file_bytes, cell_bytes)
-        return out
 
     def metadata_files(self) -> dict[str, str]:
         """``<base_dir>/config.json`` as FileSystemTierManager writes it (indent 2, sorted keys)."""

@@ -35,8 +35,7 @@ def invalid_reason(
     reasons = [
         _missing_usage(ok),
         _prompt_off_target(ok, prompt_tokens, tolerance),
-        _early_stops(ok, max_tokens),
-        _overlong(ok, max_tokens),
+        *_completions_off_length(ok, max_tokens),
     ]
     found = [r for r in reasons if r]
     return "; ".join(found) if found else None
@@ -63,20 +62,19 @@ def _prompt_off_target(ok: Sequence[RequestRecord], target: int, tolerance: floa
     )
 
 
-def _early_stops(ok: Sequence[RequestRecord], max_tokens: int) -> str | None:
+def _completions_off_length(ok: Sequence[RequestRecord], max_tokens: int) -> list[str]:
+    """Every completion is asked for exactly ``max_tokens``: fewer stopped early (an EOS), more overran."""
     counts = [r.completion_tokens for r in ok if r.completion_tokens is not None]
     short = [n for n in counts if n < max_tokens]
-    if not short:
-        return None
-    return (
-        f"completions ended early: {len(short)}/{len(ok)} requests produced fewer than "
-        f"max_tokens={max_tokens} (min {min(short)})"
-    )
-
-
-def _overlong(ok: Sequence[RequestRecord], max_tokens: int) -> str | None:
-    counts = [r.completion_tokens for r in ok if r.completion_tokens is not None]
     long = [n for n in counts if n > max_tokens]
-    if not long:
-        return None
-    return f"{len(long)}/{len(ok)} completions exceeded max_tokens={max_tokens} (max {max(long)})"
+    reasons = []
+    if short:
+        reasons.append(
+            f"completions ended early: {len(short)}/{len(ok)} requests produced fewer than "
+            f"max_tokens={max_tokens} (min {min(short)})"
+        )
+    if long:
+        reasons.append(
+            f"{len(long)}/{len(ok)} completions exceeded max_tokens={max_tokens} (max {max(long)})"
+        )
+    return reasons
