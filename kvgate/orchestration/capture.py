@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from kvgate.base.errors import UsageError
+from kvgate.base.units import GiB
 from kvgate.configuration.inventory import Expectations, LoadedInventory
 from kvgate.orchestration.g1 import tools_wanted
 from kvgate.probes.facts import HostContext, HostFacts, collect_host
@@ -69,7 +70,7 @@ def _cpu(f: dict[str, Any]) -> dict[str, Any] | None:
 
 def _memory(f: dict[str, Any]) -> dict[str, Any] | None:
     total = f.get("mem_total_bytes")
-    return {"total_gib": round(total / (1 << 30), 1), "tolerance": 0.03} if total else None
+    return {"total_gib": round(total / GiB, 1), "tolerance": 0.03} if total else None
 
 
 def _os(f: dict[str, Any]) -> dict[str, Any] | None:

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kvgate.base.criteria import Measurement
+from kvgate.base.units import GB
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.probes.fio import CEILING_CELL, configuration
 from kvgate.record import measurements_from_record
 from kvgate.report.tables import Cells, in_order, legacy_cells, table
 
-GB = 1e9
 FIO_COLUMNS = [
     "host",
     "volume",

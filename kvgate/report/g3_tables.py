@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvgate.base.units import MiB
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.orchestration.g3 import arm_order
@@ -23,7 +24,6 @@ from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 
-MiB = float(1 << 20)
 ARM_COLUMNS = [
     "host/engine",
     "arm",

@@ -19,12 +19,13 @@ from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g2.measure import VolumeResult, sweep_series
 from kvgate.orchestration.g2.plan import plan
-from kvgate.orchestration.g2.report_rows import row, series
+from kvgate.orchestration.g2.report_rows import row
 from kvgate.probes.fio.ceiling import CEILING_CELL, best_cell, ceiling_spec, configuration, sweep_points
 from kvgate.probes.fio.cold import ColdProof, MeasuredRun
 from kvgate.probes.fio.parse import parse_output
 from kvgate.probes.fio.run import FioRun
-from kvgate.report import g2_tables
+from kvgate.record import RunStore
+from kvgate.report import g2_tables, load_run
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
 WORKLOADS = Path(__file__).parents[2] / "workloads" / "fio"
@@ -108,14 +109,23 @@ def test_g2_judges_the_ceiling_as_a_trusted_site_baseline() -> None:
     assert check.evaluate(Inputs({cold.metric: cold})).verdict is Verdict.INVALID
 
 
-def test_the_report_shows_the_ceiling_with_its_configuration_and_one_line_per_block_size() -> None:
+def test_the_report_shows_the_ceiling_with_its_configuration_and_one_line_per_block_size(
+    tmp_path: Path,
+) -> None:
     points = (SweepPoint(1, 1, 1e9, "1m"), SweepPoint(1, 4, 1.5e9, "1m"), SweepPoint(1, 1, 2.2e9, "4m"))
     r = VolumeResult("h", "v", ceiling=points[2], sweep=sweep_series(points))
     r.add([Measurement("ceiling.read_bw_bytes_per_s", 2.31e9, "bytes/s")])
     stored = row(r)
     assert g2_tables.fio_cells("h", "v", stored)[-1] == "2.31 (bs 4m, 1 jobs × QD 1)"
-    assert series({"h/v": stored}) == {"h/v 1m": [(1, 1e9), (4, 1.5e9)], "h/v 4m": [(1, 2.2e9)]}
-    assert series({"h/v": {"sweep": [[1, 1e9]]}}) == {"h/v": [(1, 1e9)]}  # a row stored before block sizes
+    old = {"sweep": [[1, 1e9]]}  # a row stored before block sizes: one line
+    store = RunStore.create(
+        tmp_path, site="lab", gate="g2", meta={"planned": [], "g2_rows": {"h/v": stored, "h/w": old}}
+    )
+    store.finish("complete")
+    assert load_run(store.path).sweeps == {
+        "h/v": {"1m": [(1, 1e9), (4, 1.5e9)], "4m": [(1, 2.2e9)]},
+        "h/w": {"": [(1, 1e9)]},
+    }
 
 
 @pytest.mark.parametrize("name", ["baseline", "smoke"])

@@ -19,7 +19,6 @@ from kvgate.judgement import Check, Ruling
 from kvgate.probes.facts import Collected, HostFacts, artifact_name
 
 Evaluator = Callable[["PlannedCheck", Collected], Judgement]
-GIB = 1 << 30
 HEALTH = "kvgate G1 health rule"  # the source of a health limit kvgate sets where a BOM states none
 TOOL_NAMES = {"nvme": "nvme-cli", "chronyc": "chrony (chronyc)"}
 SYMBOLS = {"==": "=", ">=": "≥", "<=": "≤", "version>=": "≥", "version==": "=", "matches": "matches"}

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvgate.base.units import GiB
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import Inventory
 from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
@@ -69,7 +70,7 @@ def tools_wanted(inventory: Inventory, host: str) -> tuple[str, ...]:
 
 
 def _gib(n: int | None) -> float | None:
-    return round(n / (1 << 30), 1) if n is not None else None
+    return round(n / GiB, 1) if n is not None else None
 
 
 def _nvme_line(d: dict[str, Any]) -> str:

@@ -7,8 +7,9 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
+from kvgate.base.units import GiB
 from kvgate.orchestration.g1 import checks
-from kvgate.orchestration.g1.checks import GIB, HEALTH, PlanContext, PlannedCheck
+from kvgate.orchestration.g1.checks import HEALTH, PlanContext, PlannedCheck
 from kvgate.orchestration.g1.plan_gpu import devices_of
 from kvgate.probes.facts import TOOLS, Collected
 
@@ -102,7 +103,7 @@ def accel_checks(pc: PlanContext) -> list[PlannedCheck]:
             e.min_memory_gib,
             "min_memory_gib",
             "memory_total_bytes",
-            1 / GIB,
+            1 / GiB,
             "GiB",
         ),
         ("firmware", "G1-GPU-5", "firmware", "matches", e.firmware, "firmware", "firmware", None, ""),

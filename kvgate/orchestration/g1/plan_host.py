@@ -8,9 +8,10 @@ from functools import partial
 from typing import Any
 
 from kvgate.base.criteria import Criterion, Judgement
+from kvgate.base.units import GiB
 from kvgate.configuration.inventory import NicExpect, Volume, parse_constraint
 from kvgate.orchestration.g1 import checks
-from kvgate.orchestration.g1.checks import GIB, HEALTH, Evaluator, PlanContext, PlannedCheck
+from kvgate.orchestration.g1.checks import HEALTH, Evaluator, PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
 
 
@@ -197,7 +198,7 @@ def _volume(pc: PlanContext, name: str, vol: Volume) -> list[PlannedCheck]:
             vol.min_free_gib,
             "min_free_gib",
             "GiB",
-            partial(_volume_key, name, "free_bytes", 1 / GIB),
+            partial(_volume_key, name, "free_bytes", 1 / GiB),
         ),
         (
             "odirect",

@@ -6,9 +6,10 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from kvgate.base.criteria import Criterion, Judgement
+from kvgate.base.units import GiB
 from kvgate.configuration.inventory import NvmeExpect
 from kvgate.orchestration.g1 import checks
-from kvgate.orchestration.g1.checks import GIB, HEALTH, PlanContext, PlannedCheck
+from kvgate.orchestration.g1.checks import HEALTH, PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
 
 Spec = tuple[str, str, str, str, str]  # BOM field, rule, metric, comparator, fact key
@@ -48,7 +49,7 @@ def memory_checks(pc: PlanContext) -> list[PlannedCheck]:
     )
     return [
         checks.planned(
-            pc, "memory.total", "memory", crit, partial(checks.fact_value, "mem_total_bytes", 1 / GIB)
+            pc, "memory.total", "memory", crit, partial(checks.fact_value, "mem_total_bytes", 1 / GiB)
         )
     ]
 

@@ -7,15 +7,16 @@ import dataclasses
 from functools import partial
 
 from kvgate.base.criteria import Criterion, Judgement
+from kvgate.base.units import GiB
 from kvgate.orchestration.g1 import checks
-from kvgate.orchestration.g1.checks import GIB, PlanContext, PlannedCheck
+from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
 from kvgate.probes.facts import Collected
 
 
 def _shm(check: PlannedCheck, col: Collected) -> Judgement:
     if col.facts.get("shm_bytes") is None:
         return checks.not_reported(check, col, "/dev/shm", missing="/dev/shm size not reported")
-    return checks.measure(check, col, round(col.facts["shm_bytes"] / GIB, 1))
+    return checks.measure(check, col, round(col.facts["shm_bytes"] / GiB, 1))
 
 
 def _present(key: str, names: tuple[str, ...], check: PlannedCheck, col: Collected) -> Judgement:

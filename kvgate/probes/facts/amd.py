@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kvgate.base.units import GiB, MiB
 from kvgate.probes.facts.base import ParseError, load_json, number
 
 TOOL = "amd-smi"
-MIB = 1 << 20
-UNITS = {"B": 1, "KB": 1 << 10, "MB": MIB, "GB": 1 << 30}
+UNITS = {"B": 1, "KB": 1 << 10, "MB": MiB, "GB": GiB}
 PCI_ID = re.compile(r"0x[0-9A-Fa-f]{1,4}")
 KERNEL_BANNER = re.compile(r"Linuxversion([^(\s]{1,64})\(")
 
@@ -59,11 +59,11 @@ def _bytes(gpu: dict[str, Any]) -> int | None:
     size = _first(gpu, ("vram", "size"), ("vram", "vram_size"))
     if isinstance(size, dict):
         unit = str(size.get("unit", "MB")).upper()
-        return int(number(size.get("value"), TOOL, "vram size") * UNITS.get(unit, MIB))
+        return int(number(size.get("value"), TOOL, "vram size") * UNITS.get(unit, MiB))
     if size is not None:  # "196592 MB" or a bare number of MB
-        return int(number(size, TOOL, "vram size") * MIB)
+        return int(number(size, TOOL, "vram size") * MiB)
     mb = _first(gpu, ("vram", "vram_size_mb"))
-    return int(number(mb, TOOL, "vram_size_mb") * MIB) if mb is not None else None
+    return int(number(mb, TOOL, "vram_size_mb") * MiB) if mb is not None else None
 
 
 def _model(gpu: dict[str, Any]) -> tuple[str | None, str | None]:

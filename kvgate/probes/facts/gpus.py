@@ -14,6 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from kvgate.base.units import MiB
 from kvgate.probes.facts.amd import parse_amd_static, parse_amd_topology
 from kvgate.probes.facts.base import (
     Collected,
@@ -28,7 +29,6 @@ from kvgate.probes.facts.base import (
 )
 from kvgate.transport import Executor
 
-MIB = 1 << 20
 ROCM_FLAGS = "--showproductname --showbus --showmeminfo vram --showtemp --showdriverversion --json"
 
 
@@ -55,7 +55,7 @@ def _nvidia_gpu(index: int, gpu: ET.Element) -> dict[str, Any]:
         "model": gpu.findtext("product_name"),
         "uuid": gpu.findtext("uuid"),
         "pci_address": _pci(gpu.findtext("pci/pci_bus_id") or gpu.get("id")),
-        "memory_total_bytes": int(mib * MIB) if mib is not None else None,
+        "memory_total_bytes": int(mib * MiB) if mib is not None else None,
         "temperature_c": _num(gpu.findtext("temperature/gpu_temp")),
         "pcie_gen_current": _num(gpu.findtext(link + "pcie_gen/current_link_gen")),
         "pcie_gen_max": _num(gpu.findtext(link + "pcie_gen/max_link_gen")),
@@ -154,7 +154,7 @@ def _npu(first: list[str], second: list[str]) -> dict[str, Any]:
         "health": first[1],
         "pci_address": _pci(second[1]),
         "temperature_c": _num(temp[1]) if len(temp) > 1 else None,
-        "memory_total_bytes": total_mb * MIB if total_mb else None,
+        "memory_total_bytes": total_mb * MiB if total_mb else None,
     }
 
 
