@@ -60,6 +60,12 @@ class ScratchDir:
     root: str  # the host's canonical path of the volume's directory
 
 
+def run_directory(volume: Volume, *, gate: str, host: str, run: str) -> str:
+    """Where one gate run writes on a volume: ``<volume>/kvgate-<gate>/<host>-<run>``, so hosts sharing
+    the volume and concurrent runs never collide (checked by :func:`checked` before use)."""
+    return f"{volume.path.rstrip('/')}/kvgate-{gate}/{host}-{run}"
+
+
 def refusals(volume: Volume, target: str, *, resolved: str, root: str) -> list[str]:
     """Why ``target`` (``resolved`` on the host, volume at ``root``) may not be written; empty: it may."""
     if lexical := lexical_refusal(target):

@@ -16,12 +16,11 @@ import pytest
 from kvgate.configuration.fio_matrix import load_profile
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Host, Inventory, Volume
-from kvgate.orchestration.g2.measure import measure_volume, work_dir
+from kvgate.orchestration.g2.measure import measure_volume
 from kvgate.orchestration.g2.workloads import VolumeUnderTest
-from kvgate.orchestration.g3.measure import work_root
 from kvgate.orchestration.g3.storage import measure_storage, storage_plan
 from kvgate.orchestration.g4.soak import SoakRun
-from kvgate.probes.scratch import UnsafeWrite
+from kvgate.probes.scratch import UnsafeWrite, run_directory
 from kvgate.record.store import RunStore
 from kvgate.transport.local import LocalExecutor
 
@@ -59,7 +58,7 @@ def test_g2_refuses_a_work_directory_that_leads_out_of_the_volume(tmp_path: Path
     (tmp_path / "vol").mkdir()
     vol = Volume(path=str(tmp_path / "vol"), kind="candidate", scratch=True)
     store = RunStore.create(tmp_path / "r", site="s", gate="g2", meta={})
-    below = Path(work_dir(vol, EX.host, store)).name
+    below = Path(run_directory(vol, gate="g2", host=EX.host, run=store.path.name)).name
     precious = plant(tmp_path / "vol" / "kvgate-g2", tmp_path / "outside", below)
     vut = VolumeUnderTest(
         ex=EX, host=Host(transport="local"), name="vol", volume=vol, store=store, notify=print
@@ -74,7 +73,8 @@ def test_g3_agent_workloads_refuse_a_work_directory_that_leads_out_of_the_volume
     (tmp_path / "nfs").mkdir()
     inv = inventory(tmp_path / "cand", tmp_path / "nfs")
     store = RunStore.create(tmp_path / "r", site="s", gate="g3", meta={})
-    below = f"{Path(work_root(str(tmp_path / 'cand'), 'here', store)).name}/storage"
+    cand = Volume(path=str(tmp_path / "cand"), kind="candidate", scratch=True)
+    below = f"{Path(run_directory(cand, gate='g3', host='here', run=store.path.name)).name}/storage"
     precious = plant(tmp_path / "cand" / "kvgate-g3", tmp_path / "outside", below)
     check = storage_plan(in_memory(inv))[0]
     with pytest.raises(UnsafeWrite, match=r"outside .*symlink"):

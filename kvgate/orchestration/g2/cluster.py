@@ -16,12 +16,12 @@ from kvgate.base.criteria import Measurement
 from kvgate.base.errors import LabError
 from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.inventory import CLUSTER, Host, Volume
-from kvgate.orchestration.g2.measure import VolumeResult, remove_work_dir, work_dir
+from kvgate.orchestration.g2.measure import VolumeResult, remove_work_dir
 from kvgate.probes.evidence import Counts, cold_reason
 from kvgate.probes.fio import DEFAULT_PORT, RunOptions, fio_servers, lay_out, run_clients
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.probes.scratch import ScratchDir, checked, create
+from kvgate.probes.scratch import ScratchDir, checked, create, run_directory
 from kvgate.record import RunStore
 from kvgate.transport import Executor
 
@@ -63,7 +63,7 @@ def measure_cluster(
     server_cache: ServerCache | None = None,
 ) -> VolumeResult:
     """Run the profile's first sequential-read job on all members together; aggregate and per host."""
-    directory = work_dir(vol, CLUSTER, store)
+    directory = run_directory(vol, gate="g2", host=CLUSTER, run=store.path.name)
     spec_cell = next(c for c, s in profile.jobs.items() if s.rw == "read")
     job = profile.fio_jobs(directory, tag=CLUSTER)[spec_cell]
     specs = [(m.ex, m.host.address, DEFAULT_PORT + i) for i, m in enumerate(members)]

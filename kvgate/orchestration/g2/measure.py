@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import parse_size
 from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint
-from kvgate.configuration.inventory import Volume
 from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.orchestration.g2.workloads import VolumeUnderTest, run_workloads
 from kvgate.probes.fio import MeasuredRun, RunOptions, run_matrix
-from kvgate.probes.scratch import ScratchDir, checked, create, remove
-from kvgate.record import RunStore
+from kvgate.probes.scratch import ScratchDir, checked, create, remove, run_directory
 from kvgate.transport import Executor
 
 
@@ -36,11 +34,6 @@ class VolumeResult:
 
     def add(self, found: list[Measurement]) -> None:
         self.measurements |= {m.metric: m for m in found}
-
-
-def work_dir(vol: Volume, host: str, store: RunStore) -> str:
-    """Where G2 writes on a volume: a subdirectory per host and run, removed afterwards."""
-    return f"{vol.path.rstrip('/')}/kvgate-g2/{host}-{store.path.name}"
 
 
 def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
@@ -61,7 +54,8 @@ def measure_volume(
     The work directory passes the scratch check (kvgate.probes.scratch) before anything is created.
     """
     ex, vol = vut.ex, vut.volume
-    result, directory = VolumeResult(ex.host, vut.name), checked(ex, vol, work_dir(vol, ex.host, vut.store))
+    result = VolumeResult(ex.host, vut.name)
+    directory = checked(ex, vol, run_directory(vol, gate="g2", host=ex.host, run=vut.store.path.name))
     try:
         create(ex, directory)
         _fio(vut, result, profile=profile, directory=directory.path)

@@ -34,7 +34,7 @@ from kvgate.orchestration.g3.verdicts import (
     write_through_measurement,
 )
 from kvgate.probes.engines import EngineRecord, check_engine_installed, engine_python, stage_model
-from kvgate.probes.scratch import ScratchDir, checked, remove
+from kvgate.probes.scratch import ScratchDir, checked, remove, run_directory
 from kvgate.record import RunStore
 from kvgate.transport import Executor
 
@@ -82,11 +82,6 @@ class StoreSink:
         self.result.engines[arm] = record.to_dict()
         key = f"{self.result.host}/{self.result.deployment}"
         self.store.merge_meta(engines={key: self.result.engines})
-
-
-def work_root(volume_path: str, host: str, store: RunStore) -> str:
-    """Where G3 writes on a volume: a directory per host and run, so concurrent runs never collide."""
-    return f"{volume_path.rstrip('/')}/kvgate-g3/{host}-{store.path.name}"
 
 
 def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
@@ -141,7 +136,8 @@ def deployment_setup(
     check_engine_installed(ex, python, tier.kind)
     model, bpt = stage_model(ex, h, dep, tier.kind, python)
     vol = inv.volumes[dep.volume]
-    work = checked(ex, vol, f"{work_root(vol.path, host, store)}/{name}")  # before anything is created
+    run = run_directory(vol, gate="g3", host=host, run=store.path.name)
+    work = checked(ex, vol, f"{run}/{name}")  # before anything is created
     at = dep.capacity
     setup = Setup(
         deployment=name,

@@ -28,11 +28,11 @@ from kvgate.configuration.reference_schema import Reference
 from kvgate.configuration.references import improvement_measurement
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.orchestration.g3.engine_load import ColdSite, engine_load, service_load
-from kvgate.orchestration.g3.measure import remove_work_dir, work_root
+from kvgate.orchestration.g3.measure import remove_work_dir
 from kvgate.probes import agentctl
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.probes.scratch import ScratchDir, checked, create
+from kvgate.probes.scratch import ScratchDir, checked, create, run_directory
 from kvgate.probes.workload_results import TO_MEASUREMENTS
 from kvgate.record import RunStore
 from kvgate.transport import Executor
@@ -254,7 +254,8 @@ def measure_storage(
     run = AgentRun(ex, config, store, notify, sudo=inv.hosts[host].sudo)
     for volume in (first.candidate, first.baseline):
         vol = inv.volumes[volume]
-        work = checked(ex, vol, f"{work_root(vol.path, host, store)}/storage")  # before anything is made
+        run_dir = run_directory(vol, gate="g3", host=host, run=store.path.name)
+        work = checked(ex, vol, f"{run_dir}/storage")  # before anything is made
         try:
             create(ex, work, fresh=True)
             resolved = HostEvidence(ex).resolve(work.path)

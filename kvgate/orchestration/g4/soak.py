@@ -33,7 +33,7 @@ from kvgate.probes.engines import (
 )
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
-from kvgate.probes.scratch import ScratchDir, checked, create, remove
+from kvgate.probes.scratch import ScratchDir, checked, create, remove, run_directory
 from kvgate.record import RunStore
 from kvgate.transport import Executor
 
@@ -115,7 +115,9 @@ class SoakRun:
     def _start(self) -> dict[str, Any]:
         check_engine_installed(self.ex, self.python, self.tier.kind)
         model, _ = stage_model(self.ex, self.inv.hosts[self.host], self.dep, self.tier.kind, self.python)
-        work = self._work_dir(f"kvgate-g4/{self.host}-{self.store.path.name}/{self.name}")
+        vol = self.inv.volumes[self.dep.volume]
+        run = run_directory(vol, gate="g4", host=self.host, run=self.store.path.name)
+        work = self._work_dir(f"{run}/{self.name}")
         engines: list[EngineService] = []
         try:
             create(self.ex, work, fresh=True)
@@ -134,11 +136,9 @@ class SoakRun:
         self.store.merge_meta(g4_jobs={self.key: state})
         return state
 
-    def _work_dir(self, below: str) -> ScratchDir:
+    def _work_dir(self, path: str) -> ScratchDir:
         """The deployment's work directory on its volume, once the scratch check passed it."""
-        vol = self.inv.volumes[self.dep.volume]
-        path = below if below.startswith("/") else f"{vol.path.rstrip('/')}/{below}"
-        return checked(self.ex, vol, path)
+        return checked(self.ex, self.inv.volumes[self.dep.volume], path)
 
     def _placement(self, work: str, model: str, i: int) -> Placement:
         """Engine instance ``i``: its own run and cache directories, port + 2i (as in G3)."""
