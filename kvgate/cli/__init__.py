@@ -6,6 +6,7 @@ commands.py      what each subcommand does, composing the stages below
 rejudge.py       ``kvgate rejudge RUN``: a stored run judged again
 live.py          the rich live view of a gate run
 exit_codes.py    a gate's verdict, or why none was reached, as an exit code
+__main__.py      ``python -m kvgate.cli`` from a checkout: runs ``main()``
 """
 
 from kvgate.cli.command_line import main

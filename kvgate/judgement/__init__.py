@@ -1,9 +1,12 @@
 """Judgement: one Check type, bound at plan time, one evaluate path, and the gate-verdict rule.
 
-    check.py    Check (what is judged, its criterion, its reference and any plan-time ruling),
-                Bound (a reference bound at plan time), Ruling (SKIP/INVALID decided before
-                measuring), Inputs (the measurements a check was judged on, as stored)
-    verdict.py  gate_verdict: the one rule that turns check verdicts into a gate's verdict
+    check.py      Check (what is judged, its criterion, its reference and any plan-time ruling),
+                  Bound (a reference bound at plan time), Ruling (SKIP/INVALID decided before
+                  measuring); Inputs (the measurements a check was judged on, as stored) is
+                  kvgate.base.criteria's, offered here too
+    verdict.py    gate_verdict: the one rule that turns check verdicts into a gate's verdict
+    catalogue.py  Plan (a gate's checks from a GateConfig) and ``family``: a plan's checks by rule id,
+                  the families gates/ lists
 
 Every gate plans ``Check`` objects (its plan module says *what* is checked) and judges
 them with ``Check.evaluate``; the run record stores each check's ``Inputs`` beside its

@@ -8,6 +8,33 @@ Usage::
     paths = render(Path("results/lab-a/g1-20260101T000000Z"))
     paths.pdf.name
     # → 'report.pdf'
+
+    model.py             a stored run loaded into RunView, the typed view every render reads
+    summary.py           what page 1 and the findings say: headline figures, scope, findings first
+    scope_lines.py       page 1's profile and scope lines: what each gate ran, from what its record keeps
+    parts.py             the run's secondary records as shown: artifact index, manifest, sections
+    numbers.py           numbers for people: SI units at a sensible precision, never e-notation
+    gate_tables.py       a gate's sections from its stored rows (``g2_rows``, ``g3_rows``, ``g4_rows``)
+    tables.py            what every gate's tables share: a table section, rows in order, stored cells
+    g2_tables.py         G2's tables, laid out from the numbers G2 recorded
+    g3_tables.py         G3's tables: arms, verdicts before waivers, the engines, both volumes of storage
+    g3_extra_tables.py   G3's planner, serving-latency and storage tables
+    g3_notes.py          beside G3's numbers: how the arms ran and what an engine cannot show
+    g3_figures.py        G3's raw figures as the record keeps them, for charts and the evidence checklist
+    restore_evidence.py  a G3 restore's bandwidth beside G2's figures of the same volume
+    g4_tables.py         G4's tables: the soak's windows, its trends, its verdicts
+    plots.py             the report's charts, drawn at render time from the RunView
+    g3_plots.py          G3's charts: TTFT distributions, throughput against its reference's band, R1
+    soak_plots.py        G4's time series, one chart per soaked deployment, with its drift bounds
+    charts.py            matplotlib's SVG reduced to what the report's allow-list keeps
+    svg.py               a stored chart re-built from an allow-list before it reaches report.html
+    html.py              the HTML report: autoescaped jinja2 templates (reports/templates), from a RunView
+    pdf.py               the PDF: the same document laid out by WeasyPrint, fetching only inside the run
+    junit.py             JUnit XML from the stored checks (not from pytest), so a resumed run's is complete
+    seal.py              the report's own hash, in its sign-off; ``kvgate verify-report FILE`` checks it
+    comparison.py        the comparison with the previous comparable run, as table rows for people
+    history_tables.py    the history and a comparison as terminal tables (rich)
+    history/             run history for nightly CI: every rendered run indexed in SQLite, compared
 """
 
 from __future__ import annotations

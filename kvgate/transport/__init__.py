@@ -1,5 +1,19 @@
 """Executors by transport name; paramiko is imported only when an SSH host is connected.
 
+    base.py      the one seam: Executor and its frozen CommandResult; ``quote``, the one shell quoting
+    local.py     LocalExecutor: this machine by subprocess, the same command semantics as SSH
+    ssh.py       SSHExecutor (paramiko): lazy connect, reconnect once, stdout and stderr read together,
+                 every command bounded remotely and locally
+    sshroute.py  inventory + ~/.ssh/config → a route of SSH hops (ProxyJump), connected hop by hop
+    hostkeys.py  host keys checked against known_hosts: unknown refused unless trusted on first use,
+                 changed always refused
+    liveness.py  keepalives the server must answer, and a watchdog that closes a silently dead link
+    causes.py    why a connection failed, in words, from the socket's errno
+    route.py     HostRoute: how to reach one host, as transport reads it (the inventory's Host is one)
+    fanout.py    one function on many hosts at once: an entry per host, a result or its LabError
+
+``connect`` (here) picks the executor class by the host's transport name.
+
 >>> from kvgate.configuration.inventory import Host  # the inventory's Host is a HostRoute
 >>> ex = connect("ctl", Host(transport="local"))
 >>> ex.run("echo %s", "a b").stdout

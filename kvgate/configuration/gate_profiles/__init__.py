@@ -1,6 +1,10 @@
 """Gate profiles (``workloads/<gate>/<scale>.yaml``): the configuration of G3 and G4, out of their slices.
 
-``g3.G3Profile`` and ``g4.G4Profile`` are the schemas; this module is their one loader.
+    g3.py       G3Profile: trial sizes, cold-proof and write-through bounds, which reference judges
+                which arm comparison (VerdictBinding, StorageBinding), capacity and cold-read trials
+    g4.py       G4Profile: the soak's duration, load, canary and limits
+    loader.py   the one loader: ``workloads/<gate>/<scale>.yaml`` into a profile, read once per process,
+                its ``name`` checked against the file's
 
 >>> from kvgate.configuration.gate_profiles.g4 import G4Profile
 >>> load_gate_profile("g4", "full", G4Profile).duration_s // 3600

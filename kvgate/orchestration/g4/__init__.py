@@ -1,3 +1,16 @@
+"""G4 soak: hours (72 at full scale) of mixed load with no errors, no drift, no corruption.
+
+plan.py         per engine deployment and engine host, what the soak must hold (the site's limits,
+                ``workloads/g4/<scale>.yaml``); unmeasurable here → SKIP, too short for a trend → INVALID
+fixtures.py     every engine host soaked at once (its deployments in turn), then each check judged
+soak.py         one deployment on one host: engines started detached, the soak run by the agent,
+                each window stored as it arrives; the job recorded first, so ``--resume`` reattaches
+trends.py       the soak's windows → the numbers G4 judges: errors, drift, memory, capacity, hits,
+                canary (pure)
+stop.py         ``kvgate stop RUN``: a detached soak ended early (SIGTERM to its agent job)
+report_rows.py  what G4 keeps in run.json for its report (``g4_rows``): verdicts and soak, as numbers
+"""
+
 from __future__ import annotations
 
 from kvgate.orchestration.g4.plan import plan

@@ -9,9 +9,9 @@ restore) with hits, device and engine bytes all moving — G3's own tier probe. 
 check that fails is INVALID with the reason (a gate would be INVALID by construction),
 a lab failure is ERROR. It is recorded like a gate run (results/<site>/preflight-*).
 
-    plan      inventory → PreflightCheck
-    measure   one host's probes → Measurements by check key
-    fixtures  every host at once (pytest fixtures of gates/preflight/)
+    plan.py      the inventory → PreflightCheck: what is probed on which host, what each must show
+    measure.py   one host's probes → Measurements by check key (a lab failure kept as its LabError)
+    fixtures.py  every host at once, its probes in turn (pytest fixtures of gates/preflight/)
 """
 
 from __future__ import annotations

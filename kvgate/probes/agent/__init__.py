@@ -6,6 +6,26 @@ zipapp runs on a bare lab host:
 
     python3 agent.pyz kv-restore --spec spec.json --state-dir DIR
 
+    __main__.py        the command line: one workload, its state in a directory the controller polls
+    spec.py            a workload spec (plain JSON) validated, naming the bad key; the run directory owned
+    events.py          the state directory: events.jsonl, result.json, exit_code, pid and heartbeat
+    kv_restore.py      kv-restore: C requests' KV prefixes written as tier files, made cold, restored with
+                       P readers each (P=1 R1's serial read path, P>1 its parallel one)
+    kv_layout.py       the on-disk layouts of an emulated KV tier: LMCache chunk files or vLLM block files
+    model_load.py      model-load: a sharded safetensors model generated, then loaded cold by each loader
+    model_files.py     that model generated on the target, its manifest (shards, checksums, tensor spans)
+    safetensors_io.py  real safetensors files: header length, JSON header, tensor bytes
+    checkpoint.py      checkpoint: R ranks write their shard with fsync, then a cold, verified read-back
+    sessions.py        sessions of turns over shared documents (G3's capacity arms), beside the engine
+    soak.py            the G4 soak: windows of mixed load, a correctness canary, samples; for hours
+    soak_sample.py     what the soak samples after every window: memory, tier bytes, device I/O, hits
+    cold.py            the cold read windows: the page cache dropped, the volume's reads counted
+    content.py         deterministic file content and its cell checksums (a bad byte located to its cell)
+    writers.py         pattern files written from one pre-filled aligned buffer
+    readers.py         cells read with T threads (aligned, O_DIRECT when asked), every one verified
+    odirect.py         O_DIRECT with aligned buffers; a fallback to buffered I/O counted, never silent
+    stats.py           percentiles as numpy computes them by default (linear), in the stdlib
+
 The state directory is the whole contract with the controller (kvgate.probes.agentctl):
 
 - ``pid``: ``<pid> <start ticks>`` (field 22 of /proc/<pid>/stat), checked before any kill;

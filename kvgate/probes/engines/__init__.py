@@ -1,11 +1,19 @@
 """Serving engines as profiles (YAML data) driven by a context-managed service.
 
-profile.py    EngineProfile: argv template, env, endpoints, KV tier, caveats
-service.py    EngineService: launch in its own process group, ready-wait, stop
-hostcall.py   stdlib probes run on the engine host (HTTP, liveness, process group)
-metrics.py    Prometheus text: parse, snapshot, diff over a measured window
-tinymodel.py  a tiny random-weight Llama GGUF generated locally
-errors.py     EngineCrashed, EngineNotReady, EngineLeftover, EngineCallFailed
+service.py        EngineService: launch in its own process group, ready-wait that notices a crash,
+                  stop and verify nothing of the group is left; Placement, EngineRecord
+hostcall.py       stdlib probes run on the engine host (HTTP, liveness, process group)
+metrics.py        Prometheus text: parse, snapshot, diff over a measured window
+latency.py        the engine's own TTFT, ITL and TPOT over a load, from its /metrics histograms
+lmcache.py        LMCache's CPU pool stages every disk restore: whether it holds a load's state per rank
+model_staging.py  an engine deployment's host made ready: its interpreter, the engine installed, the model
+                  staged (a generated tiny model for ``model: tiny``)
+tinymodel.py      a tiny random-weight Llama GGUF generated locally (llama.cpp)
+tinyhf.py         a tiny random-weight Llama in Hugging Face format, generated on the engine host (vLLM)
+errors.py         EngineCrashed, EngineNotReady, EngineLeftover, EngineCallFailed: LabErrors, so ERROR
+
+The profiles are data: kvgate/configuration/engine_profile.py (EngineProfile: argv template, env,
+endpoints, KV tier, caveats); EngineProfile and its loaders are offered here too.
 """
 
 from kvgate.configuration.engine_profile import EngineKind, EngineProfile, load_profile, load_profiles

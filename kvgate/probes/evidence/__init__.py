@@ -6,23 +6,23 @@ It is stdlib-only Python 3.8 and ships inside the agent zipapp, so the same code
 runs in the agent's workloads on a host and, through ``python3 agent.pyz evidence``,
 for the controller (kvgate.probes.hostevidence):
 
-- ``blockdev``  a volume → the block devices that really carry its I/O: a disk or
-                partition itself; an NVMe native-multipath head → its path devices
-                (before ~6.2 the head has no I/O accounting); dm (multipath, LVM) and
-                md → their slaves, recursively. The resolver takes a sysfs root, so
-                recorded trees test it;
-- ``nfs``       an NFS mount → its client counters (/proc/self/mountstats: bytes read
-                from the server) and mount options;
-- ``counters``  device read bytes by kernel name (/proc/diskstats, 512-byte sectors),
-                the page cache, dropping it;
-- ``engines``   an engine is a process tree (vLLM's EngineCore and workers, SGLang's
-                schedulers): its read bytes summed over its process group, or its
-                cgroup v2 ``io.stat`` when it runs in one (a container);
-- ``window``    a snapshot of all of it, the delta over a measured window, and the one
-                ``cold_reason()`` every gate uses;
-- ``probe``     the counter sanity probe: an O_DIRECT read of N MiB must move the
-                volume's counters by N, or no cold number on it can be trusted;
-- ``cli``       the JSON commands the controller runs on a host.
+    blockdev.py  a volume → the block devices that really carry its I/O: a disk or
+                 partition itself; an NVMe native-multipath head → its path devices
+                 (before ~6.2 the head has no I/O accounting); dm (multipath, LVM) and
+                 md → their slaves, recursively. The resolver takes a sysfs root, so
+                 recorded trees test it
+    nfs.py       an NFS mount → its client counters (/proc/self/mountstats: bytes read
+                 from the server) and mount options
+    counters.py  device read bytes by kernel name (/proc/diskstats, 512-byte sectors),
+                 the page cache, dropping it
+    engines.py   an engine is a process tree (vLLM's EngineCore and workers, SGLang's
+                 schedulers): its read bytes summed over its session (kvgate starts it
+                 under setsid), or its cgroup v2 ``io.stat`` when it runs in one (a container)
+    window.py    a snapshot of all of it, the delta over a measured window, and the one
+                 ``cold_reason()`` every gate uses
+    probe.py     the counter sanity probe: an O_DIRECT read of N MiB must move the
+                 volume's counters by N, or no cold number on it can be trusted
+    cli.py       the JSON commands the controller runs on a host
 """
 
 from __future__ import annotations

@@ -5,6 +5,30 @@ understand) is recorded in its `Collected` and never stops the other families;
 only a TransportError (host unreachable, connection dropped) and Interrupted
 (Ctrl-C) propagate: an interrupted probe is not a fact, so no family records one.
 
+    base.py      the contract: what a collector gets (HostContext) and returns (Collected)
+    cpu.py       CPU model, sockets and cores from ``lscpu -J`` (both layouts, several core types)
+    memory.py    /proc/meminfo, in bytes
+    osinfo.py    /etc/os-release and ``uname -r``
+    block.py     block devices from ``lsblk -J -b`` (a device with several parents listed once)
+    mounts.py    each volume's mount (``findmnt -J -T``) and free bytes (``df -P -B1``)
+    nvme.py      nvme-cli JSON: list, smart-log (°C), list-subsys; local PCIe namespaces vs NVMe-oF
+    nvmeof.py    NVMe-oF path quality: controllers, ANA states, I/O policy, persistent connect
+                 configuration, transport errors in the kernel log
+    nics.py      network interfaces from /sys/class/net: state, speed, MTU, driver, virtual or not
+    rdma.py      RDMA ports from /sys/class/infiniband: state, link layer (Ethernet = RoCE), GIDs
+    roce.py      RoCEv2 per storage interface: PFC and trust, ECN/DCQCN, GIDs, rdma_cm mode, RoCE MTU
+    pcie.py      PCIe links of NVMe controllers, NICs and GPUs: current vs maximum speed and width
+    numa.py      NUMA placement: the host's nodes, each NIC's and each accelerator's node
+    gpus.py      GPUs and accelerators: nvidia-smi, amd-smi (rocm-smi without it), npu-smi
+    amd.py       AMD Instinct from amd-smi, across the JSON shapes of ROCm releases
+    clock.py     clock sync: ``chronyc -c tracking`` (offset to NTP), else ``timedatectl show``
+    tools.py     versions of fio, nvme, python3 and every tool the BOM names; nothing a path shadows
+    tuning.py    host tuning: /dev/shm size, kernel command line, NUMA balancing, the login's groups
+    counters.py  whether each volume's counters see its reads (kvgate.probes.evidence's sanity probe)
+    odirect.py   O_DIRECT capability of every volume: written and read back on scratch, else only read
+
+``FAMILIES`` (here) names each family's collector; ``collect_host`` runs them all on one host.
+
 >>> from kvgate.transport import LocalExecutor
 >>> facts = collect_host(LocalExecutor(), HostContext(host="localhost", volumes={}, sudo=False))
 >>> facts.family("memory").facts["mem_total_bytes"] > 0

@@ -10,10 +10,18 @@ network does not distort TTFT. Nothing here imports the rest of kvgate.
 >>> # result = run(config, spec.prompts(64)); summary = result.summary()
 >>> # metric(summary, "p50_ttft_ms"); invalid_reason(result.records, prompt_tokens=2000, max_tokens=32)
 
-Modules: :mod:`.client` (HTTP/1.1 + SSE), :mod:`.run` (schedule, concurrency,
-endpoints), :mod:`.record` and :mod:`.metrics` (vLLM's definitions),
-:mod:`.shape` (workload validity), :mod:`.prompts`, :mod:`.nullserver`,
-:mod:`.cli` (what the two command lines share).
+    run.py         drive endpoints with prompts as ``vllm bench serve`` does: arrivals, concurrency cap,
+                   request i to endpoint i mod n, records pooled
+    client.py      a stdlib HTTP/1.1 client streaming ``/v1/completions`` over keep-alive connections
+    stream.py      synchronous decoders for a streamed body (chunked, Content-Length) and its SSE events
+    record.py      what is recorded of one request (chunk times, usage, logprobs) and its TTFT, ITL, E2EL
+    metrics.py     serving metrics exactly as ``vllm bench serve`` defines them; no samples raises
+    shape.py       did the workload have its shape (prompts not truncated, completions not cut short)
+    outputs.py     two greedy outputs the same up to a near-tie (vLLM's ``check_logprobs_close``)
+    prompts.py     deterministic long prompts with a controlled shared prefix, unique to a salt
+    nullserver.py  a null OpenAI-compatible streaming server with vLLM's /metrics, for tests and benches
+    cli.py         what the two command lines share (this one and the agent's ``sessions``)
+    __main__.py    ``python -m kvgate.probes.loadgen``: one load on the engine host → a result JSON
 """
 
 from __future__ import annotations

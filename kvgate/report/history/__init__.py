@@ -6,6 +6,10 @@ version, verdict and every numeric figure with its unit, better direction and th
 noise its repeats showed (CV). ``compare_figures`` joins two runs' figures and flags a
 regression only when a figure moved the wrong way by more than that noise.
 
+    entry.py    HistoryEntry: what the history keeps of one run, its identity and numeric Figures
+    store.py    History: the SQLite file under the results root, written as each run is rendered
+    compare.py  two runs' figures side by side: the change, the repeats' noise, regression or not
+
 Usage::
 
     history = History(Path("results"))
