@@ -1,4 +1,4 @@
-"""What each `kvgate` subcommand does; argument parsing lives in cli.py."""
+"""What each `kvgate` subcommand does; argument parsing lives in command_line.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """O_DIRECT capability of every volume (LMCache #4386): a small probe run by the host's python3.
 
-This is the only place G1 writes. On a volume marked scratch, once the scratch check
-(:mod:`kvgate.probes.scratch`) passed its directory, the probe creates a hidden file there
+G1 writes in two places, here and the counter probe (counters.py), both only on scratch. On a
+volume marked scratch, once the scratch check (:mod:`kvgate.probes.scratch`) passed its
+directory, the probe creates a hidden file there
 (O_CREAT|O_EXCL, so never through a planted link), writes one block from a
 page-aligned buffer at the device's logical block size and at the filesystem's
 f_bsize, reads it back with O_DIRECT, compares, and always removes the file. A
