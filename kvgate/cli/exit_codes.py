@@ -1,4 +1,4 @@
-"""kvgate's exit codes: a gate's verdict, or why none was reached (shared by command_line.py and commands.py)."""
+"""kvgate's exit codes: a gate's verdict, or why none was reached (for command_line.py, commands.py)."""
 
 from __future__ import annotations
 
