@@ -17,6 +17,7 @@ from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.report_rows import rows
 from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
+from kvgate.probes.engines import EngineRecord
 from kvgate.report.g3_tables import sections as laid_out
 
 MiB = 1 << 20
@@ -42,14 +43,22 @@ def result() -> DeploymentResult:
     r.measurements = {"cold-proof": cold_proof_measurement(restore, profile.cold)}
     b = profile.verdict("ttft-p50-reduction")
     r.measurements |= reference_measurements(refs.get(b.reference), b, r.arms, max_cv=None)
-    record = {
-        "serves_concurrently": False,
-        "argv": ["python", "-m", "llama_cpp.server"],
-        "profile": tier.name,
-        "version": "llama-cpp-python 0.3.36",
-        "ready_s": 1.5,
-    }
-    r.engines = {"ssd-restore": record}
+    record = EngineRecord(  # what G3 records of each engine it starts
+        profile=tier.name,
+        kind=tier.kind.value,
+        host="h",
+        argv=("python", "-m", "llama_cpp.server"),
+        env={},
+        workdir="/scratch/w",
+        files={},
+        version="llama-cpp-python 0.3.36",
+        pid=4242,
+        log_path="/scratch/w/engine.log",
+        started_at="2026-12-05T10:00:00Z",
+        ready_s=1.5,
+        serves_concurrently=False,
+    )
+    r.engines = {"ssd-restore": record.to_dict()}
     return r
 
 
