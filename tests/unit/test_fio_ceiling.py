@@ -8,6 +8,7 @@ one block size and no ceiling: every test here fails there (no ``bs`` list, no
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from kvgate.probes.fio.ceiling import CEILING_CELL, best_cell, ceiling_spec, con
 from kvgate.probes.fio.cold import ColdProof, MeasuredRun
 from kvgate.probes.fio.parse import parse_output
 from kvgate.probes.fio.run import FioRun
+from kvgate.record.gate_rows import G2Row
 from kvgate.report import g2_tables
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
@@ -112,9 +114,9 @@ def test_the_report_shows_the_ceiling_with_its_configuration_and_one_line_per_bl
     points = (SweepPoint(1, 1, 1e9, "1m"), SweepPoint(1, 4, 1.5e9, "1m"), SweepPoint(1, 1, 2.2e9, "4m"))
     r = VolumeResult("h", "v", ceiling=points[2], sweep=sweep_series(points))
     r.add([Measurement("ceiling.read_bw_bytes_per_s", 2.31e9, "bytes/s")])
-    stored = row(r)
+    stored = G2Row.model_validate(json.loads(json.dumps(row(r))))  # as run.json keeps it and reads it back
     assert g2_tables.fio_cells("h", "v", stored)[-1] == "2.31 (bs 4m, 1 jobs × QD 1)"
-    assert series({"h/v": stored}) == {"h/v 1m": [(1, 1e9), (4, 1.5e9)], "h/v 4m": [(1, 2.2e9)]}
+    assert series({"h/v": row(r)}) == {"h/v 1m": [(1, 1e9), (4, 1.5e9)], "h/v 4m": [(1, 2.2e9)]}
     assert series({"h/v": {"sweep": [[1, 1e9]]}}) == {"h/v": [(1, 1e9)]}  # a row stored before block sizes
 
 

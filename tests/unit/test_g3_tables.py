@@ -18,6 +18,7 @@ from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.report_rows import rows
 from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
 from kvgate.probes.engines import EngineRecord
+from kvgate.record import SCHEMA, RunRecord
 from kvgate.report.g3_tables import sections as laid_out
 
 MiB = 1 << 20
@@ -81,8 +82,13 @@ def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def sections(stored: dict[str, Any], engines: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The G3 sections of rows as run.json keeps them (JSON), with the engines G3 recorded."""
-    as_stored = json.loads(json.dumps(stored, sort_keys=True))  # as run.json keeps them: keys sorted
-    return laid_out(as_stored, json.loads(json.dumps(engines or {}, sort_keys=True)))
+    as_stored = json.loads(json.dumps({"g3_rows": stored, "engines": engines or {}}, sort_keys=True))
+    record = RunRecord.model_validate(
+        as_stored | {"schema": SCHEMA, "gate": "g3", "site": "s", "status": "complete"}
+    )
+    return laid_out(
+        record.g3_rows, record.engines
+    )  # as run.json keeps them (keys sorted) and reads them back
 
 
 def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do() -> None:
