@@ -36,6 +36,7 @@ from kvgate.orchestration.g1.checks import FactsProbe, evaluate_facts
 from kvgate.orchestration.gate_plans import plans
 from kvgate.probes.facts import HostFacts
 from kvgate.record import JudgementRecord, RunRecord, manifest
+from kvgate.record.environment import WaiverRecord
 from kvgate.record.run_files import parse_json, read_text
 from kvgate.record.store import RunStore, utc_now
 
@@ -203,7 +204,7 @@ def _config_changes(old: RunStore, waivers: Waivers) -> list[str]:
     if recorded is not None and recorded.sha256 != now:
         out.append(f"references {REFERENCES.name}: sha256 {recorded.sha256[:12]} → {now[:12]}")
     was = old.run_record().waivers
-    if was != [w.model_dump(mode="json") for w in waivers.waivers]:
+    if was != [WaiverRecord.model_validate(w.model_dump(mode="json")) for w in waivers.waivers]:
         out.append(f"waivers: {len(was)} in force then, {len(waivers.waivers)} now")
     return out
 

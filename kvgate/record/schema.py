@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from kvgate.base.config_file import explain, field_error
 from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Verdict
 from kvgate.configuration.inventory.fields import Name
+from kvgate.record.environment import HostManifest, ToolVersions, WaiverRecord
 from kvgate.record.gate_rows import (
     EngineLaunch,
     G2Stored,
@@ -147,9 +148,9 @@ class RunRecord(_Record):
     inventory: InventoryRef | None = None
     hosts: dict[Name, HostEntry] = {}
     configuration: Configuration = Configuration()
-    waivers: list[dict[str, Any]] = []  # the waivers file in force, as loaded
-    manifest: dict[str, dict[str, Any]] = {}  # the environment G1 recorded, per host
-    tool_versions: dict[str, dict[str, Any]] = {}
+    waivers: list[WaiverRecord] = []  # the waivers file in force, as loaded
+    manifest: dict[str, HostManifest] = {}  # the environment G1 recorded, per host
+    tool_versions: dict[str, ToolVersions] = {}  # per host
     reference_notes: list[str] = []  # where the published figures do not add up (kvgate references)
     rejudged: Rejudged | None = None
     # the numbers the gate's report tables are laid out from (kvgate.report.gate_tables); older runs: cells

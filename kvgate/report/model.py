@@ -126,7 +126,9 @@ class RunView:
     @property
     def configured_waivers(self) -> list[dict[str, str]]:
         """The waivers file in force for this run (whether or not any matched)."""
-        return [{k: as_text(v) for k, v in w.items()} for w in self.record.waivers]
+        return [
+            {k: as_text(v) for k, v in w.model_dump(exclude_unset=True).items()} for w in self.record.waivers
+        ]
 
     @property
     def reference_notes(self) -> list[str]:
@@ -397,7 +399,7 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
         hosts=host_summaries(rows, record),
         rows=rows,
         missing=missing,
-        manifest=flat_table(record.manifest),
+        manifest=flat_table({h: m.model_dump(exclude_unset=True) for h, m in record.manifest.items()}),
         tool_versions=flat_table(record.tool_versions),
         artifacts=artifacts(run_dir),
         sections=sections(stored_sections(record, run_dir), run_dir / "run.json"),

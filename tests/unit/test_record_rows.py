@@ -1,8 +1,8 @@
 """A gate's rows in run.json are typed (kvgate.record.gate_rows): an edited row names its field.
 
-Before, ``g2_rows``, ``g3_rows``, ``g4_rows``, ``engines`` and ``g4_jobs`` were
-``dict[str, Any]``: an unknown or mistyped field loaded, and the report left it out or
-showed it as it was. Each case here loaded on main without an error.
+Before, ``g2_rows``, ``g3_rows``, ``g4_rows``, ``engines``, ``g4_jobs``, ``manifest``,
+``tool_versions`` and ``waivers`` were ``dict[str, Any]``: an unknown or mistyped field loaded,
+and the report left it out or showed it as it was. Each case here loaded on main without an error.
 """
 
 from __future__ import annotations
@@ -34,7 +34,18 @@ def run_with_rows(root: Path) -> Path:
     """A run holding every kind of row, written as the gates write them."""
     r = g3_result()
     soak, checks = soaked([soak_window(i) for i in range(4)])
-    store = RunStore.create(root, site="lab-a", gate="g3", meta={"planned": []})
+    waiver = {
+        "rule": "G3-R2",
+        "check": None,
+        "hosts": ["*"],
+        "reason": "a slow lab",
+        "approver": "qa",
+        "expires": None,
+    }
+    environment = {"manifest": {"h": {"host": "h", "cpu_cores": 64}}, "tool_versions": {"h": {"fio": "3.36"}}}
+    store = RunStore.create(
+        root, site="lab-a", gate="g3", meta={"planned": [], "waivers": [waiver]} | environment
+    )
     store.merge_meta(g2_rows={"gpu-1/scratch": row(volume())})
     store.merge_meta(g3_rows={"h/tiny": g3_rows(r, g3_plan(in_memory(g3_inventory())))})
     store.merge_meta(engines={"h/tiny": r.engines}, g4_jobs={"gpu-1/tiny": G4_JOB})
@@ -58,6 +69,9 @@ EDITS = [  # (field path, value written by hand, what the error says)
     (("g4_rows", "gpu-1/tiny", "soak", "ended"), 3, "Input should be a valid string"),
     (("engines", "h/tiny", "ssd-restore", "ready_s"), "fast", "Input should be a valid number"),
     (("g4_jobs", "gpu-1/tiny", "job", "pid"), "7", "Input should be a valid integer"),
+    (("manifest", "h", "cpu_cores"), "64", "Input should be a valid integer"),
+    (("tool_versions", "h", "fio"), 3.36, "Input should be a valid string"),
+    (("waivers", 0, "aprover"), "qa", "unknown field"),
 ]
 
 
