@@ -3,9 +3,9 @@
     schema.py   RunRecord (run.json, ``kvgate.run/2``), JudgementRecord (a checks.jsonl line,
                 with the measurements the check was judged on: InputsRecord, to and from
                 a Judgement's Inputs), ArtifactRecord (the evidence index)
-    gate_rows.py  what each gate keeps for its report (``g2_rows``, ``g3_rows``, ``g4_rows``), its
-                engine launches (``engines``) and detached soaks (``g4_jobs``); rows stored as
-                cells by older runs read as ``*CellRow``
+    gate_rows.py  what each gate keeps for its report (``g2_rows``, ``g3_rows``, ``g4_rows``);
+                rows stored as cells by older runs read as ``*CellRow``
+    launches.py the engines a run started (``engines``) and its detached soaks (``g4_jobs``)
     environment.py  G1's manifest and tool versions per host, the waivers in force
     migrate.py  reads a ``kvgate.run/1`` run.json as a ``kvgate.run/2`` record
     store.py    RunStore: one directory per gate run, written as the run goes (its one writer)

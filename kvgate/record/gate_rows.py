@@ -1,7 +1,7 @@
-"""What the gates keep in run.json: ``g2_rows``, ``g3_rows``, ``g4_rows``, ``engines``, ``g4_jobs``.
+"""What the gates keep in run.json for their report tables: ``g2_rows``, ``g3_rows``, ``g4_rows``.
 
-Rows are keyed ``<host>/<subject>``. The writers (kvgate.orchestration.<gate>.report_rows,
-``g3.measure``, ``g4.soak``) write plain JSON; the store checks it against these models before
+Rows are keyed ``<host>/<subject>``. The writers (kvgate.orchestration.<gate>.report_rows)
+write plain JSON; the store checks it against these models before
 the file is written, and every reader gets it back typed, so an edited field is a StoreError
 naming the file and the field path. Rows stored before a gate kept numbers hold the table cells
 it formatted then: those are read as ``*CellRow`` (the legacy shape, laid out as it was).
@@ -284,57 +284,6 @@ class G4CellRow(_Row):
     verdicts: Cells = []
     notes: str = ""
     figures: SoakFigures | None = None  # kept beside the cells for the charts by the runs of that time
-
-
-# -- engines and soak jobs --------------------------------------------------------------------
-class EngineLaunch(_Row):
-    """One engine launch (kvgate.probes.engines.EngineRecord.to_dict()), secrets redacted."""
-
-    profile: str
-    kind: str
-    host: str
-    argv: list[str]
-    env: dict[str, str]
-    workdir: str
-    files: dict[str, str]
-    version: str
-    pid: int
-    log_path: str
-    started_at: str
-    ready_s: float
-    serves_concurrently: bool
-    weights_load_s: float | None = None
-    notes: str = ""
-    extra: dict[str, Any] = {}  # the engine kind's own facts
-
-
-class AgentJob(_Row):
-    """A detached agent workload (kvgate.probes.agentctl.RemoteJob)."""
-
-    host: str
-    workload: str
-    run_id: str
-    state_dir: str
-    agent: str
-    pid: int
-    start_ticks: int
-    sudo: bool = False
-
-
-class SoakEngine(_Row):
-    pid: int | None
-    index: int
-    run_dir: str
-
-
-class G4Job(_Row):
-    """A soak the controller follows: its agent job, engines and spec, recorded before the first poll."""
-
-    job: AgentJob
-    work_dir: str
-    started_at: str
-    engines: list[SoakEngine]
-    spec: dict[str, Any]  # the agent's soak spec, as sent (the agent checks it)
 
 
 # -- shapes by key ----------------------------------------------------------------------------

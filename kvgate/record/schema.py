@@ -21,14 +21,8 @@ from kvgate.base.config_file import explain, field_error
 from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Verdict
 from kvgate.configuration.inventory.fields import Name
 from kvgate.record.environment import HostManifest, ToolVersions, WaiverRecord
-from kvgate.record.gate_rows import (
-    EngineLaunch,
-    G2Stored,
-    G3Stored,
-    G4Job,
-    G4Stored,
-    MeasurementRecord,
-)
+from kvgate.record.gate_rows import G2Stored, G3Stored, G4Stored, MeasurementRecord
+from kvgate.record.launches import EngineLaunch, G4Job
 
 SCHEMA = "kvgate.run/2"
 SCHEMA_V1 = "kvgate.run/1"

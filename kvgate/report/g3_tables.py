@@ -19,14 +19,8 @@ from typing import Any
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.orchestration.g3.report_rows import arm_order
-from kvgate.record.gate_rows import (
-    ArmFigures,
-    EngineLaunch,
-    G3CellRow,
-    G3StorageRow,
-    G3Stored,
-    VerdictRow,
-)
+from kvgate.record.gate_rows import ArmFigures, G3CellRow, G3StorageRow, G3Stored, VerdictRow
+from kvgate.record.launches import EngineLaunch
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.numbers import cell
