@@ -39,6 +39,7 @@ from kvgate.record import (
     JudgementRecord,
     RunRecord,
     RunStore,
+    WaiverRecord,
     parse_json,
     read_text,
     utc_now,
@@ -210,7 +211,7 @@ def _config_changes(old: RunStore, waivers: Waivers) -> list[str]:
     if recorded is not None and recorded.sha256 != now:
         out.append(f"references {REFERENCES.name}: sha256 {recorded.sha256[:12]} → {now[:12]}")
     was = old.run_record().waivers
-    if was != [w.model_dump(mode="json") for w in waivers.waivers]:
+    if was != [WaiverRecord.model_validate(w.model_dump(mode="json")) for w in waivers.waivers]:
         out.append(f"waivers: {len(was)} in force then, {len(waivers.waivers)} now")
     return out
 

@@ -3,6 +3,10 @@
     schema.py   RunRecord (run.json, ``kvgate.run/2``), JudgementRecord (a checks.jsonl line,
                 with the measurements the check was judged on: InputsRecord, to and from
                 a Judgement's Inputs), ArtifactRecord (the evidence index)
+    gate_rows.py  what each gate keeps for its report (``g2_rows``, ``g3_rows``, ``g4_rows``);
+                rows stored as cells by older runs read as ``*CellRow``
+    launches.py the engines a run started (``engines``) and its detached soaks (``g4_jobs``)
+    environment.py  G1's manifest and tool versions per host, the waivers in force
     migrate.py  reads a ``kvgate.run/1`` run.json as a ``kvgate.run/2`` record
     store.py    RunStore: one directory per gate run, written as the run goes (its one writer)
     run_files.py  what a run directory's files must hold when read back (report, --resume)
@@ -14,7 +18,26 @@ The run directory is the record: run.json (configuration, status, gate tables), 
 evidence, indexed with hashes). ``kvgate.record.store.RunStore`` is its one writer.
 """
 
+from kvgate.record.environment import WaiverRecord
 from kvgate.record.gate_order import GATES, PREFLIGHT, gate_dir, no_checks, require_previous
+from kvgate.record.gate_rows import (
+    ArmFigures,
+    DeploymentFacts,
+    G2Row,
+    G2Stored,
+    G3CellRow,
+    G3StorageRow,
+    G3Stored,
+    G4Row,
+    G4Stored,
+    PredictionRow,
+    ServingLevel,
+    SoakFacts,
+    StorageVolumes,
+    SweepCell,
+    VerdictRow,
+)
+from kvgate.record.launches import EngineLaunch
 from kvgate.record.manifest import Verification, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.migrate import migrate
 from kvgate.record.run_files import parse_json, read_text
@@ -22,6 +45,7 @@ from kvgate.record.schema import (
     SCHEMA,
     SCHEMA_V1,
     ArtifactRecord,
+    Forced,
     InputsRecord,
     JudgementRecord,
     RunRecord,
@@ -35,12 +59,30 @@ __all__ = [
     "PREFLIGHT",
     "SCHEMA",
     "SCHEMA_V1",
+    "ArmFigures",
     "ArtifactRecord",
+    "DeploymentFacts",
+    "EngineLaunch",
+    "Forced",
+    "G2Row",
+    "G2Stored",
+    "G3CellRow",
+    "G3StorageRow",
+    "G3Stored",
+    "G4Row",
+    "G4Stored",
     "InputsRecord",
     "JudgementRecord",
+    "PredictionRow",
     "RunRecord",
     "RunStore",
+    "ServingLevel",
+    "SoakFacts",
+    "StorageVolumes",
+    "SweepCell",
+    "VerdictRow",
     "Verification",
+    "WaiverRecord",
     "gate_dir",
     "measurements_from_record",
     "measurements_to_record",

@@ -20,11 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from kvgate.base.config_file import explain, field_error
 from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Verdict
 from kvgate.configuration.inventory import Name
+from kvgate.record.environment import HostManifest, ToolVersions, WaiverRecord
+from kvgate.record.gate_rows import G2Stored, G3Stored, G4Stored, MeasurementRecord
+from kvgate.record.launches import EngineLaunch, G4Job
 
 SCHEMA = "kvgate.run/2"
 SCHEMA_V1 = "kvgate.run/1"
 Status = Literal["running", "interrupted", "incomplete", "complete"]
-Value = float | int | str | bool | None
 
 
 class _Record(BaseModel):
@@ -140,17 +142,17 @@ class RunRecord(_Record):
     inventory: InventoryRef | None = None
     hosts: dict[Name, HostEntry] = {}
     configuration: Configuration = Configuration()
-    waivers: list[dict[str, Any]] = []  # the waivers file in force, as loaded
-    manifest: dict[str, dict[str, Any]] = {}  # the environment G1 recorded, per host
-    tool_versions: dict[str, dict[str, Any]] = {}
+    waivers: list[WaiverRecord] = []  # the waivers file in force, as loaded
+    manifest: dict[str, HostManifest] = {}  # the environment G1 recorded, per host
+    tool_versions: dict[str, ToolVersions] = {}  # per host
     reference_notes: list[str] = []  # where the published figures do not add up (kvgate references)
     rejudged: Rejudged | None = None
     # the numbers the gate's report tables are laid out from (kvgate.report.gate_tables); older runs: cells
-    g2_rows: dict[str, dict[str, Any]] = {}
-    g3_rows: dict[str, dict[str, Any]] = {}
-    g4_rows: dict[str, dict[str, Any]] = {}
-    engines: dict[str, dict[str, Any]] = {}  # engine launches per deployment (argv, ports, logs)
-    g4_jobs: dict[str, dict[str, Any]] = {}  # detached soaks followed by the controller
+    g2_rows: dict[str, G2Stored] = {}
+    g3_rows: dict[str, G3Stored] = {}
+    g4_rows: dict[str, G4Stored] = {}
+    engines: dict[str, dict[str, EngineLaunch]] = {}  # per host/deployment: each arm's (or soak's) engine
+    g4_jobs: dict[str, G4Job] = {}  # detached soaks followed by the controller
     g4_stopped: str | None = None
     sections: list[Section] | None = None  # rendered sections (kvgate.run/1 kept them; v2 renders rows)
 
@@ -162,29 +164,6 @@ class ArtifactRecord(_Open):
     sha256: str = ""
     bytes: int = Field(default=0, ge=0)
     host: str = ""
-
-
-class MeasurementRecord(_Record):
-    """A Measurement as the record keeps it."""
-
-    metric: str
-    value: Value
-    unit: str = ""
-    evidence: list[str] = []
-    invalid_reason: str | None = None
-
-    @classmethod
-    def of(cls, m: Measurement) -> MeasurementRecord:
-        return cls(
-            metric=m.metric,
-            value=m.value,
-            unit=m.unit,
-            evidence=list(m.evidence),
-            invalid_reason=m.invalid_reason,
-        )
-
-    def measurement(self) -> Measurement:
-        return Measurement(self.metric, self.value, self.unit, tuple(self.evidence), self.invalid_reason)
 
 
 def measurements_to_record(

@@ -120,11 +120,13 @@ class RunStore:
         return self.inventory().path
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
-        """The one writer of run.json: every key is the record's (kvgate.record.RunRecord), checked first."""
-        check_meta(meta, str(self.path / "run.json"))
+        """The one writer of run.json: every key is the record's (kvgate.record.RunRecord), checked first
+        as it will be read back (JSON: a tuple is a list), so what is written is what loads."""
         if isinstance(meta.get("argv"), list):
             meta = meta | {"argv": redact.argv([str(a) for a in meta["argv"]])}
-        _write(self.path / "run.json", json.dumps(meta, indent=2, sort_keys=True, default=str))
+        text = json.dumps(meta, indent=2, sort_keys=True, default=str)
+        check_meta(json.loads(text), str(self.path / "run.json"))
+        _write(self.path / "run.json", text)
 
     def update_meta(self, **changes: Any) -> None:
         with self._lock:

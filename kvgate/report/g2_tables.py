@@ -18,7 +18,7 @@ from kvgate.base.criteria import Measurement
 from kvgate.base.units import GB
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.probes.fio import CEILING_CELL, configuration
-from kvgate.record import measurements_from_record
+from kvgate.record import G2Row, G2Stored, SweepCell
 from kvgate.report.tables import Cells, in_order, legacy_cells, table
 
 FIO_COLUMNS = [
@@ -64,10 +64,13 @@ def fixed(m: Measurement | float | None, *, scale: float = 1.0, digits: int = 2)
     return f"{text} (INVALID)" if isinstance(m, Measurement) and m.invalid_reason else text
 
 
-def fio_cells(host: str, volume: str, row: dict[str, Any]) -> list[str]:
-    ms = measurements_from_record(row["measurements"])
-    knee = row.get("knee")
-    at = "—" if not knee else f"{knee['parallelism']} @ {knee['bw_bytes_per_s'] / GB:.2f} (bs {knee['bs']})"
+def measured(row: G2Row) -> dict[str, Measurement]:
+    return {key: m.measurement() for key, m in row.measurements.items()}
+
+
+def fio_cells(host: str, volume: str, row: G2Row) -> list[str]:
+    ms, knee = measured(row), row.knee
+    at = "—" if not knee else f"{knee.parallelism} @ {knee.bw_bytes_per_s / GB:.2f} (bs {knee.bs})"
     return [
         host,
         volume,
@@ -76,20 +79,20 @@ def fio_cells(host: str, volume: str, row: dict[str, Any]) -> list[str]:
         fixed(ms.get("randread-4k.read_iops"), scale=1000, digits=1),
         fixed(ms.get("randread-4k.read_clat_p99_ns"), scale=1e6),
         at,
-        ceiling(ms, row.get("ceiling")),
+        ceiling(ms, row.ceiling),
     ]
 
 
-def ceiling(ms: Measured, cell: dict[str, Any] | None) -> str:
+def ceiling(ms: Measured, cell: SweepCell | None) -> str:
     """The re-measured ceiling and how it was reached: ``2.31 (bs 4m, 4 jobs × QD 8)``."""
     if cell is None:
         return "—"
-    where = configuration(SweepPoint(**cell))
+    where = configuration(SweepPoint(**cell.model_dump()))
     return f"{fixed(ms.get(f'{CEILING_CELL}.read_bw_bytes_per_s'), scale=GB)} ({where})"
 
 
-def work_cells(host: str, volume: str, row: dict[str, Any]) -> list[str]:
-    ms = measurements_from_record(row["measurements"])
+def work_cells(host: str, volume: str, row: G2Row) -> list[str]:
+    ms = measured(row)
     return [
         host,
         volume,
@@ -112,15 +115,15 @@ def speedup(ms: Measured) -> str:
     return "—"
 
 
-def cells(key: str, row: dict[str, Any], table_key: str) -> Cells:
+def cells(key: str, row: G2Stored, table_key: str) -> Cells:
     """One host/volume's row of the ``fio`` or ``workloads`` table."""
-    if "measurements" not in row:  # stored before G2 kept numbers
-        return [legacy_cells(row, table_key)] if table_key in row else []
+    if not isinstance(row, G2Row):  # stored before G2 kept numbers
+        return [legacy_cells(row, table_key)] if table_key in row.model_fields_set else []
     host, _, volume = key.partition("/")
     return [(fio_cells if table_key == "fio" else work_cells)(host, volume, row)]
 
 
-def sections(stored: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def sections(stored: Mapping[str, G2Stored]) -> list[dict[str, Any]]:
     """The G2 sections of the report, from every stored row."""
     ordered = in_order(stored)
     fio = [c for k, r in ordered for c in cells(k, r, "fio")]

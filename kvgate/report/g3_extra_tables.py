@@ -9,11 +9,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kvgate.base.criteria import Measurement, fmt
 from kvgate.orchestration.g3 import KEYS, StorageResult
-from kvgate.record import measurements_from_record
+from kvgate.record import PredictionRow, ServingLevel, StorageVolumes
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells
 
@@ -74,17 +73,17 @@ STORAGE_NOTE = (
 )
 
 
-def prediction_cells(where: str, predictions: list[dict[str, Any]]) -> Cells:
+def prediction_cells(where: str, predictions: list[PredictionRow]) -> Cells:
     """The rows of one deployment's predictions (kvgate.orchestration.g3.prediction)."""
     return [
         [
             where,
-            "one prompt" if p["concurrency"] == 1 else f"conc {p['concurrency']}",
-            str(p["prompt_tokens"]),
-            " / ".join(cell(v) for v in p["restore_ttft_s"]),
-            " / ".join(cell(v) for v in p["recompute_ttft_s"]),
-            cell(p["storage_floor_s"]),
-            cell(p["tier_bytes"] / 1e9),
+            "one prompt" if p.concurrency == 1 else f"conc {p.concurrency}",
+            str(p.prompt_tokens),
+            " / ".join(cell(v) for v in p.restore_ttft_s),
+            " / ".join(cell(v) for v in p.recompute_ttft_s),
+            cell(p.storage_floor_s),
+            cell(p.tier_bytes / 1e9),
         ]
         for p in predictions
     ]
@@ -97,15 +96,15 @@ def pair(client: Mapping[str, float], engine: Mapping[str, float], key: str) -> 
     return f"{cell(c)} / {'—' if e is None else mark + cell(e)}"
 
 
-def serving_cells(where: str, levels: list[dict[str, Any]]) -> Cells:
+def serving_cells(where: str, levels: list[ServingLevel]) -> Cells:
     """One row per load level, in the order G3 measured them: every statistic as ``client / engine``."""
-    return [[where, v["load"], *(pair(v["client"], v["engine"], k) for k in KEYS)] for v in levels]
+    return [[where, v.load, *(pair(v.client, v.engine, k) for k in KEYS)] for v in levels]
 
 
-def storage_cells(host: str, volumes: dict[str, Any]) -> Cells:
+def storage_cells(host: str, volumes: StorageVolumes) -> Cells:
     """Both volumes' model-load and checkpoint numbers (kvgate.orchestration.g3.report_rows.storage_rows)."""
-    measured = {v: measurements_from_record(ms) for v, ms in volumes["measured"].items()}
-    r = StorageResult(host, volumes["candidate"], volumes["baseline"], measured, volumes["devices"])
+    measured = {v: {k: m.measurement() for k, m in ms.items()} for v, ms in volumes.measured.items()}
+    r = StorageResult(host, volumes.candidate, volumes.baseline, measured, dict(volumes.devices))
     out = []
     for volume, role in ((r.candidate, "candidate"), (r.baseline, "baseline")):
         ms = r.measured.get(volume, {})

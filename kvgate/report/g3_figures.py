@@ -35,8 +35,7 @@ def deployments(view: RunView) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def bindings(view: RunView) -> list[dict[str, Any]]:
     """The gate profile's reference bindings as the run recorded them."""
-    profile = (view.meta.get("configuration") or {}).get("gate_profile") or {}
-    found = profile.get("verdicts") if isinstance(profile, dict) else None
+    found = (view.record.configuration.gate_profile or {}).get("verdicts")
     return [b for b in found or [] if isinstance(b, dict)]
 
 

@@ -11,9 +11,9 @@ its near-ties and where the load generator ran) and the arms it measured.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
+from kvgate.record import DeploymentFacts
 
 # What kvgate found about an engine kind's tier, and how the protocol copes (said in the report).
 KIND_LIMITS = {
@@ -51,31 +51,31 @@ ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key o
 )
 
 
-def limits_note(where: str, d: dict[str, Any], arms: list[str]) -> str:
+def limits_note(where: str, d: DeploymentFacts, arms: list[str]) -> str:
     """What this engine cannot show, said plainly in the report."""
-    tier = d["tier"]
+    tier = d.tier
     conc = (
         f"{tier} serves one request at a time: every arm ran at concurrency 1, and the R2/R3 "
         "concurrency gains (conc 8/16) are not evaluable on it."
-        if not d["serves_concurrently"]
+        if not d.serves_concurrently
         else f"{tier} serves requests concurrently: the arms ran one prompt per trial, then at each "
         "concurrency level (rows <arm>@c<C>: medians over trials of each load's TTFT p50 and output "
         "throughput)."
     )
     conc += "".join(note for rows, note in ROW_NOTES if any(rows(k) for k in arms))
-    if not d["external_tier"]:
+    if not d.external_tier:
         conc += (
             f" {tier} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "
             "so every SSD-restore verdict is not evaluable on it."
         )
-    if ties := d["near_ties"]:
+    if ties := d.near_ties:
         conc += (
             f" {len(ties)} cached output(s) differed from recompute's only from a near-tied token "
             "on (each side's token in the other's top-k logprobs), tolerated as vLLM's own tests do "
             f"(check_logprobs_close); first: {ties[0]}."
         )
-    kind = KIND_LIMITS.get(d["kind"], "")
-    said = f"{conc} {loadgen_note(d['loadgen_address'])} {d['tier_notes'].strip()} {kind}"
+    kind = KIND_LIMITS.get(d.kind, "")
+    said = f"{conc} {loadgen_note(d.loadgen_address)} {d.tier_notes.strip()} {kind}"
     return f"{where}: {said}".strip()
 
 

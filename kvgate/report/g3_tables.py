@@ -13,12 +13,14 @@ numbers holds the formatted cells (``arms``, ``evidence``, …): those are laid 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from kvgate.base.units import MiB
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.orchestration.g3 import arm_order
+from kvgate.record import ArmFigures, EngineLaunch, G3CellRow, G3StorageRow, G3Stored, VerdictRow
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.numbers import cell
@@ -72,101 +74,102 @@ VERDICT_NOTE = (
     "Site threshold = the reference's lower bound × the gate profile's threshold_fraction "
     "(workloads/g3/<scale>.yaml). Verdicts before waivers; the checks table shows waivers."
 )
-Arm = dict[str, Any]  # kvgate.orchestration.g3.arms.ArmSummary.to_dict()
+Engines = Mapping[str, Mapping[str, EngineLaunch]]  # run.json's engines: host/deployment → arm → launch
 
 
-def _means(s: Arm) -> str:
+def _means(s: ArmFigures) -> str:
     """Client and engine-side (its /metrics histogram) mean TTFT of the loads, where both are known."""
-    if s["ttft_mean_s"] is None and s["server_ttft_mean_s"] is None:
+    if s.ttft_mean_s is None and s.server_ttft_mean_s is None:
         return "—"
-    return f"{cell(s['ttft_mean_s'])} / {cell(s['server_ttft_mean_s'])}"
+    return f"{cell(s.ttft_mean_s)} / {cell(s.server_ttft_mean_s)}"
 
 
-def arm_cells(where: str, s: Arm) -> list[str]:
+def arm_cells(where: str, s: ArmFigures) -> list[str]:
     """One arm's latency numbers as table cells."""
     return [
         where,
-        s["arm"],
-        f"{s['completed']}/{s['trials']}",
-        cell(s["prompt_tokens_p50"], digits=0),
-        cell(s["ttft_p50_s"]),
-        cell(s["ttft_p90_s"]),
-        cell(s["ttft_p99_s"]),
-        cell(s["ttft_cv"], digits=2),
+        s.arm,
+        f"{s.completed}/{s.trials}",
+        cell(s.prompt_tokens_p50, digits=0),
+        cell(s.ttft_p50_s),
+        cell(s.ttft_p90_s),
+        cell(s.ttft_p99_s),
+        cell(s.ttft_cv, digits=2),
         _means(s),
-        cell(s["e2e_p50_s"]),
-        cell(s["output_throughput_tok_per_s"]),
+        cell(s.e2e_p50_s),
+        cell(s.output_throughput_tok_per_s),
     ]
 
 
-def evidence_cells(where: str, s: Arm) -> list[str]:
+def evidence_cells(where: str, s: ArmFigures) -> list[str]:
     """One arm's storage evidence (medians over trials) and whether its numbers can be trusted."""
     growth = "—"
-    if s["cache_growth_bytes_p50"] is not None:
-        growth = f"{s['cache_growth_bytes_p50'] / MiB:.1f} ({cell(s['predicted_bytes_p50'], MiB)})"
-    reasons = s["invalid_reasons"]
+    if s.cache_growth_bytes_p50 is not None:
+        growth = f"{s.cache_growth_bytes_p50 / MiB:.1f} ({cell(s.predicted_bytes_p50, MiB)})"
+    reasons = s.invalid_reasons
     return [
         where,
-        s["arm"],
-        cell(s["device_read_bytes_p50"], MiB),
-        cell(s["engine_read_bytes_p50"], MiB),
-        cell(s["read_bw_gb_per_s"]),
-        cell(s["hit_tokens_p50"], digits=0),
+        s.arm,
+        cell(s.device_read_bytes_p50, MiB),
+        cell(s.engine_read_bytes_p50, MiB),
+        cell(s.read_bw_gb_per_s),
+        cell(s.hit_tokens_p50, digits=0),
         growth,
-        cell(s["restart_to_ready_p50_s"]),
+        cell(s.restart_to_ready_p50_s),
         "no: " + "; ".join(reasons) if reasons else "yes",
     ]
 
 
-def verdict_cells(where: str, v: dict[str, Any]) -> list[str]:
+def verdict_cells(where: str, v: VerdictRow) -> list[str]:
     """Measured, reference, site threshold, against the seed and source of one verdict (before waivers)."""
     reference, threshold, position = "site rule", limit_cell(v), "—"
-    if (ref := v.get("reference")) is not None:
-        imp = Improvement.model_validate(ref["improvement"])
-        reference = f"{ref['id']}: {imp.stated}"
-        threshold = f"{v['comparator']} {show_bound(imp.kind, v['expected'])}"
-        value = v["measured"]
+    if (ref := v.reference) is not None:
+        imp = Improvement.model_validate(ref.improvement.model_dump())
+        reference = f"{ref.id}: {imp.stated}"
+        if isinstance(v.expected, bool) or not isinstance(v.expected, int | float):
+            raise ValueError(f"{v.check}: a reference's bound must be a number, got {v.expected!r}")
+        threshold = f"{v.comparator} {show_bound(imp.kind, v.expected)}"
+        value = v.measured
         if isinstance(value, int | float) and not isinstance(value, bool):
             position = improvement_position(imp, float(value))
-    return [where, v["check"], measured_cell(v), reference, threshold, position, v["source"], v["verdict"]]
+    return [where, v.check, measured_cell(v), reference, threshold, position, v.source, v.verdict]
 
 
-def engine_cells(where: str, engines: dict[str, dict[str, Any]]) -> Cells:
+def engine_cells(where: str, engines: Mapping[str, EngineLaunch]) -> Cells:
     """Version, full command line and restart-to-ready of each engine the arms ran on."""
     rows = []
     for arm, rec in sorted(engines.items()):
-        conc = "concurrent" if rec["serves_concurrently"] else "1 request at a time"
-        weights = "not logged" if rec.get("weights_load_s") is None else f"{rec['weights_load_s']:.2f}"
-        argv, ready = " ".join(rec["argv"]), f"{rec['ready_s']:.2f}"
-        rows.append([where, arm, rec["profile"], rec["version"], argv, ready, weights, conc])
+        conc = "concurrent" if rec.serves_concurrently else "1 request at a time"
+        weights = "not logged" if rec.weights_load_s is None else f"{rec.weights_load_s:.2f}"
+        argv, ready = " ".join(rec.argv), f"{rec.ready_s:.2f}"
+        rows.append([where, arm, rec.profile, rec.version, argv, ready, weights, conc])
     return rows
 
 
 TABLES = ("arms", "evidence", "verdicts", "engines", "predictions", "serving", "storage")
 
 
-def laid_out(where: str, row: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Cells], str]:
+def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cells], str]:
     """One stored host/deployment or host/storage row: its cells per table, and its note on limits."""
-    if "arms" in row:  # stored before G3 kept numbers
-        return {t: legacy_cells(row, t) for t in TABLES}, str(row.get("limits", ""))
+    if isinstance(row, G3CellRow):  # stored before G3 kept numbers
+        return {t: legacy_cells(row, t) for t in TABLES}, row.limits
     cells: dict[str, Cells] = {t: [] for t in TABLES}
-    verdicts = row.get("verdicts") or []
-    if "volumes" in row:
-        cells["storage"] = extra.storage_cells(where.partition("/")[0], row["volumes"])
-        cells["verdicts"] = [verdict_cells(f"{where.partition('/')[0]}/storage", v) for v in verdicts]
+    if isinstance(row, G3StorageRow):
+        cells["storage"] = extra.storage_cells(where.partition("/")[0], row.volumes)
+        cells["verdicts"] = [verdict_cells(f"{where.partition('/')[0]}/storage", v) for v in row.verdicts]
         return cells, ""
-    stored_arms = row["figures"]["arms"]  # run.json keeps them by name: the report's order is arm_order's
+    stored_arms = row.figures.arms  # run.json keeps them by name: the report's order is arm_order's
     arms = [stored_arms[a] for a in arm_order(sorted(stored_arms))]
     cells["arms"] = [arm_cells(where, s) for s in arms]
     cells["evidence"] = [evidence_cells(where, s) for s in arms]
-    cells["verdicts"] = [verdict_cells(where, v) for v in verdicts]
+    cells["verdicts"] = [verdict_cells(where, v) for v in row.verdicts]
     cells["engines"] = engine_cells(where, engines.get(where) or {})
-    cells["predictions"] = extra.prediction_cells(where, row["figures"]["predictions"])
-    cells["serving"] = extra.serving_cells(where, row["serving"])
-    return cells, limits_note(where, row["deployment"], [a["arm"] for a in arms])
+    cells["predictions"] = extra.prediction_cells(where, row.figures.predictions)
+    cells["serving"] = extra.serving_cells(where, row.serving)
+    return cells, limits_note(where, row.deployment, [a.arm for a in arms])
 
 
-def sections(stored: dict[str, dict[str, Any]], engines: dict[str, Any]) -> list[dict[str, Any]]:
+def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[dict[str, Any]]:
     """The G3 sections of the report, from every stored host/deployment (``engines``: run.json's)."""
     parts = [laid_out(k, r, engines) for k, r in in_order(stored)]
     rows = {t: [c for cells, _ in parts for c in cells[t]] for t in TABLES}

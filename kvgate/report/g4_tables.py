@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kvgate.base.units import MiB
 from kvgate.orchestration.g4 import Soak, Window, hit_ratio, slopes
+from kvgate.record import G4Row, G4Stored, SoakFacts, VerdictRow
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 
@@ -115,39 +117,38 @@ def _utc(unix_s: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(unix_s))
 
 
-def verdict_cells(where: str, v: dict[str, Any]) -> list[str]:
-    return [where, v["check"], measured_cell(v), limit_cell(v), v["source"], v["verdict"]]
+def verdict_cells(where: str, v: VerdictRow) -> list[str]:
+    return [where, v.check, measured_cell(v), limit_cell(v), v.source, v.verdict]
 
 
-def note(where: str, soak: dict[str, Any], windows: list[Window]) -> str:
+def note(where: str, soak: SoakFacts, windows: list[Window]) -> str:
     """Slopes, near-ties, the soak's end, and what this engine cannot show."""
-    s, ties = slopes(Soak(tuple(windows), 0, 0, None)), soak["near_ties"]
+    s, ties = slopes(Soak(tuple(windows), 0, 0, None)), soak.near_ties
     parts = [
-        f"{where}: {len(windows)} window(s), ended by {soak['ended']}; slopes per hour "
+        f"{where}: {len(windows)} window(s), ended by {soak.ended}; slopes per hour "
         f"(all windows): TTFT p50 {cell(s['ttft_p50_ms_per_h'])} ms, "
         f"engine RSS {cell(s['rss_mib_per_h'])} MiB, "
         f"tier {cell(s['cache_mib_per_h'])} MiB."
     ]
     if ties:
         parts.append(f"{len(ties)} canary output(s) differed only from a near-tie on; first: {ties[0]}.")
-    if not soak["serves_concurrently"]:
+    if not soak.serves_concurrently:
         queue = "concurrent requests queue in front of it"
-        parts.append(f"{soak['tier']} serves one request at a time: {queue}.")
+        parts.append(f"{soak.tier} serves one request at a time: {queue}.")
     return " ".join(parts)
 
 
-def deployment(where: str, row: dict[str, Any], run_dir: Path) -> tuple[Cells, Cells, str]:
+def deployment(where: str, row: G4Stored, run_dir: Path) -> tuple[Cells, Cells, str]:
     """One host/deployment's window rows, verdict rows and note."""
-    verdicts = row.get("verdicts") or []
-    if "soak" not in row:  # stored before G4 kept numbers
-        return legacy_cells(row, "windows"), legacy_cells(row, "verdicts"), str(row.get("notes", ""))
+    if not isinstance(row, G4Row):  # stored before G4 kept numbers
+        return legacy_cells(row, "windows"), legacy_cells(row, "verdicts"), row.notes
     host, _, name = where.partition("/")
     windows = soak_windows(run_dir / "artifacts" / host / "g4" / name / "windows.jsonl")
     rows = [window_cells(where, w, windows[0]) for w in shown(windows)]
-    return rows, [verdict_cells(where, v) for v in verdicts], note(where, row["soak"], windows)
+    return rows, [verdict_cells(where, v) for v in row.verdicts], note(where, row.soak, windows)
 
 
-def sections(stored: dict[str, dict[str, Any]], run_dir: Path) -> list[dict[str, Any]]:
+def sections(stored: Mapping[str, G4Stored], run_dir: Path) -> list[dict[str, Any]]:
     """The G4 sections of the report, from every stored host/deployment."""
     parts = [deployment(k, r, run_dir) for k, r in in_order(stored)]
     notes = " ".join(p[2] for p in parts)

@@ -171,7 +171,6 @@ def render_html(
         comparison=comparison,
         charts=charts(view),
         for_print=for_print,
-        meta=view.meta,
         sections=sections,
         css=stylesheet(),
         rendered_at=rendered_at,

@@ -60,7 +60,7 @@ def testsuite(view: RunView) -> ET.Element:
     suite.set("errors", str(tags.count("error")))
     suite.set("skipped", str(tags.count("skipped")))
     suite.set("time", f"{sum(r.duration_s for r in view.all_rows):.3f}")
-    suite.set("timestamp", str(view.meta.get("started_at") or ""))
+    suite.set("timestamp", view.record.started_at or "")
     suite.append(properties(view))
     suite.extend(cases)
     return suite
@@ -68,15 +68,15 @@ def testsuite(view: RunView) -> ET.Element:
 
 def properties(view: RunView) -> ET.Element:
     props = ET.Element("properties")
-    m = view.meta
+    m, inv = view.record, view.record.inventory
     for name, value in (
         ("site", view.site),
         ("gate", view.gate),
         ("verdict", view.verdict.value),
         ("status", view.status),
-        ("kvgate_version", m.get("kvgate_version", "")),
-        ("git_revision", m.get("git_revision", "")),
-        ("inventory_sha256", (m.get("inventory") or {}).get("sha256", "")),
+        ("kvgate_version", m.kvgate_version),
+        ("git_revision", m.git_revision),
+        ("inventory_sha256", inv.sha256 if inv else ""),
     ):
         ET.SubElement(props, "property", name=name, value=clean(value))
     return props

@@ -13,15 +13,17 @@ Usage::
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from kvgate.base.criteria import Verdict, symbol
 from kvgate.judgement import gate_verdict
-from kvgate.record import JudgementRecord, RunStore, Verification, verify_manifest
+from kvgate.record import Forced, JudgementRecord, RunRecord, RunStore, Verification, verify_manifest
 from kvgate.report.gate_tables import stored_sections
 from kvgate.report.history.entry import Figure, HistoryEntry
 from kvgate.report.numbers import duration, human, humanize_text
@@ -78,7 +80,7 @@ class RunView:
     """Everything the report says about one run, read from its directory."""
 
     run_dir: Path
-    meta: dict[str, Any]
+    record: RunRecord  # run.json, typed (kvgate.record.RunRecord; a kvgate.run/1 run migrated)
     verdict: Verdict
     status: str  # "complete" | "incomplete"
     incomplete_reason: str
@@ -95,11 +97,11 @@ class RunView:
 
     @property
     def gate(self) -> str:
-        return str(self.meta.get("gate", "?"))
+        return self.record.gate
 
     @property
     def site(self) -> str:
-        return str(self.meta.get("site", "?"))
+        return self.record.site
 
     @property
     def complete(self) -> bool:
@@ -114,22 +116,24 @@ class RunView:
         return [r for r in self.all_rows if r.waiver]
 
     @property
-    def forced(self) -> list[dict[str, str]]:
-        """Gate-order overrides: [{gate, reason, by, at}]."""
-        return [{k: str(v) for k, v in f.items()} for f in self.meta.get("forced") or []]
+    def forced(self) -> list[Forced]:
+        """Gate-order overrides: gate, reason, by, at."""
+        return self.record.forced
 
     @property
     def configured_waivers(self) -> list[dict[str, str]]:
         """The waivers file in force for this run (whether or not any matched)."""
-        return [{k: as_text(v) for k, v in w.items()} for w in self.meta.get("waivers") or []]
+        return [
+            {k: as_text(v) for k, v in w.model_dump(exclude_unset=True).items()} for w in self.record.waivers
+        ]
 
     @property
     def reference_notes(self) -> list[str]:
-        return [str(n) for n in self.meta.get("reference_notes") or []]
+        return self.record.reference_notes
 
     @property
     def resumes(self) -> list[str]:
-        return [str(r) for r in self.meta.get("resumes") or []]
+        return self.record.resumes
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -139,9 +143,8 @@ class RunView:
     @property
     def profile_text(self) -> str:
         """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
-        configured = self.meta.get("configuration") or {}
-        prof = configured.get("gate_profile") or self.meta.get(f"{self.gate}_profile") or {}  # run/2, run/1
-        name = str(prof.get("name") or "") if isinstance(prof, dict) else ""
+        prof = self.record.configuration.gate_profile or {}  # a kvgate.run/1 run's is migrated here
+        name = str(prof.get("name") or "")
         if not name:
             return "not recorded"
         if "smoke" in name:
@@ -150,7 +153,7 @@ class RunView:
 
     @property
     def duration_text(self) -> str:
-        start, end = self.meta.get("started_at"), self.meta.get("ended_at")
+        start, end = self.record.started_at, self.record.ended_at
         if not (start and end):
             return "not finished"
         try:
@@ -162,11 +165,12 @@ class RunView:
     @property
     def fingerprint(self) -> str:
         """Inventory fingerprint and versions in one line."""
-        inv, m = self.meta.get("inventory") or {}, self.meta
+        inv, m = self.record.inventory, self.record
         tools = sorted({f"{k} {v}" for kv in self.tool_versions.values() for k, v in kv})
+        path, sha = (inv.path, inv.sha256 or "?") if inv else ("?", "?")
         parts = [
-            f"inventory {inv.get('path', '?')} sha256 {str(inv.get('sha256') or '?')[:12]}",
-            f"kvgate {m.get('kvgate_version') or '?'} ({m.get('git_revision') or 'no git revision'})",
+            f"inventory {path} sha256 {sha[:12]}",
+            f"kvgate {m.kvgate_version or '?'} ({m.git_revision or 'no git revision'})",
             *tools,
         ]
         return " · ".join(parts)
@@ -175,8 +179,8 @@ class RunView:
     def sweeps(self) -> dict[str, dict[str, list[tuple[int, float]]]]:
         """G2's bandwidth sweep per host/volume: block size → [(I/Os in flight, bytes/s)]."""
         out: dict[str, dict[str, list[tuple[int, float]]]] = {}
-        for key, row in sorted((self.meta.get("g2_rows") or {}).items()):
-            for point in row.get("sweep") or ():
+        for key, row in sorted(self.record.g2_rows.items()):
+            for point in row.sweep:
                 *bs, parallelism, bw = point
                 out.setdefault(str(key), {}).setdefault(str(bs[0]) if bs else "", []).append(
                     (int(parallelism), float(bw))
@@ -187,65 +191,70 @@ class RunView:
     def knees(self) -> dict[str, tuple[int, str]]:
         """G2's knee per host/volume: (I/Os in flight, block size), as G2 recorded it (no knee: none)."""
         out = {}
-        for key, row in (self.meta.get("g2_rows") or {}).items():
-            knee = row.get("knee")
-            if isinstance(knee, dict) and isinstance(knee.get("parallelism"), int):
-                out[str(key)] = (int(knee["parallelism"]), str(knee.get("bs") or ""))
+        for key, row in self.record.g2_rows.items():
+            if row.knee is not None:
+                out[key] = (row.knee.parallelism, row.knee.bs)
         return out
 
     def figures(self, gate: str) -> dict[str, dict[str, Any]]:
         """The raw numbers a gate recorded beside its tables, per host/subject (none before they were)."""
-        rows = self.meta.get(f"{gate}_rows") or {}
-        return {str(k): r["figures"] for k, r in sorted(rows.items()) if isinstance(r.get("figures"), dict)}
+        r = self.record
+        rows: Mapping[str, BaseModel] = r.g3_rows if gate == "g3" else r.g4_rows if gate == "g4" else {}
+        out: dict[str, dict[str, Any]] = {}
+        for key, row in sorted(rows.items()):
+            figures = getattr(row, "figures", None)
+            if figures is not None:  # the charts read them as stored (kvgate.report.g3_plots, soak_plots)
+                out[key] = figures if isinstance(figures, dict) else figures.model_dump(exclude_unset=True)
+        return out
 
     def history_entry(self) -> HistoryEntry:
         """What kvgate.report.history keeps of this run: identity, verdict and every numeric figure."""
-        inv = self.meta.get("inventory") or {}
+        inv = self.record.inventory
         return HistoryEntry(
             run_id=f"{self.site}/{self.run_dir.name}",
             site=self.site,
             gate=self.gate,
-            inventory_sha256=str(inv.get("sha256") or ""),
-            kvgate_version=str(self.meta.get("kvgate_version") or ""),
+            inventory_sha256=inv.sha256 if inv else "",
+            kvgate_version=self.record.kvgate_version,
             verdict=self.verdict.value,
-            started_at=str(self.meta.get("started_at") or ""),
+            started_at=self.record.started_at or "",
             status=self.status,
             figures=history_figures(self.all_rows),
         )
 
     def run_record(self) -> list[tuple[str, str]]:
         """The provenance table: (field, value) in reading order."""
-        m, inv = self.meta, self.meta.get("inventory") or {}
-        argv = m.get("argv")
+        m, inv = self.record, self.record.inventory
+        argv = m.argv
         return [
             ("Gate", self.gate.upper()),
             ("Site", self.site),
-            ("Status", f"{self.status} (run.json: {m.get('status', 'missing')})"),
-            ("Started (UTC)", str(m.get("started_at") or "—")),
-            ("Ended (UTC)", str(m.get("ended_at") or "—")),
-            ("kvgate version", str(m.get("kvgate_version") or "—")),
-            ("Git revision", str(m.get("git_revision") or "—")),
-            ("Inventory", str(inv.get("path") or "—")),
-            ("Inventory sha256", str(inv.get("sha256") or "—")),
-            ("Command line", shlex.join(map(str, argv)) if isinstance(argv, list) else str(argv or "—")),
+            ("Status", f"{self.status} (run.json: {m.status})"),
+            ("Started (UTC)", m.started_at or "—"),
+            ("Ended (UTC)", m.ended_at or "—"),
+            ("kvgate version", m.kvgate_version or "—"),
+            ("Git revision", m.git_revision or "—"),
+            ("Inventory", (inv.path if inv else "") or "—"),
+            ("Inventory sha256", (inv.sha256 if inv else "") or "—"),
+            ("Command line", shlex.join(argv) if isinstance(argv, list) else argv or "—"),
             ("Resumed at (UTC)", ", ".join(self.resumes) or "never"),
             ("Run directory", self.run_dir.name),
-            ("Schema", str(m.get("schema") or "—")),
+            ("Schema", m.schema_),
             *self.rejudged_rows(),
         ]
 
     def rejudged_rows(self) -> list[tuple[str, str]]:
         """What a re-judged run re-judged, and what changed (kvgate rejudge); none for a measured run."""
-        done = self.meta.get("rejudged")
-        if not done:
+        done = self.record.rejudged
+        if done is None:
             return []
-        origin = f"{done['run']} ({done['run_schema']}, manifest sha256 {done['run_manifest_sha256'][:16]})"
-        kept = f"{len(done['carried'])} verdict(s) kept: nothing stored to judge them again"
+        origin = f"{done.run} ({done.run_schema}, manifest sha256 {done.run_manifest_sha256[:16]})"
+        kept = f"{len(done.carried)} verdict(s) kept: nothing stored to judge them again"
         return [
             ("Re-judged from", origin),
-            ("Re-judged at (UTC)", f"{done['at']} by {done.get('by') or '?'}"),
-            ("Changes", "; ".join(done["changes"]) or "none: the same verdicts"),
-            ("Carried", kept if done["carried"] else "none"),
+            ("Re-judged at (UTC)", f"{done.at} by {done.by or '?'}"),
+            ("Changes", "; ".join(done.changes) or "none: the same verdicts"),
+            ("Carried", kept if done.carried else "none"),
         ]
 
 
@@ -348,22 +357,21 @@ def verdict_of(rows: Iterable[CheckRow]) -> Verdict:
     return gate_verdict(r.verdict for r in rows)
 
 
-def host_summaries(rows: dict[str, tuple[CheckRow, ...]], meta: dict[str, Any]) -> tuple[HostSummary, ...]:
-    hosts = meta.get("hosts") or {}
+def host_summaries(rows: dict[str, tuple[CheckRow, ...]], record: RunRecord) -> tuple[HostSummary, ...]:
+    hosts = record.hosts
     return tuple(
-        HostSummary(h, verdict_of(rs), count(rs), tuple(hosts.get(h, {}).get("roles") or ()))
+        HostSummary(h, verdict_of(rs), count(rs), tuple(hosts[h].roles) if h in hosts else ())
         for h, rs in rows.items()
     )
 
 
-def incompleteness(meta: dict[str, Any], missing: tuple[str, ...]) -> str:
+def incompleteness(record: RunRecord, missing: tuple[str, ...]) -> str:
     """Why the run is incomplete; '' when it is complete."""
     reasons = []
-    status = meta.get("status")
-    if status in INCOMPLETE_STATUSES:
-        reasons.append(f"run status is {status!r}: the run did not finish")
+    if record.status in INCOMPLETE_STATUSES:
+        reasons.append(f"run status is {record.status!r}: the run did not finish")
     if missing:
-        reasons.append(f"{len(missing)} of {len(meta.get('planned') or [])} planned checks have no verdict")
+        reasons.append(f"{len(missing)} of {len(record.planned)} planned checks have no verdict")
     return "; ".join(reasons)
 
 
@@ -371,29 +379,27 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     """Load a run directory; raises StoreError if it is not a readable kvgate run."""
     integrity = verify_manifest(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
     store = RunStore.open(run_dir)
-    meta = store.meta()
+    record = store.run_record()
     recorded = [check_row(rec) for rec in store.checks().values()]
     done = {r.id for r in recorded}
-    missing = tuple(c for c in meta.get("planned") or [] if c not in done)
-    rows = group_rows(
-        in_plan_order([*recorded, *(missing_row(c) for c in missing)], meta.get("planned") or [])
-    )
-    reason = incompleteness(meta, missing)
+    missing = tuple(c for c in record.planned if c not in done)
+    rows = group_rows(in_plan_order([*recorded, *(missing_row(c) for c in missing)], record.planned))
+    reason = incompleteness(record, missing)
     facts_dir = run_dir / "facts"
     return RunView(
         run_dir=run_dir,
-        meta=meta,
+        record=record,
         verdict=verdict_of(r for rs in rows.values() for r in rs),
         status="incomplete" if reason else "complete",
         incomplete_reason=reason,
         counts=count(r for rs in rows.values() for r in rs),
-        hosts=host_summaries(rows, meta),
+        hosts=host_summaries(rows, record),
         rows=rows,
         missing=missing,
-        manifest=flat_table(meta.get("manifest")),
-        tool_versions=flat_table(meta.get("tool_versions")),
+        manifest=flat_table({h: m.model_dump(exclude_unset=True) for h, m in record.manifest.items()}),
+        tool_versions=flat_table(record.tool_versions),
         artifacts=artifacts(run_dir),
-        sections=sections(stored_sections(meta, run_dir), run_dir / "run.json"),
+        sections=sections(stored_sections(record, run_dir), run_dir / "run.json"),
         facts_files=tuple(f"facts/{p.name}" for p in sorted(facts_dir.glob("*.json"))),
         integrity=integrity,
     )

@@ -23,10 +23,10 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
         return [("Profile", G1_PROFILE), *g1_scope(view)]
     out = [("Profile", view.profile_text)]
     if view.gate == "g2":
-        prof = (view.meta.get("configuration") or {}).get("gate_profile")
-        if isinstance(prof, dict) and prof.get("kind") == "fio-matrix":
+        prof = view.record.configuration.gate_profile
+        if prof is not None and prof.get("kind") == "fio-matrix":
             out.append(("fio matrix", fio_matrix(prof)))
-        volumes = sorted(view.meta.get("g2_rows") or {})
+        volumes = sorted(view.record.g2_rows)
         out.append(("Volumes", ", ".join(volumes) if volumes else "none measured"))
     return out
 

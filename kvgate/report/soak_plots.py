@@ -81,9 +81,9 @@ PANELS = (
 
 
 def recorded_profile(view: RunView) -> G4Profile | None:
-    found = (view.meta.get("configuration") or {}).get("gate_profile")
+    found = view.record.configuration.gate_profile
     try:
-        return G4Profile.model_validate(found) if isinstance(found, dict) else None
+        return G4Profile.model_validate(found) if found is not None else None
     except ValidationError:
         return None  # an older or edited record: the series are drawn without their bounds
 

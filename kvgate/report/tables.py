@@ -11,11 +11,16 @@ lays those out as they were.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from kvgate.base.criteria import fmt
+from kvgate.record import VerdictRow
 
 Cells = list[list[str]]
+Row = TypeVar("Row")
 
 
 def table(title: str, columns: list[str], rows: Cells, note: str) -> dict[str, Any]:
@@ -27,22 +32,22 @@ def table(title: str, columns: list[str], rows: Cells, note: str) -> dict[str, A
     }
 
 
-def in_order(stored: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def in_order(stored: Mapping[str, Row]) -> list[tuple[str, Row]]:
     """The stored host/subjects in the report's order: by key."""
     return [(k, stored[k]) for k in sorted(stored)]
 
 
-def legacy_cells(row: dict[str, Any], key: str) -> list[Any]:
+def legacy_cells(row: BaseModel, key: str) -> list[Any]:
     """Legacy: the cells a run stored before its gate kept numbers (formatted at measurement time)."""
-    return list(row.get(key) or [])
+    return list(getattr(row, key))
 
 
-def measured_cell(verdict: dict[str, Any]) -> str:
+def measured_cell(verdict: VerdictRow) -> str:
     """A verdict row's measured value with its unit (kvgate.orchestration.verdict_rows)."""
-    value = verdict["measured"]
-    return "—" if value is None else f"{fmt(value)} {verdict['unit']}".strip()
+    value = verdict.measured
+    return "—" if value is None else f"{fmt(value)} {verdict.unit}".strip()
 
 
-def limit_cell(verdict: dict[str, Any]) -> str:
+def limit_cell(verdict: VerdictRow) -> str:
     """A verdict row's criterion: ``<= 0 responses``."""
-    return f"{verdict['comparator']} {fmt(verdict['expected'])} {verdict['expected_unit']}".strip()
+    return f"{verdict.comparator} {fmt(verdict.expected)} {verdict.expected_unit}".strip()

@@ -133,7 +133,9 @@ def test_stop_with_the_soak_host_down_is_a_lab_error(tmp_path: Path) -> None:
         gate="g4",
         meta={
             "inventory": {"path": str(inv), "sha256": "x"},
-            "g4_jobs": {"gpu-1/tiny": {"job": job}},
+            "g4_jobs": {  # as G4 records a soak before its first poll
+                "gpu-1/tiny": {"job": job, "work_dir": "/w", "started_at": "t", "engines": [], "spec": {}}
+            },
         },
     )
     proc = kvgate("stop", str(store.path))

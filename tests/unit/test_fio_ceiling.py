@@ -8,6 +8,7 @@ one block size and no ceiling: every test here fails there (no ``bs`` list, no
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from kvgate.probes.fio.cold import ColdProof, MeasuredRun
 from kvgate.probes.fio.parse import parse_output
 from kvgate.probes.fio.run import FioRun
 from kvgate.record import RunStore
+from kvgate.record.gate_rows import G2Row
 from kvgate.report import g2_tables, load_run
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
@@ -115,11 +117,11 @@ def test_the_report_shows_the_ceiling_with_its_configuration_and_one_line_per_bl
     points = (SweepPoint(1, 1, 1e9, "1m"), SweepPoint(1, 4, 1.5e9, "1m"), SweepPoint(1, 1, 2.2e9, "4m"))
     r = VolumeResult("h", "v", ceiling=points[2], sweep=sweep_series(points))
     r.add([Measurement("ceiling.read_bw_bytes_per_s", 2.31e9, "bytes/s")])
-    stored = row(r)
+    stored = G2Row.model_validate(json.loads(json.dumps(row(r))))  # as run.json keeps it and reads it back
     assert g2_tables.fio_cells("h", "v", stored)[-1] == "2.31 (bs 4m, 1 jobs × QD 1)"
     old = {"sweep": [[1, 1e9]]}  # a row stored before block sizes: one line
     store = RunStore.create(
-        tmp_path, site="lab", gate="g2", meta={"planned": [], "g2_rows": {"h/v": stored, "h/w": old}}
+        tmp_path, site="lab", gate="g2", meta={"planned": [], "g2_rows": {"h/v": row(r), "h/w": old}}
     )
     store.finish("complete")
     assert load_run(store.path).sweeps == {

@@ -7,7 +7,9 @@ happened to move passed on its TTFT alone. Every test here fails there (no orche
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
@@ -19,6 +21,7 @@ from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.prediction import StorageBound, too_fast
 from kvgate.orchestration.g3.protocol import ArmsResult
 from kvgate.orchestration.plan.inputs import Figure, StorageFigures
+from kvgate.record.gate_rows import PredictionRow
 from kvgate.report.g3_extra_tables import prediction_cells
 
 GB = 1e9
@@ -108,11 +111,11 @@ def test_predicted_stands_beside_measured_for_every_g3_workload() -> None:
     assert p["recompute_ttft_s"] == [2.0, 2.0]  # the run's own prefill rate gives its own recompute back
     assert p["restore_ttft_s"][1] == 0.2
     assert p["restore_ttft_s"][0] == 2048 * BPT / 1.5e9  # one request may reach the whole ceiling
-    (row,) = prediction_cells("h/tiny", predictions)
+    (row,) = prediction_cells("h/tiny", stored(predictions))
     assert row[:3] == ["h/tiny", "one prompt", "2048"]
     assert row[3] == f"{2048 * BPT / 1.5e9:.3g} / 0.2"
     slow = [p | {"recompute_ttft_s": [56_900.0, 1_355.2]}]  # a full-scale recompute, in seconds
-    assert prediction_cells("h/tiny", slow)[0][4] == "56,900 / 1,355"  # before: 5.69e+04 / 1.36e+03
+    assert prediction_cells("h/tiny", stored(slow))[0][4] == "56,900 / 1,355"  # before: 5.69e+04 / 1.36e+03
 
 
 def test_bound_from_a_results_root_without_g2_is_assumed_and_holds_nothing(tmp_path: Path) -> None:
@@ -148,3 +151,8 @@ def test_a_capacity_round_is_held_to_the_storage_by_its_documents_bytes() -> Non
     assert "the restore moved 0.383 GB in 0.1 s" in held["ssd-tier"][0].invalid_reason
     assert held["ssd-tier"][1].invalid_reason is None  # its questions' tokens are not restored bytes
     assert held["dram-only"][0].invalid_reason is None  # no SSD tier: nothing to hold it to
+
+
+def stored(predictions: list[dict[str, Any]]) -> list[PredictionRow]:
+    """The predictions as run.json keeps them and reads them back."""
+    return [PredictionRow.model_validate(json.loads(json.dumps(p))) for p in predictions]

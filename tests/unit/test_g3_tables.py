@@ -17,6 +17,8 @@ from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.report_rows import rows
 from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
+from kvgate.probes.engines import EngineRecord
+from kvgate.record import SCHEMA, RunRecord
 from kvgate.report.g3_tables import sections as laid_out
 
 MiB = 1 << 20
@@ -42,14 +44,22 @@ def result() -> DeploymentResult:
     r.measurements = {"cold-proof": cold_proof_measurement(restore, profile.cold)}
     b = profile.verdict("ttft-p50-reduction")
     r.measurements |= reference_measurements(refs.get(b.reference), b, r.arms, max_cv=None)
-    record = {
-        "serves_concurrently": False,
-        "argv": ["python", "-m", "llama_cpp.server"],
-        "profile": tier.name,
-        "version": "llama-cpp-python 0.3.36",
-        "ready_s": 1.5,
-    }
-    r.engines = {"ssd-restore": record}
+    record = EngineRecord(  # what G3 records of each engine it starts
+        profile=tier.name,
+        kind=tier.kind.value,
+        host="h",
+        argv=("python", "-m", "llama_cpp.server"),
+        env={},
+        workdir="/scratch/w",
+        files={},
+        version="llama-cpp-python 0.3.36",
+        pid=4242,
+        log_path="/scratch/w/engine.log",
+        started_at="2026-12-05T10:00:00Z",
+        ready_s=1.5,
+        serves_concurrently=False,
+    )
+    r.engines = {"ssd-restore": record.to_dict()}
     return r
 
 
@@ -72,8 +82,13 @@ def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def sections(stored: dict[str, Any], engines: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The G3 sections of rows as run.json keeps them (JSON), with the engines G3 recorded."""
-    as_stored = json.loads(json.dumps(stored, sort_keys=True))  # as run.json keeps them: keys sorted
-    return laid_out(as_stored, json.loads(json.dumps(engines or {}, sort_keys=True)))
+    as_stored = json.loads(json.dumps({"g3_rows": stored, "engines": engines or {}}, sort_keys=True))
+    record = RunRecord.model_validate(
+        as_stored | {"schema": SCHEMA, "gate": "g3", "site": "s", "status": "complete"}
+    )
+    return laid_out(
+        record.g3_rows, record.engines
+    )  # as run.json keeps them (keys sorted) and reads them back
 
 
 def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do() -> None:

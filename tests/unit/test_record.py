@@ -24,7 +24,7 @@ def test_a_v1_run_made_before_the_typed_record_still_reads_verifies_and_renders(
     run = shutil.copytree(V1_RUN, tmp_path / V1_RUN.name)
     assert '"schema": "kvgate.run/1"' in (run / "run.json").read_text()
     view = load_run(run)
-    assert view.meta["schema"] == SCHEMA
+    assert view.record.schema_ == SCHEMA
     assert (view.verdict, view.complete) == (Verdict.PASS, True)
     assert view.integrity.status == "verified"  # read in memory: the recorded files are as the run left them
     html = render_html(view, rendered_at="now").replace("<wbr>", "")  # wrap points only

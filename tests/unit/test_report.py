@@ -109,7 +109,7 @@ def test_html_shows_gate_verdict_and_every_check(rendered: RenderedPaths, html: 
     assert "<title>kvgate G1 acceptance report — lab-a</title>" in html
     box = r'class="verdict-box v-fail">\s*<div class="vb-label">Gate verdict</div>\s*<div class="vb-verdict">'
     assert re.search(box + "FAIL<", html)
-    for cid in load_run(rendered.html.parent).meta["planned"]:
+    for cid in load_run(rendered.html.parent).record.planned:
         assert f">{cid}" in html
     assert "≥ 64" in html
     assert "≤ 70 C" in html

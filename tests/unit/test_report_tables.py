@@ -296,8 +296,11 @@ def test_a_real_g3_run_stored_with_cells_renders_the_tables_it_rendered_then(tmp
         assert shown[section["title"]] == section["data"]["rows"], section["title"]
 
 
-def test_a_row_that_cannot_be_laid_out_is_an_error_naming_it(tmp_path: Path) -> None:
-    broken = row(volume()) | {"measurements": {"seqread-1m.read_bw_bytes_per_s": {"value": 1.0}}}
-    run = stored(tmp_path, "g2", {"gpu-1/scratch": row(volume()), "gpu-2/scratch": broken})
-    with pytest.raises(StoreError, match=r"run.json: g2_rows.gpu-2/scratch cannot be laid out as tables"):
+def test_a_row_edited_so_it_cannot_be_laid_out_is_an_error_naming_its_field(tmp_path: Path) -> None:
+    run = stored(tmp_path, "g2", {"gpu-1/scratch": row(volume()), "gpu-2/scratch": row(volume())})
+    meta = json.loads((run / "run.json").read_text())
+    meta["g2_rows"]["gpu-2/scratch"]["measurements"]["seqread-1m.read_bw_bytes_per_s"] = {"value": 1.0}
+    (run / "run.json").write_text(json.dumps(meta))
+    field = "g2_rows.gpu-2/scratch.measurements.seqread-1m.read_bw_bytes_per_s.metric"
+    with pytest.raises(StoreError, match=rf"run.json: {field}: required field is missing"):
         load_run(run)

@@ -19,6 +19,7 @@ from kvgate.probes.engines.metrics import Histogram, diff, parse
 from kvgate.probes.loadgen import LoadConfig, PromptSpec, run
 from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
 from kvgate.probes.workload_results import kv_measurements
+from kvgate.record.gate_rows import ServingLevel
 from kvgate.report.g3_extra_tables import serving_cells
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded"
@@ -98,7 +99,8 @@ def test_g3_shows_every_load_as_client_beside_engine_medians_over_trials() -> No
     assert list(levels) == ["recompute@whole", "warm@c8"]
     assert levels["warm@c8"]["client"]["p50_ttft_ms"] == 50.0
     assert levels["warm@c8"]["engine"] == engine  # the trial without a scrape does not count
-    (whole, warm) = serving_cells("h/vllm", as_recorded(levels))
+    kept = [ServingLevel.model_validate(json.loads(json.dumps(v))) for v in as_recorded(levels)]  # run.json's
+    (whole, warm) = serving_cells("h/vllm", kept)
     assert warm[:4] == ["h/vllm", "warm@c8", "50 / ≈28", "52 / 30"]
     assert whole[2] == "90 / —"  # an engine without histograms: said, not invented
 

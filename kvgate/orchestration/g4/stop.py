@@ -26,9 +26,9 @@ def stop_soak(run_dir: Path) -> dict[str, str]:
     the others were stopped, the first such error is raised (exit 3).
     """
     store = RunStore.open(run_dir)
-    meta = store.meta()
-    jobs = meta.get("g4_jobs") or {}
-    if meta.get("gate") != "g4" or not jobs:
+    record = store.run_record()
+    jobs = record.g4_jobs
+    if record.gate != "g4" or not jobs:
         raise UsageError(f"{run_dir}: no G4 soak was started in this run (run.json has no g4_jobs)")
     inv = load_config(store.inventory_path()).inventory.inventory
     store.update_meta(g4_stopped=utc_now())  # a resume starts no deployment that had not started
@@ -37,7 +37,7 @@ def stop_soak(run_dir: Path) -> dict[str, str]:
     for key, state in sorted(jobs.items()):
         host = key.split("/", 1)[0]
         try:
-            job = agentctl.RemoteJob(**state["job"])
+            job = agentctl.RemoteJob(**state.job.model_dump())
             ex = connect(host, inv.hosts[host])
         except (KeyError, TypeError) as exc:
             raise StoreError(

@@ -1,0 +1,65 @@
+"""The engines and soaks a run started, as run.json keeps them: ``engines`` and ``g4_jobs``.
+
+Written as they start (kvgate.orchestration.g3.measure, g4.soak) and checked by the store
+like every key of the record; ``kvgate stop`` and a resumed G4 run find their soaks here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class EngineLaunch(_Row):
+    """One engine launch (kvgate.probes.engines.EngineRecord.to_dict()), secrets redacted."""
+
+    profile: str
+    kind: str
+    host: str
+    argv: list[str]
+    env: dict[str, str]
+    workdir: str
+    files: dict[str, str]
+    version: str
+    pid: int
+    log_path: str
+    started_at: str
+    ready_s: float
+    serves_concurrently: bool
+    weights_load_s: float | None = None
+    notes: str = ""
+    extra: dict[str, Any] = {}  # the engine kind's own facts
+
+
+class AgentJob(_Row):
+    """A detached agent workload (kvgate.probes.agentctl.RemoteJob)."""
+
+    host: str
+    workload: str
+    run_id: str
+    state_dir: str
+    agent: str
+    pid: int
+    start_ticks: int
+    sudo: bool = False
+
+
+class SoakEngine(_Row):
+    pid: int | None
+    index: int
+    run_dir: str
+
+
+class G4Job(_Row):
+    """A soak the controller follows: its agent job, engines and spec, recorded before the first poll."""
+
+    job: AgentJob
+    work_dir: str
+    started_at: str
+    engines: list[SoakEngine]
+    spec: dict[str, Any]  # the agent's soak spec, as sent (the agent checks it)
