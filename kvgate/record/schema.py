@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from kvgate.base.config_file import explain, field_error
 from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Verdict
 from kvgate.configuration.inventory import Name
+from kvgate.configuration.reference_schema import Reference
 from kvgate.record.environment import HostManifest, ToolVersions, WaiverRecord
 from kvgate.record.gate_rows import G2Stored, G3Stored, G4Stored, MeasurementRecord
 from kvgate.record.launches import EngineLaunch, G4Job
@@ -70,6 +71,8 @@ class Configuration(_Record):
     """What the run was judged with, beyond the inventory: references and gate profiles as loaded."""
 
     references: ConfigFile | None = None
+    # the references the gate bound at plan time (G3), as loaded: what the report says of each
+    bound_references: dict[str, Reference] = {}
     gate_profile: dict[str, Any] | None = None  # the gate profile as loaded (G3, G4)
     # every configuration file the run read (kvgate.configuration.gateconfig): inventory, references, profiles
     files: dict[str, ConfigFile] = {}

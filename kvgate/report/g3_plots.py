@@ -12,13 +12,13 @@ A run recorded before G3 kept these numbers gets no chart, not an empty one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, label_rows, to_svg
 from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
 from kvgate.report.model import RunView
-from kvgate.report.summary import reference
 
 CACHED = ("ssd-restore", "warm", "ssd-tier", "parallel-read")  # arms served from a cache tier
 READERS = ("serial-read", "parallel-read")
@@ -65,7 +65,7 @@ def g3_charts(view: RunView) -> list[Chart | None]:
         arms: dict[str, dict[str, Any]] = figs["arms"]
         out += [
             ttft_chart(key, arms),
-            throughput_chart(key, arms, bindings(view)),
+            throughput_chart(key, arms, bindings(view), view.reference),
             readers_chart(key, arms, figs.get("g2") or {}),
             prediction_chart(key, figs.get("predictions") or []),
         ]
@@ -112,7 +112,9 @@ def band(ref: Reference, baseline: float) -> tuple[float, float]:
 Pair = tuple[str, Reference, str, float, float]  # level label, reference, candidate arm, baseline, candidate
 
 
-def throughput_pairs(arms: dict[str, dict[str, Any]], binds: list[dict[str, Any]]) -> list[Pair]:
+def throughput_pairs(
+    arms: dict[str, dict[str, Any]], binds: list[dict[str, Any]], reference: Callable[[str], Reference | None]
+) -> list[Pair]:
     out = []
     for b in binds:
         ref = reference(str(b.get("reference")))
@@ -130,8 +132,13 @@ def throughput_pairs(arms: dict[str, dict[str, Any]], binds: list[dict[str, Any]
     return out
 
 
-def throughput_chart(key: str, arms: dict[str, dict[str, Any]], binds: list[dict[str, Any]]) -> Chart | None:
-    pairs = throughput_pairs(arms, binds)
+def throughput_chart(
+    key: str,
+    arms: dict[str, dict[str, Any]],
+    binds: list[dict[str, Any]],
+    reference: Callable[[str], Reference | None],
+) -> Chart | None:
+    pairs = throughput_pairs(arms, binds, reference)
     if not pairs:
         return None
     with figure(height_in=0.5 * len(pairs) + 1.1) as (fig, ax):

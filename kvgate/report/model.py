@@ -22,6 +22,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from kvgate.base.criteria import Verdict, symbol
+from kvgate.base.errors import KvgateError
+from kvgate.configuration.reference_schema import Reference
+from kvgate.configuration.references import load_references
 from kvgate.judgement import gate_verdict
 from kvgate.record import Forced, JudgementRecord, RunRecord, RunStore, Verification, verify_manifest
 from kvgate.report.gate_tables import stored_sections
@@ -126,6 +129,17 @@ class RunView:
         return [
             {k: as_text(v) for k, v in w.model_dump(exclude_unset=True).items()} for w in self.record.waivers
         ]
+
+    def reference(self, rule: str) -> Reference | None:
+        """The reference ``rule`` was judged against, as this run recorded it at plan time. A run
+        that recorded none (G3 before it kept them) reads the shipped gates/references.yaml."""
+        bound = self.record.configuration.bound_references
+        if bound:
+            return bound.get(rule)
+        try:
+            return load_references().get(rule)
+        except KvgateError:
+            return None
 
     @property
     def reference_notes(self) -> list[str]:

@@ -16,7 +16,7 @@ from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure
 from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView
 from kvgate.report.soak_plots import soak_charts
-from kvgate.report.summary import is_reference, reference
+from kvgate.report.summary import is_reference
 
 
 def charts(view: RunView) -> tuple[Chart, ...]:
@@ -27,7 +27,9 @@ def charts(view: RunView) -> tuple[Chart, ...]:
 
 def reference_chart(view: RunView) -> Chart | None:
     """One row per evaluated reference figure: the seed's range shaded, the threshold, the measurement."""
-    rows = [(r, ref) for r in view.all_rows if is_reference(r) and (ref := reference(r.rule)) is not None]
+    rows = [
+        (r, ref) for r in view.all_rows if is_reference(r) and (ref := view.reference(r.rule)) is not None
+    ]
     rows = [(r, ref) for r, ref in rows if isinstance(r.measured_value, int | float)]
     if not rows:
         return None

@@ -1,7 +1,7 @@
 """What page 1 and the findings say: headline figures, scope, findings first, baselines apart.
 
 Everything here is derived from a RunView (kvgate.report.model), the report's only view
-of the run, plus gates/references.yaml for how the seed stated each reference.
+of the run, with how the seed stated each reference as the run recorded it (RunView.reference).
 
 Usage::
 
@@ -16,9 +16,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kvgate.base.errors import KvgateError
 from kvgate.configuration.reference_schema import Kind, Reference
-from kvgate.configuration.references import load_references, seed_position, show_bound
+from kvgate.configuration.references import seed_position, show_bound
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.restore_evidence import restore_vs_g2
@@ -95,13 +94,6 @@ def is_recorded(row: CheckRow) -> bool:
     """A metric with no threshold: a recorded baseline, never a PASS of a specification."""
     trivial = row.comparator in (">", ">=") and row.expected_value in (0, 0.0)
     return RECORDED in row.source or (trivial and row.unit not in ("", "hosts"))
-
-
-def reference(rule: str) -> Reference | None:
-    try:
-        return load_references().get(rule)
-    except KvgateError:
-        return None
 
 
 def stated_measured(ref: Reference, value: object) -> str:
@@ -193,7 +185,7 @@ def threshold_headline(row: CheckRow, what: str = "") -> Headline:
 
 def headline(view: RunView) -> tuple[Headline, ...]:
     rows = view.all_rows
-    refs = [(r, ref) for r in rows if is_reference(r) and (ref := reference(r.rule)) is not None]
+    refs = [(r, ref) for r in rows if is_reference(r) and (ref := view.reference(r.rule)) is not None]
     out = [
         reference_headline(r, ref, rows, restore=restore_vs_g2(view, r))
         for r, ref in refs

@@ -232,6 +232,11 @@ class G3Profile(Profile):
     verdicts: tuple[VerdictBinding, ...] = Field(min_length=1)
     storage: StorageProfile | None = None  # None: G3 does not run model loading and checkpoint
 
+    def reference_ids(self) -> tuple[str, ...]:
+        """Every reference this profile binds, in profile order, once each."""
+        storage = self.storage.verdicts if self.storage else ()
+        return tuple(dict.fromkeys([v.reference for v in self.verdicts] + [s.reference for s in storage]))
+
     @model_validator(mode="after")
     def _unique(self) -> G3Profile:
         names = [v.check for v in self.verdicts]

@@ -22,12 +22,22 @@ HostResults = dict[str, DeploymentResult | LabError]
 StorageResults = dict[str, StorageResult]  # by candidate volume
 
 
+def record_configuration(gate_run: GateRun) -> None:
+    """The G3 profile and every reference it binds, as loaded: the report reads them from the run,
+    so a later edit of gates/references.yaml cannot change what an old report says."""
+    config = gate_run.config
+    bound = {i: config.references.get(i).model_dump(mode="json") for i in config.g3.reference_ids()}
+    gate_run.store.merge_meta(
+        configuration={"gate_profile": config.g3.model_dump(mode="json"), "bound_references": bound}
+    )
+
+
 @pytest.fixture(scope="session")
 def g3_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
     """Every pending engine host measured at once; its deployments one after the other."""
     config, store = gate_run.config, gate_run.store
     store.update_meta(reference_notes=[str(d) for d in check_consistency(config.references)])
-    store.merge_meta(configuration={"gate_profile": config.g3.model_dump(mode="json")})
+    record_configuration(gate_run)
     return measure_each_deployment(
         gate_run,
         measure_deployment,
@@ -49,6 +59,7 @@ def g3_storage(gate_run: GateRun) -> dict[str, StorageResults | LabError]:
     """Model-load and checkpoint on every pending host's candidate and baseline volumes, hosts at once."""
     inv, exs, store = gate_run.inventory, gate_run.executors, gate_run.store
     checks = [c for c in storage_plan(gate_run.config) if c.ruled is None]
+    record_configuration(gate_run)  # also when only the storage checks run
 
     def measure_host(host: str) -> StorageResults:
         out: StorageResults = {}
