@@ -239,11 +239,18 @@ class G3StorageRow(_Row):
     figures: StorageFigures
 
 
+def _g3_figures(data: Any) -> Any:
+    """A storage row's figures hold its volumes; a deployment's, its arms."""
+    if not isinstance(data, dict):
+        return data
+    return (StorageFigures if "volumes" in data else G3Figures).model_validate(data)
+
+
 class G3CellRow(_Row):
     """Legacy: a host/deployment's table cells as G3 formatted them before it kept numbers.
 
-    Runs of that time kept the charts' raw numbers beside the cells (``figures``), in the shape
-    of their day: those stay as stored, for the charts that read them leniently.
+    Runs of that time from 2026-12-05 07:28 on kept the charts' raw numbers beside the cells
+    (``figures``), in the shape G3 keeps them now: a deployment's, or a storage row's volumes.
     """
 
     arms: Cells = []
@@ -254,7 +261,7 @@ class G3CellRow(_Row):
     serving: Cells = []
     storage: Cells = []
     limits: str = ""
-    figures: dict[str, Any] | None = None
+    figures: Annotated[G3Figures | StorageFigures | None, BeforeValidator(_g3_figures)] = None
 
 
 # -- G4 ---------------------------------------------------------------------------------------
