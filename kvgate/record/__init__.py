@@ -42,7 +42,7 @@ from kvgate.record.gate_rows import (
     VerdictRow,
     VolumeFigures,
 )
-from kvgate.record.launches import EngineLaunch
+from kvgate.record.launches import AgentJob, EngineLaunch, G4Job, SoakEngine
 from kvgate.record.manifest import Verification, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.migrate import migrate
 from kvgate.record.run_files import parse_json, read_text
@@ -64,6 +64,7 @@ __all__ = [
     "PREFLIGHT",
     "SCHEMA",
     "SCHEMA_V1",
+    "AgentJob",
     "ArmFigures",
     "ArtifactRecord",
     "DeploymentFacts",
@@ -76,6 +77,7 @@ __all__ = [
     "G3Figures",
     "G3StorageRow",
     "G3Stored",
+    "G4Job",
     "G4Row",
     "G4Stored",
     "InputsRecord",
@@ -84,6 +86,7 @@ __all__ = [
     "RunRecord",
     "RunStore",
     "ServingLevel",
+    "SoakEngine",
     "SoakFacts",
     "SoakFigures",
     "StorageFigures",
