@@ -249,8 +249,9 @@ def _g3_figures(data: Any) -> Any:
 class G3CellRow(_Row):
     """Legacy: a host/deployment's table cells as G3 formatted them before it kept numbers.
 
-    Runs of that time from 2026-12-05 07:28 on kept the charts' raw numbers beside the cells
-    (``figures``), in the shape G3 keeps them now: a deployment's, or a storage row's volumes.
+    From 2026-12-05 07:28 (af7968d) until G3 kept numbers (e549b38), runs also kept the charts'
+    raw numbers beside the cells (``figures``), in the shape G3 keeps them now: a deployment's
+    arms, predictions and G2 figures, or a storage row's volumes.
     """
 
     arms: Cells = []
