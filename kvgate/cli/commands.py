@@ -129,7 +129,7 @@ def finish(
     if regressions is not None:
         regressions[:] = paths.regressions
     record = verify_manifest(store.path, allowed_signers=allowed_signers)
-    console.print(checks_table(store) if store.meta()["gate"] == PREFLIGHT else summary_table(store))
+    console.print(checks_table(store) if store.run_record().gate == PREFLIGHT else summary_table(store))
     verdict, missing = outcome(store)
     not_evaluated = f" ({len(missing)} checks not evaluated)" if missing else ""
     if interrupted:
@@ -156,9 +156,9 @@ def resume_command(store: RunStore) -> str:
     The inventory is the run's own (`RunStore.inventory_path`); waivers and a -k selection
     are not stored as paths, so they are repeated from the run's recorded argv.
     """
-    meta = store.meta()
-    words = ["kvgate", "run", str(meta["gate"]), "--resume", str(store.path)]
-    argv = [str(a) for a in meta.get("argv", [])]
+    record = store.run_record()
+    words = ["kvgate", "run", record.gate, "--resume", str(store.path)]
+    argv = record.argv if isinstance(record.argv, list) else []  # one string: no flag found in it
     for flag in ("--waivers", "-k"):
         if (value := _recorded_option(argv, flag)) is not None:
             words += [flag, value]

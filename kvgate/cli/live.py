@@ -65,9 +65,14 @@ class LiveView:
             self.console.print(f"[red]{err}")
 
 
+def title(store: RunStore) -> str:
+    record = store.run_record()
+    return f"{record.gate} — {record.site}"
+
+
 def summary_table(store: RunStore) -> Table:
     """Per host: counts per verdict and the worst verdict; the gate line last."""
-    table = Table(title=f"{store.meta()['gate']} — {store.meta()['site']}")
+    table = Table(title=title(store))
     table.add_column("host")
     for v in SEVERITY:
         table.add_column(str(v), justify="right")
@@ -84,7 +89,7 @@ def summary_table(store: RunStore) -> Table:
 
 def checks_table(store: RunStore) -> Table:
     """Every check with its verdict and condition, worst first: what can be measured, and why not."""
-    table = Table(title=f"{store.meta()['gate']} — {store.meta()['site']}: what can be measured")
+    table = Table(title=f"{title(store)}: what can be measured")
     for column in ("host", "check", "verdict", "why"):
         table.add_column(column, overflow="fold")
     checks = sorted(store.checks().values(), key=lambda c: (SEVERITY.index(c.verdict), c.id))

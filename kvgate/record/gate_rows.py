@@ -239,11 +239,19 @@ class G3StorageRow(_Row):
     figures: StorageFigures
 
 
+def _g3_figures(data: Any) -> Any:
+    """A storage row's figures hold its volumes; a deployment's, its arms."""
+    if not isinstance(data, dict):
+        return data
+    return (StorageFigures if "volumes" in data else G3Figures).model_validate(data)
+
+
 class G3CellRow(_Row):
     """Legacy: a host/deployment's table cells as G3 formatted them before it kept numbers.
 
-    Runs of that time kept the charts' raw numbers beside the cells (``figures``), in the shape
-    of their day: those stay as stored, for the charts that read them leniently.
+    From 2026-12-05 07:28 (af7968d) until G3 kept numbers (e549b38), runs also kept the charts'
+    raw numbers beside the cells (``figures``), in the shape G3 keeps them now: a deployment's
+    arms, predictions and G2 figures, or a storage row's volumes.
     """
 
     arms: Cells = []
@@ -254,7 +262,7 @@ class G3CellRow(_Row):
     serving: Cells = []
     storage: Cells = []
     limits: str = ""
-    figures: dict[str, Any] | None = None
+    figures: Annotated[G3Figures | StorageFigures | None, BeforeValidator(_g3_figures)] = None
 
 
 # -- G4 ---------------------------------------------------------------------------------------

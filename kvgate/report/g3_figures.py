@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kvgate.record import G3Figures
 from kvgate.report.model import RunView
 
 
@@ -26,10 +27,10 @@ def level(arm: str) -> str:
     return "one prompt" if not at else "whole machine" if at == "whole" else f"conc {at.removeprefix('c')}"
 
 
-def deployments(view: RunView) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(host/deployment, its arms' summaries) for every deployment that recorded them."""
-    for key, figs in view.figures("g3").items():
-        if isinstance(figs.get("arms"), dict) and figs["arms"]:
+def deployments(view: RunView) -> Iterator[tuple[str, G3Figures]]:
+    """(host/deployment, its figures) for every deployment that recorded its arms' summaries."""
+    for key, figs in view.g3_figures().items():
+        if isinstance(figs, G3Figures) and figs.arms:
             yield key, figs
 
 

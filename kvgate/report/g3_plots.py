@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvgate.configuration.reference_schema import Kind, Reference
+from kvgate.record import ArmFigures, G2Figures, PredictionRow, StorageFigures, VolumeFigures
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, label_rows, to_svg
 from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
 from kvgate.report.model import RunView
@@ -40,7 +41,7 @@ def legend(ax: Any) -> None:
 ARM_ORDER = ("recompute", "ssd-restore", "warm", "dram-only", "ssd-tier", *READERS)
 
 
-def in_order(arms: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def in_order(arms: dict[str, ArmFigures]) -> list[tuple[str, ArmFigures]]:
     """Arms by level (one prompt, conc 4, 8, 16, the whole machine), then as the protocol runs them."""
 
     def rank(arm: str) -> tuple[float, int, str]:
@@ -62,27 +63,25 @@ def plain_log(axis: Any) -> None:
 def g3_charts(view: RunView) -> list[Chart | None]:
     out: list[Chart | None] = []
     for key, figs in deployments(view):
-        arms: dict[str, dict[str, Any]] = figs["arms"]
         out += [
-            ttft_chart(key, arms),
-            throughput_chart(key, arms, bindings(view), view.reference),
-            readers_chart(key, arms, figs.get("g2") or {}),
-            prediction_chart(key, figs.get("predictions") or []),
+            ttft_chart(key, figs.arms),
+            throughput_chart(key, figs.arms, bindings(view), view.reference),
+            readers_chart(key, figs.arms, figs.g2),
+            prediction_chart(key, figs.predictions),
         ]
-    out += [
-        storage_chart(key, figs["volumes"]) for key, figs in view.figures("g3").items() if figs.get("volumes")
-    ]
+    stored = view.g3_figures().items()
+    out += [storage_chart(key, f.volumes) for key, f in stored if isinstance(f, StorageFigures) and f.volumes]
     return out
 
 
-def ttft_chart(key: str, arms: dict[str, dict[str, Any]]) -> Chart | None:
+def ttft_chart(key: str, arms: dict[str, ArmFigures]) -> Chart | None:
     """Per arm and level: a thick tick at p50, a thin one at p90, the line running on to p99."""
-    rows = [(a, s) for a, s in in_order(arms) if number(s.get("ttft_p50_s"))]
+    rows = [(a, s) for a, s in in_order(arms) if number(s.ttft_p50_s)]
     if not rows:
         return None
     with figure(height_in=0.24 * len(rows) + 1.0) as (fig, ax):
         for i, (arm, s) in enumerate(rows):
-            p50, p90, p99 = (number(s.get(k)) for k in ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s"))
+            p50, p90, p99 = number(s.ttft_p50_s), number(s.ttft_p90_s), number(s.ttft_p99_s)
             color = MEASURED if arm.partition("@")[0] in CACHED else OTHER
             if p50 is not None and p99 is not None:
                 ax.hlines(i, p50, p99, colors=color, linewidth=1)
@@ -113,7 +112,7 @@ Pair = tuple[str, Reference, str, float, float]  # level label, reference, candi
 
 
 def throughput_pairs(
-    arms: dict[str, dict[str, Any]], binds: list[dict[str, Any]], reference: Callable[[str], Reference | None]
+    arms: dict[str, ArmFigures], binds: list[dict[str, Any]], reference: Callable[[str], Reference | None]
 ) -> list[Pair]:
     out = []
     for b in binds:
@@ -121,10 +120,8 @@ def throughput_pairs(
         if b.get("statistic") != "output_throughput_tok_per_s" or ref is None:
             continue
         for suffix in suffixes(b.get("concurrency")):
-            base = number((arms.get(f"{b['baseline_arm']}{suffix}") or {}).get("output_throughput_tok_per_s"))
-            cand = number(
-                (arms.get(f"{b['candidate_arm']}{suffix}") or {}).get("output_throughput_tok_per_s")
-            )
+            base = throughput(arms.get(f"{b['baseline_arm']}{suffix}"))
+            cand = throughput(arms.get(f"{b['candidate_arm']}{suffix}"))
             if base is not None and cand is not None:
                 out.append(
                     (f"{ref.report} {level(suffix)}", ref, f"{b['candidate_arm']}{suffix}", base, cand)
@@ -132,9 +129,13 @@ def throughput_pairs(
     return out
 
 
+def throughput(arm: ArmFigures | None) -> float | None:
+    return number(arm.output_throughput_tok_per_s) if arm is not None else None
+
+
 def throughput_chart(
     key: str,
-    arms: dict[str, dict[str, Any]],
+    arms: dict[str, ArmFigures],
     binds: list[dict[str, Any]],
     reference: Callable[[str], Reference | None],
 ) -> Chart | None:
@@ -162,21 +163,25 @@ def throughput_chart(
     return Chart(f"Throughput against the reference bands — {key}", svg, caption)
 
 
-def readers_chart(key: str, arms: dict[str, dict[str, Any]], g2: dict[str, Any]) -> Chart | None:
+def restored(arm: ArmFigures) -> bool:
+    return bool(number(arm.read_bw_gb_per_s) or number(arm.ttft_p50_s))
+
+
+def readers_chart(key: str, arms: dict[str, ArmFigures], g2: G2Figures | None) -> Chart | None:
     """R1: the serial and the parallel reader at each level, bandwidth and TTFT side by side."""
     levels = sorted({a.partition("@")[2] for a in arms if a.partition("@")[0] in READERS})
-    rows = [(f"{r} · {level('x@' + c)}", arms.get(f"{r}@{c}") or {}) for c in levels for r in READERS]
-    rows = [(name, s) for name, s in rows if number(s.get("read_bw_gb_per_s")) or number(s.get("ttft_p50_s"))]
+    found = [(f"{r} · {level('x@' + c)}", arms.get(f"{r}@{c}")) for c in levels for r in READERS]
+    rows = [(name, s) for name, s in found if s is not None and restored(s)]
     if not rows:
         return None
-    ceiling = number(g2.get("read_ceiling_bytes_per_s"))
+    ceiling = number(g2.read_ceiling_bytes_per_s) if g2 is not None else None
     with figure(height_in=0.3 * len(rows) + 1.3) as (fig, _ax):
         fig.clear()
         bw_ax, ttft_ax = fig.subplots(1, 2, sharey=True)
         for i, (name, s) in enumerate(rows):
             color = MEASURED if name.startswith("parallel") else OTHER
-            bw_ax.barh(i, number(s.get("read_bw_gb_per_s")) or 0.0, height=0.6, color=color)
-            ttft_ax.barh(i, number(s.get("ttft_p50_s")) or 0.0, height=0.6, color=color)
+            bw_ax.barh(i, number(s.read_bw_gb_per_s) or 0.0, height=0.6, color=color)
+            ttft_ax.barh(i, number(s.ttft_p50_s) or 0.0, height=0.6, color=color)
         if ceiling is not None:
             bw_ax.axvline(ceiling / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
             bw_ax.set_xlim(0, max(bw_ax.get_xlim()[1], ceiling / 1e9 * 1.08))  # a chart is not clipped
@@ -192,13 +197,12 @@ def readers_chart(key: str, arms: dict[str, dict[str, Any]], g2: dict[str, Any])
     return Chart(f"Cold restore: serial vs parallel reader (R1) — {key}", svg, caption)
 
 
-def prediction_chart(key: str, predictions: list[dict[str, Any]]) -> Chart | None:
+def prediction_chart(key: str, predictions: list[PredictionRow]) -> Chart | None:
     """Per load: the planner's restore and recompute TTFT beside the measured p50."""
     rows = []
     for p in predictions:
-        load = "one prompt" if p.get("concurrency") == 1 else f"conc {p.get('concurrency')}"
-        for what in ("restore", "recompute"):
-            pair = p.get(f"{what}_ttft_s") or [None, None]
+        load = "one prompt" if p.concurrency == 1 else f"conc {p.concurrency}"
+        for what, pair in (("restore", p.restore_ttft_s), ("recompute", p.recompute_ttft_s)):
             if number(pair[0]) is not None or number(pair[1]) is not None:
                 rows.append((f"{what} · {load}", number(pair[0]), number(pair[1])))
     if not rows:
@@ -225,20 +229,21 @@ def prediction_chart(key: str, predictions: list[dict[str, Any]]) -> Chart | Non
     return Chart(f"Planner: predicted vs measured TTFT — {key}", svg, caption)
 
 
-STORAGE_TIMES = {
-    "model_load_s": "model load (agent, fastest loader)",
-    "engine_weights_load_s": "engine weight load",
-    "engine_ready_s": "engine launch to ready",
-    "checkpoint_write_s": "checkpoint write",
+STORAGE_TIMES: dict[str, Callable[[VolumeFigures], float | None]] = {
+    "model load (agent, fastest loader)": lambda v: v.model_load_s,
+    "engine weight load": lambda v: v.engine_weights_load_s,
+    "engine launch to ready": lambda v: v.engine_ready_s,
+    "checkpoint write": lambda v: v.checkpoint_write_s,
 }
 
 
-def storage_chart(key: str, volumes: dict[str, dict[str, Any]]) -> Chart | None:
+def storage_chart(key: str, volumes: dict[str, VolumeFigures]) -> Chart | None:
     """R9 and R1's checkpoint: each time on the candidate volume beside the baseline volume."""
-    by_role = {str(v.get("role")): (name, v) for name, v in volumes.items()}
+    by_role = {v.role: (name, v) for name, v in volumes.items()}
+    on = {role: by_role[role][1] for role in ("baseline", "candidate") if role in by_role}
     rows = [
-        (what, *(number(by_role.get(role, ("", {}))[1].get(stat)) for role in ("baseline", "candidate")))
-        for stat, what in STORAGE_TIMES.items()
+        (what, *(number(time(on[role])) if role in on else None for role in ("baseline", "candidate")))
+        for what, time in STORAGE_TIMES.items()
     ]
     rows = [r for r in rows if r[1] is not None or r[2] is not None]
     if not rows:

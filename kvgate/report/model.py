@@ -13,20 +13,27 @@ Usage::
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
 
 from kvgate.base.criteria import Verdict, symbol
 from kvgate.base.errors import KvgateError
 from kvgate.configuration.reference_schema import Reference
 from kvgate.configuration.references import load_references
 from kvgate.judgement import gate_verdict
-from kvgate.record import Forced, JudgementRecord, RunRecord, RunStore, Verification, verify_manifest
+from kvgate.record import (
+    Forced,
+    G3Figures,
+    JudgementRecord,
+    RunRecord,
+    RunStore,
+    SoakFigures,
+    StorageFigures,
+    Verification,
+    verify_manifest,
+)
 from kvgate.report.gate_tables import stored_sections
 from kvgate.report.history.entry import Figure, HistoryEntry
 from kvgate.report.numbers import duration, human, humanize_text
@@ -210,16 +217,15 @@ class RunView:
                 out[key] = (row.knee.parallelism, row.knee.bs)
         return out
 
-    def figures(self, gate: str) -> dict[str, dict[str, Any]]:
-        """The raw numbers a gate recorded beside its tables, per host/subject (none before they were)."""
-        r = self.record
-        rows: Mapping[str, BaseModel] = r.g3_rows if gate == "g3" else r.g4_rows if gate == "g4" else {}
-        out: dict[str, dict[str, Any]] = {}
-        for key, row in sorted(rows.items()):
-            figures = getattr(row, "figures", None)
-            if figures is not None:  # the charts read them as stored (kvgate.report.g3_plots, soak_plots)
-                out[key] = figures if isinstance(figures, dict) else figures.model_dump(exclude_unset=True)
-        return out
+    def g3_figures(self) -> dict[str, G3Figures | StorageFigures]:
+        """G3's raw numbers beside its tables, per host/subject (none before G3 kept them), for the charts."""
+        rows = sorted(self.record.g3_rows.items())
+        return {key: row.figures for key, row in rows if row.figures is not None}
+
+    def g4_figures(self) -> dict[str, SoakFigures]:
+        """G4's raw numbers beside its tables, per host/deployment (none before G4 kept them)."""
+        rows = sorted(self.record.g4_rows.items())
+        return {key: row.figures for key, row in rows if row.figures is not None}
 
     def history_entry(self) -> HistoryEntry:
         """What kvgate.report.history keeps of this run: identity, verdict and every numeric figure."""

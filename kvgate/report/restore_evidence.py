@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kvgate.record import ArmFigures, G2Figures, G3Figures
 from kvgate.report.g3_figures import bindings, level, number, suffixes
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human
@@ -30,32 +31,33 @@ def restore_vs_g2(view: RunView, row: CheckRow) -> str:
     found = DEPLOYMENT.match(row.check)
     if view.gate != "g3" or found is None:
         return ""
-    figs = view.figures("g3").get(f"{row.host}/{found['name']}") or {}
+    figs = view.g3_figures().get(f"{row.host}/{found['name']}")
     binding = next((b for b in bindings(view) if b.get("check") == found["check"]), None)
-    if binding is None or not isinstance(figs.get("arms"), dict):
+    if binding is None or not isinstance(figs, G3Figures):
         return ""
-    restores = restore_rates(figs["arms"], binding)
+    restores = restore_rates(figs.arms, binding)
     if not restores:
         return ""
-    return f"restore {'; '.join(restores)} vs {g2_text(figs.get('g2') or {})}"
+    return f"restore {'; '.join(restores)} vs {g2_text(figs.g2)}"
 
 
-def restore_rates(arms: dict[str, Any], binding: dict[str, Any]) -> list[str]:
+def restore_rates(arms: dict[str, ArmFigures], binding: dict[str, Any]) -> list[str]:
     """The candidate arm's restore bandwidth at each level of the binding (GB/s as recorded)."""
     out = []
     for suffix in suffixes(binding.get("concurrency")):
         arm = f"{binding.get('candidate_arm')}{suffix}"
-        bw = number((arms.get(arm) or {}).get("read_bw_gb_per_s"))
+        summary = arms.get(arm)
+        bw = number(summary.read_bw_gb_per_s) if summary is not None else None
         if bw is not None:
             out.append(f"{gb_per_s(bw * 1e9)} ({arm.partition('@')[0]} · {level(arm)})")
     return out
 
 
-def g2_text(g2: dict[str, Any]) -> str:
+def g2_text(g2: G2Figures | None) -> str:
     """What G2 measured on the volume, or that it measured nothing G3 could use."""
-    ceiling = number(g2.get("read_ceiling_bytes_per_s"))
-    per_request = number(g2.get("kv_restore_request_bytes_per_s"))
-    if not g2.get("measured") or ceiling is None:
+    ceiling = number(g2.read_ceiling_bytes_per_s) if g2 is not None else None
+    per_request = number(g2.kv_restore_request_bytes_per_s) if g2 is not None else None
+    if g2 is None or not g2.measured or ceiling is None:
         return "G2: no passed G2 run measured this volume (the planner assumed the inventory's figure)"
     text = f"G2 on this volume: read ceiling {gb_per_s(ceiling)}"
     return text + (f", one KV restore {gb_per_s(per_request)}" if per_request is not None else "")

@@ -89,14 +89,14 @@ def recorded_profile(view: RunView) -> G4Profile | None:
 
 
 def soak_charts(view: RunView) -> list[Chart]:
-    profile, caps = recorded_profile(view), view.figures("g4")
+    profile, caps = recorded_profile(view), view.g4_figures()
     out = []
     for path in sorted((view.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
         key = f"{path.parts[-4]}/{path.parts[-2]}"
         windows = soak_windows(path)
         if windows:
-            cap = (caps.get(key) or {}).get("cap_bytes")
-            out.append(soak_chart(key, windows, profile, cap if isinstance(cap, int) else None))
+            figs = caps.get(key)
+            out.append(soak_chart(key, windows, profile, figs.cap_bytes if figs is not None else None))
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.orchestration.g3.arms import ArmSummary
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
 
@@ -182,29 +183,57 @@ def g4_sections() -> list[dict[str, Any]]:
     ]
 
 
-def arm(p50: float, tput: float, bw: float | None = None) -> dict[str, Any]:
-    return {
-        "ttft_p50_s": p50,
-        "ttft_p90_s": p50 * 1.3,
-        "ttft_p99_s": p50 * 1.6,
-        "output_throughput_tok_per_s": tput,
-        "read_bw_gb_per_s": bw,
-    }
+def arm(name: str, p50: float, tput: float, bw: float | None = None) -> dict[str, Any]:
+    """An arm's summary as G3 records it (ArmSummary.to_dict()); what no chart reads, left unmeasured."""
+    summary = ArmSummary(
+        arm=name,
+        trials=5,
+        completed=5,
+        ttft_p50_s=p50,
+        ttft_p90_s=p50 * 1.3,
+        ttft_p99_s=p50 * 1.6,
+        ttft_cv=0.1,
+        e2e_p50_s=p50 + 0.2,
+        output_throughput_tok_per_s=tput,
+        prompt_tokens_p50=2048,
+        device_read_bytes_p50=None,
+        engine_read_bytes_p50=None,
+        hit_tokens_p50=None,
+        cache_growth_bytes_p50=None,
+        predicted_bytes_p50=None,
+        restart_to_ready_p50_s=None,
+        read_bw_gb_per_s=bw,
+    )
+    return summary.to_dict()
 
 
 def g3_rows() -> dict[str, Any]:
-    """One deployment's raw figures, as G3 records them beside its tables (numbers of a demo run)."""
-    arms = {
-        "recompute": arm(11.4, 1.03),
-        "ssd-restore": arm(0.23, 29.1, 0.21),
-        "dram-only@c8": arm(9.16, 6.67),
-        "ssd-tier@c8": arm(6.65, 10.0, 0.5),
-        "dram-only@whole": arm(5.76, 4.13),
-        "ssd-tier@whole": arm(1.48, 12.2, 0.4),
+    """One deployment's cells and raw figures, as G3 recorded them on 2026-12-05 (numbers of a demo run)."""
+    arms = [
+        arm("recompute", 11.4, 1.03),
+        arm("ssd-restore", 0.23, 29.1, 0.21),
+        arm("dram-only@c8", 9.16, 6.67),
+        arm("ssd-tier@c8", 6.65, 10.0, 0.5),
+        arm("dram-only@whole", 5.76, 4.13),
+        arm("ssd-tier@whole", 1.48, 12.2, 0.4),
+    ]
+    g2 = {
+        "measured": True,
+        "read_ceiling_bytes_per_s": 1.36e9,
+        "kv_restore_request_bytes_per_s": 4.1e8,
+        "best_read_bytes_per_s": 1.41e9,
+        "source": "G2 lab-a/g2-20261205T010000Z",
     }
-    g2 = {"measured": True, "read_ceiling_bytes_per_s": 1.36e9, "kv_restore_request_bytes_per_s": 4.1e8}
-    prediction = {"concurrency": 1, "restore_ttft_s": [0.12, 0.23], "recompute_ttft_s": [None, 11.4]}
-    figures = {"arms": arms, "predictions": [prediction], "g2": g2}
+    prediction = {
+        "concurrency": 1,
+        "prompt_tokens": 2048,
+        "restore_ttft_s": [0.12, 0.23],
+        "recompute_ttft_s": [None, 11.4],
+        "storage_floor_s": 0.11,
+        "tier_bytes": 2.3e8,
+        "ceiling": g2["source"],
+    }
+    figures = {"arms": {a["arm"]: a for a in arms}, "predictions": [prediction], "g2": g2}
     return {f"{HOST}/tiny": {"arms": [], "verdicts": [], "limits": "", "figures": figures}}
 
 

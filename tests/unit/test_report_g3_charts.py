@@ -9,6 +9,7 @@ from typing import Any
 
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.orchestration.g3.arms import ArmSummary
 from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.charts import Chart
@@ -18,27 +19,40 @@ from kvgate.report.svg import sanitize
 GB = 1e9
 
 
-def arm(p50: float, *, tput: float = 10.0, bw: float | None = None) -> dict[str, Any]:
-    return {
-        "ttft_p50_s": p50,
-        "ttft_p90_s": p50 * 1.3,
-        "ttft_p99_s": p50 * 1.5,
-        "output_throughput_tok_per_s": tput,
-        "read_bw_gb_per_s": bw,
-    }
+def arm(name: str, p50: float, *, tput: float = 10.0, bw: float | None = None) -> tuple[str, dict[str, Any]]:
+    """(name, the arm's summary as G3 records it: ArmSummary.to_dict()); what no chart reads, unmeasured."""
+    none = dict.fromkeys(("device_read_bytes_p50", "engine_read_bytes_p50", "hit_tokens_p50"), None)
+    none |= dict.fromkeys(("cache_growth_bytes_p50", "predicted_bytes_p50", "restart_to_ready_p50_s"), None)
+    summary = ArmSummary(
+        arm=name,
+        trials=5,
+        completed=5,
+        ttft_p50_s=p50,
+        ttft_p90_s=p50 * 1.3,
+        ttft_p99_s=p50 * 1.5,
+        ttft_cv=0.1,
+        e2e_p50_s=p50 + 0.2,
+        output_throughput_tok_per_s=tput,
+        prompt_tokens_p50=2048,
+        read_bw_gb_per_s=bw,
+        **none,
+    )
+    return name, summary.to_dict()
 
 
 # numbers of a real smoke G3 run here (tests/data/runs/hma1), with R1's readers and a planner row added
-ARMS = {
-    "recompute": arm(11.4, tput=1.03),
-    "ssd-restore": arm(0.23, tput=29.1, bw=0.21),
-    "dram-only@c8": arm(9.16, tput=6.67),
-    "ssd-tier@c8": arm(6.65, tput=10.0),
-    "dram-only@whole": arm(5.76, tput=4.13),
-    "ssd-tier@whole": arm(1.48, tput=12.2),
-    "serial-read@c4": arm(2.0, bw=0.4),
-    "parallel-read@c4": arm(0.5, bw=1.9),
-}
+ARMS = dict(
+    [
+        arm("recompute", 11.4, tput=1.03),
+        arm("ssd-restore", 0.23, tput=29.1, bw=0.21),
+        arm("dram-only@c8", 9.16, tput=6.67),
+        arm("ssd-tier@c8", 6.65, tput=10.0),
+        arm("dram-only@whole", 5.76, tput=4.13),
+        arm("ssd-tier@whole", 1.48, tput=12.2),
+        arm("serial-read@c4", 2.0, bw=0.4),
+        arm("parallel-read@c4", 0.5, bw=1.9),
+    ]
+)
 PREDICTIONS = [
     {
         "concurrency": 1,
@@ -50,17 +64,39 @@ PREDICTIONS = [
         "ceiling": "G2",
     }
 ]
-G2 = {"measured": True, "read_ceiling_bytes_per_s": 1.36 * GB, "kv_restore_request_bytes_per_s": 0.4 * GB}
-VOLUMES = {
-    "scratch": {"role": "candidate", "model_load_s": 0.8, "engine_ready_s": 3.1, "checkpoint_write_s": 2.0},
-    "nfs": {"role": "baseline", "model_load_s": 2.4, "engine_ready_s": 6.0, "checkpoint_write_s": None},
+G2 = {
+    "measured": True,
+    "read_ceiling_bytes_per_s": 1.36 * GB,
+    "kv_restore_request_bytes_per_s": 0.4 * GB,
+    "best_read_bytes_per_s": 1.41 * GB,
+    "source": "G2",
+}
+VOLUMES = {  # engine weight load measured on neither volume
+    "scratch": {
+        "role": "candidate",
+        "model_load_s": 0.8,
+        "engine_weights_load_s": None,
+        "engine_ready_s": 3.1,
+        "checkpoint_write_s": 2.0,
+    },
+    "nfs": {
+        "role": "baseline",
+        "model_load_s": 2.4,
+        "engine_weights_load_s": None,
+        "engine_ready_s": 6.0,
+        "checkpoint_write_s": None,
+    },
 }
 
 
-def g3_run(root: Path, figures: dict[str, Any] | None = None) -> Path:
-    rows = {"arms": [], "evidence": [], "verdicts": [], "engines": [], "limits": ""}
+FIGURES = {"arms": ARMS, "predictions": PREDICTIONS, "g2": G2}
+
+
+def g3_run(root: Path, figures: dict[str, Any] | None = FIGURES) -> Path:
+    """G3 rows as recorded on 2026-12-05: cells, the raw figures beside them (None: without)."""
+    rows: dict[str, Any] = {"arms": [], "evidence": [], "verdicts": [], "engines": [], "limits": ""}
     g3_rows = {
-        "h/tiny": rows | {"figures": figures or {"arms": ARMS, "predictions": PREDICTIONS, "g2": G2}},
+        "h/tiny": rows | ({"figures": figures} if figures is not None else {}),
         "h/storage[scratch]": rows | {"figures": {"volumes": VOLUMES}},
     }
     profile = load_g3_profile("smoke").model_dump(mode="json")
@@ -123,7 +159,7 @@ def test_planner_prediction_stands_beside_the_measurement(tmp_path: Path) -> Non
 
 
 def test_a_run_recorded_without_raw_figures_gets_no_g3_chart(tmp_path: Path) -> None:
-    view = load_run(g3_run(tmp_path, figures={"arms": {}}))
+    view = load_run(g3_run(tmp_path, figures=None))
     titles = [c.title for c in charts(view)]
     assert not [t for t in titles if "h/tiny" in t]
 
@@ -198,5 +234,5 @@ def test_a_soak_of_thousands_of_windows_is_drawn_within_the_allow_lists_size(tmp
 def test_the_g2_ceiling_line_stays_inside_the_r1_chart_when_far_above_the_readers(tmp_path: Path) -> None:
     """The allow-list drops clip paths: a line past the axis limits would be drawn over the next panel."""
     g2 = G2 | {"read_ceiling_bytes_per_s": 9 * GB}  # readers at 0.4 and 1.9 GB/s
-    chart = by_title(charts(load_run(g3_run(tmp_path, {"arms": ARMS, "g2": g2}))), "Cold restore")
+    chart = by_title(charts(load_run(g3_run(tmp_path, FIGURES | {"g2": g2}))), "Cold restore")
     assert ">8</text>" in chart.svg  # the bandwidth axis reaches past 9 GB/s: tick labels up to 8

@@ -7,17 +7,40 @@ from typing import Any
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
+from kvgate.orchestration.g3.arms import ArmSummary
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.summary import summarize
 
-ARMS = {
-    "dram-only@c8": {"output_throughput_tok_per_s": 6.67, "read_bw_gb_per_s": None},
-    "ssd-tier@c8": {"output_throughput_tok_per_s": 10.0, "read_bw_gb_per_s": 0.52},
+
+def arm(name: str, tput: float, bw: float | None) -> dict[str, Any]:
+    """An arm's summary as G3 records it (ArmSummary.to_dict()): throughput and restore bandwidth measured."""
+    figures = ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "ttft_cv", "e2e_p50_s", "prompt_tokens_p50")
+    figures += ("device_read_bytes_p50", "engine_read_bytes_p50", "hit_tokens_p50", "cache_growth_bytes_p50")
+    unmeasured = dict.fromkeys((*figures, "predicted_bytes_p50", "restart_to_ready_p50_s"), None)
+    summary = ArmSummary(
+        arm=name, trials=1, completed=1, output_throughput_tok_per_s=tput, read_bw_gb_per_s=bw, **unmeasured
+    )
+    return summary.to_dict()
+
+
+ARMS = {"dram-only@c8": arm("dram-only@c8", 6.67, None), "ssd-tier@c8": arm("ssd-tier@c8", 10.0, 0.52)}
+# G2's figures of the volume as G3 records them (StorageBound.recorded()): measured, or promised
+MEASURED = {
+    "measured": True,
+    "read_ceiling_bytes_per_s": 1.36e9,
+    "kv_restore_request_bytes_per_s": 4.1e8,
+    "best_read_bytes_per_s": 1.41e9,
+    "source": "G2 lab-a/g2-20261205T010000Z",
 }
-MEASURED = {"measured": True, "read_ceiling_bytes_per_s": 1.36e9, "kv_restore_request_bytes_per_s": 4.1e8}
-ASSUMED = {"measured": False, "read_ceiling_bytes_per_s": 2e9, "kv_restore_request_bytes_per_s": None}
+ASSUMED = {
+    "measured": False,
+    "read_ceiling_bytes_per_s": 2e9,
+    "kv_restore_request_bytes_per_s": None,
+    "best_read_bytes_per_s": None,
+    "source": "the inventory's expect: promise",
+}
 
 
 def run(root: Path, g2: dict[str, Any]) -> Path:

@@ -21,7 +21,6 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvgate.configuration.gateconfig import GateConfig
@@ -82,11 +81,10 @@ class StorageBound:
     def load(cls, store: RunStore, config: GateConfig, *, host: str, name: str) -> StorageBound:
         """The figures for ``name`` on ``host`` from the results root this G3 run lives in."""
         inv = config.inventory.inventory
-        meta, dep = store.meta(), inv.engines[name]
+        record, dep = store.run_record(), inv.engines[name]
         root = store.path.parent.parent  # results/<site>/<gate>-<stamp>
-        g2 = latest_passed(
-            Path(root), str(meta.get("site")), "g2", str((meta.get("inventory") or {}).get("sha256"))
-        )
+        ref = record.inventory  # none recorded: no G2 run can be of the same inventory
+        g2 = latest_passed(root, record.site, "g2", ref.sha256) if ref is not None else None
         figures = g2_storage(g2, host, dep.volume) if g2 is not None else None
         kind = config.engine(dep.tier_profile).kind
         bpt = planned_bytes_per_token(dep, kind).value

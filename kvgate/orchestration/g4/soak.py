@@ -34,7 +34,7 @@ from kvgate.probes.engines import (
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
 from kvgate.probes.scratch import ScratchDir, checked, create, remove, run_directory
-from kvgate.record import RunStore
+from kvgate.record import AgentJob, G4Job, RunStore, SoakEngine
 from kvgate.transport import Executor
 
 ENGINE_STOP_S = 90.0  # the agent stops its engines: SIGTERM, SIGKILL after 15 s each
@@ -85,16 +85,16 @@ class SoakRun:
 
     def run(self) -> SoakResult:
         """The whole soak; a stored job of this run is reattached to, not started again."""
-        meta = self.store.meta()
-        state = meta.get("g4_jobs", {}).get(self.key)
-        if state is None and meta.get("g4_stopped"):
-            raise LabError(f"{self.key}: not soaked: the run was stopped (kvgate stop, {meta['g4_stopped']})")
+        record = self.store.run_record()
+        state = record.g4_jobs.get(self.key)
+        if state is None and record.g4_stopped:
+            raise LabError(f"{self.key}: not soaked: the run was stopped (kvgate stop, {record.g4_stopped})")
         if state is None:
             state = self._start()
         else:
-            self.notify(f"reattaching to the soak started {state['started_at']}")
-        engines = [self._adopt(state["work_dir"], e) for e in state["engines"]]
-        job = agentctl.RemoteJob(**state["job"])
+            self.notify(f"reattaching to the soak started {state.started_at}")
+        engines = [self._adopt(state.work_dir, e) for e in state.engines]
+        job = agentctl.RemoteJob(**state.job.model_dump())
         try:
             outcome = self._follow(job)
         except Interrupted:
@@ -112,7 +112,7 @@ class SoakRun:
         return self._measure(outcome, state, tails)
 
     # -- start ----------------------------------------------------------------------------------
-    def _start(self) -> dict[str, Any]:
+    def _start(self) -> G4Job:
         check_engine_installed(self.ex, self.python, self.tier.kind)
         model, _ = stage_model(self.ex, self.inv.hosts[self.host], self.dep, self.tier.kind, self.python)
         vol = self.inv.volumes[self.dep.volume]
@@ -133,7 +133,7 @@ class SoakRun:
                 eng.stop()
             remove(self.ex, work, parents=2)  # and kvgate-g4/<host>-<run> once empty
             raise
-        self.store.merge_meta(g4_jobs={self.key: state})
+        self.store.merge_meta(g4_jobs={self.key: state.model_dump()})
         return state
 
     def _work_dir(self, path: str) -> ScratchDir:
@@ -151,7 +151,7 @@ class SoakRun:
             python=self.python,
         )
 
-    def _launch(self, engines: list[EngineService], model: str, work: str) -> dict[str, Any]:
+    def _launch(self, engines: list[EngineService], model: str, work: str) -> G4Job:
         """Calibrate the prompts on the first engine, then start the soak job on the host."""
         first = engines[0]
         models = first.request("GET", "/v1/models", timeout_s=30)
@@ -196,8 +196,10 @@ class SoakRun:
         records = [e.record.to_dict() for e in engines if e.record is not None]
         self.store.merge_meta(engines={self.key: {f"soak-{i}": r for i, r in enumerate(records)}})
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        placed = [{"pid": e.pid, "index": i, "run_dir": e.placement.run_dir} for i, e in enumerate(engines)]
-        return {"job": asdict(job), "work_dir": work, "started_at": started, "engines": placed, "spec": spec}
+        placed = [SoakEngine(pid=e.pid, index=i, run_dir=e.placement.run_dir) for i, e in enumerate(engines)]
+        return G4Job(
+            job=AgentJob(**asdict(job)), work_dir=work, started_at=started, engines=placed, spec=spec
+        )
 
     def _sampled(self, eng: EngineService) -> dict[str, Any]:
         """What the soak samples of one engine: its process group, tier directory, hit counter."""
@@ -264,18 +266,18 @@ class SoakRun:
             f"{s['failed']} failed, TTFT p50 {_ms(s['p50_ttft_ms'])}, RSS {event['rss_kib'] // 1024} MiB"
         )
 
-    def _adopt(self, work_dir: str, e: dict[str, Any]) -> EngineService:
+    def _adopt(self, work_dir: str, e: SoakEngine) -> EngineService:
         """The service of an engine this run started (maybe by an earlier controller), to stop it."""
-        i = e["index"]  # its instance's environment and arguments, so their secrets stay redacted
+        i = e.index  # its instance's environment and arguments, so their secrets stay redacted
         env = self.dep.instance_envs[i] if i < len(self.dep.instance_envs) else {}
         eng = EngineService(
             self.ex, self.tier, self._placement(work_dir, "", i), env=env, args=self.dep.engine_args
         )
-        eng.pid, eng.launches = e["pid"], 1
+        eng.pid, eng.launches = e.pid, 1
         return eng
 
     def _finish(
-        self, engines: list[EngineService], state: dict[str, Any], outcome: dict[str, Any] | None = None
+        self, engines: list[EngineService], state: G4Job, outcome: dict[str, Any] | None = None
     ) -> list[str]:
         """Keep the engines' logs, make sure none is left running, remove the work directory.
 
@@ -297,7 +299,7 @@ class SoakRun:
             except LabError as exc:
                 errors.append(exc)
         try:  # the stored path is checked again: an edited run.json cannot point the removal elsewhere
-            remove(self.ex, self._work_dir(str(state["work_dir"])), parents=2)
+            remove(self.ex, self._work_dir(state.work_dir), parents=2)
         except LabError as exc:
             errors.append(exc)
         if errors:
@@ -305,14 +307,14 @@ class SoakRun:
         return tails
 
     # -- measure --------------------------------------------------------------------------------
-    def _measure(self, outcome: dict[str, Any], state: dict[str, Any], tails: list[str]) -> SoakResult:
+    def _measure(self, outcome: dict[str, Any], state: G4Job, tails: list[str]) -> SoakResult:
         windows = tuple(self.windows[i] for i in sorted(self.windows))
         doc = "".join(json.dumps(w) + "\n" for w in windows)
         ev = (
             self.store.artifact(self.host, f"g4/{self.name}/windows.jsonl", doc),
             self.store.artifact(self.host, f"g4/{self.name}/soak-result.json", json.dumps(outcome, indent=1)),
         )
-        n = len(state["engines"])
+        n = len(state.engines)
         per_rank = self.tier.cache.capacity_bytes if self.tier.cache is not None else None
         cap = None if per_rank is None else per_rank * tensor_parallel(self.dep.engine_args)  # per engine
         ended = str(outcome.get("ended", outcome.get("status")))

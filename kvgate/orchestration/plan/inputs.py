@@ -63,7 +63,8 @@ def runs_newest_first(root: Path, site: str, gate: str, sha256: str) -> list[Run
     for path in found:
         try:
             store = RunStore.open(path)
-            if store.meta().get("inventory", {}).get("sha256") == sha256:
+            recorded = store.run_record().inventory
+            if recorded is not None and recorded.sha256 == sha256:
                 out.append(store)
         except StoreError:
             continue  # not a run directory (or a torn one): not evidence
