@@ -16,7 +16,8 @@ class _Row(BaseModel):
 
 
 class EngineLaunch(_Row):
-    """One engine launch (kvgate.probes.engines.EngineRecord.to_dict()), secrets redacted."""
+    """One engine launch, as kvgate.probes.engines.EngineService records it when the engine is ready:
+    command line, environment and files with secrets redacted, version, pid, timings."""
 
     profile: str
     kind: str

@@ -17,8 +17,7 @@ from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.report_rows import rows
 from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
-from kvgate.probes.engines import EngineRecord
-from kvgate.record import SCHEMA, RunRecord
+from kvgate.record import SCHEMA, EngineLaunch, RunRecord
 from kvgate.report.g3_tables import sections as laid_out
 
 MiB = 1 << 20
@@ -44,11 +43,11 @@ def result() -> DeploymentResult:
     r.measurements = {"cold-proof": cold_proof_measurement(restore, profile.cold)}
     b = profile.verdict("ttft-p50-reduction")
     r.measurements |= reference_measurements(refs.get(b.reference), b, r.arms, max_cv=None)
-    record = EngineRecord(  # what G3 records of each engine it starts
+    record = EngineLaunch(  # what G3 records of each engine it starts
         profile=tier.name,
         kind=tier.kind.value,
         host="h",
-        argv=("python", "-m", "llama_cpp.server"),
+        argv=["python", "-m", "llama_cpp.server"],
         env={},
         workdir="/scratch/w",
         files={},
@@ -59,7 +58,7 @@ def result() -> DeploymentResult:
         ready_s=1.5,
         serves_concurrently=False,
     )
-    r.engines = {"ssd-restore": record.to_dict()}
+    r.engines = {"ssd-restore": record.model_dump()}
     return r
 
 

@@ -110,12 +110,12 @@ def test_nothing_a_run_stores_keeps_a_planted_secret(tmp_path: Path) -> None:
     env = {"HF_TOKEN": token, "DB_PASSWORD": password}
     eng = EngineService(LocalExecutor(), profile, where, env=env, args=("--api-key", key))
     record = eng._make_record(pid=1, started_at="now", ready_s=1.0)
-    assert (record.env["HF_TOKEN"], record.argv[-2:]) == (MASK, ("--api-key", MASK))
+    assert (record.env["HF_TOKEN"], record.argv[-2:]) == (MASK, ["--api-key", MASK])
 
     store = RunStore.create(
         tmp_path, site="s", gate="g3", meta={"argv": ["kvgate", "run", "g3", "--api-key", key]}
     )
-    store.merge_meta(engines={"h/d": {"ssd-restore": record.to_dict()}})
+    store.merge_meta(engines={"h/d": {"ssd-restore": record.model_dump()}})
     store.artifact("h", "g3/d/engine.log", f"non-default args: {{'api_key': '{key}', 'model': '/m'}}\n")
     store.artifact("h", "g3/d/raw.bin", token.encode() + b"\xff\xfe")
     store.save_facts("h", {"env": f"DB_PASSWORD={password}"})

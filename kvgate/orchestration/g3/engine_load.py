@@ -112,7 +112,7 @@ def start_cold(site: ColdSite, start: ColdStart) -> dict[str, Measurement]:
     record = eng.record
     assert record is not None  # __enter__ returned: the engine was ready
     doc = {
-        **record.to_dict(),
+        **record.model_dump(),
         "drop_caches": drop.how,
         "model": start.model,
         "nfs_server_cache": nfs and nfs.how,

@@ -33,9 +33,9 @@ from kvgate.orchestration.g3.verdicts import (
     reference_measurements,
     write_through_measurement,
 )
-from kvgate.probes.engines import EngineRecord, check_engine_installed, engine_python, stage_model
+from kvgate.probes.engines import check_engine_installed, engine_python, stage_model
 from kvgate.probes.scratch import ScratchDir, checked, remove, run_directory
-from kvgate.record import RunStore
+from kvgate.record import EngineLaunch, RunStore
 from kvgate.transport import Executor
 
 
@@ -78,8 +78,8 @@ class StoreSink:
     def notify(self, event: str) -> None:
         self._notify(f"g3 {self.result.deployment}: {event}")
 
-    def engine(self, arm: str, record: EngineRecord) -> None:
-        self.result.engines[arm] = record.to_dict()
+    def engine(self, arm: str, record: EngineLaunch) -> None:
+        self.result.engines[arm] = record.model_dump()
         key = f"{self.result.host}/{self.result.deployment}"
         self.store.merge_meta(engines={key: self.result.engines})
 

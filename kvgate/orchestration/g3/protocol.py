@@ -56,7 +56,6 @@ from kvgate.orchestration.g3.staging import staging_reason
 from kvgate.orchestration.g3.window import EngineWindow, restore_reason
 from kvgate.probes import scratch
 from kvgate.probes.engines import (
-    EngineRecord,
     EngineService,
     MetricsError,
     Placement,
@@ -68,6 +67,7 @@ from kvgate.probes.evidence import Resolved
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.loadgen import Output, PromptSpec, compare_outputs, fit_tokens_per_word
 from kvgate.probes.scratch import ScratchDir
+from kvgate.record import EngineLaunch
 from kvgate.transport import Executor
 
 CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
@@ -143,7 +143,7 @@ class Sink(Protocol):
 
     def save(self, name: str, text: str) -> str: ...
     def notify(self, event: str) -> None: ...
-    def engine(self, arm: str, record: EngineRecord) -> None: ...
+    def engine(self, arm: str, record: EngineLaunch) -> None: ...
 
 
 @dataclass

@@ -193,7 +193,7 @@ class SoakRun:
         }
         job = agentctl.start(self.ex, "soak", spec)
         self.notify(f"soak started on the host: {p.duration_s} s in {p.window_s}-s windows")
-        records = [e.record.to_dict() for e in engines if e.record is not None]
+        records = [e.record.model_dump() for e in engines if e.record is not None]
         self.store.merge_meta(engines={self.key: {f"soak-{i}": r for i, r in enumerate(records)}})
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         placed = [SoakEngine(pid=e.pid, index=i, run_dir=e.placement.run_dir) for i, e in enumerate(engines)]

@@ -1,7 +1,8 @@
 """Serving engines as profiles (YAML data) driven by a context-managed service.
 
 service.py        EngineService: launch in its own process group, ready-wait that notices a crash,
-                  stop and verify nothing of the group is left; Placement, EngineRecord
+                  stop and verify nothing of the group is left; Placement; the launch it records
+                  is kvgate.record's EngineLaunch
 hostcall.py       stdlib probes run on the engine host (HTTP, liveness, process group)
 metrics.py        Prometheus text: parse, snapshot, diff over a measured window
 latency.py        the engine's own TTFT, ITL and TPOT over a load, from its /metrics histograms
@@ -28,7 +29,7 @@ from kvgate.probes.engines.latency import engines_latency, histograms
 from kvgate.probes.engines.lmcache import staging_shortfall
 from kvgate.probes.engines.metrics import Histogram, MetricsError, Snapshot, diff, scrape
 from kvgate.probes.engines.model_staging import check_engine_installed, engine_python, stage_model
-from kvgate.probes.engines.service import EngineRecord, EngineService, Placement, settled_kv_bytes
+from kvgate.probes.engines.service import EngineService, Placement, settled_kv_bytes
 from kvgate.probes.engines.tinyhf import kv_bytes_per_token as tiny_hf_kv_bytes_per_token
 from kvgate.probes.engines.tinymodel import TinyLlamaSpec
 
@@ -40,7 +41,6 @@ __all__ = [
     "EngineLeftover",
     "EngineNotReady",
     "EngineProfile",
-    "EngineRecord",
     "EngineService",
     "Histogram",
     "MetricsError",

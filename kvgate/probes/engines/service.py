@@ -21,17 +21,17 @@ import secrets
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from kvgate.base import redact
 from kvgate.configuration.engine_profile import API_PORT_OFFSET, EngineProfile, Launch, fill, tensor_parallel
 from kvgate.probes.engines import hostcall
 from kvgate.probes.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
 from kvgate.probes.engines.hostcall import HttpResult
+from kvgate.record import EngineLaunch
 from kvgate.transport import CANCEL, Executor, quote
 
 LOG_TAIL_LINES = 40
@@ -56,32 +56,6 @@ class Placement:
         return {**{k: str(v) for k, v in asdict(self).items()}, "api_port": str(self.port + API_PORT_OFFSET)}
 
 
-@dataclass(frozen=True)
-class EngineRecord:
-    """What was launched, for the run document: version, command line, config, pid, timings."""
-
-    profile: str
-    kind: str
-    host: str
-    argv: tuple[str, ...]
-    env: dict[str, str]
-    workdir: str
-    files: dict[str, str]
-    version: str
-    pid: int
-    log_path: str
-    started_at: str
-    ready_s: float
-    serves_concurrently: bool
-    weights_load_s: float | None = None  # from the engine log (profile weights_log), None: not logged
-    notes: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return asdict(self)
-
-
 class EngineService:
     """Start, probe, reset and stop one engine; ``with`` guarantees the stop."""
 
@@ -101,7 +75,7 @@ class EngineService:
         self.launch: Launch = replace(launch, env={**launch.env, **(env or {})}, argv=(*launch.argv, *args))
         redact.remember(redact.secrets_in(self.launch.env, self.launch.argv))  # masked wherever stored
         self.pid: int | None = None
-        self.record: EngineRecord | None = None
+        self.record: EngineLaunch | None = None
         self.launches = 0
         self.container_name: str | None = None  # the running container, for a containerized profile
 
@@ -115,7 +89,7 @@ class EngineService:
     ) -> None:
         self.stop()
 
-    def start(self, *, ready_timeout_s: float | None = None) -> EngineRecord:
+    def start(self, *, ready_timeout_s: float | None = None) -> EngineLaunch:
         """Launch and wait until ready; the record carries restart-to-ready seconds."""
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         t0 = time.monotonic()
@@ -370,15 +344,15 @@ class EngineService:
             left = hostcall.group_members(self.ex, self.placement.python, pgid)
         return left
 
-    def _make_record(self, pid: int, started_at: str, ready_s: float) -> EngineRecord:
+    def _make_record(self, pid: int, started_at: str, ready_s: float) -> EngineLaunch:
         """The record kept in the run: command line, environment and files with secrets redacted."""
         p, launch = self.profile, self.launch
         files = {name: redact.text(text) for name, text in launch.files.items()}
-        return EngineRecord(
+        return EngineLaunch(
             profile=p.name,
             kind=p.kind.value,
             host=self.ex.host,
-            argv=tuple(redact.argv(launch.argv)),
+            argv=list(redact.argv(launch.argv)),
             env=redact.env(launch.env),
             workdir=launch.workdir,
             files=files,
@@ -431,4 +405,4 @@ def settled_kv_bytes(
         time.sleep(0.5)
 
 
-__all__ = ["EngineRecord", "EngineService", "Placement", "settled_kv_bytes"]
+__all__ = ["EngineService", "Placement", "settled_kv_bytes"]
