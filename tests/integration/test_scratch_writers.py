@@ -21,6 +21,7 @@ from kvgate.orchestration.g2.workloads import VolumeUnderTest
 from kvgate.orchestration.g3.storage import measure_storage, storage_plan
 from kvgate.orchestration.g4.soak import SoakRun
 from kvgate.probes.scratch import UnsafeWrite, run_directory
+from kvgate.record import G4Job
 from kvgate.record.store import RunStore
 from kvgate.transport.local import LocalExecutor
 
@@ -89,7 +90,14 @@ def test_g4_does_not_remove_a_work_directory_an_edited_run_json_points_elsewhere
     inv = inventory(tmp_path / "cand", tmp_path / "nfs")
     store = RunStore.create(tmp_path / "r", site="s", gate="g4", meta={})
     soak = SoakRun(EX, in_memory(inv), host="here", name="tiny", store=store, notify=print)
-    state = {"work_dir": str(tmp_path / "outside"), "engines": []}
+    job = {"host": "here", "workload": "soak", "run_id": "r1", "state_dir": "/s", "agent": "/a.pyz"}
+    edited = {  # the soak as run.json records it, its work_dir edited to point elsewhere
+        "job": job | {"pid": 1, "start_ticks": 1},
+        "work_dir": str(tmp_path / "outside"),
+        "started_at": "2026-12-05T00:00:00Z",
+        "engines": [],
+        "spec": {},
+    }
     with pytest.raises(UnsafeWrite, match="outside the volume directory"):
-        soak._finish([], state)
+        soak._finish([], G4Job.model_validate(edited))
     assert (tmp_path / "outside" / "precious").read_text() == "customer data"
