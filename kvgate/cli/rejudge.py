@@ -185,7 +185,7 @@ def _configuration(record: RunRecord, config: GateConfig) -> dict[str, Any]:
     where the run recorded one: G2's fio matrix, for page 1's scope; G3's or G4's gate profile)."""
     out: dict[str, Any] = config.recorded()
     profiles = {"g2": config.fio, "g3": config.g3, "g4": config.g4}
-    if record.gate in profiles and record.configuration.gate_profile:
+    if record.gate in profiles and record.configuration.gate_profile is not None:
         out["gate_profile"] = profiles[record.gate].model_dump(mode="json")
     return out
 

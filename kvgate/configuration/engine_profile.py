@@ -54,7 +54,7 @@ class EngineKind(StrEnum):
     LLAMA_CPP = "llama-cpp"
 
 
-class Endpoint(Frozen):
+class HttpCall(Frozen):
     """One HTTP call on the engine host, e.g. ``POST /reset_prefix_cache``."""
 
     method: str = Field(default="GET", pattern="^(GET|POST|PUT|DELETE)$")
@@ -127,8 +127,8 @@ class EngineProfile(Frozen):
     workdir: str = "{run_dir}"
     files: dict[FileName, FileSpec] = Field(default_factory=dict, description="name -> file, put in run_dir")
     version_cmd: list[str] = Field(default_factory=list)
-    ready: Endpoint
-    metrics: Endpoint | None = None
+    ready: HttpCall
+    metrics: HttpCall | None = None
     # Prometheus counter of prompt tokens served from cache instead of computed: the external
     # tier's hits on a tier profile, the DRAM prefix cache's on a warm-only one. None: unknown.
     # A selector may name labels: 'vllm:prompt_tokens_cached_by_source_total{source="disk"}'
@@ -147,7 +147,7 @@ class EngineProfile(Frozen):
     # regex on the engine log whose group 1 is the weight-load time in seconds (model loading
     # separated from the rest of start-up); None: the engine does not log it
     weights_log: str | None = None
-    reset: list[Endpoint] = Field(default_factory=list)
+    reset: list[HttpCall] = Field(default_factory=list)
     # how G3 makes a populated tier cold before a restore: `restart` the engine (its GPU and CPU caches
     # go with the process; the tier must find its files again on start), or `reset`: call the `reset`
     # endpoints, which empty the GPU and CPU caches and keep the SSD tier (stock LMCache forgets its disk
@@ -290,9 +290,9 @@ __all__ = [
     "PROFILE_DIR",
     "CacheTier",
     "CapacityArms",
-    "Endpoint",
     "EngineKind",
     "EngineProfile",
+    "HttpCall",
     "Launch",
     "fill",
     "holes",

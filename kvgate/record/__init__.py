@@ -54,6 +54,7 @@ from kvgate.record.schema import (
     InputsRecord,
     JudgementRecord,
     RunRecord,
+    Section,
     measurements_from_record,
     measurements_to_record,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "PredictionRow",
     "RunRecord",
     "RunStore",
+    "Section",
     "ServingLevel",
     "SoakEngine",
     "SoakFacts",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
 from kvgate.base.criteria import Measurement
 
@@ -27,6 +27,20 @@ Row = TypeVar("Row", bound=BaseModel)
 
 class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _LegacyRow(_Row):
+    """A row in the shape of an older kvgate: every key has a default, so at least one must be there
+    (an emptied row is an edited one, not an old one)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_empty(cls, data: Any) -> Any:
+        if data == {}:
+            raise ValueError(
+                f"expected a row with its keys ({', '.join(cls.model_fields)}), got an empty one"
+            )
+        return data
 
 
 class MeasurementRecord(BaseModel):
@@ -116,7 +130,7 @@ class G2Row(_Row):
     sweep: list[list[str | int | float]]
 
 
-class G2CellRow(_Row):
+class G2CellRow(_LegacyRow):
     """Legacy: a host/volume's table cells as G2 formatted them before it kept numbers."""
 
     fio: list[Cell] = []
@@ -127,7 +141,8 @@ class G2CellRow(_Row):
 
 # -- G3 ---------------------------------------------------------------------------------------
 class ArmFigures(_Row):
-    """One arm's summary (kvgate.orchestration.g3.arms.ArmSummary.to_dict())."""
+    """An arm's trials summarised (``kvgate.orchestration.g3`` summarize, summarize_level): TTFT/E2E
+    percentiles, medians with CV, evidence medians, and why its trials cannot be trusted."""
 
     arm: str
     trials: int
@@ -137,7 +152,7 @@ class ArmFigures(_Row):
     ttft_p99_s: float | None
     ttft_cv: float | None
     e2e_p50_s: float | None
-    output_throughput_tok_per_s: float | None
+    output_throughput_tok_per_s: float | None  # median over trials of output tokens / E2E
     prompt_tokens_p50: float | None
     device_read_bytes_p50: float | None
     engine_read_bytes_p50: float | None
@@ -146,7 +161,9 @@ class ArmFigures(_Row):
     predicted_bytes_p50: float | None
     restart_to_ready_p50_s: float | None
     invalid_reasons: list[str] = []
+    # device bytes / time from the load's start to its last first token (the restores), median
     read_bw_gb_per_s: float | None = None
+    # mean TTFT as the client saw it and as the engine's histogram counted it (from arrival), medians
     ttft_mean_s: float | None = None
     server_ttft_mean_s: float | None = None
 
@@ -246,7 +263,7 @@ def _g3_figures(data: Any) -> Any:
     return (StorageFigures if "volumes" in data else G3Figures).model_validate(data)
 
 
-class G3CellRow(_Row):
+class G3CellRow(_LegacyRow):
     """Legacy: a host/deployment's table cells as G3 formatted them before it kept numbers.
 
     From 2026-12-05 07:28 (af7968d) until G3 kept numbers (e549b38), runs also kept the charts'
@@ -285,7 +302,7 @@ class G4Row(_Row):
     figures: SoakFigures
 
 
-class G4CellRow(_Row):
+class G4CellRow(_LegacyRow):
     """Legacy: a host/deployment's table cells as G4 formatted them before it kept numbers."""
 
     windows: Cells = []

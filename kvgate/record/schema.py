@@ -13,12 +13,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from kvgate.base.config_file import explain, field_error
 from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Verdict
+from kvgate.configuration.fio_matrix import MatrixProfile
+from kvgate.configuration.gate_profiles import G3Profile, G4Profile
 from kvgate.configuration.inventory import Name
 from kvgate.configuration.reference_schema import Reference
 from kvgate.record.environment import HostManifest, ToolVersions, WaiverRecord
@@ -67,15 +79,51 @@ class ConfigFile(_Record):
     sha256: str
 
 
+class LegacyProfile(_Open):
+    """A gate profile today's models do not read (an older kvgate wrote it): named, the rest as written."""
+
+    name: str = ""
+    description: str = ""
+
+
+def _profile_kind(value: Any) -> str:
+    """Which model reads a recorded gate profile, by what it carries (a fio matrix names its kind)."""
+    if isinstance(value, BaseModel):
+        return type(value).__name__
+    keys = value.keys() if isinstance(value, dict) else set()
+    if "kind" in keys and value["kind"] == "fio-matrix":
+        return "MatrixProfile"
+    return "G3Profile" if "verdicts" in keys else "G4Profile" if "limits" in keys else "LegacyProfile"
+
+
+# the gate profile as the run loaded it: G2's fio matrix, G3's or G4's profile
+GateProfile = Annotated[
+    Annotated[MatrixProfile, Tag("MatrixProfile")]
+    | Annotated[G3Profile, Tag("G3Profile")]
+    | Annotated[G4Profile, Tag("G4Profile")]
+    | Annotated[LegacyProfile, Tag("LegacyProfile")],
+    Discriminator(_profile_kind),
+]
+
+
 class Configuration(_Record):
     """What the run was judged with, beyond the inventory: references and gate profiles as loaded."""
 
     references: ConfigFile | None = None
     # the references the gate bound at plan time (G3), as loaded: what the report says of each
     bound_references: dict[str, Reference] = {}
-    gate_profile: dict[str, Any] | None = None  # the gate profile as loaded (G3, G4)
+    gate_profile: GateProfile | None = None
     # every configuration file the run read (kvgate.configuration.gateconfig): inventory, references, profiles
     files: dict[str, ConfigFile] = {}
+
+    @field_validator("gate_profile", mode="wrap")
+    @classmethod
+    def _older_profile_kept(cls, value: Any, read: ValidatorFunctionWrapHandler) -> Any:
+        """A profile today's model refuses (an older kvgate's, or edited) is kept as written, named."""
+        try:
+            return read(value)
+        except ValidationError:
+            return LegacyProfile.model_validate(value)
 
 
 class Rejudged(_Record):

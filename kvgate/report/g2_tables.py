@@ -12,13 +12,12 @@ they were.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.units import GB
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.probes.fio import CEILING_CELL, configuration
-from kvgate.record import G2Row, G2Stored, SweepCell
+from kvgate.record import G2Row, G2Stored, Section, SweepCell
 from kvgate.report.tables import Cells, in_order, legacy_cells, table
 
 FIO_COLUMNS = [
@@ -123,7 +122,7 @@ def cells(key: str, row: G2Stored, table_key: str) -> Cells:
     return [(fio_cells if table_key == "fio" else work_cells)(host, volume, row)]
 
 
-def sections(stored: Mapping[str, G2Stored]) -> list[dict[str, Any]]:
+def sections(stored: Mapping[str, G2Stored]) -> list[Section]:
     """The G2 sections of the report, from every stored row."""
     ordered = in_order(stored)
     fio = [c for k, r in ordered for c in cells(k, r, "fio")]

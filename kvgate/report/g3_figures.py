@@ -10,8 +10,8 @@ read G3's numbers through these, never out of the formatted table cells.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from kvgate.configuration.gate_profiles import G3Profile, VerdictBinding
 from kvgate.record import G3Figures
 from kvgate.report.model import RunView
 
@@ -34,17 +34,16 @@ def deployments(view: RunView) -> Iterator[tuple[str, G3Figures]]:
             yield key, figs
 
 
-def bindings(view: RunView) -> list[dict[str, Any]]:
-    """The gate profile's reference bindings as the run recorded them."""
-    found = (view.record.configuration.gate_profile or {}).get("verdicts")
-    return [b for b in found or [] if isinstance(b, dict)]
+def bindings(view: RunView) -> tuple[VerdictBinding, ...]:
+    """The gate profile's reference bindings as the run recorded them (none from an older kvgate's)."""
+    found = view.record.configuration.gate_profile
+    return found.verdicts if isinstance(found, G3Profile) else ()
 
 
-def suffixes(concurrency: object) -> list[str]:
+def suffixes(binding: VerdictBinding) -> list[str]:
     """The arm-name suffixes of a binding's levels (kvgate.orchestration.g3.load_arms.level_key)."""
-    if concurrency == "whole-machine":
+    if binding.concurrency == "whole-machine":
         return ["@whole"]
-    if concurrency == "engine":
+    if binding.concurrency == "engine":
         return [""]
-    levels = concurrency if isinstance(concurrency, list) else [concurrency]
-    return [f"@c{c}" for c in levels]
+    return [f"@c{c}" for c in binding.levels]

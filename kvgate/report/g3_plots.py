@@ -12,9 +12,10 @@ A run recorded before G3 kept these numbers gets no chart, not an empty one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from kvgate.configuration.gate_profiles import VerdictBinding
 from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.record import ArmFigures, G2Figures, PredictionRow, StorageFigures, VolumeFigures
 from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, label_rows, to_svg
@@ -112,20 +113,20 @@ Pair = tuple[str, Reference, str, float, float]  # level label, reference, candi
 
 
 def throughput_pairs(
-    arms: dict[str, ArmFigures], binds: list[dict[str, Any]], reference: Callable[[str], Reference | None]
+    arms: dict[str, ArmFigures],
+    binds: Sequence[VerdictBinding],
+    reference: Callable[[str], Reference | None],
 ) -> list[Pair]:
     out = []
     for b in binds:
-        ref = reference(str(b.get("reference")))
-        if b.get("statistic") != "output_throughput_tok_per_s" or ref is None:
+        ref = reference(b.reference)
+        if b.statistic != "output_throughput_tok_per_s" or ref is None:
             continue
-        for suffix in suffixes(b.get("concurrency")):
-            base = throughput(arms.get(f"{b['baseline_arm']}{suffix}"))
-            cand = throughput(arms.get(f"{b['candidate_arm']}{suffix}"))
+        for suffix in suffixes(b):
+            base = throughput(arms.get(f"{b.baseline_arm}{suffix}"))
+            cand = throughput(arms.get(f"{b.candidate_arm}{suffix}"))
             if base is not None and cand is not None:
-                out.append(
-                    (f"{ref.report} {level(suffix)}", ref, f"{b['candidate_arm']}{suffix}", base, cand)
-                )
+                out.append((f"{ref.report} {level(suffix)}", ref, f"{b.candidate_arm}{suffix}", base, cand))
     return out
 
 
@@ -136,7 +137,7 @@ def throughput(arm: ArmFigures | None) -> float | None:
 def throughput_chart(
     key: str,
     arms: dict[str, ArmFigures],
-    binds: list[dict[str, Any]],
+    binds: Sequence[VerdictBinding],
     reference: Callable[[str], Reference | None],
 ) -> Chart | None:
     pairs = throughput_pairs(arms, binds, reference)

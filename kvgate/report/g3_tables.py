@@ -14,13 +14,12 @@ numbers holds the formatted cells (``arms``, ``evidence``, …): those are laid 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kvgate.base.units import MiB
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.orchestration.g3 import arm_order
-from kvgate.record import ArmFigures, EngineLaunch, G3CellRow, G3StorageRow, G3Stored, VerdictRow
+from kvgate.record import ArmFigures, EngineLaunch, G3CellRow, G3StorageRow, G3Stored, Section, VerdictRow
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.numbers import cell
@@ -169,7 +168,7 @@ def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cel
     return cells, limits_note(where, row.deployment, [a.arm for a in arms])
 
 
-def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[dict[str, Any]]:
+def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
     """The G3 sections of the report, from every stored host/deployment (``engines``: run.json's)."""
     parts = [laid_out(k, r, engines) for k, r in in_order(stored)]
     rows = {t: [c for cells, _ in parts for c in cells[t]] for t in TABLES}

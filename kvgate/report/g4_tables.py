@@ -17,11 +17,10 @@ import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from kvgate.base.units import MiB
 from kvgate.orchestration.g4 import Soak, Window, hit_ratio, slopes
-from kvgate.record import G4Row, G4Stored, SoakFacts, VerdictRow
+from kvgate.record import G4Row, G4Stored, Section, SoakFacts, VerdictRow
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
 
@@ -148,7 +147,7 @@ def deployment(where: str, row: G4Stored, run_dir: Path) -> tuple[Cells, Cells, 
     return rows, [verdict_cells(where, v) for v in row.verdicts], note(where, row.soak, windows)
 
 
-def sections(stored: Mapping[str, G4Stored], run_dir: Path) -> list[dict[str, Any]]:
+def sections(stored: Mapping[str, G4Stored], run_dir: Path) -> list[Section]:
     """The G4 sections of the report, from every stored host/deployment."""
     parts = [deployment(k, r, run_dir) for k, r in in_order(stored)]
     notes = " ".join(p[2] for p in parts)

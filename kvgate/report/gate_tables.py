@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.base.errors import StoreError
-from kvgate.record import RunRecord
+from kvgate.record import RunRecord, Section
 from kvgate.report import g2_tables, g3_tables, g4_tables
 
 UNREADABLE = (KeyError, TypeError, ValueError, AttributeError, IndexError)  # what an edited row raises
-Render = Callable[[Any], list[dict[str, Any]]]  # the gate's typed rows → its sections
+Render = Callable[[Any], list[Section]]  # the gate's typed rows → its sections
 
 
 def renderer(record: RunRecord, run_dir: Path) -> tuple[Mapping[str, Any], Render | None]:
@@ -30,10 +30,10 @@ def renderer(record: RunRecord, run_dir: Path) -> tuple[Mapping[str, Any], Rende
     return {}, None
 
 
-def stored_sections(record: RunRecord, run_dir: Path) -> list[dict[str, Any]] | None:
+def stored_sections(record: RunRecord, run_dir: Path) -> list[Section] | None:
     """The gate's sections, laid out from the record's data (a kvgate.run/1 run kept them rendered)."""
     if record.sections is not None:
-        return [s.model_dump() for s in record.sections]
+        return record.sections
     rows, render = renderer(record, run_dir)
     if not rows or render is None:
         return None

@@ -29,15 +29,16 @@ from kvgate.record import (
     JudgementRecord,
     RunRecord,
     RunStore,
+    Section,
     SoakFigures,
     StorageFigures,
     Verification,
     verify_manifest,
 )
 from kvgate.report.gate_tables import stored_sections
-from kvgate.report.history.entry import Figure, HistoryEntry
+from kvgate.report.history.entry import HistoryEntry, RunFigure
 from kvgate.report.numbers import duration, human, humanize_text
-from kvgate.report.parts import Artifact, Section, artifacts, as_text, flat_table, sections
+from kvgate.report.parts import Artifact, artifacts, as_text, flat_table, sections
 
 INCOMPLETE_STATUSES = ("running", "interrupted", "incomplete")
 NOT_EVALUATED = "NOT EVALUATED"
@@ -164,13 +165,13 @@ class RunView:
     @property
     def profile_text(self) -> str:
         """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
-        prof = self.record.configuration.gate_profile or {}  # a kvgate.run/1 run's is migrated here
-        name = str(prof.get("name") or "")
-        if not name:
+        prof = self.record.configuration.gate_profile  # a kvgate.run/1 run's is migrated here
+        name = prof.name if prof is not None else ""
+        if prof is None or not name:
             return "not recorded"
         if "smoke" in name:
             return f"{name}: proves the pipeline end to end, not the storage's performance"
-        return f"{name}: {str(prof.get('description') or '').strip()[:200]}".rstrip(": ")
+        return f"{name}: {prof.description.strip()[:200]}".rstrip(": ")
 
     @property
     def duration_text(self) -> str:
@@ -281,7 +282,7 @@ class RunView:
 BETTER = {">=": "higher", ">": "higher", "<=": "lower", "<": "lower"}
 
 
-def history_figures(rows: list[CheckRow]) -> tuple[Figure, ...]:
+def history_figures(rows: list[CheckRow]) -> tuple[RunFigure, ...]:
     """Numeric measurements with their better direction and the CV their repeats recorded."""
     cv = {(r.host, r.metric.removesuffix("_cv")): r.measured_value for r in rows if r.metric.endswith("_cv")}
     out = []
@@ -291,7 +292,7 @@ def history_figures(rows: list[CheckRow]) -> tuple[Figure, ...]:
             continue
         noise = cv.get((r.host, r.metric))
         noise = float(noise) if isinstance(noise, int | float) else None
-        out.append(Figure(r.id, float(value), r.unit, BETTER.get(r.comparator, ""), noise))
+        out.append(RunFigure(r.id, float(value), r.unit, BETTER.get(r.comparator, ""), noise))
     return tuple(out)
 
 

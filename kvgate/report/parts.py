@@ -10,6 +10,7 @@ from typing import Any
 
 from kvgate.base.criteria import fmt
 from kvgate.base.errors import StoreError
+from kvgate.record import Section
 
 # Characters XML 1.0 cannot carry (tool output may hold ANSI escapes); HTML shows them as garbage.
 _UNPRINTABLE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -58,15 +59,6 @@ class Artifact:
         return self.sha256[:12]
 
 
-@dataclass(frozen=True)
-class Section:
-    """An extra report section a gate adds (G2 fio tables, G3 arms): a template and its data."""
-
-    title: str
-    template: str  # "sections/<name>.html" under reports/templates/
-    data: dict[str, Any]
-
-
 def artifacts(run_dir: Path) -> tuple[Artifact, ...]:
     """The artifact index in recorded order; a torn last line (crash mid-write) is ignored."""
     try:
@@ -111,18 +103,12 @@ def section_template(name: str, where: Path) -> str:
     return str(path)
 
 
-def sections(raw: object, where: Path) -> tuple[Section, ...]:
-    """run.json "sections": [{title, template, data}], validated."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise StoreError(f"{where}: 'sections' must be a list of {{title, template, data}}")
+def sections(found: list[Section] | None, where: Path) -> tuple[Section, ...]:
+    """The gate's sections as the report shows them: each template under sections/, a note once."""
     out: list[Section] = []
-    for i, s in enumerate(raw):
-        if not isinstance(s, dict) or not isinstance(s.get("title"), str) or "template" not in s:
-            raise StoreError(f"{where}: sections[{i}] needs 'title', 'template' and 'data'")
-        data = once(dict(s.get("data") or {}), out)
-        out.append(Section(s["title"], section_template(str(s["template"]), where), data))
+    for s in found or []:
+        update = {"template": section_template(s.template, where), "data": once(s.data, out)}
+        out.append(s.model_copy(update=update))
     return tuple(out)
 
 

@@ -12,8 +12,8 @@ the storage, set its pace; one above G2's best read is INVALID already (somethin
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from kvgate.configuration.gate_profiles import VerdictBinding
 from kvgate.record import ArmFigures, G2Figures, G3Figures
 from kvgate.report.g3_figures import bindings, level, number, suffixes
 from kvgate.report.model import CheckRow, RunView
@@ -32,7 +32,7 @@ def restore_vs_g2(view: RunView, row: CheckRow) -> str:
     if view.gate != "g3" or found is None:
         return ""
     figs = view.g3_figures().get(f"{row.host}/{found['name']}")
-    binding = next((b for b in bindings(view) if b.get("check") == found["check"]), None)
+    binding = next((b for b in bindings(view) if b.check == found["check"]), None)
     if binding is None or not isinstance(figs, G3Figures):
         return ""
     restores = restore_rates(figs.arms, binding)
@@ -41,11 +41,11 @@ def restore_vs_g2(view: RunView, row: CheckRow) -> str:
     return f"restore {'; '.join(restores)} vs {g2_text(figs.g2)}"
 
 
-def restore_rates(arms: dict[str, ArmFigures], binding: dict[str, Any]) -> list[str]:
+def restore_rates(arms: dict[str, ArmFigures], binding: VerdictBinding) -> list[str]:
     """The candidate arm's restore bandwidth at each level of the binding (GB/s as recorded)."""
     out = []
-    for suffix in suffixes(binding.get("concurrency")):
-        arm = f"{binding.get('candidate_arm')}{suffix}"
+    for suffix in suffixes(binding):
+        arm = f"{binding.candidate_arm}{suffix}"
         summary = arms.get(arm)
         bw = number(summary.read_bw_gb_per_s) if summary is not None else None
         if bw is not None:

@@ -7,8 +7,7 @@ materials, the same at every scale, so its scope is its BOM families and volumes
 
 from __future__ import annotations
 
-from typing import Any
-
+from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.report.model import RunView
 
 G1_PROFILE = (
@@ -24,7 +23,7 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
     out = [("Profile", view.profile_text)]
     if view.gate == "g2":
         prof = view.record.configuration.gate_profile
-        if prof is not None and prof.get("kind") == "fio-matrix":
+        if isinstance(prof, MatrixProfile):
             out.append(("fio matrix", fio_matrix(prof)))
         volumes = sorted(view.record.g2_rows)
         out.append(("Volumes", ", ".join(volumes) if volumes else "none measured"))
@@ -40,25 +39,15 @@ def g1_scope(view: RunView) -> list[tuple[str, str]]:
     ]
 
 
-def fio_matrix(prof: dict[str, Any]) -> str:
+def fio_matrix(prof: MatrixProfile) -> str:
     """'seqread-1m (read, bs 1m, 1 × QD 8), …; 2 repeats, CV ≤ 0.5; sweep …; 3 s runs on 32m files'."""
-    jobs = [
-        f"{name} ({j.get('rw')}, bs {j.get('bs')}, {j.get('numjobs', 1)} × QD {j.get('iodepth', 1)})"
-        for name, j in (prof.get("jobs") or {}).items()
-        if isinstance(j, dict)
-    ]
-    text = f"{', '.join(jobs) or 'no fixed jobs'}; {prof.get('repeats')} repeats, CV ≤ {prof.get('max_cv')}"
-    sweep = prof.get("sweep")
-    if isinstance(sweep, dict):
-        axes = [listed(sweep.get("bs")), listed(sweep.get("numjobs")), listed(sweep.get("iodepth"))]
+    jobs = [f"{name} ({j.rw}, bs {j.bs}, {j.numjobs} × QD {j.iodepth})" for name, j in prof.jobs.items()]
+    text = f"{', '.join(jobs) or 'no fixed jobs'}; {prof.repeats} repeats, CV ≤ {prof.max_cv}"
+    if prof.sweep is not None:
+        axes = [prof.sweep.sizes, prof.sweep.numjobs, prof.sweep.iodepth]
         cells = len(axes[0]) * len(axes[1]) * len(axes[2])
         shown = " × ".join("/".join(map(str, a)) for a in axes)
         text += f"; sweep bs × jobs × QD {shown} ({cells} cells)"
-    d = prof.get("defaults") or {}
-    direct = "O_DIRECT" if d.get("direct") else "buffered"
-    return f"{text}; {d.get('runtime_s')} s runs on {d.get('size')} files, {direct}, {d.get('ioengine')}"
-
-
-def listed(value: object) -> list[object]:
-    """A sweep axis as recorded: a list, or one value."""
-    return list(value) if isinstance(value, list) else [] if value is None else [value]
+    d = prof.defaults
+    direct = "O_DIRECT" if d.direct else "buffered"
+    return f"{text}; {d.runtime_s} s runs on {d.size} files, {direct}, {d.ioengine}"

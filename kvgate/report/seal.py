@@ -56,25 +56,25 @@ def seal(html: str, mark: str) -> str:
 
 
 @dataclass(frozen=True)
-class Check:
+class ReportCheck:
     """What verifying one report file found."""
 
     ok: bool
     detail: str
 
 
-def check_html(text: str) -> Check:
+def check_html(text: str) -> ReportCheck:
     """Whether a report.html is as kvgate sealed it (see the module docstring)."""
     found = _META.findall(text)
     if len(found) != 1:
-        return Check(
+        return ReportCheck(
             False, "no kvgate report hash in it (not a sealed kvgate report, or its head was edited)"
         )
     claimed = found[0]
     actual = sha256(text.replace(claimed, PLACEHOLDER).encode())
     if actual != claimed:
-        return Check(False, f"modified: it claims sha256 {claimed}, its content hashes to {actual}")
-    return Check(True, f"unmodified: its content hashes to the sha256 it shows, {claimed}")
+        return ReportCheck(False, f"modified: it claims sha256 {claimed}, its content hashes to {actual}")
+    return ReportCheck(True, f"unmodified: its content hashes to the sha256 it shows, {claimed}")
 
 
 def write_sums(run_dir: Path, names: list[str]) -> Path:
@@ -84,7 +84,7 @@ def write_sums(run_dir: Path, names: list[str]) -> Path:
     return run_dir / SUMS
 
 
-def check_sums(path: Path) -> Check | None:
+def check_sums(path: Path) -> ReportCheck | None:
     """The file against ``report.sha256`` beside it; None when there is no such list or no line for it."""
     sums = path.parent / SUMS
     if not sums.is_file():
@@ -96,11 +96,11 @@ def check_sums(path: Path) -> Check | None:
         return None
     actual = sha256(path.read_bytes())
     if actual != claimed:
-        return Check(False, f"modified: {SUMS} lists sha256 {claimed}, the file hashes to {actual}")
-    return Check(True, f"unmodified: the file hashes to the sha256 {SUMS} lists, {claimed}")
+        return ReportCheck(False, f"modified: {SUMS} lists sha256 {claimed}, the file hashes to {actual}")
+    return ReportCheck(True, f"unmodified: the file hashes to the sha256 {SUMS} lists, {claimed}")
 
 
-def verify_report(path: Path) -> list[Check]:
+def verify_report(path: Path) -> list[ReportCheck]:
     """Every check that applies to ``path``: its own hash (HTML) and report.sha256 (any render)."""
     if not path.is_file():
         raise StoreError(f"{path}: no such report file")
@@ -109,7 +109,7 @@ def verify_report(path: Path) -> list[Check]:
         try:
             out.append(check_html(path.read_bytes().decode("utf-8")))
         except UnicodeDecodeError:
-            out.append(Check(False, "modified: not valid UTF-8 (kvgate writes UTF-8)"))
+            out.append(ReportCheck(False, "modified: not valid UTF-8 (kvgate writes UTF-8)"))
     listed = check_sums(path)
     if listed is not None:
         out.append(listed)

@@ -5,7 +5,7 @@ A gate keeps numbers in run.json (``<gate>_rows.<host/subject>``); its table mod
 Runs stored before that kept formatted cells (lists of strings): :func:`legacy_cells`
 lays those out as they were.
 
->>> table("T", ["a"], [["1"]], "n")["data"]
+>>> table("T", ["a"], [["1"]], "n").data
 {'columns': ['a'], 'rows': [['1']], 'note': 'n'}
 """
 
@@ -17,19 +17,17 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from kvgate.base.criteria import fmt
-from kvgate.record import VerdictRow
+from kvgate.record import Section, VerdictRow
 
 Cells = list[list[str]]
 Row = TypeVar("Row")
 
 
-def table(title: str, columns: list[str], rows: Cells, note: str) -> dict[str, Any]:
+def table(title: str, columns: list[str], rows: Cells, note: str) -> Section:
     """A ``table.html`` section as the report lays it out."""
-    return {
-        "title": title,
-        "template": "table.html",
-        "data": {"columns": columns, "rows": rows, "note": note},
-    }
+    return Section(
+        title=title, template="sections/table.html", data={"columns": columns, "rows": rows, "note": note}
+    )
 
 
 def in_order(stored: Mapping[str, Row]) -> list[tuple[str, Row]]:

@@ -15,8 +15,7 @@ from typing import Any
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
-from kvgate.orchestration.g3.arms import ArmSummary
-from kvgate.record import JudgementRecord
+from kvgate.record import ArmFigures, JudgementRecord
 from kvgate.record.store import RunStore
 
 HOST = "localhost"
@@ -184,8 +183,8 @@ def g4_sections() -> list[dict[str, Any]]:
 
 
 def arm(name: str, p50: float, tput: float, bw: float | None = None) -> dict[str, Any]:
-    """An arm's summary as G3 records it (ArmSummary.to_dict()); what no chart reads, left unmeasured."""
-    summary = ArmSummary(
+    """An arm's summary as G3 records it (ArmFigures); what no chart reads, left unmeasured."""
+    summary = ArmFigures(
         arm=name,
         trials=5,
         completed=5,
@@ -204,7 +203,7 @@ def arm(name: str, p50: float, tput: float, bw: float | None = None) -> dict[str
         restart_to_ready_p50_s=None,
         read_bw_gb_per_s=bw,
     )
-    return summary.to_dict()
+    return summary.model_dump()
 
 
 def g3_rows() -> dict[str, Any]:

@@ -78,7 +78,7 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
 
     for arm in ("serial-read@c1", "parallel-read@c1"):
         s = r.arms[arm]
-        assert (s.completed, s.trials, s.invalid_reasons) == (3, 3, ()), s  # every restore proven cold
+        assert (s.completed, s.trials, s.invalid_reasons) == (3, 3, []), s  # every restore proven cold
         assert s.prompt_tokens_p50 is not None
         assert s.hit_tokens_p50 is not None
         assert s.hit_tokens_p50 >= 0.9 * s.prompt_tokens_p50

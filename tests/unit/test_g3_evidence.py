@@ -139,12 +139,12 @@ def test_arm_summary_percentiles_are_numpy_linear_over_successful_trials_only() 
     assert s.e2e_p50_s == pytest.approx(0.7)
     assert s.output_throughput_tok_per_s == pytest.approx(10 / 0.7)
     assert s.device_read_bytes_p50 == pytest.approx(101.5)  # every window, including the failed request's
-    assert s.invalid_reasons == ("trial 3: request failed: boom",)
+    assert s.invalid_reasons == ["trial 3: request failed: boom"]
 
 
 def test_trial_reasons_reach_the_arm_and_cv_is_population_std_over_mean() -> None:
     s = summarize("ssd-restore", [trial(0, 1.0), trial(1, 3.0, reason="not cold")])
-    assert s.invalid_reasons == ("trial 1: not cold",)
+    assert s.invalid_reasons == ["trial 1: not cold"]
     assert s.ttft_cv == pytest.approx(0.5)
     assert cv([2.0]) == 0.0
     with pytest.raises(ValueError, match="no values"):

@@ -44,7 +44,7 @@ def test_levels_are_summarised_per_arm_and_concurrency_as_medians_over_trials() 
     assert s["recompute@c8"].arm == "recompute@c8"
     assert (s["recompute@c8"].ttft_p50_s, s["recompute@c8"].output_throughput_tok_per_s) == (0.8, 75)
     assert (s["warm@c8"].completed, s["warm@c8"].trials, s["warm@c8"].prompt_tokens_p50) == (3, 3, 2048)
-    assert s["warm@c8"].invalid_reasons == ()
+    assert s["warm@c8"].invalid_reasons == []
 
 
 def test_a_cache_arm_without_hits_and_a_recompute_with_hits_are_not_trusted() -> None:

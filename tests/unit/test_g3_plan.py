@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.configuration.references import load_references
 from kvgate.judgement import Bound, Check
-from kvgate.orchestration.g3.arms import ArmSummary, Outcome, Trial, Window
+from kvgate.orchestration.g3.arms import ArmFigures, Outcome, Trial, Window
 from kvgate.orchestration.g3.plan import G3Check, plan
 from kvgate.orchestration.g3.verdicts import (
     cold_proof_measurement,
@@ -51,26 +50,24 @@ def checks(inv: Inventory) -> dict[str, G3Check]:
     return {c.check: c for c in plan(in_memory(inv))}
 
 
-def arm(name: str, ttft: float | None, *, cv: float = 0.05, reasons: tuple[str, ...] = ()) -> ArmSummary:
-    return ArmSummary(
-        name,
-        3,
-        3 if ttft else 0,
-        ttft,
-        ttft,
-        ttft,
-        cv,
-        ttft,
-        10.0,
-        1000,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        reasons,
-    )
+def arm(
+    name: str, ttft: float | None, *, cv: float = 0.05, reasons: tuple[str, ...] = (), **figures: Any
+) -> ArmFigures:
+    """An arm of three trials at ``ttft`` (its percentiles too); ``figures`` set the rest, else unmeasured."""
+    measured = {
+        "arm": name,
+        "trials": 3,
+        "completed": 3 if ttft else 0,
+        "ttft_p50_s": ttft,
+        "ttft_p90_s": ttft,
+        "ttft_p99_s": ttft,
+        "ttft_cv": cv,
+        "e2e_p50_s": ttft,
+        "output_throughput_tok_per_s": 10.0,
+        "prompt_tokens_p50": 1000,
+        "invalid_reasons": list(reasons),
+    }
+    return ArmFigures(**dict.fromkeys(ArmFigures.model_fields) | measured | figures)
 
 
 def test_every_engine_host_gets_evidence_checks_and_one_check_per_profile_verdict() -> None:
@@ -85,16 +82,16 @@ def test_every_engine_host_gets_evidence_checks_and_one_check_per_profile_verdic
     assert found["engine[tiny].ttft-p50-reduction"].criterion.rule == "R2-ttft-p50-tp8"
 
 
-def capacity_arms(levels: dict[int, tuple[float, float]], **fields: Any) -> dict[str, ArmSummary]:
+def capacity_arms(levels: dict[int, tuple[float, float]], **fields: Any) -> dict[str, ArmFigures]:
     """dram-only@c<C> and ssd-tier@c<C> summaries: level → (dram-only TTFT, ssd-tier TTFT)."""
     out = {}
     for c, (dram, ssd) in levels.items():
-        out[f"dram-only@c{c}"] = replace(arm(f"dram-only@c{c}", dram), **fields)
-        out[f"ssd-tier@c{c}"] = replace(arm(f"ssd-tier@c{c}", ssd), **fields)
+        out[f"dram-only@c{c}"] = arm(f"dram-only@c{c}", dram, **fields)
+        out[f"ssd-tier@c{c}"] = arm(f"ssd-tier@c{c}", ssd, **fields)
     return out
 
 
-def judged(check: G3Check, arms: dict[str, ArmSummary]) -> Judgement:
+def judged(check: G3Check, arms: dict[str, ArmFigures]) -> Judgement:
     assert check.spec is not None
     ref = load_references().get(check.spec.reference)
     return check.evaluate(Inputs(reference_measurements(ref, check.spec, arms, max_cv=0.5)))
@@ -143,11 +140,14 @@ def test_a_site_threshold_fraction_scales_the_lower_bound_and_shows_in_the_condi
 def test_an_untrusted_arm_makes_the_reference_verdict_invalid_never_pass() -> None:
     check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
     good = capacity_arms(dict.fromkeys((4, 8, 16), (2.0, 0.2)))
-    untrusted = {**good, "ssd-tier@c8": replace(good["ssd-tier@c8"], invalid_reasons=("round 0: not cold",))}
+    untrusted = {
+        **good,
+        "ssd-tier@c8": good["ssd-tier@c8"].model_copy(update={"invalid_reasons": ["round 0: not cold"]}),
+    }
     j = judged(check, untrusted)
     assert j.verdict is Verdict.INVALID
     assert "c8: ssd-tier@c8 round 0: not cold" in j.condition
-    noisy = {**good, "dram-only@c4": replace(good["dram-only@c4"], ttft_cv=0.9)}
+    noisy = {**good, "dram-only@c4": good["dram-only@c4"].model_copy(update={"ttft_cv": 0.9})}
     j = judged(check, noisy)
     assert j.verdict is Verdict.INVALID
     assert "dram-only@c4 TTFT CV 0.90 > 0.5" in j.condition
@@ -211,9 +211,9 @@ def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_leve
     j = judged(speedup, arms)
     assert j.verdict is Verdict.PASS  # from the conc-16 loads (12.6×), not the single prompts (2×)
     assert j.condition.startswith("ttft_p50_speedup_x=12.62 ≥ 8.55 (R2: 8.6–20×)")
-    tput = capacity_arms({16: (2.0, 1.0)})
     tput = {
-        k: replace(a, output_throughput_tok_per_s=150.0 if "ssd" in k else 100.0) for k, a in tput.items()
+        "dram-only@c16": arm("dram-only@c16", 2.0, output_throughput_tok_per_s=100.0),
+        "ssd-tier@c16": arm("ssd-tier@c16", 1.0, output_throughput_tok_per_s=150.0),
     }
     j = judged(conc16, tput)
     assert j.verdict is Verdict.PASS  # +50 % ≥ +40 %
@@ -337,11 +337,11 @@ def test_the_whole_machine_gain_is_judged_on_the_capacity_arms_whole_rows() -> N
     assert check.spec is not None
     assert check.spec.baseline_arm == "dram-only"
     rows = {
-        "dram-only@whole": replace(arm("dram-only@whole", 5.0), output_throughput_tok_per_s=10.0),
-        "ssd-tier@whole": replace(arm("ssd-tier@whole", 0.5), output_throughput_tok_per_s=14.0),
+        "dram-only@whole": arm("dram-only@whole", 5.0, output_throughput_tok_per_s=10.0),
+        "ssd-tier@whole": arm("ssd-tier@whole", 0.5, output_throughput_tok_per_s=14.0),
     }
     assert judged(check, rows).verdict is Verdict.PASS  # +40 % ≥ +35 %
-    rows["ssd-tier@whole"] = replace(rows["ssd-tier@whole"], output_throughput_tok_per_s=12.0)
+    rows["ssd-tier@whole"] = rows["ssd-tier@whole"].model_copy(update={"output_throughput_tok_per_s": 12.0})
     assert judged(check, rows).verdict is Verdict.FAIL  # +20 %
     assert "2 engine instances driven together" in check.note
 
@@ -371,8 +371,8 @@ def test_named_readers_make_r1_measurable_and_judged_on_both_statistics() -> Non
     assert ttft.ruled is bw.ruled is None
     assert "restored cold by vllm-lmcache-serial-read vs vllm-lmcache" in ttft.note
     assert ttft.evaluate().verdict is Verdict.INVALID  # planned but not measured: never PASS
-    serial = replace(arm("serial-read@c4", 37.97), read_bw_gb_per_s=0.98)  # R1's own figures
-    parallel = replace(arm("parallel-read@c4", 9.3), read_bw_gb_per_s=5.23)
+    serial = arm("serial-read@c4", 37.97, read_bw_gb_per_s=0.98)  # R1's own figures
+    parallel = arm("parallel-read@c4", 9.3, read_bw_gb_per_s=5.23)
     arms = {"serial-read@c4": serial, "parallel-read@c4": parallel}
     refs, smoke = load_references(), load_g3_profile("smoke")
     m_ttft = reference_measurement(refs.get("R1-cold-read-ttft-conc16"), ttft.spec, arms, max_cv=None)
@@ -381,11 +381,11 @@ def test_named_readers_make_r1_measurable_and_judged_on_both_statistics() -> Non
     assert m_ttft.value == pytest.approx(37.97 / 9.3)
     assert m_bw.value == pytest.approx(5.23 / 0.98)
     assert ttft.evaluate(Inputs({"cold-read-ttft-speedup": m_ttft})).verdict is Verdict.PASS  # 4.08×: "4.1×"
-    slow = {**arms, "serial-read@c4": replace(serial, ttft_p50_s=37.0)}  # 3.98×: not 4.1×
+    slow = {**arms, "serial-read@c4": serial.model_copy(update={"ttft_p50_s": 37.0})}  # 3.98×: not 4.1×
     m_slow = reference_measurement(refs.get("R1-cold-read-ttft-conc16"), ttft.spec, slow, max_cv=None)
     assert ttft.evaluate(Inputs({"cold-read-ttft-speedup": m_slow})).verdict is Verdict.FAIL
     assert bw.evaluate(Inputs({"cold-read-bw-gain": m_bw})).verdict is Verdict.PASS  # 5.34× ≥ 5.3×
-    same = {k: replace(a, read_bw_gb_per_s=1.0) for k, a in arms.items()}
+    same = {k: a.model_copy(update={"read_bw_gb_per_s": 1.0}) for k, a in arms.items()}
     m_same = reference_measurement(refs.get("R1-cold-read-bw-conc16"), bw.spec, same, max_cv=None)
     assert bw.evaluate(Inputs({"cold-read-bw-gain": m_same})).verdict is Verdict.FAIL
 

@@ -15,12 +15,12 @@ from kvgate.base.criteria import Measurement
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
-from kvgate.orchestration.g3.arms import ArmSummary, Outcome, Trial, summarize
+from kvgate.orchestration.g3.arms import Outcome, Trial, summarize
 from kvgate.orchestration.g3.load_arms import LoadTrial
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.prediction import StorageBound, too_fast
 from kvgate.orchestration.g3.protocol import ArmsResult
-from kvgate.orchestration.plan.inputs import Figure, StorageFigures
+from kvgate.orchestration.plan.inputs import Sourced, TierFigures
 from kvgate.record.gate_rows import PredictionRow
 from kvgate.report.g3_extra_tables import prediction_cells
 
@@ -47,7 +47,7 @@ def inventory() -> Inventory:
 
 
 def bound(*, measured: bool = True, best: float = 2 * GB) -> StorageBound:
-    figures = StorageFigures(Figure(1.5 * GB, "G2 x"), Figure(None, "unknown"), Figure(best, "G2 x: best"))
+    figures = TierFigures(Sourced(1.5 * GB, "G2 x"), Sourced(None, "unknown"), Sourced(best, "G2 x: best"))
     return StorageBound(in_memory(inventory()), "h", "tiny", figures, measured, BPT)
 
 
@@ -84,7 +84,7 @@ def test_restores_faster_than_g2_ever_read_are_invalid_in_the_arm_and_the_cold_p
     )  # 766 MB to the last first token in 10 ms
     assert held.load_trials["ssd-restore"][1].invalid_reason is None
     summary = summarize("ssd-restore", held.trials["ssd-restore"])
-    assert summary.invalid_reasons == (f"trial 0: {first.invalid_reason}",)  # the R2 verdicts become INVALID
+    assert summary.invalid_reasons == [f"trial 0: {first.invalid_reason}"]  # the R2 verdicts become INVALID
     result = DeploymentResult("h", "tiny", load_profile(PROFILE_DIR / "llama-cpp-disk.yaml"))
     result.measurements["cold-proof"] = Measurement("restore_read_ratio", 1.0, "x")
     bound().conclude(result, held)
@@ -103,7 +103,7 @@ def test_predicted_stands_beside_measured_for_every_g3_workload() -> None:
     rc = summarize("recompute", [Trial("recompute", 0, "s", Outcome(2.0, 2.5, "x"), 2048)], output_tokens=12)
     result.arms = {
         "recompute": rc,
-        "ssd-restore": ArmSummary(**(rc.to_dict() | {"arm": "ssd-restore", "ttft_p50_s": 0.2})),
+        "ssd-restore": rc.model_copy(update={"arm": "ssd-restore", "ttft_p50_s": 0.2}),
     }
     predictions = bound().compare(result.arms)
     assert [p["concurrency"] for p in predictions] == [1]  # llama.cpp serves one request at a time

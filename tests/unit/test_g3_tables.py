@@ -4,7 +4,6 @@ reference and threshold, engine limits."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
@@ -17,7 +16,7 @@ from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.report_rows import rows
 from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
-from kvgate.record import SCHEMA, EngineLaunch, RunRecord
+from kvgate.record import SCHEMA, EngineLaunch, RunRecord, Section
 from kvgate.report.g3_tables import sections as laid_out
 
 MiB = 1 << 20
@@ -37,8 +36,9 @@ def result() -> DeploymentResult:
         for a, ts in (("recompute", recompute), ("ssd-restore", restore))
     }
     for c, (dram, ssd) in {4: (4.0, 1.0), 8: (6.0, 2.0), 16: (9.0, 3.0)}.items():  # capacity: ↓75/67/67 %
-        r.arms[f"dram-only@c{c}"] = replace(r.arms["recompute"], arm=f"dram-only@c{c}", ttft_p50_s=dram)
-        r.arms[f"ssd-tier@c{c}"] = replace(r.arms["ssd-restore"], arm=f"ssd-tier@c{c}", ttft_p50_s=ssd)
+        dram_only, ssd_tier = f"dram-only@c{c}", f"ssd-tier@c{c}"
+        r.arms[dram_only] = r.arms["recompute"].model_copy(update={"arm": dram_only, "ttft_p50_s": dram})
+        r.arms[ssd_tier] = r.arms["ssd-restore"].model_copy(update={"arm": ssd_tier, "ttft_p50_s": ssd})
     profile, refs = load_g3_profile("smoke"), load_references()
     r.measurements = {"cold-proof": cold_proof_measurement(restore, profile.cold)}
     b = profile.verdict("ttft-p50-reduction")
@@ -75,8 +75,8 @@ def inventory() -> Inventory:
     )
 
 
-def by_title(found: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {s["title"]: s["data"] for s in found}
+def by_title(found: list[Section]) -> dict[str, dict[str, Any]]:
+    return {s.title: s.data for s in found}
 
 
 def sections(stored: dict[str, Any], engines: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -143,7 +143,7 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
 def test_the_cold_read_rows_follow_the_other_arms_with_their_restore_bandwidth() -> None:
     r = result()
     r.arms |= {
-        f"{a}@c4": replace(r.arms["ssd-restore"], arm=f"{a}@c4", read_bw_gb_per_s=bw)
+        f"{a}@c4": r.arms["ssd-restore"].model_copy(update={"arm": f"{a}@c4", "read_bw_gb_per_s": bw})
         for a, bw in (("serial-read", 0.98), ("parallel-read", 5.23))
     }
     found = by_title(sections({"h/tiny": rows(r, plan(in_memory(inventory())))}))

@@ -12,21 +12,23 @@ from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
 from kvgate.report import render
 from kvgate.report.comparison import frame
-from kvgate.report.history import Figure, History, HistoryEntry, compare_figures, regressions
+from kvgate.report.history import History, HistoryEntry, RunFigure, compare_figures, regressions
 
 BW = "seqread-1m.read_bw_bytes_per_s"
 
 
 def record(
-    run_id: str, *figures: Figure, sha: str = "ab", started: str = "2026-01-01T00:00:00Z"
+    run_id: str, *figures: RunFigure, sha: str = "ab", started: str = "2026-01-01T00:00:00Z"
 ) -> HistoryEntry:
     return HistoryEntry(run_id, "lab-a", "g2", sha, "0.1.0", "PASS", started, "complete", figures)
 
 
 def test_a_drop_beyond_twice_the_cv_is_a_regression_and_within_it_is_noise() -> None:
-    a = record("a", Figure("h/bw", 2.0e9, "B/s", "higher", 0.05), Figure("h/p99", 1e6, "ns", "lower", 0.05))
+    a = record(
+        "a", RunFigure("h/bw", 2.0e9, "B/s", "higher", 0.05), RunFigure("h/p99", 1e6, "ns", "lower", 0.05)
+    )
     b = record(
-        "b", Figure("h/bw", 1.85e9, "B/s", "higher", 0.05), Figure("h/p99", 1.5e6, "ns", "lower", 0.05)
+        "b", RunFigure("h/bw", 1.85e9, "B/s", "higher", 0.05), RunFigure("h/p99", 1.5e6, "ns", "lower", 0.05)
     )
     diff = compare_figures(frame(a), frame(b)).set_index("figure")
     assert diff.loc["h/bw", "status"] == "within noise"  # -7.5 % with a 5 % CV
@@ -35,8 +37,13 @@ def test_a_drop_beyond_twice_the_cv_is_a_regression_and_within_it_is_noise() -> 
 
 
 def test_an_improvement_and_a_figure_without_direction_are_not_regressions() -> None:
-    a = record("a", Figure("h/bw", 1e9, "B/s", "higher"), Figure("h/n", 10, "", ""))
-    b = record("b", Figure("h/bw", 2e9, "B/s", "higher"), Figure("h/n", 20, "", ""), Figure("h/x", 1, "", ""))
+    a = record("a", RunFigure("h/bw", 1e9, "B/s", "higher"), RunFigure("h/n", 10, "", ""))
+    b = record(
+        "b",
+        RunFigure("h/bw", 2e9, "B/s", "higher"),
+        RunFigure("h/n", 20, "", ""),
+        RunFigure("h/x", 1, "", ""),
+    )
     status = dict(compare_figures(frame(a), frame(b))[["figure", "status"]].itertuples(index=False))
     assert status == {"h/bw": "improvement", "h/n": "changed", "h/x": "new"}
 

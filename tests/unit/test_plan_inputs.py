@@ -18,7 +18,7 @@ from kvgate.configuration.gateconfig import configure
 from kvgate.configuration.inventory import load
 from kvgate.orchestration.plan.deployments import Options, plan_inventory
 from kvgate.orchestration.plan.inputs import assumed_storage, g2_storage, g3_serving, latest_passed
-from kvgate.record import JudgementRecord
+from kvgate.record import ArmFigures, JudgementRecord
 from kvgate.record.store import RunStore
 
 SITE, HOST, VOLUME = "lab", "gpu-1", "array"
@@ -108,8 +108,20 @@ def test_without_g2_the_volumes_promise_is_assumed_and_said_so(inventory: Path) 
     assert figures.per_request.value is None
 
 
+# a G3 recompute arm as arms.json keeps it (ArmFigures): 16384 tokens, TTFT 4 s, E2E 7 s
+RECOMPUTE = dict.fromkeys(ArmFigures.model_fields) | {
+    "arm": "recompute",
+    "trials": 3,
+    "completed": 3,
+    "prompt_tokens_p50": 16384,
+    "ttft_p50_s": 4.0,
+    "e2e_p50_s": 7.0,
+    "invalid_reasons": [],
+}
+
+
 def test_the_prefill_rate_comes_from_a_trusted_g3_recompute_arm(tmp_path: Path) -> None:
-    arm = {"prompt_tokens_p50": 16384, "ttft_p50_s": 4.0, "e2e_p50_s": 7.0, "invalid_reasons": []}
+    arm = RECOMPUTE
     good = stored_run(
         tmp_path, "g3", "abc", Verdict.FAIL, {"g3/lmcache/arms.json": {"arms": {"recompute": arm}}}
     )
@@ -126,7 +138,7 @@ def test_the_prefill_rate_comes_from_a_trusted_g3_recompute_arm(tmp_path: Path) 
 def test_a_plan_from_stored_runs_predicts_every_g3_workload(inventory: Path, tmp_path: Path) -> None:
     root, loaded = tmp_path / "results", load(inventory)
     stored_run(root, "g2", loaded.sha256, Verdict.PASS, {f"g2/{VOLUME}/measurements.json": G2_MEASURED})
-    arm = {"prompt_tokens_p50": 16384, "ttft_p50_s": 4.0, "e2e_p50_s": 7.0, "invalid_reasons": []}
+    arm = RECOMPUTE
     stored_run(
         root, "g3", loaded.sha256, Verdict.FAIL, {"g3/lmcache/arms.json": {"arms": {"recompute": arm}}}
     )

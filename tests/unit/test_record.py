@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from kvgate.base.criteria import Criterion, Inputs, Measurement, Verdict
 from kvgate.base.errors import StoreError
+from kvgate.configuration.fio_matrix import fio_matrix
+from kvgate.configuration.gate_profiles import load_g3_profile, load_g4_profile
 from kvgate.judgement import Check
 from kvgate.record import SCHEMA, SCHEMA_V1, JudgementRecord
 from kvgate.record.manifest import verify_manifest
+from kvgate.record.schema import LegacyProfile
 from kvgate.record.store import RunStore
 from kvgate.report.html import render_html
 from kvgate.report.model import load_run
@@ -40,8 +45,40 @@ def test_run_json_has_one_typed_writer_that_refuses_a_key_the_record_does_not_de
     store = RunStore.create(tmp_path, site="s", gate="g2", meta={})
     with pytest.raises(StoreError, match="g2_rowz"):
         store.update_meta(g2_rowz={"h/v": {}})
-    store.merge_meta(configuration={"gate_profile": {"name": "smoke"}})
-    assert store.run_record().configuration.gate_profile == {"name": "smoke"}
+    store.merge_meta(configuration={"gate_profile": fio_matrix("smoke").model_dump(mode="json")})
+    assert store.run_record().configuration.gate_profile == fio_matrix("smoke")
+
+
+@pytest.mark.parametrize(
+    ("gate", "profile"),
+    [
+        ("g2", lambda: fio_matrix("smoke")),
+        ("g3", lambda: load_g3_profile("smoke")),
+        ("g4", lambda: load_g4_profile("smoke")),
+    ],
+)
+def test_a_gate_profile_is_read_back_as_the_model_it_was_loaded_with(
+    tmp_path: Path, gate: str, profile: Callable[[], BaseModel]
+) -> None:
+    """Before, configuration.gate_profile was a dict[str, Any] every reader picked keys out of."""
+    store = RunStore.create(tmp_path, site="s", gate=gate, meta={})
+    store.merge_meta(configuration={"gate_profile": profile().model_dump(mode="json")})
+    assert store.run_record().configuration.gate_profile == profile()
+
+
+def test_an_older_gate_profile_is_kept_as_written_and_a_profile_that_is_no_mapping_is_refused(
+    tmp_path: Path,
+) -> None:
+    older = load_g3_profile("smoke").model_dump(mode="json")
+    del older["prompt_tokens"]  # what a G3 profile recorded before prompt_tokens was required lacks
+    store = RunStore.create(tmp_path, site="s", gate="g3", meta={})
+    store.merge_meta(configuration={"gate_profile": older})
+    kept = store.run_record().configuration.gate_profile
+    assert isinstance(kept, LegacyProfile)
+    assert kept.name == "smoke"  # readable: its name on page 1
+    assert kept.model_dump(mode="json") == older  # nothing dropped
+    with pytest.raises(StoreError, match="gate_profile"):
+        store.merge_meta(configuration={"gate_profile": "smoke"})
 
 
 def test_a_judgement_is_stored_with_the_measurements_it_was_judged_on(tmp_path: Path) -> None:

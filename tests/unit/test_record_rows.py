@@ -68,6 +68,8 @@ EDITS = [  # (field path, value written by hand, what the error says)
     (("g3_rows", "h/tiny", "deployment", "serves_concurrently"), "yes", "Input should be a valid boolean"),
     (("g3_rows", "h/tiny", "verdicts", 0, "reference"), "R2", "Input should be a valid dictionary"),
     (("g4_rows", "gpu-1/tiny", "soak", "ended"), 3, "Input should be a valid string"),
+    (("g3_rows", "h/tiny"), {}, "expected a row with its keys"),  # before: read as an empty legacy row
+    (("g2_rows", "gpu-1/scratch"), {}, "expected a row with its keys"),
     (("engines", "h/tiny", "ssd-restore", "ready_s"), "fast", "Input should be a valid number"),
     (("g4_jobs", "gpu-1/tiny", "job", "pid"), "7", "Input should be a valid integer"),
     (("manifest", "h", "cpu_cores"), "64", "Input should be a valid integer"),

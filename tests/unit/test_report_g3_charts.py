@@ -9,7 +9,7 @@ from typing import Any
 
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
-from kvgate.orchestration.g3.arms import ArmSummary
+from kvgate.record import ArmFigures
 from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.charts import Chart
@@ -20,10 +20,10 @@ GB = 1e9
 
 
 def arm(name: str, p50: float, *, tput: float = 10.0, bw: float | None = None) -> tuple[str, dict[str, Any]]:
-    """(name, the arm's summary as G3 records it: ArmSummary.to_dict()); what no chart reads, unmeasured."""
+    """(name, the arm's summary as G3 records it: ArmFigures); what no chart reads, unmeasured."""
     none = dict.fromkeys(("device_read_bytes_p50", "engine_read_bytes_p50", "hit_tokens_p50"), None)
     none |= dict.fromkeys(("cache_growth_bytes_p50", "predicted_bytes_p50", "restart_to_ready_p50_s"), None)
-    summary = ArmSummary(
+    summary = ArmFigures(
         arm=name,
         trials=5,
         completed=5,
@@ -37,7 +37,7 @@ def arm(name: str, p50: float, *, tput: float = 10.0, bw: float | None = None) -
         read_bw_gb_per_s=bw,
         **none,
     )
-    return name, summary.to_dict()
+    return name, summary.model_dump()
 
 
 # numbers of a real smoke G3 run here (tests/data/runs/hma1), with R1's readers and a planner row added

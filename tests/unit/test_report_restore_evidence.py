@@ -7,22 +7,21 @@ from typing import Any
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
-from kvgate.orchestration.g3.arms import ArmSummary
-from kvgate.record import JudgementRecord
+from kvgate.record import ArmFigures, JudgementRecord
 from kvgate.record.store import RunStore
 from kvgate.report import load_run
 from kvgate.report.summary import summarize
 
 
 def arm(name: str, tput: float, bw: float | None) -> dict[str, Any]:
-    """An arm's summary as G3 records it (ArmSummary.to_dict()): throughput and restore bandwidth measured."""
+    """An arm's summary as G3 records it (ArmFigures): throughput and restore bandwidth measured."""
     figures = ("ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "ttft_cv", "e2e_p50_s", "prompt_tokens_p50")
     figures += ("device_read_bytes_p50", "engine_read_bytes_p50", "hit_tokens_p50", "cache_growth_bytes_p50")
     unmeasured = dict.fromkeys((*figures, "predicted_bytes_p50", "restart_to_ready_p50_s"), None)
-    summary = ArmSummary(
+    summary = ArmFigures(
         arm=name, trials=1, completed=1, output_throughput_tok_per_s=tput, read_bw_gb_per_s=bw, **unmeasured
     )
-    return summary.to_dict()
+    return summary.model_dump()
 
 
 ARMS = {"dram-only@c8": arm("dram-only@c8", 6.67, None), "ssd-tier@c8": arm("ssd-tier@c8", 10.0, 0.52)}

@@ -16,10 +16,11 @@ the arm's headline numbers are medians across trials with their CV.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from kvgate.probes.loadgen import TokenLogprob, median, percentile
+from kvgate.record import ArmFigures
 
 
 @dataclass(frozen=True)
@@ -86,37 +87,6 @@ def _optional_median(values: list[float | int | None]) -> float | None:
     return median(present) if present else None
 
 
-@dataclass(frozen=True)
-class ArmSummary:
-    """An arm's trials: TTFT/E2E percentiles, medians with CV, evidence medians, reasons."""
-
-    arm: str
-    trials: int
-    completed: int
-    ttft_p50_s: float | None
-    ttft_p90_s: float | None
-    ttft_p99_s: float | None
-    ttft_cv: float | None
-    e2e_p50_s: float | None
-    output_throughput_tok_per_s: float | None  # median over trials of output tokens / E2E
-    prompt_tokens_p50: float | None
-    device_read_bytes_p50: float | None
-    engine_read_bytes_p50: float | None
-    hit_tokens_p50: float | None
-    cache_growth_bytes_p50: float | None
-    predicted_bytes_p50: float | None
-    restart_to_ready_p50_s: float | None
-    invalid_reasons: tuple[str, ...] = field(default=())
-    # device bytes / time from the load's start to its last first token (the restores), median
-    read_bw_gb_per_s: float | None = None
-    # mean TTFT as the client saw it and as the engine's histogram counted it (from arrival), medians
-    ttft_mean_s: float | None = None
-    server_ttft_mean_s: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def _read_bw(t: Trial) -> float | None:
     """The restore's device bytes over its TTFT (the request waits for the restore), in GB/s."""
     w, ttft = t.window, t.outcome.ttft_s
@@ -128,15 +98,15 @@ def _throughput(t: Trial, output_tokens: int) -> float | None:
     return output_tokens / e2e if t.outcome.ok and e2e else None
 
 
-def summarize(arm: str, trials: list[Trial], *, output_tokens: int = 0) -> ArmSummary:
+def summarize(arm: str, trials: list[Trial], *, output_tokens: int = 0) -> ArmFigures:
     """Summarise an arm; statistics are over successful requests only (as vllm bench serve)."""
     ok = [t for t in trials if t.outcome.ok]
     ttft = [t.outcome.ttft_s for t in ok if t.outcome.ttft_s is not None]
     e2e = [t.outcome.e2e_s for t in ok if t.outcome.e2e_s is not None]
     win = [t.window for t in trials if t.window is not None]
-    reasons = tuple(f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason)
-    failed = tuple(f"trial {t.index}: request failed: {t.outcome.error}" for t in trials if not t.outcome.ok)
-    return ArmSummary(
+    reasons = [f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason]
+    failed = [f"trial {t.index}: request failed: {t.outcome.error}" for t in trials if not t.outcome.ok]
+    return ArmFigures(
         arm=arm,
         trials=len(trials),
         completed=len(ok),

@@ -27,10 +27,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kvgate.orchestration.g3.arms import ArmSummary, cv
+from kvgate.orchestration.g3.arms import cv
 from kvgate.orchestration.g3.window import EngineWindow
 from kvgate.probes.engines import settled_kv_bytes
 from kvgate.probes.loadgen import Output, TokenLogprob, compare_outputs, median
+from kvgate.record import ArmFigures
 
 if TYPE_CHECKING:
     from kvgate.configuration.gate_profiles import G3Profile
@@ -246,7 +247,7 @@ def _tokens_per_request(t: LoadTrial) -> float | None:
     return float(total) / done if total and done else None
 
 
-def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -> ArmSummary:
+def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -> ArmFigures:
     """Medians over trials of each trial's TTFT p50 and output throughput (the headline numbers).
 
     ``key``: the summary's name (default ``<arm>@c<C>``).
@@ -263,7 +264,7 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
     bw = [t.read_bw_gb_per_s for t in trials if t.read_bw_gb_per_s is not None]
     client_mean = [float(t.summary["mean_ttft_ms"]) / 1000 for t in trials if t.summary.get("mean_ttft_ms")]
     server_mean = [t.server_ttft_mean_s for t in trials if t.server_ttft_mean_s is not None]
-    return ArmSummary(
+    return ArmFigures(
         arm=key or (level_key(arm, trials[0].concurrency) if trials else arm),
         trials=len(trials),
         completed=sum(1 for t in trials if t.summary.get("completed") and not t.summary.get("failed")),
@@ -280,7 +281,7 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
         cache_growth_bytes_p50=None,
         predicted_bytes_p50=None,
         restart_to_ready_p50_s=None,
-        invalid_reasons=tuple(f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason),
+        invalid_reasons=[f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason],
         read_bw_gb_per_s=median(bw) if bw else None,
         ttft_mean_s=median(client_mean) if client_mean else None,
         server_ttft_mean_s=median(server_mean) if server_mean else None,
@@ -361,7 +362,7 @@ def run_levels(
     return out
 
 
-def summaries(trials: dict[str, list[LoadTrial]]) -> dict[str, ArmSummary]:
+def summaries(trials: dict[str, list[LoadTrial]]) -> dict[str, ArmFigures]:
     """Arm summaries keyed ``<arm>@c<C>``."""
     levels = sorted({(a, t.concurrency) for a, ts in trials.items() for t in ts})
     return {

@@ -18,7 +18,7 @@ from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import EngineDeployment
-from kvgate.orchestration.g3.arms import ArmSummary, summarize
+from kvgate.orchestration.g3.arms import summarize
 from kvgate.orchestration.g3.cold_read import measured_arms
 from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
 from kvgate.orchestration.g3.load_arms import summaries as load_summaries
@@ -35,7 +35,7 @@ from kvgate.orchestration.g3.verdicts import (
 )
 from kvgate.probes.engines import check_engine_installed, engine_python, stage_model
 from kvgate.probes.scratch import ScratchDir, checked, remove, run_directory
-from kvgate.record import EngineLaunch, RunStore
+from kvgate.record import ArmFigures, EngineLaunch, RunStore
 from kvgate.transport import Executor
 
 
@@ -46,7 +46,7 @@ class DeploymentResult:
     host: str
     deployment: str
     tier: EngineProfile
-    arms: dict[str, ArmSummary] = field(default_factory=dict)
+    arms: dict[str, ArmFigures] = field(default_factory=dict)
     measurements: dict[str, Measurement] = field(default_factory=dict)
     mismatches: list[str] = field(default_factory=list)
     load_mismatches: list[str] = field(default_factory=list)
@@ -198,7 +198,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, si
             "address": result.loadgen_address or "127.0.0.1",
         },
         "device": arms.device,
-        "arms": {a: s.to_dict() for a, s in result.arms.items()},
+        "arms": {a: s.model_dump() for a, s in result.arms.items()},
         "trials": {a: [t.to_dict() for t in ts] for a, ts in arms.trials.items()},
         "load_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.load_trials.items()},
         "capacity_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.capacity_trials.items()},

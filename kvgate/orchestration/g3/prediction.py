@@ -24,13 +24,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.orchestration.g3.arms import ArmSummary, Trial
+from kvgate.orchestration.g3.arms import Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial
 from kvgate.orchestration.plan import (
-    Figure,
     Options,
     Prediction,
-    StorageFigures,
+    Sourced,
+    TierFigures,
     assumed_storage,
     g2_storage,
     latest_passed,
@@ -38,6 +38,7 @@ from kvgate.orchestration.plan import (
     serving_from_arm,
 )
 from kvgate.orchestration.plan import state_bytes_per_token as planned_bytes_per_token
+from kvgate.record import ArmFigures
 
 if TYPE_CHECKING:
     from kvgate.orchestration.g3.measure import DeploymentResult
@@ -73,7 +74,7 @@ class StorageBound:
     config: GateConfig
     host: str
     deployment: str
-    figures: StorageFigures  # measured in G2, or assumed from the inventory (then never used to invalidate)
+    figures: TierFigures  # measured in G2, or assumed from the inventory (then never used to invalidate)
     measured: bool  # the figures come from a passed G2 run
     bytes_per_token: float | None
 
@@ -151,17 +152,17 @@ class StorageBound:
             "source": f.ceiling.source,
         }
 
-    def compare(self, measured: dict[str, ArmSummary]) -> list[dict[str, Any]]:
+    def compare(self, measured: dict[str, ArmFigures]) -> list[dict[str, Any]]:
         """Per G3 workload: the planner's numbers beside the arms' medians (data for the report)."""
         rc = measured.get("recompute")
-        serving = serving_from_arm(rc.to_dict(), "this run") if rc is not None else None
+        serving = serving_from_arm(rc, "this run") if rc is not None else None
         plan = plan_deployment(
             self.config, self.deployment, self.host, storage=self.figures, serving=serving, options=Options()
         )
         return [_row(p, measured, plan.storage.ceiling) for p in plan.predictions]
 
 
-def _row(p: Prediction, measured: dict[str, ArmSummary], ceiling: Figure) -> dict[str, Any]:
+def _row(p: Prediction, measured: dict[str, ArmFigures], ceiling: Sourced) -> dict[str, Any]:
     c = p.workload.concurrency
     suffix = "" if c == 1 else f"@c{c}"
     restore, recompute = measured.get(f"ssd-restore{suffix}"), measured.get(f"recompute{suffix}")

@@ -58,7 +58,7 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
 def figures(r: DeploymentResult, order: list[str]) -> dict[str, Any]:
     """The raw numbers behind the tables and the report's charts (kvgate.report.g3_plots), arms in order."""
     return {
-        "arms": {a: r.arms[a].to_dict() for a in order},
+        "arms": {a: r.arms[a].model_dump() for a in order},
         "predictions": r.predictions,
         "g2": r.g2_figures,
     }

@@ -20,10 +20,11 @@ from dataclasses import replace
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.gate_profiles import ColdBounds, VerdictBinding, WriteThrough
 from kvgate.configuration.references import Reference, improvement_measurement
-from kvgate.orchestration.g3.arms import ArmSummary, Trial
+from kvgate.orchestration.g3.arms import Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial, level_key
 from kvgate.orchestration.g3.window import restore_reason
 from kvgate.probes.evidence import Counts
+from kvgate.record import ArmFigures
 
 
 def _join(reasons: list[str]) -> str | None:
@@ -83,7 +84,7 @@ def correctness_measurement(
     return Measurement("output_mismatches", len(mismatches), "requests", evidence)
 
 
-def arm_reasons(arm: ArmSummary | None, name: str, max_cv: float | None) -> list[str]:
+def arm_reasons(arm: ArmFigures | None, name: str, max_cv: float | None) -> list[str]:
     """Why an arm's headline numbers cannot be trusted: failed/invalid trials, too few, CV too high."""
     if arm is None or arm.completed == 0:
         return [f"arm {name}: no successful request"]
@@ -94,7 +95,7 @@ def arm_reasons(arm: ArmSummary | None, name: str, max_cv: float | None) -> list
 
 
 def reference_measurements(
-    ref: Reference, binding: VerdictBinding, arms: dict[str, ArmSummary], *, max_cv: float | None
+    ref: Reference, binding: VerdictBinding, arms: dict[str, ArmFigures], *, max_cv: float | None
 ) -> dict[str, Measurement]:
     """The binding's measurement under its check's name; over several levels, the least improvement
     (every level must meet the reference), each level's also kept as ``<check>@c<C>``.
@@ -104,7 +105,9 @@ def reference_measurements(
     >>> b = VerdictBinding(check="t", reference="R2-ttft-p50-tp8", statistic="ttft_p50_s",
     ...                    baseline_arm="dram-only", candidate_arm="ssd-tier", concurrency=(4, 8))
     >>> def arm(name, ttft):
-    ...     return ArmSummary(name, 3, 3, ttft, None, None, 0.0, *[None] * 9)
+    ...     unmeasured = dict.fromkeys(ArmFigures.model_fields.keys() - {"invalid_reasons"})
+    ...     measured = dict(arm=name, trials=3, completed=3, ttft_p50_s=ttft, ttft_cv=0.0)
+    ...     return ArmFigures(**unmeasured | measured)
     >>> arms = {"dram-only@c4": arm("dram-only@c4", 10.0), "ssd-tier@c4": arm("ssd-tier@c4", 5.0),
     ...         "dram-only@c8": arm("dram-only@c8", 10.0), "ssd-tier@c8": arm("ssd-tier@c8", 7.0)}
     >>> {k: round(m.value, 1) for k, m in reference_measurements(load_references().get(b.reference), b, arms,
@@ -131,7 +134,7 @@ def reference_measurements(
 def reference_measurement(
     ref: Reference,
     binding: VerdictBinding,
-    arms: dict[str, ArmSummary],
+    arms: dict[str, ArmFigures],
     *,
     max_cv: float | None,
     concurrency: int | str | None = None,

@@ -18,12 +18,12 @@ HostResults = dict[str, SoakResult | LabError]
 def g4_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
     """Every pending engine host soaked at once; a host's deployments one after the other."""
     config, run_store = gate_run.config, gate_run.store
-    now, started = config.g4.model_dump(mode="json"), run_store.run_record().configuration.gate_profile
-    if started is not None and started != now:  # a resume judges with the limits its soak started with
+    started = run_store.run_record().configuration.gate_profile
+    if started is not None and started != config.g4:  # a resume judges with the limits its soak started with
         raise UsageError(
             f"{config.files()['g4']} changed since this run started: restore it, or start a new run"
         )
-    run_store.merge_meta(configuration={"gate_profile": now})
+    run_store.merge_meta(configuration={"gate_profile": config.g4.model_dump(mode="json")})
     checks = plan(gate_run.config)
     return measure_each_deployment(
         gate_run, measure_soak, rows, checks=checks, rows_key="g4_rows", done="soaked"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from kvgate.orchestration.plan.cli import options, show
 from kvgate.orchestration.plan.deployments import Options, plan_deployment
 from kvgate.orchestration.plan.inputs import (
-    Figure,
-    StorageFigures,
+    Sourced,
+    TierFigures,
     assumed_storage,
     g2_storage,
     latest_passed,
@@ -23,10 +23,10 @@ from kvgate.orchestration.plan.inputs import (
 from kvgate.orchestration.plan.model import Prediction
 
 __all__ = [
-    "Figure",
     "Options",
     "Prediction",
-    "StorageFigures",
+    "Sourced",
+    "TierFigures",
     "assumed_storage",
     "g2_storage",
     "latest_passed",

@@ -16,9 +16,9 @@ from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import G3Profile
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.plan.inputs import (
-    Figure,
     Serving,
-    StorageFigures,
+    Sourced,
+    TierFigures,
     assumed_storage,
     g2_storage,
     g3_serving,
@@ -47,10 +47,10 @@ class DeploymentPlan:
     host: str
     volume: str
     tier_profile: str
-    kv_bytes_per_token: Figure
-    storage: StorageFigures
-    prefill: Figure
-    decode: Figure
+    kv_bytes_per_token: Sourced
+    storage: TierFigures
+    prefill: Sourced
+    decode: Sourced
     predictions: tuple[Prediction, ...]
     assumptions: tuple[str, ...]
 
@@ -64,13 +64,13 @@ def levels(tier: EngineProfile, profile: G3Profile) -> list[tuple[int, int, int]
     return out
 
 
-def prefill_figure(serving: Serving | None, options: Options) -> Figure:
+def prefill_figure(serving: Serving | None, options: Options) -> Sourced:
     """Measured in G3, else declared, else unknown (recompute TTFT then cannot be predicted)."""
     if serving is not None:
         return serving.prefill_tok_per_s
     if options.prefill_tok_per_s is not None:
-        return Figure(options.prefill_tok_per_s, "declared: --prefill-tok-per-s")
-    return Figure(None, "unknown: no G3 run measured the recompute arm; declare --prefill-tok-per-s")
+        return Sourced(options.prefill_tok_per_s, "declared: --prefill-tok-per-s")
+    return Sourced(None, "unknown: no G3 run measured the recompute arm; declare --prefill-tok-per-s")
 
 
 def plan_deployment(
@@ -78,7 +78,7 @@ def plan_deployment(
     name: str,
     host: str,
     *,
-    storage: StorageFigures,
+    storage: TierFigures,
     serving: Serving | None,
     options: Options,
 ) -> DeploymentPlan:
@@ -86,7 +86,7 @@ def plan_deployment(
     dep, profile = config.inventory.inventory.engines[name], config.g3
     tier = config.engine(dep.tier_profile)
     kvb, prefill = state_bytes_per_token(dep, tier.kind), prefill_figure(serving, options)
-    decode = serving.decode_s if serving else Figure(None, "unknown: no G3 run (capacity gain is TTFT-only)")
+    decode = serving.decode_s if serving else Sourced(None, "unknown: no G3 run (capacity gain is TTFT-only)")
     predictions: list[Prediction] = []
     if storage.ceiling.value is not None and kvb.value is not None:
         s = Storage(storage.ceiling.value, storage.per_request.value)

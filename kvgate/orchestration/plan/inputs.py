@@ -1,6 +1,6 @@
 """Where the planner's numbers come from: a stored G2 run, a stored G3 run, the inventory, or a declaration.
 
-Every input is a :class:`Figure`: a value (None when unknown) and the sentence that
+Every input is a :class:`Sourced`: a value (None when unknown) and the sentence that
 says where it came from, so ``kvgate plan`` and G3 can print what they assumed.
 
 - storage (G2): the volume's re-measured read ceiling (``ceiling.read_bw_bytes_per_s``)
@@ -12,7 +12,7 @@ says where it came from, so ``kvgate plan`` and G3 can print what they assumed.
   inventory whose recompute arm is trusted; else a rate declared on the command
   line; else unknown.
 
->>> Figure(2.0e9, "G2").known, Figure(None, "no G2 run").known
+>>> Sourced(2.0e9, "G2").known, Sourced(None, "no G2 run").known
 (True, False)
 """
 
@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import StoreError
 from kvgate.base.units import GB
@@ -32,11 +34,11 @@ from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.configuration.inventory import EngineDeployment, Inventory
 from kvgate.probes.engines import tiny_hf_kv_bytes_per_token
 from kvgate.probes.fio import CEILING_CELL, configuration
-from kvgate.record import RunStore, outcome
+from kvgate.record import ArmFigures, RunStore, outcome
 
 
 @dataclass(frozen=True)
-class Figure:
+class Sourced:
     """One planner input and where it came from."""
 
     value: float | None
@@ -48,12 +50,12 @@ class Figure:
 
 
 @dataclass(frozen=True)
-class StorageFigures:
+class TierFigures:
     """The tier volume's read ceiling and one restore's bandwidth, with their sources."""
 
-    ceiling: Figure  # bytes/s
-    per_request: Figure  # bytes/s
-    best: Figure  # bytes/s: the most G2 ever saw the device deliver (G3's "too fast" bound)
+    ceiling: Sourced  # bytes/s
+    per_request: Sourced  # bytes/s
+    best: Sourced  # bytes/s: the most G2 ever saw the device deliver (G3's "too fast" bound)
 
 
 def runs_newest_first(root: Path, site: str, gate: str, sha256: str) -> list[RunStore]:
@@ -88,7 +90,7 @@ def _artifact(store: RunStore, host: str, name: str) -> Any:
         return None
 
 
-def g2_storage(store: RunStore, host: str, volume: str) -> StorageFigures | None:
+def g2_storage(store: RunStore, host: str, volume: str) -> TierFigures | None:
     """What a G2 run measured on one host's volume; None when it did not measure that volume."""
     ms = _artifact(store, host, f"g2/{volume}/measurements.json")
     if not isinstance(ms, dict):
@@ -99,17 +101,17 @@ def g2_storage(store: RunStore, host: str, volume: str) -> StorageFigures | None
     per_request = _trusted(ms, "kv_restore.parallel.request_bytes_per_s")
     requests = _trusted(ms, "kv_restore.requests")
     best = _trusted(ms, f"{CEILING_CELL}.best_read_bw_bytes_per_s") or ceiling
-    return StorageFigures(
-        Figure(
+    return TierFigures(
+        Sourced(
             ceiling, f"{where}: read ceiling ({config})" if ceiling else f"{where}: no trusted read ceiling"
         ),
-        Figure(
+        Sourced(
             per_request,
             f"{where}: KV restore, {requests or 0:.0f} requests at once, p50 latency"
             if per_request
             else f"{where}: no trusted KV-restore latency",
         ),
-        Figure(best, f"{where}: the best read bandwidth G2 saw (sweep and ceiling repeats)"),
+        Sourced(best, f"{where}: the best read bandwidth G2 saw (sweep and ceiling repeats)"),
     )
 
 
@@ -128,10 +130,10 @@ def _trusted(ms: dict[str, Any], metric: str) -> float | None:
     return float(m["value"])
 
 
-def assumed_storage(inv: Inventory, host: str, volume: str) -> StorageFigures:
+def assumed_storage(inv: Inventory, host: str, volume: str) -> TierFigures:
     """Without a passed G2 run: the volume's promised sequential read, else a share of the line rate."""
     e, src = inv.volumes[volume].expect, f"inventory volumes.{volume}.expect"
-    unknown = Figure(
+    unknown = Sourced(
         None, "no G2 run: per-request restore bandwidth unknown (each restore may reach its share)"
     )
     if e.min_seq_read_gb_per_s is not None:
@@ -142,53 +144,56 @@ def assumed_storage(inv: Inventory, host: str, volume: str) -> StorageFigures:
             f"assumed, no passed G2 run: {src}.line_rate_fraction × RDMA line rate",
         )
     else:
-        return StorageFigures(
-            Figure(None, f"no passed G2 run and no {src}.min_seq_read_gb_per_s"), unknown, unknown
+        return TierFigures(
+            Sourced(None, f"no passed G2 run and no {src}.min_seq_read_gb_per_s"), unknown, unknown
         )
-    return StorageFigures(Figure(value, why), unknown, Figure(value, why))
+    return TierFigures(Sourced(value, why), unknown, Sourced(value, why))
 
 
-def state_bytes_per_token(dep: EngineDeployment, kind: EngineKind) -> Figure:
+def state_bytes_per_token(dep: EngineDeployment, kind: EngineKind) -> Sourced:
     """KV (state) bytes the tier stores per prompt token: the inventory's, or the tiny model's."""
     if dep.state_bytes_per_token is not None:
-        return Figure(dep.state_bytes_per_token, "inventory state_bytes_per_token")
+        return Sourced(dep.state_bytes_per_token, "inventory state_bytes_per_token")
     if kind is EngineKind.VLLM:
-        return Figure(tiny_hf_kv_bytes_per_token(), "the tiny HF Llama's KV (kvgate.probes.engines.tinyhf)")
+        return Sourced(tiny_hf_kv_bytes_per_token(), "the tiny HF Llama's KV (kvgate.probes.engines.tinyhf)")
     if kind is EngineKind.LLAMA_CPP:
         from kvgate.probes.engines import TinyLlamaSpec
 
         spec = TinyLlamaSpec()
-        return Figure(spec.llama_cpp_state_bytes_per_token, "the tiny GGUF's KV + logits row (tinymodel)")
-    return Figure(None, f"no tiny model for {kind} engines: set state_bytes_per_token")
+        return Sourced(spec.llama_cpp_state_bytes_per_token, "the tiny GGUF's KV + logits row (tinymodel)")
+    return Sourced(None, f"no tiny model for {kind} engines: set state_bytes_per_token")
 
 
 @dataclass(frozen=True)
 class Serving:
     """The recompute arm's prefill rate and decode time, with their source."""
 
-    prefill_tok_per_s: Figure
-    decode_s: Figure
+    prefill_tok_per_s: Sourced
+    decode_s: Sourced
 
 
 def g3_serving(store: RunStore, host: str, deployment: str) -> Serving | None:
     """The recompute arm of one deployment in a G3 run (conc 1), when it was trusted."""
     doc = _artifact(store, host, f"g3/{deployment}/arms.json")
-    arm = ((doc or {}).get("arms") or {}).get("recompute") if isinstance(doc, dict) else None
-    return serving_from_arm(arm, f"G3 {store.path}") if isinstance(arm, dict) else None
+    try:
+        arm = ArmFigures.model_validate(doc["arms"]["recompute"])
+    except (TypeError, KeyError, ValidationError):
+        return None  # no such deployment in that run, or an edited artifact: nothing to plan on
+    return serving_from_arm(arm, f"G3 {store.path}")
 
 
-def serving_from_arm(arm: dict[str, Any], where: str) -> Serving | None:
+def serving_from_arm(arm: ArmFigures, where: str) -> Serving | None:
     """Prefill = prompt tokens p50 / TTFT p50; decode = E2E p50 − TTFT p50 (one request at a time)."""
-    tokens, ttft, e2e = (arm.get(k) for k in ("prompt_tokens_p50", "ttft_p50_s", "e2e_p50_s"))
-    if arm.get("invalid_reasons") or not tokens or not ttft:
+    tokens, ttft, e2e = arm.prompt_tokens_p50, arm.ttft_p50_s, arm.e2e_p50_s
+    if arm.invalid_reasons or not tokens or not ttft:
         return None
-    rate = float(tokens) / float(ttft)
-    prefill = Figure(
+    rate = tokens / ttft
+    prefill = Sourced(
         rate, f"measured: {where}: recompute arm, {tokens:.0f} tokens in {ttft:.3g} s (TTFT p50)"
     )
     decode = (
-        Figure(float(e2e) - float(ttft), f"measured: {where}: recompute E2E − TTFT p50")
+        Sourced(e2e - ttft, f"measured: {where}: recompute E2E − TTFT p50")
         if e2e
-        else Figure(None, "no E2E latency recorded")
+        else Sourced(None, "no E2E latency recorded")
     )
     return Serving(prefill, decode)

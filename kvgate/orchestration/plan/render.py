@@ -9,7 +9,7 @@ Cells are plain strings (the CLI prints them as a table, tests read them as they
 from __future__ import annotations
 
 from kvgate.orchestration.plan.deployments import DeploymentPlan
-from kvgate.orchestration.plan.inputs import Figure
+from kvgate.orchestration.plan.inputs import Sourced
 from kvgate.orchestration.plan.model import Prediction
 
 COLUMNS = ("conc", "prompt", "restore", "recompute", "speedup", "TTFT", "capacity", "floor", "SSD tier")
@@ -56,7 +56,7 @@ def title(plan: DeploymentPlan) -> str:
     )
 
 
-def _figure(f: Figure, unit: str, scale: float = 1.0) -> str:
+def _figure(f: Sourced, unit: str, scale: float = 1.0) -> str:
     if f.value is None:
         return "unknown"
     value = f.value / scale

@@ -21,7 +21,7 @@ Usage::
 from __future__ import annotations
 
 from kvgate.report.history.compare import compare_figures, regressions
-from kvgate.report.history.entry import Figure, HistoryEntry
+from kvgate.report.history.entry import HistoryEntry, RunFigure
 from kvgate.report.history.store import History
 
-__all__ = ["Figure", "History", "HistoryEntry", "compare_figures", "regressions"]
+__all__ = ["History", "HistoryEntry", "RunFigure", "compare_figures", "regressions"]

@@ -9,7 +9,7 @@ DEFAULT_NOISE = 0.10
 
 
 @dataclass(frozen=True)
-class Figure:
+class RunFigure:
     """One numeric measurement of a run, e.g. 'localhost/volume[scratch].fio.seqread-1m.bw'."""
 
     id: str
@@ -31,4 +31,4 @@ class HistoryEntry:
     verdict: str
     started_at: str
     status: str
-    figures: tuple[Figure, ...] = ()
+    figures: tuple[RunFigure, ...] = ()
