@@ -133,7 +133,7 @@ def finish(
     verdict, missing = outcome(store)
     not_evaluated = f" ({len(missing)} checks not evaluated)" if missing else ""
     if interrupted:
-        console.print(f"gate [bold yellow]interrupted[/] (Ctrl-C){not_evaluated}")
+        console.print(f"gate [bold yellow]interrupted[/] (Ctrl-C or SIGTERM){not_evaluated}")
     else:
         console.print(f"gate verdict: [bold]{verdict}[/]{not_evaluated}")
     for label, path in (("HTML", paths.html), ("PDF", paths.pdf), ("JUnit", paths.junit)):

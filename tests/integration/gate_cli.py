@@ -36,6 +36,23 @@ def run_cli(cmd: list[str], *, timeout_s: float, cwd: Path = REPO) -> subprocess
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
+def pids(marker: str) -> list[int]:
+    """The processes whose command line contains ``marker``, now."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker in cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def running(marker: str) -> bool:
+    """Whether a process whose command line contains ``marker`` runs now."""
+    return bool(pids(marker))
+
+
 def _interrupt(proc: subprocess.Popen[str]) -> str:
     """Ctrl-C to the run's process group, SIGKILL if it is still there after REAP_S; its stderr."""
     os.killpg(proc.pid, signal.SIGINT)

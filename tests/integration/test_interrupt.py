@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from gate_cli import running
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)
@@ -65,17 +66,6 @@ def test_ctrl_c_during_g2_stops_promptly_and_leaves_a_readable_partial_run(tmp_p
     assert (run / "report.html").is_file()
     assert "--resume" in " ".join(err.split())
     assert list(scratch.iterdir()) == []  # our files removed even after the interrupt
-
-
-def running(marker: str) -> bool:
-    """Whether a process whose command line contains ``marker`` runs now."""
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if marker in cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace"):
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def slow_tool(tmp_path: Path) -> tuple[Path, Path]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kvgate.cli.command_line import terminate_as_interrupt
 from kvgate.transport.base import CANCEL
 from kvgate.transport.fanout import fan_out
 from kvgate.transport.local import LocalExecutor
@@ -67,3 +68,10 @@ def test_ctrl_c_during_a_fan_out_ends_every_host_before_it_returns(marker: str) 
     assert time.monotonic() - start < 5  # the commands are killed, not waited for
     assert processes_with(marker) == []  # no host's command runs on
     assert [t.name for t in threading.enumerate() if t.name.startswith("fan_out")] == []
+
+
+def test_sigterm_is_ctrl_c_while_kvgate_runs_and_its_callers_own_again_after() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):  # the same path as Ctrl-C
+        signal.raise_signal(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -74,7 +74,7 @@ def test_an_interrupted_run_says_so_and_prints_the_resume_command(tmp_path: Path
     store = run_with(tmp_path, ARGV, {PLANNED[0]: Verdict.PASS})
     code, text = finished(store, interrupted=True)
     assert code == EXIT_INTERRUPTED
-    assert "gate interrupted (Ctrl-C)" in text
+    assert "gate interrupted (Ctrl-C or SIGTERM)" in text
     assert "gate verdict" not in text  # no verdict is claimed for a run that did not finish
     assert resume_line(text) == ["kvgate", "run", "g1", "--resume", str(store.path)]
 
