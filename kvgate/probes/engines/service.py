@@ -15,6 +15,7 @@ Usage, on a real host::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -38,6 +39,8 @@ LOG_TAIL_LINES = 40
 POLL_S = 0.5
 KILL_WAIT_S = 10.0
 DEAD_STATES = ("gone", "Z", "X")  # /proc state letters of a process that will not answer again
+# the engine's shell writes its pid before it execs the engine: up to 5 s for it to appear
+WAIT_FOR_PID = "for i in $(seq 100); do [ -s %s ] && break; sleep 0.05; done; cat %s"
 
 
 @dataclass(frozen=True)
@@ -277,19 +280,31 @@ class EngineService:
         inner = quote(
             "echo $$ > %s; exec nohup env" + " %s" * (len(env_args) + len(argv)), pid_file, *env_args, *argv
         )
-        out = self.ex.run(
-            "cd %s && (setsid sh -c %s > %s 2>&1 < /dev/null &) && "
-            "for i in $(seq 100); do [ -s %s ] && break; sleep 0.05; done; cat %s",
-            self.launch.workdir,
-            inner,
-            self.log_path,
-            pid_file,
-            pid_file,
-            timeout_s=30,
-            check=True,
-        )
+        try:
+            out = self.ex.run(
+                "cd %s && (setsid sh -c %s > %s 2>&1 < /dev/null &) && " + WAIT_FOR_PID,
+                self.launch.workdir,
+                inner,
+                self.log_path,
+                pid_file,
+                pid_file,
+                timeout_s=30,
+                check=True,
+            )
+        except BaseException:  # Ctrl-C or SIGTERM mid-launch: the engine may run without our knowing
+            with contextlib.suppress(Exception):  # the launch's own error is the one to tell
+                self._stop_unannounced(pid_file)
+            raise
         self.pid = int(out.stdout.split()[0])
         return self.pid
+
+    def _stop_unannounced(self, pid_file: str) -> None:
+        """Stop an engine whose launch was cut before it told its pid: its pid file tells it."""
+        with CANCEL.cleanup():
+            out = self.ex.run(WAIT_FOR_PID + " 2>/dev/null || true", pid_file, pid_file, timeout_s=30)
+        if out.stdout.strip().isdigit():
+            self.pid = int(out.stdout)
+            self.stop()
 
     def _in_container(self, argv: list[str], env_args: list[str]) -> list[str]:
         """The runtime's attached ``run`` of the profile's image with ``argv``, named for this launch."""
