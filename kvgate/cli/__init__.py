@@ -5,6 +5,7 @@ args.py          paths and expressions from the command line, checked before any
 commands.py      what each subcommand does, composing the stages below
 rejudge.py       ``kvgate rejudge RUN``: a stored run judged again
 live.py          the rich live view of a gate run
+signals.py       SIGTERM (a CI job's end) and SIGHUP (a dropped terminal) stop a run as Ctrl-C does
 exit_codes.py    a gate's verdict, or why none was reached, as an exit code
 __main__.py      ``python -m kvgate.cli`` from a checkout: runs ``main()``
 """

@@ -8,7 +8,8 @@ Exit codes (documented in the README):
        gate run, e.g. `kvgate stop`: a host could not be reached or a command failed)
     4  usage or configuration error (bad command line, inventory, waivers or other user file,
        an inventory that plans no checks, an edited run directory, gate order refused)
-    5  run interrupted (Ctrl-C, or SIGTERM: a CI job's timeout or cancel): resume with --resume RUN
+    5  run interrupted (Ctrl-C; SIGTERM: a CI job's timeout or cancel; SIGHUP: the terminal went
+       away): resume with --resume RUN
     6  regression (--fail-on-regression): the gate passed, but a figure is worse than in the
        previous comparable run by more than its repeats' noise
    70  internal error (a bug in kvgate: the traceback is written to a file to report)
@@ -17,12 +18,8 @@ Exit codes (documented in the README):
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from rich.console import Console
@@ -31,6 +28,7 @@ from rich.markup import escape
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import Interrupted, KvgateError, LabError, UsageError
 from kvgate.cli.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
+from kvgate.cli.signals import signals_as_interrupt
 from kvgate.record import GATES
 
 
@@ -123,27 +121,8 @@ def plan_arguments(pl: argparse.ArgumentParser) -> None:
     pl.add_argument("--dram-hit", type=float, default=0.0, help="share of reused prefixes DRAM holds (0-1)")
 
 
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends a run as Ctrl-C does: engines stopped, scratch cleaned, the run left interrupted
-    and resumable. A CI job that times out or is cancelled gets SIGTERM, then SIGKILL seconds later
-    (GitLab Runner's shell executor: 10 s); Python's default dies on the spot, and the engines the
-    run started on the lab's hosts live on, holding their GPUs."""
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
-    ):
-        yield  # only the main thread may set a handler; a SIGTERM its launcher ignores stays ignored
-        return
-    before = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
-
-
 def main(argv: list[str] | None = None) -> int:
-    with terminate_as_interrupt():
+    with signals_as_interrupt():
         return _run(argv, Console(stderr=True))
 
 

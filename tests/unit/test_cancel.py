@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.cli.command_line import terminate_as_interrupt
+from kvgate.cli.signals import signals_as_interrupt
 from kvgate.transport.base import CANCEL
 from kvgate.transport.fanout import fan_out
 from kvgate.transport.local import LocalExecutor
@@ -72,6 +72,16 @@ def test_ctrl_c_during_a_fan_out_ends_every_host_before_it_returns(marker: str) 
 
 def test_sigterm_is_ctrl_c_while_kvgate_runs_and_its_callers_own_again_after() -> None:
     before = signal.getsignal(signal.SIGTERM)
-    with terminate_as_interrupt(), pytest.raises(KeyboardInterrupt):  # the same path as Ctrl-C
+    with signals_as_interrupt(), pytest.raises(KeyboardInterrupt):  # the same path as Ctrl-C
         signal.raise_signal(signal.SIGTERM)
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_hang_up_its_launcher_ignores_stays_ignored() -> None:
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as `nohup kvgate …` starts it
+    try:
+        with signals_as_interrupt():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN  # the run goes on after a hang-up
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
