@@ -280,6 +280,12 @@ class RunView:
 
 
 BETTER = {">=": "higher", ">": "higher", "<=": "lower", "<": "lower"}
+# Proofs that a run's numbers can be trusted, not figures of the system: any value past their
+# bound is as good as another, and how far past moves with what else the machine did (a device
+# counter also counts other processes' reads). Kept in the history, never a regression.
+PROOFS = frozenset(
+    {"counters_moved_ratio", "cache_growth_ratio", "restore_read_ratio", "soak_coverage_ratio"}
+)
 
 
 def history_figures(rows: list[CheckRow]) -> tuple[RunFigure, ...]:
@@ -292,7 +298,8 @@ def history_figures(rows: list[CheckRow]) -> tuple[RunFigure, ...]:
             continue
         noise = cv.get((r.host, r.metric))
         noise = float(noise) if isinstance(noise, int | float) else None
-        out.append(RunFigure(r.id, float(value), r.unit, BETTER.get(r.comparator, ""), noise))
+        better = "" if r.metric in PROOFS else BETTER.get(r.comparator, "")
+        out.append(RunFigure(r.id, float(value), r.unit, better, noise))
     return tuple(out)
 
 

@@ -57,10 +57,14 @@ def test_previous_is_the_last_complete_run_of_the_same_site_gate_and_inventory(t
     assert list(h.runs(gate="g2")["run_id"]) == ["old", "other-inventory", "now"]
 
 
-def g2_run(root: Path, bw: float, cv: float) -> Path:
+def g2_run(root: Path, bw: float, cv: float, *, counters: float | None = None) -> Path:
+    """A stored G2 run: a bandwidth and its CV; ``counters``: a volume's counter proof beside them."""
     meta = {"inventory": {"path": "inventory/lab-a.yaml", "sha256": "ab" * 32}, "planned": []}
     store = RunStore.create(root, site="lab-a", gate="g2", meta=meta)
-    for metric, value, comparator in ((BW, bw, ">="), (f"{BW}_cv", cv, "<=")):
+    measured = [(BW, bw, ">=", 1e8, "B/s"), (f"{BW}_cv", cv, "<=", 0.5, "")]
+    if counters is not None:
+        measured.append(("counters_moved_ratio", counters, ">=", 0.9, "x"))
+    for metric, value, comparator, expected, unit in measured:
         store.record(
             JudgementRecord(
                 id=f"h/{metric}",
@@ -71,9 +75,9 @@ def g2_run(root: Path, bw: float, cv: float) -> Path:
                 rule="G2-FIO-1",
                 metric=metric,
                 measured=value,
-                expected=1e8 if comparator == ">=" else 0.5,
+                expected=expected,
                 comparator=comparator,
-                unit="B/s" if comparator == ">=" else "",
+                unit=unit,
             )
         )
     store.finish("complete")
@@ -103,3 +107,13 @@ def test_history_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "regression" in out
     assert "-50 %" in out
+
+
+def test_a_proof_that_moves_within_its_bound_is_no_regression(tmp_path: Path) -> None:
+    """The volume's counters moved 1.44× its reads while another process read the same disk, then
+    1×: both prove the counters count the volume; neither run's storage got worse (before: a
+    "regression", exit 6 on a nightly run that had slowed down nothing)."""
+    render(g2_run(tmp_path, 2.0e9, 0.02, counters=1.44), pdf=False)
+    second = render(g2_run(tmp_path, 2.0e9, 0.02, counters=1.0), pdf=False)
+    assert second.regressions == ()
+    assert "No figure regressed" in second.html.read_text()
