@@ -90,8 +90,10 @@ def test_sigterm_during_g3_stops_its_engines_and_leaves_a_resumable_run(tmp_path
 def test_a_dropped_terminal_during_g3_stops_its_engines_and_leaves_a_resumable_run(tmp_path: Path) -> None:
     """kvgate on a pseudo-terminal, as over SSH; closing its other end hangs it up (SIGHUP)."""
     port, (terminal, its_side) = free_port_pair(), pty.openpty()
-    # a session of its own with the terminal as its controlling one (setsid execs: the same pid)
-    cmd = ["setsid", "--ctty", *g3_command(tmp_path, port)]
+    # a session of its own with the terminal as its controlling one; SIGHUP's default restored, as a
+    # login shell has it (a suite started under nohup ignores it, and kvgate keeps an ignored SIGHUP
+    # ignored); env and setsid exec: the same pid
+    cmd = ["env", "--default-signal=HUP", "setsid", "--ctty", *g3_command(tmp_path, port)]
     gate = subprocess.Popen(cmd, cwd=REPO, stdin=its_side, stdout=its_side, stderr=its_side)
     os.close(its_side)
 
