@@ -60,6 +60,7 @@ def cut_once_its_engine_runs(
     finally:
         if gate.poll() is None:
             os.killpg(gate.pid, signal.SIGKILL)
+            gate.wait()  # reaped: a Popen still running warns when collected, in whichever test
         for pid in (p for e in engines for p in pids(e)):  # a failed test must not load the next ones
             os.kill(pid, signal.SIGKILL)
 
