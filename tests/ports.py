@@ -12,6 +12,8 @@ import random
 import socket
 from pathlib import Path
 
+from kvgate.configuration.inventory import engine_port, port_span
+
 
 def _below_ephemeral() -> range:
     low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
@@ -19,14 +21,15 @@ def _below_ephemeral() -> range:
 
 
 def free_port_pair(pairs: int = 1) -> int:
-    """A port p with p + 1 … p + 2·pairs − 1 free too (instance i: tier p + 2i, recompute p + 2i + 1)."""
-    ports = _below_ephemeral()
+    """A port p with the ports of the next 2·pairs − 1 engine slots at TP 1 free too (instance i: tier in
+    slot 2i, recompute in 2i + 1; kvgate.configuration.inventory.engine_port)."""
+    ports, span = _below_ephemeral(), port_span()
     for _ in range(200):
-        port = random.randrange(ports.start, ports.stop - 2 * pairs)
+        port = random.randrange(ports.start, ports.stop - 2 * pairs * span)
         with contextlib.ExitStack() as stack:
             try:
                 for k in range(2 * pairs):
-                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port + k))
+                    stack.enter_context(socket.socket()).bind(("127.0.0.1", engine_port(port, k, span)))
             except OSError:
                 continue
             return port

@@ -33,7 +33,19 @@ def test_no_corruption(verdict: Judgement) -> None:
     expect(verdict)
 
 
-@family(plan, "G4-DRIFT-*", "G4-MEM-1", "G4-CAP-1", "G4-HIT-1", judged_on="g4_evidence")
+@family(plan, "G4-INT-*", judged_on="g4_evidence")
+def test_nothing_was_lost(verdict: Judgement) -> None:
+    """G4-INT: what the integrity load wrote beside the engines reads back equal, without an I/O error."""
+    expect(verdict)
+
+
+@family(plan, "G4-DRIFT-*", "G4-MEM-1", "G4-CAP-*", "G4-HIT-1", judged_on="g4_evidence")
 def test_no_drift(verdict: Judgement) -> None:
     """G4-DRIFT/MEM/CAP/HIT: TTFT, throughput, memory, tier size and hit ratio hold from start to end."""
+    expect(verdict)
+
+
+@family(plan, "G4-NVME-*", "G4-NIC-*", "G4-PATH-*", "G4-KLOG-*", judged_on="g4_evidence")
+def test_devices_and_kernel_stay_healthy(verdict: Judgement) -> None:
+    """G4-NVME/NIC/PATH/KLOG: SMART, NIC loss counters and paths hold; the kernel logged no storage fault."""
     expect(verdict)

@@ -21,6 +21,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from kvgate.base.errors import ConfigError
 from kvgate.base.safe_yaml import YamlRefused, parse
+from kvgate.base.safefile import file_kind
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -83,16 +84,8 @@ def read_regular(path: Path, *, max_bytes: int) -> bytes:
 
 
 def _regular(st: os.stat_result, max_bytes: int) -> None:
-    kinds = {
-        stat.S_ISDIR: "a directory",
-        stat.S_ISFIFO: "a FIFO",
-        stat.S_ISCHR: "a character device",
-        stat.S_ISBLK: "a block device",
-        stat.S_ISSOCK: "a socket",
-    }
-    kind = next((name for test, name in kinds.items() if test(st.st_mode)), None)
-    if kind is not None or not stat.S_ISREG(st.st_mode):
-        raise NotRegular(f"expected a regular file, got {kind or 'something else'}")
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegular(f"expected a regular file, got {file_kind(st.st_mode)}")
     if st.st_size > max_bytes:
         raise NotRegular(f"the file is larger than {max_bytes // 1024} KiB")
 

@@ -15,6 +15,8 @@
     │   └── EngineError              the serving engine crashed, never became ready, left
     │                                processes behind or refused a call (kvgate.probes.engines.errors)
     └── StoreError                   a run directory is missing or unreadable
+        └── ModifiedRun              a stored run was modified after it was sealed: its figures are
+                                     not used (exit 2, as a report of it)
 
 Third-party exceptions (paramiko, yaml, pydantic, OSError) are mapped to these at
 the boundary where they happen; library code never calls sys.exit.
@@ -22,10 +24,7 @@ the boundary where they happen; library code never calls sys.exit.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from kvgate.transport import CommandResult
+from typing import Protocol
 
 
 class KvgateError(Exception):
@@ -57,10 +56,21 @@ class HostKeyError(TransportError):
     """The host key is unknown or changed; the connection was refused."""
 
 
+class Ran(Protocol):
+    """What CommandFailed keeps of a command (a kvgate.transport.CommandResult): its str() says it all."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def command(self) -> str: ...
+    @property
+    def exit_status(self) -> int: ...
+
+
 class CommandFailed(LabError):
     """A command had to succeed and did not."""
 
-    def __init__(self, result: CommandResult) -> None:
+    def __init__(self, result: Ran) -> None:
         self.result = result
         super().__init__(str(result))
 
@@ -91,3 +101,7 @@ class Interrupted(LabError):
 
 class StoreError(KvgateError):
     """A run directory is missing, unreadable or of an unknown schema version."""
+
+
+class ModifiedRun(StoreError):
+    """A stored run changed after its manifest sealed it: nothing reads its figures (exit 2)."""

@@ -2,15 +2,17 @@
 
 Three rules, each replacing a secret by ``<redacted>``:
 
-- by name: an environment variable whose name says secret (``*_TOKEN``, ``*_KEY``,
-  ``*SECRET*``, ``*PASSWORD*``, ``*PASSWD*``, ``*CREDENTIAL*``) keeps its name and loses
-  its value, in a mapping and in ``NAME=value`` text;
+- by name: an environment variable or a data key whose name says secret (``*_TOKEN``,
+  ``*_KEY``, ``*SECRET*``, ``*PASSWORD*``, ``*PASSWD*``, ``*CREDENTIAL*``) keeps its name and
+  loses its value, in a mapping, in ``NAME=value`` text and as a YAML, JSON or Python-repr
+  key (``remote_auth_token: x``, ``"api_key": "x"``, ``'api_key': 'x'``);
 - by option: a command-line option named the same way (``--api-key X``,
   ``--api-key=X``, ``--hf_token X``) loses its value;
 - by shape: Hugging Face (``hf_…``), OpenAI-style (``sk-…``), GitHub and AWS access
   keys, ``Bearer …`` tokens and ``scheme://user:password@`` credentials, anywhere.
 
-Values found by name or option are also remembered for the rest of the process
+Values found by name or option, also at any depth of a profile's data (:func:`secrets_in_data`),
+are also remembered for the rest of the process
 (:func:`remember`), so an engine log that prints its own arguments, or an error that
 quotes the command line, is masked too: the run store passes everything it writes
 through :func:`text` (kvgate.record.store), after the engine's own record was redacted
@@ -44,6 +46,13 @@ _SHAPES = [
 _BEARER = re.compile(r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{6,}")
 _URL_CREDENTIALS = re.compile(r"(://[^/\s:@'\"]+:)[^@\s/'\"]+@")
 _ASSIGNMENT = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|\"[^\"]*\"|[^\s'\"]+)")
+# a key of YAML (`key: v`), JSON (`"key": "v"`) or a Python repr (`'key': 'v'`) and its scalar value
+_KEYED = re.compile(
+    r"""(["']?)([A-Za-z_][A-Za-z0-9_.-]*)\1([ \t]*:[ \t]*)"""  # the key, quoted alike on both sides
+    r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s,{}\[\]'"]+)"""  # a quoted string, or a bare scalar
+)
+# bare keys of ordinary data, never a secret's: a logprob's {"token": "Mov"}, a table's "key"
+_DATA_WORDS = frozenset({"token", "key", "pass"})
 _OPTION = re.compile(
     r"(?<![A-Za-z0-9_-])(--?[A-Za-z][A-Za-z0-9_-]*)(=|\s+)('[^']*'|\"[^\"]*\"|[^\s'\"-][^\s'\"]*)"
 )
@@ -72,6 +81,21 @@ def secrets_in(environment: Mapping[str, str], command: Sequence[str]) -> set[st
         if name.startswith("-") and secret_name(name):
             found |= {value} if eq else set(command[i + 1 : i + 2])
     return found
+
+
+def secrets_in_data(value: object) -> set[str]:
+    """The scalar values under secret-named keys at any depth of nested data (a profile's files)."""
+    if isinstance(value, Mapping):
+        return set().union(*(_secret_item(str(k), v) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return set().union(*(secrets_in_data(v) for v in value))
+    return set()
+
+
+def _secret_item(key: str, value: object) -> set[str]:
+    if secret_name(key) and isinstance(value, str | int | float) and not isinstance(value, bool):
+        return {str(value)}
+    return secrets_in_data(value)
 
 
 def env(environment: Mapping[str, str]) -> dict[str, str]:
@@ -104,4 +128,14 @@ def text(s: str) -> str:
     s = _BEARER.sub(rf"\g<1>{MASK}", s)
     s = _URL_CREDENTIALS.sub(rf"\g<1>{MASK}@", s)
     s = _ASSIGNMENT.sub(lambda m: f"{m[1]}={MASK}" if secret_name(m[1]) else m[0], s)
+    s = _KEYED.sub(_masked_key, s)
     return _OPTION.sub(lambda m: f"{m[1]}{m[2]}{MASK}" if secret_name(m[1]) else m[0], s)
+
+
+def _masked_key(m: re.Match[str]) -> str:
+    """A secret-named key keeps its name and quotes; its value becomes the mask."""
+    if not secret_name(m[2]) or m[2].lower() in _DATA_WORDS:
+        return m[0]
+    # a quoted key is JSON or a repr: an unquoted value (a number) becomes a string, so the text still parses
+    quote = m[4][0] if m[4][0] in "\"'" else '"' if m[1] else ""
+    return f"{m[1]}{m[2]}{m[1]}{m[3]}{quote}{MASK}{quote}"

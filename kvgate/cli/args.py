@@ -63,3 +63,16 @@ def write_output_file(option: str, path: Path, text: str) -> None:
         Path(tmp).replace(path)
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write there ({exc.strerror})") from None
+
+
+def check_results_root(option: str, path: Path) -> None:
+    """A results root that is read: a directory, or absent (no runs yet), never a file."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path}: not a directory (a results root holds run directories)")
+
+
+def check_input_file(option: str, path: Path, what: str) -> None:
+    """A file the command must read: it exists and is a regular file."""
+    if not path.is_file():
+        state = "not a regular file" if path.exists() else "no such file"
+        raise UsageError(f"{option} {path}: {state} ({what})")

@@ -3,15 +3,17 @@
 Exit codes (documented in the README):
     0  gate passed (every check PASS, WAIVED or SKIP)
     1  gate failed (a check is FAIL)
-    2  gate invalid (no FAIL, but a number could not be trusted: INVALID)
+    2  gate invalid (no FAIL, but a number could not be trusted: INVALID); a stored run modified
+       after it was sealed (report, --resume, plan, rejudge, G3, gate order: its figures are not
+       used); `kvgate compare`: a run whose record does not verify against its manifest
     3  lab error (no FAIL/INVALID, but a check could not be evaluated: ERROR; outside a
        gate run, e.g. `kvgate stop`: a host could not be reached or a command failed)
     4  usage or configuration error (bad command line, inventory, waivers or other user file,
        an inventory that plans no checks, an edited run directory, gate order refused)
     5  run interrupted (Ctrl-C; SIGTERM: a CI job's timeout or cancel; SIGHUP: the terminal went
        away): resume with --resume RUN
-    6  regression (--fail-on-regression): the gate passed, but a figure is worse than in the
-       previous comparable run by more than its repeats' noise
+    6  regression (--fail-on-regression; always for `kvgate compare`): the gate passed, but a
+       figure is worse than in the previous comparable run by more than its repeats' noise
    70  internal error (a bug in kvgate: the traceback is written to a file to report)
 """
 
@@ -26,10 +28,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from kvgate.base.criteria import Verdict
-from kvgate.base.errors import Interrupted, KvgateError, LabError, UsageError
+from kvgate.base.errors import Interrupted, KvgateError, LabError, ModifiedRun, UsageError
 from kvgate.cli.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 from kvgate.cli.signals import signals_as_interrupt
 from kvgate.record import GATES
+
+STRICT = "exit 4 when a waiver matches no check of the run (a typo, or expired), even if the gate passed"
 
 
 class Parser(argparse.ArgumentParser):
@@ -48,6 +52,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--results", default="results", help="root of run directories")
     run.add_argument("--resume", metavar="RUN", help="finish an earlier, incomplete run directory")
     run.add_argument("--waivers", metavar="FILE")
+    run.add_argument("--strict", action="store_true", help=STRICT)
     run.add_argument("--force-gate-order", metavar="REASON", help="run without a passed earlier gate")
     run.add_argument("--no-pdf", action="store_true", help="skip the PDF (HTML and JUnit only)")
     run.add_argument("-k", dest="keyword", help="only checks matching this pytest -k expression")
@@ -62,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     rej.add_argument("--waivers", metavar="FILE", help="default: the waivers the run was judged with")
     rej.add_argument("--results", help="root of run directories (default: the run's own)")
     rej.add_argument("--inventory", help="the run's inventory, if it moved (its sha256 must match the run's)")
+    rej.add_argument("--strict", action="store_true", help=STRICT)
     rej.add_argument("--no-pdf", action="store_true")
     stop = sub.add_parser("stop", help="end a detached G4 soak early (then --resume judges what ran)")
     stop.add_argument("run_dir")
@@ -82,6 +88,7 @@ def parser() -> argparse.ArgumentParser:
     hist.add_argument("--results", default="results", help="root of run directories")
     hist.add_argument("--site")
     hist.add_argument("--gate", choices=GATES)
+    hist.add_argument("--rebuild", action="store_true", help="re-make the index from the run directories")
     cmp = sub.add_parser("compare", help="two runs' figures side by side with their change")
     cmp.add_argument("run_a", metavar="RUN_A", help="the earlier run directory")
     cmp.add_argument("run_b", metavar="RUN_B", help="the later run directory")
@@ -138,6 +145,9 @@ def _run(argv: list[str] | None, console: Console) -> int:
     except LabError as exc:  # outside a gate run (e.g. `kvgate stop` with a host down)
         console.print(f"[bold red]lab error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT[Verdict.ERROR]
+    except ModifiedRun as exc:  # a stored run edited after its end: invalid, as its report says
+        console.print(f"[bold red]modified run:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        return EXIT[Verdict.INVALID]
     except KvgateError as exc:
         console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return EXIT_USAGE

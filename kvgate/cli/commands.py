@@ -13,14 +13,24 @@ from rich.markup import escape
 from kvgate.base.config_file import repo_root
 from kvgate.base.crash import InternalErrors, tell
 from kvgate.base.criteria import Verdict
-from kvgate.cli.args import check_keyword, check_output_file, check_writable_dir, write_output_file
+from kvgate.cli.args import (
+    check_input_file,
+    check_keyword,
+    check_output_file,
+    check_results_root,
+    check_writable_dir,
+    write_output_file,
+)
 from kvgate.cli.exit_codes import EXIT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_REGRESSION, EXIT_USAGE
+from kvgate.cli.history import compare, history
 from kvgate.cli.live import LiveView, checks_table, summary_table
 from kvgate.configuration.gateconfig import load_config
-from kvgate.configuration.waivers import load_waivers
+from kvgate.configuration.waivers import Waivers, load_waivers
 from kvgate.record import (
+    GATES,
     PREFLIGHT,
     RunStore,
+    check_seal,
     gate_dir,
     outcome,
     require_previous,
@@ -67,6 +77,11 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
     loaded = load_config(args.inventory).inventory  # a bad configuration stops here with its clear error
     if not (args.resume or args.force_gate_order):
         require_previous(Path(args.results), site=loaded.site, gate=args.gate, inventory_sha256=loaded.sha256)
+    if args.gate == "g3":  # G3 bounds its restores by the latest passed G2 run: a modified one stops it here
+        from kvgate.orchestration.plan import latest_passed
+
+        root = Path(args.resume).parent.parent if args.resume else Path(args.results)
+        latest_passed(root, loaded.site, "g2", loaded.sha256)
     console.print(f"kvgate {args.gate} on site [bold]{loaded.site}[/] ({len(loaded.inventory.hosts)} hosts)")
     live, crashes = LiveView(console), InternalErrors()
     code = pytest.main(pytest_args(args), plugins=[live, crashes])
@@ -79,6 +94,8 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
         return EXIT_USAGE if code == pytest.ExitCode.USAGE_ERROR else EXIT_INTERNAL
     interrupted, regressed = code == pytest.ExitCode.INTERRUPTED, list[str]()
     status = finish(store, console, no_pdf=args.no_pdf, interrupted=interrupted, regressions=regressed)
+    if unused_waivers(store, console) and args.strict and not interrupted:
+        return status or EXIT_USAGE
     if status == 0 and getattr(args, "fail_on_regression", False) and regressed:
         console.print(
             f"[bold red]{len(regressed)} figure(s) regressed[/] against the previous comparable run"
@@ -91,6 +108,7 @@ def preflight(args: argparse.Namespace, console: Console) -> int:
     """The preflight as a gate run of its own; then what will and will not be measurable, and why."""
     for unused in ("resume", "waivers", "force_gate_order", "keyword"):
         setattr(args, unused, None)
+    args.strict = False
     args.gate = PREFLIGHT
     return run_gate(args, console)
 
@@ -102,7 +120,8 @@ def check_run_args(args: argparse.Namespace) -> None:
     load_waivers(args.waivers)
     if args.resume:
         store = RunStore.open(Path(args.resume))
-        store.check_files()
+        store.check_files()  # exit 4 naming a file that does not read, line and field
+        check_seal(store.path, "--resume")  # exit 2: resuming would seal an edit anew
         store.inventory_path()  # the resume compares the inventory with the run's
         check_writable_dir("--resume", store.path)
 
@@ -125,7 +144,14 @@ def finish(
 ) -> int:
     from kvgate.report import render
 
-    paths = render(store.path, pdf=not no_pdf, allowed_signers=allowed_signers)
+    try:  # an interrupted run gets its HTML and JUnit now, its PDF from `kvgate report` (issue 27: 9 s)
+        paths = render(store.path, pdf=not (no_pdf or interrupted), allowed_signers=allowed_signers)
+    except KeyboardInterrupt:
+        if not interrupted:
+            raise
+        console.print(f"report not rendered (interrupted again): kvgate report {escape(str(store.path))}")
+        console.print(f"resume with: {escape(resume_command(store))}", highlight=False, soft_wrap=True)
+        return EXIT_INTERRUPTED
     if regressions is not None:
         regressions[:] = paths.regressions
     record = verify_manifest(store.path, allowed_signers=allowed_signers)
@@ -135,19 +161,36 @@ def finish(
     if interrupted:
         console.print(f"gate [bold yellow]interrupted[/] (Ctrl-C or SIGTERM){not_evaluated}")
     else:
-        console.print(f"gate verdict: [bold]{verdict}[/]{not_evaluated}")
+        console.print(f"gate verdict: [bold]{escape(verdict.text)}[/]{not_evaluated}")
     for label, path in (("HTML", paths.html), ("PDF", paths.pdf), ("JUnit", paths.junit)):
         if path is not None:
             console.print(f"{label:6} {path}")
+    for note in paths.history_notes:  # history rows dropped or runs not indexed (kvgate.report.indexing)
+        console.print(f"history: {escape(note)}", highlight=False, soft_wrap=True)
     errors = [c for c, rec in store.checks().items() if rec.verdict == Verdict.ERROR]
-    if interrupted or missing or errors:
-        console.print(f"resume with: {escape(resume_command(store))}", highlight=False, soft_wrap=True)
+    if (interrupted or missing or errors) and (then := next_command(store)) is not None:
+        console.print(f"{then[0]}: {escape(then[1])}", highlight=False, soft_wrap=True)
     console.print(f"run record: {escape(record.summary())}", style=None if record.intact else "bold red")
     if interrupted:
         return EXIT_INTERRUPTED
     if record.status == "modified after the run" or record.signature_problem:
-        return max(EXIT[verdict], EXIT[Verdict.INVALID])  # an edited record proves nothing it says
-    return EXIT[verdict]
+        return max(EXIT[verdict.verdict], EXIT[Verdict.INVALID])  # an edited record proves nothing it says
+    return EXIT[verdict.verdict]
+
+
+def next_command(store: RunStore) -> tuple[str, str] | None:
+    """What to run for the checks this run did not finish: (how it is said, the command); None: nothing.
+
+    A gate run is resumed; a preflight (minutes, no resume) is run again; a run of a gate kvgate
+    does not know gets no command, as kvgate would refuse any.
+    """
+    gate = store.run_record().gate
+    if gate == PREFLIGHT:
+        inventory, results = store.inventory_path(), str(store.path.parent.parent)
+        return "run it again with", shlex.join(
+            ["kvgate", "preflight", "--inventory", inventory, "--results", results]
+        )
+    return ("resume with", resume_command(store)) if gate in GATES else None
 
 
 def resume_command(store: RunStore) -> str:
@@ -177,6 +220,8 @@ def _recorded_option(argv: list[str], flag: str) -> str | None:
 
 def report(args: argparse.Namespace, console: Console) -> int:
     signers = Path(args.allowed_signers) if args.allowed_signers else None
+    if signers is not None:  # a list that is not there would leave the signer unchecked
+        check_input_file("--allowed-signers", signers, "an OpenSSH allowed_signers list")
     store = RunStore.open(Path(args.run_dir))
     store.check_files()  # an edited or truncated file is named here, not as a crash mid-render
     return finish(store, console, no_pdf=args.no_pdf, allowed_signers=signers)
@@ -197,6 +242,8 @@ def rejudge(args: argparse.Namespace, console: Console) -> int:
     from kvgate.cli.rejudge import rejudge as judge_again
 
     results = Path(args.results) if args.results else None
+    if results is not None:
+        check_writable_dir("--results", results)  # a file or an unwritable place: exit 4 before judging
     waivers = Path(args.waivers) if args.waivers else None
     moved = Path(args.inventory) if args.inventory else None
     store = judge_again(Path(args.run_dir), waivers=waivers, results=results, inventory=moved)
@@ -205,14 +252,31 @@ def rejudge(args: argparse.Namespace, console: Console) -> int:
     console.print(f"re-judged {escape(done.run)}: {len(done.changes)} change(s), {len(done.carried)} carried")
     for change in done.changes:
         console.print(f"  {escape(change)}", highlight=False, soft_wrap=True)
-    return finish(store, console, no_pdf=args.no_pdf)
+    status = finish(store, console, no_pdf=args.no_pdf)
+    return (status or EXIT_USAGE) if unused_waivers(store, console) and args.strict else status
+
+
+def unused_waivers(store: RunStore, console: Console) -> bool:
+    """Name each waiver in force that matched no check of the run; True when there is one."""
+    record = store.run_record()
+    in_force = Waivers.model_validate({"waivers": [w.model_dump() for w in record.waivers]})
+    unused = in_force.unmatched((r.host, r.check, r.rule) for r in store.checks().values())
+    for w in unused:
+        console.print(
+            f"[yellow]waiver {escape(w.label())} matches no check of this run[/] (a typo, or expired)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return bool(unused)
 
 
 def sign(args: argparse.Namespace, console: Console) -> int:
     """Sign a finished run's manifest with the engineer's SSH key, then re-render its report."""
     record = sign_manifest(Path(args.run_dir), key=Path(args.key).expanduser(), identity=args.identity)
     console.print(f"{args.run_dir}: {escape(record.summary())}", highlight=False)
-    return finish(RunStore.open(Path(args.run_dir)), console, no_pdf=args.no_pdf)
+    store = RunStore.open(Path(args.run_dir))
+    unused_waivers(store, console)  # the signer sees a waiver that excused nothing before handing it on
+    return finish(store, console, no_pdf=args.no_pdf)
 
 
 def stop(args: argparse.Namespace, console: Console) -> int:
@@ -247,23 +311,6 @@ def inventory(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def history(args: argparse.Namespace, _console: Console) -> int:
-    """List the runs indexed under a results root, oldest first (on stdout: it is the output)."""
-    from kvgate.report import History, runs_table
-
-    Console(width=200).print(runs_table(History(Path(args.results)).runs(site=args.site, gate=args.gate)))
-    return 0
-
-
-def compare(args: argparse.Namespace, _console: Console) -> int:
-    """Every figure of two stored runs side by side with its change and what the change means."""
-    from kvgate.report import compare_figures, compare_table, frame, load_run
-
-    a, b = (load_run(Path(p)).history_entry() for p in (args.run_a, args.run_b))
-    Console(width=200).print(compare_table(compare_figures(frame(a), frame(b)), a.run_id, b.run_id))
-    return 0
-
-
 def references(_args: argparse.Namespace, console: Console) -> int:
     from kvgate.configuration.references import check_consistency, load_references
 
@@ -279,6 +326,7 @@ def plan(args: argparse.Namespace, _console: Console) -> int:
     """Print the tiering plan of every engine deployment (orchestration.plan); bad options: usage errors."""
     from kvgate.orchestration.plan import options, show
 
+    check_results_root("--results", Path(args.results))
     config = load_config(args.inventory)
     show(Console(soft_wrap=True), config, Path(args.results), options(args))  # the plan is the output: stdout
     return 0

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kvgate.base.criteria import SEVERITY, Verdict
+from kvgate.judgement import gate_verdict
 from kvgate.orchestration.session import GateSession
 from kvgate.record import RunStore
 
@@ -72,26 +73,34 @@ def title(store: RunStore) -> str:
 
 def summary_table(store: RunStore) -> Table:
     """Per host: counts per verdict and the worst verdict; the gate line last."""
-    table = Table(title=title(store))
+    table = Table(title=title(store), pad_edge=False, collapse_padding=True)
     table.add_column("host")
     for v in SEVERITY:
         table.add_column(str(v), justify="right")
+    table.add_column("not evaluated", justify="right")
     table.add_column("worst")
-    by_host: dict[str, Counter[str]] = {}
-    for rec in store.checks().values():
-        by_host.setdefault(rec.host, Counter())[rec.verdict] += 1
-    for host, counts in sorted(by_host.items()):
-        worst = next((v for v in SEVERITY if counts[v]), Verdict.PASS)
-        cells = [str(counts[v] or "") for v in SEVERITY]
+    checks = store.checks()
+    by_host: dict[str, list[Verdict | None]] = {}
+    for rec in checks.values():
+        by_host.setdefault(rec.host, []).append(rec.verdict)
+    for planned in store.run_record().planned:  # an early Ctrl-C leaves most checks without a verdict
+        if planned not in checks:
+            by_host.setdefault(planned.split("/", 1)[0], []).append(None)
+    for host, verdicts in sorted(by_host.items()):
+        counts = Counter(verdicts)
+        worst = gate_verdict(verdicts)
+        cells = [str(counts[v] or "") for v in (*SEVERITY, None)]
         table.add_row(host, *cells, f"[{STYLE.get(worst, 'white')}]{worst}")
     return table
 
 
 def checks_table(store: RunStore) -> Table:
     """Every check with its verdict and condition, worst first: what can be measured, and why not."""
-    table = Table(title=f"{title(store)}: what can be measured")
-    for column in ("host", "check", "verdict", "why"):
-        table.add_column(column, overflow="fold")
+    table = Table(title=f"{title(store)}: what can be measured", expand=True)
+    table.add_column("host", no_wrap=True)
+    table.add_column("check", overflow="fold", ratio=2)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("why", overflow="fold", ratio=3)  # wide enough that a number is not cut at 80 columns
     checks = sorted(store.checks().values(), key=lambda c: (SEVERITY.index(c.verdict), c.id))
     for c in checks:
         table.add_row(*(escape(str(v)) for v in (c.host, c.check, c.verdict, c.condition)))

@@ -3,9 +3,8 @@
 A threshold or a waiver decided after a 72-hour soak must not cost another 72 hours. The
 run's checks are planned again from the inventory it ran with (which must be unchanged:
 its sha256 is in the record) and today's references and gate profiles; each check is
-judged on what the record kept: the measurements it was judged on (``inputs``, kvgate.run/2),
-the stored facts (G1), or, for a kvgate.run/1 line, its stored value when its verdict was a
-plain PASS or FAIL. A check with nothing to judge again keeps its verdict and is listed as
+judged on what the record kept: the measurements it was judged on (``inputs``) or the stored
+facts (G1). A check with nothing to judge again keeps its verdict and is listed as
 carried; nothing is measured and no connection is opened.
 
 The result is a **new run directory** beside the original, not a file added to it: the
@@ -20,13 +19,13 @@ from __future__ import annotations
 
 import getpass
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
-from kvgate.base.criteria import Inputs, Judgement, Measurement, Verdict, fmt, symbol
+from kvgate.base.criteria import Judgement, Measurement, Verdict, fmt, symbol
 from kvgate.base.errors import StoreError, UsageError
+from kvgate.base.safefile import make_dirs, read_file, remove, write_file
 from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.references import DEFAULT_PATH as REFERENCES
 from kvgate.configuration.references import references_used
@@ -36,18 +35,29 @@ from kvgate.orchestration.g1 import FactsProbe, evaluate_facts
 from kvgate.orchestration.gate_plans import plans
 from kvgate.probes.facts import HostFacts
 from kvgate.record import (
+    GATES,
+    MAX_RUN_FILE_BYTES,
+    PREFLIGHT,
     JudgementRecord,
     RunRecord,
     RunStore,
     WaiverRecord,
-    parse_json,
-    read_text,
+    check_seal,
     utc_now,
     verify_manifest,
     write_manifest,
 )
 
-CARRIED_KEYS = ("manifest", "tool_versions", "hosts", "forced", "previous_run", "engines", "g4_jobs")
+CARRIED_KEYS = (
+    "manifest",
+    "tool_versions",
+    "hosts",
+    "forced",
+    "previous_run",
+    "engines",
+    "g4_jobs",
+    "contradictions",
+)
 
 
 def rejudge(
@@ -59,11 +69,13 @@ def rejudge(
     """
     old = _sealed(run_dir)
     record = old.run_record()
+    if record.gate not in (*GATES, PREFLIGHT):  # never judged as some other gate's run
+        raise StoreError(f"{run_dir}/run.json: gate {record.gate!r} is not one kvgate knows")
     config = _config(old, inventory)
     checks = [c for plan in plans(record.gate) for c in plan(config)]
     in_force = load_waivers(waivers) if waivers else Waivers.model_validate({"waivers": record.waivers})
     new = _create(old, checks, in_force, config=config, root=results or run_dir.parent.parent)
-    stored, facts = old.checks(), {h: HostFacts.from_json(f) for h, f in old.facts().items()}
+    stored, facts = old.checks(), stored_facts(old)
     carried, changes = [], _config_changes(old, in_force)
     for check in checks:
         rec = stored.get(check.id)
@@ -79,6 +91,17 @@ def rejudge(
     return new
 
 
+def stored_facts(old: RunStore) -> dict[str, HostFacts]:
+    """The facts a G1 run kept, by host; a file that is not facts is named (exit 4)."""
+    out = {}
+    for host, data in old.facts().items():
+        try:
+            out[host] = HostFacts.from_json(data)
+        except ValueError as exc:
+            raise StoreError(f"{old.path}/facts/{host}.json: {exc}") from None
+    return out
+
+
 def _as_recorded(check: Check[Any], rec: JudgementRecord) -> Judgement:
     """The stored verdict before any waiver (today's waivers are applied to it again)."""
     verdict, condition = rec.verdict, rec.condition
@@ -89,7 +112,7 @@ def _as_recorded(check: Check[Any], rec: JudgementRecord) -> Judgement:
 
 
 def _stored_measurement(rec: JudgementRecord) -> Measurement | None:
-    """The value a line kept beside its verdict (a kvgate.run/1 line keeps no other)."""
+    """The value a line kept beside its verdict."""
     if rec.measured is None:
         return None
     return Measurement(rec.metric, rec.measured, rec.unit, tuple(rec.evidence))
@@ -97,9 +120,9 @@ def _stored_measurement(rec: JudgementRecord) -> Measurement | None:
 
 def _sealed(run_dir: Path) -> RunStore:
     """The run to judge again: finished, and unmodified since (its manifest verifies)."""
+    found = check_seal(run_dir, "rejudge")  # exit 2 when modified, before anything is read
     store = RunStore.open(run_dir)
     store.check_files()
-    found = verify_manifest(run_dir)
     if found.status != "verified":
         raise StoreError(f"{run_dir}: cannot re-judge a run whose record is {found.summary()}")
     return store
@@ -129,23 +152,7 @@ def _judged_again(
         return None
     if isinstance(check.spec, FactsProbe):  # G1: judged on the stored facts (its checks read families)
         return evaluate_facts(check, facts[check.host]) if check.host in facts else None
-    if rec.inputs is not None:
-        return check.evaluate(rec.inputs.inputs())
-    m = _stored_measurement(rec)
-    if m is not None and _plain_v1_value(check, rec):
-        return check.evaluate(Inputs({check.key: m}))
-    return None
-
-
-def _plain_v1_value(check: Check[Any], rec: JudgementRecord) -> bool:
-    """A v1 line's value is judged again only when it was trusted: PASS or FAIL (or a waived FAIL)."""
-    was = (rec.waiver or {}).get("was") if rec.verdict == Verdict.WAIVED else rec.verdict
-    return (
-        was in (Verdict.PASS, Verdict.FAIL)
-        and rec.measured is not None
-        and bool(check.key)
-        and rec.metric == check.criterion.metric
-    )
+    return None if rec.inputs is None else check.evaluate(rec.inputs.inputs())
 
 
 def _create(
@@ -195,12 +202,12 @@ def _link_evidence(src: Path, dst: Path) -> None:
     for top in ("facts", "artifacts"):
         for path in sorted(p for p in (src / top).rglob("*") if p.is_file() and not p.is_symlink()):
             target = dst / path.relative_to(src)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.unlink(missing_ok=True)
+            make_dirs(target.parent, root=dst)  # never through a link (kvgate.base.safefile)
+            remove(target, root=dst)
             try:
                 os.link(path, target)
             except OSError:
-                shutil.copy2(path, target)
+                write_file(target, read_file(path, max_bytes=MAX_RUN_FILE_BYTES), root=dst)
 
 
 def _config_changes(old: RunStore, waivers: Waivers) -> list[str]:
@@ -243,7 +250,7 @@ def _plan_changes(checks: list[Check[Any]], stored: dict[str, JudgementRecord]) 
 def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[str]) -> None:
     rejudged = {
         "run": str(old.path),
-        "run_schema": str(_raw_schema(old)),
+        "run_schema": old.run_record().schema_,
         "run_manifest_sha256": verify_manifest(old.path).manifest_sha256,
         "at": utc_now(),
         "by": getpass.getuser(),
@@ -254,9 +261,3 @@ def _finish(new: RunStore, old: RunStore, *, carried: list[str], changes: list[s
     missing = set(new.run_record().planned) - new.finished_ids()
     new.finish("incomplete" if missing else "complete")
     write_manifest(new.path)
-
-
-def _raw_schema(store: RunStore) -> str:
-    """The schema the run was written in (the store reads it migrated; _sealed checked the file)."""
-    where = store.path / "run.json"
-    return str(parse_json(read_text(where), str(where))["schema"])

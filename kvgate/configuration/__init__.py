@@ -2,6 +2,7 @@
 
     gateconfig.py         GateConfig: the inventory, profiles, references and gate profiles of a run
     inventory/            the lab as the site engineer writes it: schema and loader
+    bounds.py             upper bounds of every quantity a file states (a typo is refused on load)
     engine_profile.py     how to launch, probe, reset and scrape a serving engine, as data
     engine_templates.py   the placeholders of engine profiles, rendered without injection
     engine_series.py      Prometheus series names, so profiles validate their metrics

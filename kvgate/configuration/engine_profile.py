@@ -17,7 +17,8 @@ never change their structure (kvgate.configuration.engine_templates).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -31,6 +32,7 @@ from kvgate.configuration.engine_series import selector
 from kvgate.configuration.engine_templates import (
     PLACEHOLDERS,
     Arg,
+    DataFile,
     FileName,
     FileSpec,
     as_file,
@@ -41,9 +43,10 @@ from kvgate.configuration.engine_templates import (
     holes,
     render_arg,
 )
+from kvgate.configuration.inventory import API_PORT_OFFSET, Environment, Regex, tensor_parallel
 
-API_PORT_OFFSET = 10000  # {api_port}: an engine's side API (LMCache's internal API server) at port + this
 PROFILE_DIR = repo_root() / "workloads" / "engines"
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 class EngineKind(StrEnum):
@@ -123,7 +126,7 @@ class EngineProfile(Frozen):
     kind: EngineKind
     description: str
     launch: list[Arg] = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
+    env: Environment = Field(default_factory=dict)
     workdir: str = "{run_dir}"
     files: dict[FileName, FileSpec] = Field(default_factory=dict, description="name -> file, put in run_dir")
     version_cmd: list[str] = Field(default_factory=list)
@@ -146,7 +149,7 @@ class EngineProfile(Frozen):
     tpot_histogram: str | None = None
     # regex on the engine log whose group 1 is the weight-load time in seconds (model loading
     # separated from the rest of start-up); None: the engine does not log it
-    weights_log: str | None = None
+    weights_log: Regex | None = None
     reset: list[HttpCall] = Field(default_factory=list)
     # how G3 makes a populated tier cold before a restore: `restart` the engine (its GPU and CPU caches
     # go with the process; the tier must find its files again on start), or `reset`: call the `reset`
@@ -182,6 +185,14 @@ class EngineProfile(Frozen):
     def _text_files(cls, v: Any) -> Any:
         return {k: as_file(k, f) for k, f in v.items()} if isinstance(v, dict) else v
 
+    @field_validator("weights_log")
+    @classmethod
+    def _one_group(cls, v: str | None) -> str | None:
+        """Compiled on load; its one group is the seconds (a second group would make each match a tuple)."""
+        if v is not None and re.compile(v).groups != 1:
+            raise ValueError("expected a regular expression with exactly one group: the seconds")
+        return v
+
     @field_validator("hit_counter", "warm_hit_counter")
     @classmethod
     def _selector(cls, v: str | None) -> str | None:
@@ -198,6 +209,24 @@ class EngineProfile(Frozen):
     def _cold_by_reset_needs_endpoints(self) -> EngineProfile:
         if self.cold_by == "reset" and not self.reset:
             raise ValueError("cold_by: reset needs the reset endpoints that empty the GPU/CPU caches")
+        return self
+
+    @model_validator(mode="after")
+    def _control_api_on_loopback(self) -> EngineProfile:
+        """LMCache's internal API server listens on every interface by default and clears caches or runs
+        scripts for anyone who asks: a profile that enables it binds it to loopback."""
+        for name, spec in self.files.items():
+            data = spec.data if isinstance(spec, DataFile) else None
+            if (
+                data
+                and data.get("internal_api_server_enabled")
+                and (data.get("internal_api_server_host") not in LOOPBACK)
+            ):
+                bound = data.get("internal_api_server_host", "0.0.0.0 (LMCache's default)")
+                raise ValueError(
+                    f"files.{name}: LMCache's internal API server is enabled on {bound}: "
+                    "set internal_api_server_host: 127.0.0.1 (kvgate calls it on the host)"
+                )
         return self
 
     @field_validator("workdir")
@@ -262,27 +291,6 @@ engine_profile = Shipped(PROFILE_DIR, load_profile)
 def load_profiles(directory: Path = PROFILE_DIR) -> dict[str, EngineProfile]:
     """Every ``*.yaml`` profile in a directory, by name."""
     return {p.stem: load_profile(p) for p in sorted(directory.glob("*.yaml"))}
-
-
-TP_FLAGS = ("--tensor-parallel-size", "-tp", "--tp-size", "--tp")  # vLLM, vLLM short, SGLang, SGLang short
-
-
-def tensor_parallel(args: Sequence[str]) -> int:
-    """The tensor-parallel size an engine's extra arguments ask for; 1 without one.
-
-    A tier's capacity and some metrics are per TP rank (LMCache's max_local_disk_size is).
-
-    >>> tensor_parallel(["--tensor-parallel-size", "4"]), tensor_parallel(["--tp-size=8"])
-    (4, 8)
-    >>> tensor_parallel([])
-    1
-    """
-    for i, arg in enumerate(args):
-        flag, eq, value = arg.partition("=")
-        if flag in TP_FLAGS:
-            text = value if eq else (args[i + 1] if i + 1 < len(args) else "")
-            return int(text) if text.isdigit() and int(text) > 0 else 1
-    return 1
 
 
 __all__ = [

@@ -29,6 +29,7 @@ from pydantic import AfterValidator, Field, ValidationError
 
 from kvgate.base.config_file import Frozen, read_yaml, repo_root
 from kvgate.base.errors import ConfigError
+from kvgate.configuration.bounds import Count, Ratio, Seconds
 from kvgate.configuration.fio_job import IOENGINES, VERIFY_NAMES, FioJob, Rw, is_size
 
 
@@ -56,6 +57,7 @@ def _ioengine(name: str) -> str:
 FioSize = Annotated[str, AfterValidator(_size)]
 Verify = Annotated[str, AfterValidator(_verify)]
 IoEngine = Annotated[str, AfterValidator(_ioengine)]
+Depth = Annotated[int, Field(le=65_536)]  # fio's iodepth (its own limit)
 Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
 
 
@@ -63,8 +65,8 @@ class JobDefaults(Frozen):
     """Settings every job of the profile shares unless it overrides them."""
 
     size: FioSize = "16g"
-    runtime_s: int = Field(default=60, ge=1)
-    ramp_s: int = Field(default=10, ge=0)
+    runtime_s: Seconds = Field(default=60, ge=1)
+    ramp_s: Seconds = Field(default=10, ge=0)
     direct: bool = True
     ioengine: IoEngine = "libaio"
 
@@ -72,11 +74,11 @@ class JobDefaults(Frozen):
 class JobSpec(Frozen):
     rw: Rw
     bs: FioSize
-    iodepth: int = Field(default=1, ge=1)
-    numjobs: int = Field(default=1, ge=1)
+    iodepth: Depth = Field(default=1, ge=1)
+    numjobs: Count = Field(default=1, ge=1)
     size: FioSize | None = None
-    runtime_s: int | None = Field(default=None, ge=1)
-    ramp_s: int | None = Field(default=None, ge=0)
+    runtime_s: Seconds | None = Field(default=None, ge=1)
+    ramp_s: Seconds | None = Field(default=None, ge=0)
     direct: bool | None = None
     verify: Verify | None = None
 
@@ -92,12 +94,14 @@ class SweepSpec(Frozen):
     name: Word = "sweep"
     rw: Rw = "read"
     bs: FioSize | Annotated[tuple[FioSize, ...], Field(min_length=1)] = "1m"  # one size or several: ``sizes``
-    numjobs: tuple[int, ...] = Field(min_length=1)
-    iodepth: tuple[int, ...] = Field(min_length=1)
+    numjobs: tuple[Annotated[Count, Field(ge=1)], ...] = Field(min_length=1)
+    iodepth: tuple[Annotated[Depth, Field(ge=1)], ...] = Field(min_length=1)
     knee_gain: float = Field(default=0.05, gt=0, lt=1)
-    repeats: int | None = Field(default=None, ge=1)
-    runtime_s: int | None = Field(default=None, ge=1)
-    ramp_s: int | None = Field(default=None, ge=0)
+    # where the sweep stops going on along the readers' block size without a plateau (probes.fio.ceiling)
+    max_parallelism: Count = Field(default=1024, ge=1)
+    repeats: Count | None = Field(default=None, ge=1)
+    runtime_s: Seconds | None = Field(default=None, ge=1)
+    ramp_s: Seconds | None = Field(default=None, ge=0)
 
     @property
     def sizes(self) -> tuple[str, ...]:
@@ -125,8 +129,8 @@ class MatrixProfile(Frozen):
     name: str
     description: str = ""
     kind: Literal["fio-matrix"] = "fio-matrix"
-    repeats: int = Field(default=3, ge=1)
-    max_cv: float = Field(default=0.05, gt=0)  # judged: bandwidth variation over repeats
+    repeats: Count = Field(default=3, ge=1)
+    max_cv: Ratio = Field(default=0.05, gt=0)  # judged: bandwidth variation over repeats
     defaults: JobDefaults = Field(default_factory=JobDefaults)
     jobs: dict[Word, JobSpec] = Field(default_factory=dict)
     sweep: SweepSpec | None = None

@@ -16,13 +16,14 @@ comes from. ``agent_spec`` turns a profile into the JSON spec the agent runs:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
 from kvgate.base.config_file import Frozen, Shipped, load_model, repo_root
 from kvgate.base.errors import ConfigError
 from kvgate.base.units import MiB
+from kvgate.configuration.bounds import Bytes, Count, Dim, Tokens
 
 PROFILES_DIR = repo_root() / "workloads" / "models"
 WORKLOADS = ("kv-restore", "model-load", "checkpoint")
@@ -40,9 +41,9 @@ SCALE_MODELS = {
 class KVGeometry(Frozen):
     """Per-token KV size: 2 (K and V) × layers × kv_heads × head_dim × dtype_bytes."""
 
-    layers: int = Field(gt=0)
-    kv_heads: int = Field(gt=0)
-    head_dim: int = Field(gt=0)
+    layers: Dim = Field(gt=0)
+    kv_heads: Dim = Field(gt=0)
+    head_dim: Dim = Field(gt=0)
     dtype_bytes: int = Field(gt=0, le=8)
     source: str = ""
 
@@ -61,13 +62,13 @@ class KVRestoreProfile(Frozen):
     """
 
     layout: Literal["lmcache-chunks", "vllm-blocks"] = "lmcache-chunks"
-    tokens_per_chunk: int = Field(256, gt=0)
-    tokens_per_block: int = Field(16, gt=0)
-    blocks_per_file: int = Field(1, gt=0)
-    prefix_tokens: int = Field(gt=0)
-    requests: int = Field(gt=0)
-    readers_per_request: tuple[int, ...] = Field((1, 8), min_length=1)
-    io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
+    tokens_per_chunk: Tokens = Field(256, gt=0)
+    tokens_per_block: Tokens = Field(16, gt=0)
+    blocks_per_file: Count = Field(1, gt=0)
+    prefix_tokens: Tokens = Field(gt=0)
+    requests: Count = Field(gt=0)
+    readers_per_request: tuple[Annotated[Count, Field(ge=1)], ...] = Field((1, 8), min_length=1)
+    io_bytes: int = Field(8 * MiB, ge=4096, le=1 << 30, multiple_of=4096)
     source: str = ""
 
     @model_validator(mode="after")
@@ -96,14 +97,14 @@ class KVRestoreProfile(Frozen):
 class ModelLoadProfile(Frozen):
     """A safetensors model of ``model_bytes`` in ``shards`` files, decoder-shaped tensors."""
 
-    model_bytes: int = Field(gt=MiB)
-    shards: int = Field(gt=0)
-    hidden_size: int = Field(gt=0)
-    intermediate_size: int = Field(gt=0)
-    kv_dim: int = Field(gt=0)
+    model_bytes: Bytes = Field(gt=MiB)
+    shards: Count = Field(gt=0)
+    hidden_size: Dim = Field(gt=0)
+    intermediate_size: Dim = Field(gt=0)
+    kv_dim: Dim = Field(gt=0)
     tensor_dtype: Literal["F16", "BF16", "F32", "U8"] = "F16"
-    threads: int = Field(8, gt=0)
-    io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
+    threads: Count = Field(8, gt=0)
+    io_bytes: int = Field(8 * MiB, ge=4096, le=1 << 30, multiple_of=4096)
     approximate: bool = False
     source: str = ""
 
@@ -111,11 +112,11 @@ class ModelLoadProfile(Frozen):
 class CheckpointProfile(Frozen):
     """One save by ``ranks`` processes: one snapshot of ``snapshot_bytes`` split over them, or one each."""
 
-    snapshot_bytes: int = Field(gt=0)
-    ranks: int = Field(gt=0)
+    snapshot_bytes: Bytes = Field(gt=0)
+    ranks: Count = Field(gt=0)
     snapshot_per_rank: bool = False  # True: every rank writes a whole snapshot (ranks × snapshot_bytes)
-    readback_threads: int = Field(8, gt=0)
-    io_bytes: int = Field(8 * MiB, ge=4096, multiple_of=4096)
+    readback_threads: Count = Field(8, gt=0)
+    io_bytes: int = Field(8 * MiB, ge=4096, le=1 << 30, multiple_of=4096)
     source: str = ""
 
 

@@ -150,6 +150,26 @@ class Source(Frozen):
         return self
 
 
+class SourceReport(Frozen):
+    """Where the seed's figure was measured: its primary source (shared/SEED-SOURCES.md)."""
+
+    repository: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")  # owner/name on GitHub
+    commit: str = Field(pattern=r"^[0-9a-f]{7,40}$")  # as read
+    report: str | None  # the report's path in the repository; None: the repository has no report for it
+    sections: tuple[str, ...] = ()  # where in the report
+    data: tuple[str, ...] = ()  # results files and scripts that carry or produced the figure
+
+
+class Binding(Frozen):
+    """How the seed's source measured a figure, so kvgate measures it the same way (or says where not)."""
+
+    source: SourceReport
+    arms: Arms  # as the source states them (the seed's table often does not)
+    workload: str = Field(min_length=1)
+    cache_settings: str | None  # engine and cache settings as the source states them; None: not stated
+    kvgate: str = Field(min_length=1)  # the G3 arms and profile section that judge it
+
+
 Concurrency = Annotated[int, Field(ge=1)] | str | None
 
 
@@ -173,6 +193,7 @@ class Reference(Frozen):
     improvement: Improvement
     note: str | None = None
     source: Source
+    binding: Binding | None = None  # how the seed's source measured it (every shipped reference has one)
 
     @model_validator(mode="after")
     def _coherent(self) -> Reference:

@@ -7,11 +7,15 @@ waivers:
     reason: "array firmware update scheduled for 2027-01; temperature alarm known"
     approver: "J. Doe <jdoe@example.com>"
     expires: 2027-01-31        # optional; an expired waiver no longer applies
+
+A waiver that matches no check of a run (a typo in its rule, check or hosts, or expired) is named
+after the run; ``--strict`` makes it exit 4.
 """
 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -45,9 +49,20 @@ class Waiver(Frozen):
             return False
         return any(fnmatch.fnmatch(host, pattern) for pattern in self.hosts)
 
+    def label(self) -> str:
+        """How a message names this waiver: what it targets, on which hosts."""
+        target = f"check {self.check}" if self.check else f"rule {self.rule}"
+        hosts = "" if self.hosts == ("*",) else f" on {', '.join(self.hosts)}"
+        return target + hosts + (f" (expires {self.expires})" if self.expires else "")
+
 
 class Waivers(Frozen):
     waivers: tuple[Waiver, ...] = ()
+
+    def unmatched(self, checks: Iterable[tuple[str, str, str]], on: date | None = None) -> list[Waiver]:
+        """Waivers matching none of a run's (host, check, rule) on day ``on`` (today): a typo, or expired."""
+        day, seen = on or datetime.now(UTC).date(), list(checks)
+        return [w for w in self.waivers if not any(w.matches(h, c, r, day) for h, c, r in seen)]
 
     def apply(self, host: str, check: str, j: Judgement) -> tuple[Judgement, dict[str, str] | None]:
         """FAIL/INVALID → WAIVED when a waiver matches; returns the waiver applied."""

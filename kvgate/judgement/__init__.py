@@ -4,7 +4,10 @@
                   Bound (a reference bound at plan time), Ruling (SKIP/INVALID decided before
                   measuring); Inputs (the measurements a check was judged on, as stored) is
                   kvgate.base.criteria's, offered here too
-    verdict.py    gate_verdict: the one rule that turns check verdicts into a gate's verdict
+    verdict.py    gate_verdict / gate_outcome: the one rule that turns check verdicts into a gate's
+                  verdict, with its coverage of the bound references (GateVerdict, Coverage, Judged)
+                  and BASELINE RECORDED; is_baseline: a figure recorded without a threshold;
+                  reach: which bound references a plan can judge (preflight, of G3)
     catalogue.py  Plan (a gate's checks from a GateConfig) and ``family``: a plan's checks by rule id,
                   the families gates/ lists
 
@@ -13,9 +16,33 @@ them with ``Check.evaluate``; the run record stores each check's ``Inputs`` besi
 judgement, so ``kvgate rejudge`` can judge the same measurements again.
 """
 
-from kvgate.base.criteria import Inputs
 from kvgate.judgement.catalogue import Plan, family
 from kvgate.judgement.check import Bound, Check, Ruling
-from kvgate.judgement.verdict import gate_verdict
+from kvgate.judgement.verdict import (
+    RECORDED_BASELINE,
+    Coverage,
+    GateVerdict,
+    Judged,
+    gate_outcome,
+    gate_verdict,
+    is_baseline,
+    is_figure,
+    reach,
+)
 
-__all__ = ["Bound", "Check", "Inputs", "Plan", "Ruling", "family", "gate_verdict"]
+__all__ = [
+    "RECORDED_BASELINE",
+    "Bound",
+    "Check",
+    "Coverage",
+    "GateVerdict",
+    "Judged",
+    "Plan",
+    "Ruling",
+    "family",
+    "gate_outcome",
+    "gate_verdict",
+    "is_baseline",
+    "is_figure",
+    "reach",
+]

@@ -56,6 +56,9 @@ class Bound:
     threshold_fraction: float = 1.0
     tolerance: float = 0.0
     levels: tuple[int, ...] = ()  # concurrency levels measured: the least improvement is judged
+    # what a gain far above the seed's range becomes instead of PASS (its verdict and why), where a
+    # figure that far from it says the arms were not the seed's (R2/R3); None: judged as measured
+    far_above: Ruling | None = None
 
     def criterion(self) -> Criterion:
         return criterion_for(
@@ -73,6 +76,30 @@ class Bound:
         if m is None or not isinstance(m.value, int | float) or isinstance(m.value, bool):
             return ""
         return seed_position(self.reference, float(m.value))
+
+    def not_comparable(self, key: str, inputs: Inputs) -> Ruling | None:
+        """The ``far_above`` ruling, with the numbers, when the judged figure or a level's lands far above.
+
+        >>> from kvgate.configuration.references import load_references
+        >>> b = Bound(load_references().get("R2-ttft-p50-tp8"), far_above=Ruling.invalid("other arms"))
+        >>> b.not_comparable("t", Inputs({"t": Measurement("ttft_p50_reduction_pct", 80.0)})).reason
+        "t ↓80.0%: far above the seed's ↓26–32% (3.4× the speed-up at its upper end): other arms"
+        """
+        if self.far_above is None:
+            return None
+        keys = tuple(f"{key}@c{c}" for c in self.levels) or (key,)  # each level's, where levels are judged
+        kind, far = self.reference.improvement.kind, []
+        for k in keys:
+            m = inputs.measured.get(k)
+            if m is None or isinstance(m.value, bool) or not isinstance(m.value, int | float):
+                continue
+            where = seed_position(self.reference, float(m.value))
+            if where.startswith("far above"):
+                shown = f"{k} {show_improvement(kind, float(m.value))}: {where.split(': ', 1)[0]}"
+                far.append(shown)
+        if not far:
+            return None
+        return Ruling(self.far_above.verdict, f"{'; '.join(dict.fromkeys(far))}: {self.far_above.reason}")
 
     def per_level(self, key: str, measured: dict[str, Measurement] | Inputs) -> str:
         """Each level's improvement, where the least of several levels is judged."""
@@ -121,6 +148,9 @@ class Check(Generic[S]):
             j = replace(j, condition=f"{j.condition} {self.bound.annotation}")
         if inputs.blocked:
             return self._blocked(j, inputs)
+        if j.verdict is Verdict.PASS and self.bound and (far := self.bound.not_comparable(self.key, inputs)):
+            text = f"{j.condition} — not comparable: {far.reason}"
+            return Judgement(far.verdict, text, self.criterion, j.measurement, inputs=self._used(inputs))
         shown = inputs.detail if j.verdict is not Verdict.PASS else ""
         levels = self.bound.per_level(self.key, inputs) if self.bound else ""
         position = self.bound.position(m) if self.bound else ""

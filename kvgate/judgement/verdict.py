@@ -1,17 +1,34 @@
-"""The gate-verdict rule, in one place: the store's outcome and the report both use it.
+"""The gate-verdict rule, in one place: the store's outcome, the CLI, JUnit, history and the report use it.
+
+A gate's verdict is the worst of its checks, and it carries its coverage: how many of the
+references its profile binds it judged (DESIGN rule 6). A gate that judged fewer reads
+"PASS — limited coverage: 1 of 12 references"; one whose every figure was recorded as the
+site's baseline, none judged against a specification, reads "BASELINE RECORDED".
 
 >>> from kvgate.base.criteria import Verdict
 >>> gate_verdict([Verdict.PASS, Verdict.SKIP])
 <Verdict.PASS: 'PASS'>
 >>> gate_verdict([Verdict.PASS, None])  # a planned check without a verdict
 <Verdict.ERROR: 'ERROR'>
+>>> judged = [Judged(Verdict.PASS, "R2-a"), Judged(Verdict.SKIP, "R2-b", why="no arms")]
+>>> gate_outcome(judged, ["R2-a", "R2-b"]).text
+'PASS — limited coverage: 1 of 2 references'
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from kvgate.base.criteria import Verdict, worst
+from kvgate.judgement.check import Check
+
+# The source of a criterion that has no threshold: the figure is recorded as the site's baseline.
+RECORDED_BASELINE = "no site threshold: measured as the site baseline"
+# Verdicts that say a check was judged against its criterion (a waiver follows a judgement).
+JUDGED = (Verdict.PASS, Verdict.FAIL, Verdict.WAIVED)
+BASELINE_RECORDED = "BASELINE RECORDED"
 
 
 def gate_verdict(verdicts: Iterable[Verdict | None]) -> Verdict:
@@ -24,3 +41,123 @@ def gate_verdict(verdicts: Iterable[Verdict | None]) -> Verdict:
     if None in given and verdict.gate_ok:
         return Verdict.ERROR
     return verdict
+
+
+def is_baseline(*, comparator: str, expected: object, unit: str, source: str) -> bool:
+    """A figure recorded without a threshold (G2's "> 0 B/s"): a baseline, never a PASS of a specification."""
+    trivial = comparator in (">", ">=") and expected in (0, 0.0) and not isinstance(expected, bool)
+    return RECORDED_BASELINE in source or (trivial and is_figure(unit))
+
+
+def is_figure(unit: str) -> bool:
+    """A measured quantity of the system (B/s, IOPS, s), not a count of hosts or a ratio-free flag."""
+    return unit not in ("", "hosts")
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the gate-verdict rule reads of one check: its verdict, its rule, what it was held to.
+
+    ``baseline``: recorded without a threshold; ``figure``: a measured quantity with a unit;
+    ``why``: the check's condition, said for a reference it could not judge.
+    """
+
+    verdict: Verdict | None
+    rule: str = ""
+    baseline: bool = False
+    figure: bool = False
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of the references a gate's profile binds it judged, and why each other was not."""
+
+    bound: tuple[str, ...] = ()
+    unjudged: dict[str, str] = field(default_factory=dict)  # reference → why not judged
+
+    @property
+    def judged(self) -> tuple[str, ...]:
+        return tuple(r for r in self.bound if r not in self.unjudged)
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.unjudged)
+
+    @property
+    def text(self) -> str:
+        """'1 of 12 references'; '' when the profile binds none."""
+        return f"{len(self.judged)} of {len(self.bound)} references" if self.bound else ""
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """A gate's verdict with its coverage: what the run record's outcome, every report and JUnit say."""
+
+    verdict: Verdict
+    coverage: Coverage = Coverage()
+    baseline_only: bool = False  # every figure recorded as a baseline, none judged against a threshold
+
+    @property
+    def gate_ok(self) -> bool:
+        """Whether the next gate may open: a recorded baseline opens G3 as a PASS does."""
+        return self.verdict.gate_ok and self.verdict is not Verdict.ERROR
+
+    @property
+    def label(self) -> str:
+        """The verdict's word: BASELINE RECORDED for a PASS that judged no figure, else the verdict."""
+        return BASELINE_RECORDED if self.baseline_only else self.verdict.value
+
+    @property
+    def text(self) -> str:
+        """'PASS — limited coverage: 1 of 12 references', 'BASELINE RECORDED', 'FAIL'."""
+        if self.coverage.limited:
+            return f"{self.label} — limited coverage: {self.coverage.text}"
+        return self.label
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def coverage(judged: Iterable[Judged], bound: Iterable[str]) -> Coverage:
+    """Each bound reference judged by at least one check, or the first reason none of its checks was."""
+    refs = tuple(dict.fromkeys(bound))
+    why: dict[str, str] = {}
+    done: set[str] = set()
+    for j in judged:
+        if j.verdict in JUDGED:
+            done.add(j.rule)
+        elif j.rule in refs:
+            why.setdefault(j.rule, j.why or (j.verdict.value if j.verdict else "not evaluated"))
+    missing = {r: why.get(r, "no check of this run holds it") for r in refs if r not in done}
+    return Coverage(refs, missing)
+
+
+def reach(planned: Iterable[Check[Any]], bound: Iterable[str]) -> Coverage:
+    """Which bound references a gate's plan can judge: each needs one check not ruled out at plan time.
+
+    Preflight says this of G3 before G3 runs: what this inventory lets it judge, and why not the rest.
+    """
+    refs = tuple(dict.fromkeys(bound))
+    why: dict[str, str] = {}
+    can: set[str] = set()
+    for c in planned:
+        if c.ruled is None:
+            can.add(c.rule)
+        else:
+            why.setdefault(c.rule, c.ruled.reason)
+    return Coverage(refs, {r: why.get(r, "no check of the plan holds it") for r in refs if r not in can})
+
+
+def gate_outcome(judged: Iterable[Judged], bound: Iterable[str] = ()) -> GateVerdict:
+    """The gate's verdict (gate_verdict) with its coverage of the bound references.
+
+    BASELINE RECORDED: a PASS of a gate that binds no reference and recorded figures as the
+    site's baseline without judging any figure against a threshold (G2 without site thresholds).
+    """
+    given = list(judged)
+    verdict = gate_verdict(j.verdict for j in given)
+    cover = coverage(given, bound)
+    figures = [j for j in given if j.figure and j.verdict in JUDGED]
+    recorded = bool(figures) and all(j.baseline for j in figures)
+    return GateVerdict(verdict, cover, verdict is Verdict.PASS and not cover.bound and recorded)

@@ -49,7 +49,7 @@ def measure_deployments(
         return out
 
     hosts = sorted(h for h in session.hosts_pending if h != CLUSTER)
-    results = fan_out({h: h for h in hosts}, on_host)
+    results = fan_out({h: h for h in hosts}, on_host, max_workers=inv.max_parallel_hosts)
     for host, r in results.items():
         session.notify(host, done if not isinstance(r, LabError) else f"ERROR: {r}")
     return results

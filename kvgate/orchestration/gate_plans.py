@@ -1,4 +1,5 @@
-"""The plan modules of each gate, by gate name: what rejudge and the pytest plugin plan from.
+"""The plan modules of each gate, by gate name: what rejudge and the pytest plugin plan from; and
+what preflight records of G3's plan (``record_g3_reach``).
 
 It sits above the gates' plans (orchestration), so the judgement package below them names none.
 
@@ -8,7 +9,10 @@ It sits above the gates' plans (orchestration), so the judgement package below t
 
 from __future__ import annotations
 
-from kvgate.judgement import Plan
+from kvgate.base.errors import UsageError
+from kvgate.configuration.gateconfig import GateConfig
+from kvgate.judgement import Plan, reach
+from kvgate.record import GATES, PREFLIGHT, RunStore
 
 
 def plans(gate: str) -> tuple[Plan, ...]:
@@ -31,6 +35,17 @@ def plans(gate: str) -> tuple[Plan, ...]:
         from kvgate.orchestration.g4 import plan as g4
 
         return (g4,)
+    if gate != PREFLIGHT:  # a run.json naming another gate is not judged as a preflight
+        raise UsageError(f"unknown gate {gate!r}; expected one of {', '.join((*GATES, PREFLIGHT))}")
     from kvgate.orchestration.preflight import plan as preflight
 
     return (preflight,)
+
+
+def record_g3_reach(store: RunStore, config: GateConfig) -> None:
+    """Preflight: which references G3's profile binds this inventory lets G3 judge (G3's plan, not run),
+    and why not each other, in the preflight's run record (``g3_reach``)."""
+    bound = config.g3.reference_ids()
+    refs = {i: config.references.get(i).model_dump(mode="json") for i in bound}
+    unjudged = reach([c for p in plans("g3") for c in p(config)], bound).unjudged
+    store.merge_meta(g3_reach={"references": refs, "unjudged": unjudged})

@@ -3,7 +3,7 @@ the engine deployments measured one by one (G3, G4), and the G1 facts collected 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -30,6 +30,7 @@ class Measured(Protocol):
 
 
 R = TypeVar("R", bound=Measured)
+T = TypeVar("T")
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +55,10 @@ class GateRun:
     @property
     def inventory(self) -> Inventory:
         return self.config.inventory.inventory
+
+    def fan_out(self, hosts: Iterable[str], fn: Callable[[str], T]) -> dict[str, T | LabError]:
+        """``fn(host)`` on every host at once, within the inventory's ``max_parallel_hosts``."""
+        return fan_out({h: h for h in hosts}, fn, max_workers=self.inventory.max_parallel_hosts)
 
 
 @pytest.fixture(scope="session")
@@ -109,7 +114,7 @@ def g1_facts(gate_run: GateRun) -> dict[str, HostFacts | LabError]:
         return facts
 
     hosts = sorted(gate_run.session.hosts_pending) or sorted(inv.hosts)
-    results = fan_out({h: h for h in hosts}, collect)
+    results = gate_run.fan_out(hosts, collect)
     for host, result in results.items():
         gate_run.session.notify(
             host, "facts collected" if isinstance(result, HostFacts) else f"ERROR: {result}"

@@ -19,9 +19,9 @@ from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import LoadedInventory
 from kvgate.judgement import Plan
 from kvgate.judgement import family as plan_family
-from kvgate.orchestration.gate_plans import plans
+from kvgate.orchestration.gate_plans import plans, record_g3_reach
 from kvgate.orchestration.session import GateSession
-from kvgate.record import JudgementRecord, RunStore, no_checks
+from kvgate.record import PREFLIGHT, JudgementRecord, RunStore, no_checks
 from kvgate.transport import CANCEL
 
 pytest_plugins = [
@@ -91,6 +91,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.option.collectonly:  # listing the catalogue: no run directory, no gate-order check
         return
     store = sess.open_store(planned)
+    if gate == PREFLIGHT:
+        record_g3_reach(store, sess.gate_config())
     done = store.finished_ids()
     keep = [i for i in items if check_id(i) not in done]
     if skipped := [i for i in items if check_id(i) in done]:

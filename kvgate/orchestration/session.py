@@ -15,7 +15,7 @@ from kvgate.base.errors import KvgateError
 from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.inventory import LoadedInventory
 from kvgate.configuration.waivers import Waivers, load_waivers
-from kvgate.record import JudgementRecord, RunStore, require_previous, utc_now, write_manifest
+from kvgate.record import JudgementRecord, RunStore, check_seal, require_previous, utc_now, write_manifest
 
 T = TypeVar("T")
 
@@ -102,6 +102,7 @@ class GateSession:
         return RunStore.create(Path(self.option("run_dir")), site=loaded.site, gate=self.gate, meta=meta)
 
     def _resume(self) -> RunStore:
+        check_seal(Path(self.option("resume")), "--resume")  # never re-seal a run edited since its end
         store = RunStore.open(Path(self.option("resume")))
         record = store.run_record()
         if record.gate != self.gate:

@@ -101,19 +101,6 @@ def zipapp_bytes() -> bytes:
     return pack("agent", BOOT, also=("loadgen", "evidence"))
 
 
-def build_zipapp(dest_dir: Path | None = None) -> Path:
-    """Write the zipapp as ``agent-<sha256[:16]>.pyz`` (once per content) and return its path."""
-    data = zipapp_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    dest = (dest_dir or Path(tempfile.gettempdir()) / "kvgate-agent") / f"agent-{digest[:16]}.pyz"
-    if not dest.exists() or hashlib.sha256(dest.read_bytes()).hexdigest() != digest:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(f".tmp{secrets.token_hex(4)}")
-        tmp.write_bytes(data)
-        tmp.replace(dest)
-    return dest
-
-
 def remote_home(ex: Executor) -> str:
     """$HOME of the remote user."""
     home = ex.run('echo "$HOME"', timeout_s=SHORT_S, check=True).stdout.strip()
@@ -130,18 +117,25 @@ def remote_sha256(ex: Executor, path: str) -> str | None:
 
 def ensure_uploaded(ex: Executor) -> str:
     """Upload the agent to ``~/.cache/kvgate/agent-<sha256[:16]>.pyz`` unless it is there; return its path."""
-    return upload(ex, "agent", build_zipapp())
+    return upload(ex, "agent", zipapp_bytes())
 
 
-def upload(ex: Executor, name: str, local: Path) -> str:
-    """Put a zipapp at ``~/.cache/kvgate/<name>-<sha256[:16]>.pyz`` on the host unless it is there."""
-    digest = hashlib.sha256(local.read_bytes()).hexdigest()
+def upload(ex: Executor, name: str, data: bytes) -> str:
+    """Put a zipapp at ``~/.cache/kvgate/<name>-<sha256[:16]>.pyz`` on the host unless it is there.
+
+    It is packed afresh each time (milliseconds) and staged in a private temporary directory:
+    no copy is kept in a shared directory, where another user could swap it between check and upload.
+    """
+    digest = hashlib.sha256(data).hexdigest()
     remote = f"{remote_home(ex)}/.cache/kvgate/{name}-{digest[:16]}.pyz"
     if remote_sha256(ex, remote) == digest:
         return remote
     ex.run("mkdir -p %s", remote.rsplit("/", 1)[0], timeout_s=SHORT_S, check=True)
     partial = f"{remote}.part-{secrets.token_hex(4)}"
-    ex.put(local, partial)
+    with tempfile.TemporaryDirectory(prefix="kvgate-") as tmp:
+        local = Path(tmp) / f"{name}.pyz"
+        local.write_bytes(data)
+        ex.put(local, partial)
     if remote_sha256(ex, partial) != digest:
         ex.run("rm -f %s", partial, timeout_s=SHORT_S)
         raise TransportError(f"{ex.host}: the uploaded {name} does not match its sha256 {digest[:16]}")
@@ -228,11 +222,16 @@ def poll(ex: Executor, job: RemoteJob, offset: int) -> tuple[list[dict[str, Any]
     """New events since byte ``offset`` of events.jsonl, the next offset, and whether the job finished."""
     events, new_offset, status = _poll(ex, job, offset)
     if status == "dead":
-        raise LabError(
-            f"{ex.host}: agent {job.workload} (pid {job.pid}) died without an exit code\n"
-            + stderr_tail(ex, job.state_dir)
-        )
+        raise LabError(died(ex, job))
     return events, new_offset, status.startswith("exit")
+
+
+def died(ex: Executor, job: RemoteJob) -> str:
+    """Why a job whose process is gone without an exit code ended: killed, or its host restarted."""
+    return (
+        f"{ex.host}: agent {job.workload} (pid {job.pid}) died without an exit code: it was killed "
+        f"(SIGKILL, the OOM killer) or its host restarted\n{stderr_tail(ex, job.state_dir)}"
+    )
 
 
 class JobOverran(CommandTimeout):
@@ -273,7 +272,9 @@ def wait(
                 on_event(event)
         if status.startswith("exit"):
             return result(ex, job)
-        if status == "dead" or (status.startswith("alive") and int(status.split()[1]) > STALE_HEARTBEAT_S):
+        if status == "dead":
+            raise LabError(died(ex, job))
+        if status.startswith("alive") and int(status.split()[1]) > STALE_HEARTBEAT_S:
             raise LabError(f"{ex.host}: agent {job.workload} is {status}\n{stderr_tail(ex, job.state_dir)}")
         if time.monotonic() >= deadline:
             raise JobOverran(ex.host, f"agent {job.workload} in {job.state_dir}", timeout_s)

@@ -4,13 +4,15 @@
                 with the measurements the check was judged on: InputsRecord, to and from
                 a Judgement's Inputs), ArtifactRecord (the evidence index)
     gate_rows.py  what each gate keeps for its report (``g2_rows``, ``g3_rows``, ``g4_rows``);
-                rows stored as cells by older runs read as ``*CellRow``
+                figures of a run that contradict each other (``contradictions``)
     launches.py the engines a run started (``engines``) and its detached soaks (``g4_jobs``)
     environment.py  G1's manifest and tool versions per host, the waivers in force
-    migrate.py  reads a ``kvgate.run/1`` run.json as a ``kvgate.run/2`` record
-    store.py    RunStore: one directory per gate run, written as the run goes (its one writer)
+    store.py    RunStore: one directory per gate run, written as the run goes (its one writer);
+                outcome / judged_outcome: the run's gate verdict with its coverage (judgement.gate_outcome)
     run_files.py  what a run directory's files must hold when read back (report, --resume)
-    manifest.py the run's manifest: what it wrote, hashed at its end, verified when read again
+    manifest.py the run's manifest: what it wrote, hashed at its end, verified when read again;
+                ``check_seal`` refuses a modified run before anything reads its figures
+    signature.py  the run's signature (ssh-keygen -Y), made and checked without ever prompting
     gate_order.py  the four gates, their order and where their pytest suites live
 
 The run directory is the record: run.json (configuration, status, gate tables), checks.jsonl
@@ -21,17 +23,21 @@ evidence, indexed with hashes). ``kvgate.record.store.RunStore`` is its one writ
 from kvgate.record.environment import WaiverRecord
 from kvgate.record.gate_order import GATES, PREFLIGHT, gate_dir, no_checks, require_previous
 from kvgate.record.gate_rows import (
+    SERVING_KEYS,
     ArmFigures,
+    Contradiction,
     DeploymentFacts,
+    DriftFigure,
+    Figure,
     G2Figures,
     G2Row,
-    G2Stored,
-    G3CellRow,
     G3Figures,
     G3StorageRow,
     G3Stored,
     G4Row,
-    G4Stored,
+    HealthFigures,
+    IntegrityFailure,
+    IntegrityFigures,
     PredictionRow,
     ServingLevel,
     SoakFacts,
@@ -41,47 +47,37 @@ from kvgate.record.gate_rows import (
     SweepCell,
     VerdictRow,
     VolumeFigures,
+    arm_order,
 )
 from kvgate.record.launches import AgentJob, EngineLaunch, G4Job, SoakEngine
-from kvgate.record.manifest import Verification, sign_manifest, verify_manifest, write_manifest
-from kvgate.record.migrate import migrate
-from kvgate.record.run_files import parse_json, read_text
-from kvgate.record.schema import (
-    SCHEMA,
-    SCHEMA_V1,
-    ArtifactRecord,
-    Forced,
-    InputsRecord,
-    JudgementRecord,
-    RunRecord,
-    Section,
-    measurements_from_record,
-    measurements_to_record,
-)
-from kvgate.record.store import RunStore, outcome, utc_now
+from kvgate.record.manifest import Verification, check_seal, sign_manifest, verify_manifest, write_manifest
+from kvgate.record.run_files import MAX_RUN_FILE_BYTES, read_text
+from kvgate.record.schema import Forced, JudgementRecord, RunRecord, Section, measurements_to_record
+from kvgate.record.store import RunStore, judged_outcome, outcome, utc_now
 
 __all__ = [
     "GATES",
+    "MAX_RUN_FILE_BYTES",
     "PREFLIGHT",
-    "SCHEMA",
-    "SCHEMA_V1",
+    "SERVING_KEYS",
     "AgentJob",
     "ArmFigures",
-    "ArtifactRecord",
+    "Contradiction",
     "DeploymentFacts",
+    "DriftFigure",
     "EngineLaunch",
+    "Figure",
     "Forced",
     "G2Figures",
     "G2Row",
-    "G2Stored",
-    "G3CellRow",
     "G3Figures",
     "G3StorageRow",
     "G3Stored",
     "G4Job",
     "G4Row",
-    "G4Stored",
-    "InputsRecord",
+    "HealthFigures",
+    "IntegrityFailure",
+    "IntegrityFigures",
     "JudgementRecord",
     "PredictionRow",
     "RunRecord",
@@ -98,13 +94,13 @@ __all__ = [
     "Verification",
     "VolumeFigures",
     "WaiverRecord",
+    "arm_order",
+    "check_seal",
     "gate_dir",
-    "measurements_from_record",
+    "judged_outcome",
     "measurements_to_record",
-    "migrate",
     "no_checks",
     "outcome",
-    "parse_json",
     "read_text",
     "require_previous",
     "sign_manifest",

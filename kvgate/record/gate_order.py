@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvgate.base.config_file import repo_root
-from kvgate.base.criteria import Verdict
 from kvgate.base.errors import UsageError
-from kvgate.record.manifest import verify_manifest
+from kvgate.record.manifest import check_seal
 from kvgate.record.store import RunStore, latest_run, outcome
 
 GATE_DIRS = {"g1": "g1_arrival", "g2": "g2_baseline", "g3": "g3_main", "g4": "g4_soak"}
@@ -53,12 +52,12 @@ def require_previous(results: Path, *, site: str, gate: str, inventory_sha256: s
     hint = f"run `make {prev}` first, or pass --force-gate-order REASON (recorded as a waiver)"
     if run is None:
         raise UsageError(f"{gate} needs a passed {prev} run for site {site!r} with this inventory; {hint}")
-    verdict, missing = outcome(run)
-    if not verdict.gate_ok or missing or verdict is Verdict.ERROR:
-        raise UsageError(f"{gate} needs a passed {prev} run; the latest, {run.path}, is {verdict}; {hint}")
-    record = verify_manifest(run.path)
-    if not record.intact:  # a passed run edited or forged after the fact does not open the next gate
+    record = check_seal(run.path, f"{gate}'s gate order")  # before its verdicts are read: exit 2 if edited
+    if not record.intact:  # cut before its end, or never a kvgate run: not a passed run
         raise UsageError(
             f"{gate} needs a passed {prev} run; the latest, {run.path}: {record.summary()}; {hint}"
         )
+    verdict, missing = outcome(run)  # a G2 that recorded its baseline opens G3 as a PASS does
+    if not verdict.gate_ok or missing:
+        raise UsageError(f"{gate} needs a passed {prev} run; the latest, {run.path}, is {verdict}; {hint}")
     return run

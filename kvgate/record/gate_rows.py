@@ -3,8 +3,7 @@
 Rows are keyed ``<host>/<subject>``. The writers (kvgate.orchestration.<gate>.report_rows)
 write plain JSON; the store checks it against these models before
 the file is written, and every reader gets it back typed, so an edited field is a StoreError
-naming the file and the field path. Rows stored before a gate kept numbers hold the table cells
-it formatted then: those are read as ``*CellRow`` (the legacy shape, laid out as it was).
+naming the file and the field path.
 
 >>> stored = {"measurements": {}, "knee": None, "ceiling": None, "sweep": [["1m", 4, 2.5e9]]}
 >>> G2Row.model_validate(stored).sweep
@@ -13,34 +12,19 @@ it formatted then: those are read as ``*CellRow`` (the legacy shape, laid out as
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from collections.abc import Collection
+from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from kvgate.base.criteria import Measurement
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS, VOLUME_ARMS, WHOLE_VOLUME_ARMS
 
 Value = float | int | str | bool | None
-Cell = str
-Cells = list[list[Cell]]
-Row = TypeVar("Row", bound=BaseModel)
 
 
 class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class _LegacyRow(_Row):
-    """A row in the shape of an older kvgate: every key has a default, so at least one must be there
-    (an emptied row is an edited one, not an old one)."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _not_empty(cls, data: Any) -> Any:
-        if data == {}:
-            raise ValueError(
-                f"expected a row with its keys ({', '.join(cls.model_fields)}), got an empty one"
-            )
-        return data
 
 
 class MeasurementRecord(BaseModel):
@@ -96,6 +80,30 @@ class VerdictRow(_Row):
     reference: ReferenceRow | None = None
 
 
+# -- contradictions (every gate) --------------------------------------------------------------
+class Figure(_Row):
+    """One figure of a run, named by what produced it."""
+
+    name: str  # "KV restore, parallel readers"
+    value: float
+    unit: str  # "B/s", "I/Os in flight", "B"
+    source: str  # where the run keeps it: its metric, or its artifact
+
+
+class Contradiction(_Row):
+    """Two figures of one run that cannot both stand as trusted, and what that means for the reader.
+
+    >>> f = Figure(name="knee", value=16, unit="I/Os in flight", source="sweep-read.knee_parallelism")
+    >>> Contradiction(where="h/v", first=f, second=f, meaning="the sweep did not find the knee").where
+    'h/v'
+    """
+
+    where: str  # "<host>/<volume>" or "<host>/<deployment>"
+    first: Figure
+    second: Figure
+    meaning: str
+
+
 # -- G2 ---------------------------------------------------------------------------------------
 class SweepCell(_Row):
     """One cell of G2's sweep: the read ceiling's (kvgate.configuration.fio_matrix.SweepPoint)."""
@@ -114,13 +122,6 @@ class KneeRow(SweepCell):
     gain: float
 
 
-class KneeMark(_Row):
-    """Legacy: the knee as the chart's mark, kept by runs before the whole knee was."""
-
-    parallelism: int
-    bs: str = "1m"
-
-
 class G2Row(_Row):
     """One host/volume: its measurements, knee, ceiling cell and sweep points ([bs,] parallelism, B/s)."""
 
@@ -128,15 +129,6 @@ class G2Row(_Row):
     knee: KneeRow | None
     ceiling: SweepCell | None
     sweep: list[list[str | int | float]]
-
-
-class G2CellRow(_LegacyRow):
-    """Legacy: a host/volume's table cells as G2 formatted them before it kept numbers."""
-
-    fio: list[Cell] = []
-    workloads: list[Cell] = []
-    knee: KneeRow | KneeMark | None = None  # kept beside the cells for the chart by the runs of that time
-    sweep: list[list[str | int | float]] = []
 
 
 # -- G3 ---------------------------------------------------------------------------------------
@@ -161,7 +153,9 @@ class ArmFigures(_Row):
     predicted_bytes_p50: float | None
     restart_to_ready_p50_s: float | None
     invalid_reasons: list[str] = []
-    # device bytes / time from the load's start to its last first token (the restores), median
+    # trusted only with these said: another reader shared the device (both byte counts, the host's load)
+    qualifications: list[str] = []
+    # the engine's own read bytes / its restore time (a load: to its last first token), median
     read_bw_gb_per_s: float | None = None
     # mean TTFT as the client saw it and as the engine's histogram counted it (from arrival), medians
     ttft_mean_s: float | None = None
@@ -198,6 +192,27 @@ class G3Figures(_Row):
     g2: Annotated[G2Figures | None, BeforeValidator(lambda v: v or None)] = None  # {}: no prediction made
 
 
+def arm_order(arms: Collection[str]) -> list[str]:
+    """The arms in the order the report shows them: one prompt, each concurrency, whole machine, the
+    volumes (R2/R3) level by level, R1 (run.json keeps ``G3Figures.arms`` by name).
+
+    >>> arm_order(["parallel-read@c4", "recompute", "recompute@c8", "serial-read@c4", "warm", "warm@c8",
+    ...            "candidate-volume@c4", "baseline-volume@c4"])  # doctest: +NORMALIZE_WHITESPACE
+    ['recompute', 'warm', 'recompute@c8', 'warm@c8', 'baseline-volume@c4', 'candidate-volume@c4',
+     'serial-read@c4', 'parallel-read@c4']
+    """
+    apart = (*READ_ARMS, *VOLUME_ARMS, *WHOLE_VOLUME_ARMS)
+    levels = sorted({int(k.split("@c")[1]) for k in arms if "@c" in k and k.split("@")[0] not in apart})
+    names = ("recompute", "ssd-restore", "warm", *CAPACITY_ARMS)
+    order = [a for a in names if a in arms]
+    order += [f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in arms]
+    order += [f"{a}@whole" for a in names if f"{a}@whole" in arms]
+    for pair in (VOLUME_ARMS, WHOLE_VOLUME_ARMS):
+        at = sorted({int(k.split("@c")[1]) for k in arms if k.split("@")[0] in pair and "@c" in k})
+        order += [f"{a}@c{c}" for c in at for a in pair if f"{a}@c{c}" in arms]
+    return order + [k for r in READ_ARMS for k in arms if k.split("@")[0] == r]  # serial, then parallel
+
+
 class DeploymentFacts(_Row):
     """What a deployment's engine kind can show (the report's notes)."""
 
@@ -208,6 +223,9 @@ class DeploymentFacts(_Row):
     tier_notes: str
     near_ties: list[str]
     loadgen_address: str | None
+
+
+SERVING_KEYS = ("p50_ttft_ms", "mean_ttft_ms", "p50_tpot_ms", "mean_tpot_ms", "p50_itl_ms", "mean_itl_ms")
 
 
 class ServingLevel(_Row):
@@ -239,6 +257,7 @@ class VolumeFigures(_Row):
 
     role: str
     model_load_s: float | None
+    model_load_metric: str | None  # its measurement (volumes.measured): the fastest trusted loader's
     engine_weights_load_s: float | None
     engine_ready_s: float | None
     checkpoint_write_s: float | None
@@ -256,32 +275,6 @@ class G3StorageRow(_Row):
     figures: StorageFigures
 
 
-def _g3_figures(data: Any) -> Any:
-    """A storage row's figures hold its volumes; a deployment's, its arms."""
-    if not isinstance(data, dict):
-        return data
-    return (StorageFigures if "volumes" in data else G3Figures).model_validate(data)
-
-
-class G3CellRow(_LegacyRow):
-    """Legacy: a host/deployment's table cells as G3 formatted them before it kept numbers.
-
-    From 2026-12-05 07:28 (af7968d) until G3 kept numbers (e549b38), runs also kept the charts'
-    raw numbers beside the cells (``figures``), in the shape G3 keeps them now: a deployment's
-    arms, predictions and G2 figures, or a storage row's volumes.
-    """
-
-    arms: Cells = []
-    evidence: Cells = []
-    verdicts: Cells = []
-    engines: Cells = []
-    predictions: Cells = []
-    serving: Cells = []
-    storage: Cells = []
-    limits: str = ""
-    figures: Annotated[G3Figures | StorageFigures | None, BeforeValidator(_g3_figures)] = None
-
-
 # -- G4 ---------------------------------------------------------------------------------------
 class SoakFacts(_Row):
     ended: str
@@ -294,43 +287,105 @@ class SoakFigures(_Row):
     cap_bytes: int | None  # the tiers' summed capacity; None: no external tier
 
 
+class IntegrityFailure(_Row):
+    """One place the integrity load found wrong: what, where, when (first seen), how often seen."""
+
+    kind: str  # mismatch | read-error | write-error | fio-error
+    source: str  # fio | checkpoint | kv
+    volume: str
+    file: str
+    offset_bytes: int | None
+    length_bytes: int | None
+    first_seen_unix_s: float
+    windows: list[int]  # the soak windows it was seen in
+    times_seen: int
+    detail: str
+
+
+class IntegrityFigures(_Row):
+    """The integrity load beside one deployment's soak (kvgate.orchestration.g4.integrity)."""
+
+    volume: str
+    cycles: int
+    share_bytes_per_s: int  # declared in the G4 profile
+    io_bytes: int  # what it read and wrote, measured
+    span_s: float
+    device_bytes: int | None  # the candidate device's bytes over the windows (engines + integrity)
+    cpu_s: float | None  # the integrity agent's own CPU (not fio's)
+    verified_bytes: int  # checkpoint and KV cells compared with their checksums
+    fio_verified_bytes: int  # fio blocks read back and checked (crc32c)
+    failures: list[IntegrityFailure]
+    error: str  # why it did not run or ended early; "" when it ran to the soak's end
+
+
+class DriftFigure(_Row):
+    """One series judged as a slope (kvgate.orchestration.g4.drift.judge): what the report draws.
+
+    Values are in the series' own unit (MiB, ms, tok/s, share of the tier's cap); slopes per hour,
+    relative ones as a share of ``scale`` (the first windows' median). A figure that could not be
+    judged has only the first four fields and ``invalid``.
+    """
+
+    key: str
+    metric: str
+    unit: str
+    limit_per_h: float
+    invalid: str | None
+    scale: float | None = None
+    growth_per_h: float | None = None  # judged: worse is positive
+    whole_per_h: float | None = None
+    tail_per_h: float | None = None
+    plateau: bool | None = None
+    judged_on: str | None = None  # all | tail
+    interval_per_h: float | None = None  # the 95 % half-width
+    windows: int | None = None
+    tail_windows: int | None = None
+    span_h: float | None = None
+    fit_from_h: float | None = None  # the judged fit's line, from here ...
+    fit_from_value: float | None = None
+    end_value: float | None = None  # ... to the last window
+    projected_72h: float | None = None
+    limit_72h: float | None = None
+
+
+class KernelLine(_Row):
+    time_unix_s: float
+    kind: str  # OOM | hung task | I/O error | multipath | NVMe-oF | RDMA | NVMe
+    line: str
+    window: int | None  # the soak window it fell in
+
+
+class HealthFigures(_Row):
+    """Device health and kernel log over one deployment's soak (kvgate.orchestration.g4.health)."""
+
+    snapshots: int
+    first_unix_s: float | None
+    last_unix_s: float | None
+    values: dict[str, float | int | None]  # by check key: the delta (or worst) judged
+    skipped: dict[str, str]  # by check key: what this host has none of
+    kernel_source: str | None  # journal | dmesg
+    kernel_error: str
+    kernel_since_unix_s: float
+    kernel_until_unix_s: float
+    kernel_lines: list[KernelLine]
+
+
 class G4Row(_Row):
     """One host/deployment's verdicts and soak (kvgate.orchestration.g4.report_rows.rows)."""
 
     verdicts: list[VerdictRow]
     soak: SoakFacts
     figures: SoakFigures
+    integrity: IntegrityFigures
+    drift: list[DriftFigure]
+    health: HealthFigures
 
 
-class G4CellRow(_LegacyRow):
-    """Legacy: a host/deployment's table cells as G4 formatted them before it kept numbers."""
-
-    windows: Cells = []
-    verdicts: Cells = []
-    notes: str = ""
-    figures: SoakFigures | None = None  # kept beside the cells for the charts by the runs of that time
-
-
-# -- shapes by key ----------------------------------------------------------------------------
-def _shape(numbers: type[Row], cells: type[Row], *, key: str) -> BeforeValidator:
-    """A row stored with ``key`` holds numbers; one without it, the legacy cells."""
-
-    def pick(data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        return (numbers if key in data else cells).model_validate(data)
-
-    return BeforeValidator(pick)
-
-
+# -- a G3 row by what it holds ----------------------------------------------------------------
 def _g3_shape(data: Any) -> Any:
     if not isinstance(data, dict):
         return data
-    if "volumes" in data:
-        return G3StorageRow.model_validate(data)
-    return (G3DeploymentRow if "deployment" in data else G3CellRow).model_validate(data)
+    return (G3StorageRow if "volumes" in data else G3DeploymentRow).model_validate(data)
 
 
-G2Stored = Annotated[G2Row | G2CellRow, _shape(G2Row, G2CellRow, key="measurements")]
-G3Stored = Annotated[G3DeploymentRow | G3StorageRow | G3CellRow, BeforeValidator(_g3_shape)]
-G4Stored = Annotated[G4Row | G4CellRow, _shape(G4Row, G4CellRow, key="soak")]
+G3Stored = Annotated[G3DeploymentRow | G3StorageRow, BeforeValidator(_g3_shape)]

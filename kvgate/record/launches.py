@@ -24,6 +24,8 @@ class EngineLaunch(_Row):
     host: str
     argv: list[str]
     env: dict[str, str]
+    env_dropped: list[str] = []  # engine variables of the host's login environment the launch unset
+    listening: list[str] | None = None  # TCP address:port the engine listened on once ready; None: not read
     workdir: str
     files: dict[str, str]
     version: str
@@ -64,3 +66,5 @@ class G4Job(_Row):
     started_at: str
     engines: list[SoakEngine]
     spec: dict[str, Any]  # the agent's soak spec, as sent (the agent checks it)
+    integrity: AgentJob | None = None  # the integrity load beside it (None: it could not start, said why)
+    integrity_error: str = ""

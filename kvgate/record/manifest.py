@@ -19,36 +19,50 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import tempfile
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvgate.base.errors import StoreError, UsageError
-from kvgate.base.safefile import write_file
+from kvgate.base.errors import ModifiedRun, StoreError, UsageError
+from kvgate.base.safefile import open_regular, read_file, remove, write_file
+from kvgate.record.run_files import MAX_RUN_FILE_BYTES, parse_json, read_text
+from kvgate.record.signature import SIGNATURE, check_identity, check_signature, sign
 
-MANIFEST, SIGNATURE = "manifest.json", "manifest.json.sig"
+MANIFEST = "manifest.json"
 SCHEMA = "kvgate.manifest/1"
-NAMESPACE = "kvgate-run"  # ssh-keygen -Y: a signature for one purpose is not valid for another
 RENDERS = frozenset({"report.html", "report.pdf", "junit.xml", "report.sha256", MANIFEST, SIGNATURE})
+NOT_REGULAR = "not a regular file"  # what a link, FIFO or device in the run directory hashes to
+NO_MANIFEST = "no manifest (the run did not finish)"
+MODIFIED = "modified after the run"
 
 
 def _hashes(run_dir: Path) -> dict[str, str]:
-    """sha256 of every recorded file, by its path relative to the run directory (no renders)."""
+    """sha256 of every recorded file, by its path relative to the run directory (no renders).
+
+    A link or a FIFO is listed as NOT_REGULAR, never followed or read: one planted later shows.
+    """
     out = {}
-    for path in sorted(p for p in run_dir.rglob("*") if p.is_file() and not p.is_symlink()):
+    for path in sorted(run_dir.rglob("*")):
         rel = path.relative_to(run_dir).as_posix()
-        if rel not in RENDERS and not rel.endswith(".tmp"):
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        mode = os.lstat(path).st_mode
+        if rel in RENDERS or rel.endswith(".tmp") or stat.S_ISDIR(mode):
+            continue
+        out[rel] = _sha256(path) if stat.S_ISREG(mode) else NOT_REGULAR
     return out
+
+
+def _sha256(path: Path) -> str:
+    with open_regular(path) as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def write_manifest(run_dir: Path) -> str:
     """Hash the run as it ended; returns the manifest's own sha256 (a previous signature is void)."""
     doc = {"schema": SCHEMA, "run": run_dir.name, "files": _hashes(run_dir)}
     data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
-    write_file(run_dir / MANIFEST, data)
-    (run_dir / SIGNATURE).unlink(missing_ok=True)  # it signed the run as it was before this change
+    write_file(run_dir / MANIFEST, data, root=run_dir)
+    remove(run_dir / SIGNATURE, root=run_dir)  # it signed the run as it was before this change
     return hashlib.sha256(data).hexdigest()
 
 
@@ -56,7 +70,7 @@ def write_manifest(run_dir: Path) -> str:
 class Verification:
     """What :func:`verify` found: the state of the record, and who signed it."""
 
-    status: str  # "verified" | "modified after the run" | "no manifest (the run did not finish)"
+    status: str  # "verified" | MODIFIED | NO_MANIFEST
     changed: tuple[str, ...] = ()  # files added, removed or changed since the manifest
     manifest_sha256: str = ""
     signer: str = ""  # "identity (key fingerprint)", "" when unsigned
@@ -80,90 +94,55 @@ class Verification:
 def verify_manifest(run_dir: Path, *, allowed_signers: Path | None = None) -> Verification:
     """Recompute the run's hashes against its manifest, and check its signature if there is one."""
     try:
-        data = (run_dir / MANIFEST).read_bytes()
-    except FileNotFoundError:
-        return Verification("no manifest (the run did not finish)")
-    try:
+        data = read_file(run_dir / MANIFEST, max_bytes=MAX_RUN_FILE_BYTES)
         recorded = json.loads(data)["files"]
-    except (ValueError, KeyError, TypeError):
-        return Verification("modified after the run", (MANIFEST,))
+        if not isinstance(recorded, dict):
+            raise TypeError
+    except FileNotFoundError:
+        return Verification(NO_MANIFEST)
+    except (StoreError, ValueError, KeyError, TypeError):  # a FIFO, a directory, bad JSON: not kvgate's
+        return Verification(MODIFIED, (MANIFEST,))
     now = _hashes(run_dir)
     changed = tuple(sorted(f for f in set(recorded) | set(now) if recorded.get(f) != now.get(f)))
     digest = hashlib.sha256(data).hexdigest()
     if changed:
-        return Verification("modified after the run", changed, digest)
-    signer, problem = (
-        _check_signature(run_dir, allowed_signers) if (run_dir / SIGNATURE).exists() else ("", "")
-    )
+        return Verification(MODIFIED, changed, digest)
+    signed = os.path.lexists(run_dir / SIGNATURE)
+    signer, problem = check_signature(run_dir / SIGNATURE, data, allowed_signers) if signed else ("", "")
     return Verification("verified", (), digest, signer, problem)
 
 
+def check_seal(run_dir: Path, use: str) -> Verification:
+    """The run's seal, checked before ``use`` reads any of its figures (resume, plan, rejudge, G3,
+    the gate order, compare, history). A run modified after it ended, whose signature does not
+    verify, or whose manifest is gone although its run.json says it ended, is refused: ModifiedRun
+    (exit 2) naming the files. Returns the verification otherwise (NO_MANIFEST: a run cut before its
+    end, by a crash or a kill, which only ``--resume`` may take up)."""
+    found = verify_manifest(run_dir)
+    if found.status == NO_MANIFEST and _ended(run_dir):
+        found = Verification(MODIFIED, (f"{MANIFEST} (missing, though run.json says the run ended)",))
+    if found.status == MODIFIED or found.signature_problem:
+        raise ModifiedRun(
+            f"{run_dir}: {found.summary()}; {use} refused: a run edited after it was sealed proves "
+            "nothing it says (start a new run, or restore the files from the original)"
+        )
+    return found
+
+
+def _ended(run_dir: Path) -> bool:
+    """Whether run.json says the run ended (every kvgate run writes its manifest as it ends)."""
+    try:
+        meta = parse_json(read_text(run_dir / "run.json"), str(run_dir / "run.json"))
+    except FileNotFoundError:
+        return False
+    return not isinstance(meta, dict) or meta.get("status") != "running"
+
+
 def sign_manifest(run_dir: Path, *, key: Path, identity: str) -> Verification:
-    """Sign the run's manifest with an SSH key (``ssh-keygen -Y sign``); the run must verify first."""
+    """Sign the run's manifest with an SSH key (kvgate.record.signature); the run must verify first."""
+    check_identity(identity)
     found = verify_manifest(run_dir)
     if found.status != "verified":
         raise UsageError(f"{run_dir}: cannot sign a run whose record is {found.summary()}")
-    if not key.is_file():
-        raise UsageError(f"--key {key}: no such private key file")
-    res = _ssh_keygen("-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(run_dir / MANIFEST))
-    if res.returncode != 0:
-        raise UsageError(f"ssh-keygen -Y sign with {key} failed: {res.stderr.strip()[-300:]}")
-    identity_file = run_dir / SIGNATURE
-    text = identity_file.read_text()
-    write_file(identity_file, (f"# kvgate signer: {identity}\n" + text).encode())
+    sign(run_dir / MANIFEST, key=key, identity=identity)
     return verify_manifest(run_dir)
-
-
-def _check_signature(run_dir: Path, allowed_signers: Path | None) -> tuple[str, str]:
-    """(signer, problem): who signed, and why the signature does not verify ("" when it does)."""
-    sig_text = (run_dir / SIGNATURE).read_text()
-    identity = sig_text.splitlines()[0].removeprefix("# kvgate signer: ") if sig_text.startswith("#") else "?"
-    armored = "".join(line + "\n" for line in sig_text.splitlines() if not line.startswith("#"))
-    with tempfile.TemporaryDirectory() as tmp:
-        sig = Path(tmp) / "manifest.sig"
-        sig.write_text(armored)
-        manifest = (run_dir / MANIFEST).read_bytes()
-        if allowed_signers is None:
-            res = _ssh_keygen("-Y", "check-novalidate", "-n", NAMESPACE, "-s", str(sig), stdin=manifest)
-        else:
-            args = (
-                "-Y",
-                "verify",
-                "-f",
-                str(allowed_signers),
-                "-I",
-                identity,
-                "-n",
-                NAMESPACE,
-                "-s",
-                str(sig),
-            )
-            res = _ssh_keygen(*args, stdin=manifest)
-    key = _fingerprint(res.stdout + res.stderr)
-    if res.returncode != 0:
-        return f"{identity} ({key})", (res.stderr or res.stdout).strip()[-200:] or "ssh-keygen refused it"
-    trusted = "" if allowed_signers is not None else ", key not checked against an allowed_signers list"
-    return f"{identity} ({key}{trusted})", ""
-
-
-def _fingerprint(text: str) -> str:
-    for word in text.split():
-        if word.startswith("SHA256:"):
-            return word.rstrip(".,")
-    return "key fingerprint unknown"
-
-
-def _ssh_keygen(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            ["ssh-keygen", *args],
-            input=stdin.decode() if stdin is not None else None,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise StoreError(
-            "ssh-keygen is not installed: the run's signature cannot be made or checked"
-        ) from None

@@ -5,9 +5,10 @@ edit, truncate or copy half of. What the readers rely on is checked here, so an
 edited file is a StoreError naming the file, the line or field path and what was
 expected, never a KeyError in the middle of a report. The schema itself is kvgate.record's.
 
->>> v1 = {"schema": "kvgate.run/1", "gate": "g1", "site": "s", "status": "running"}
->>> check_meta(v1, "run.json")["schema"]
-'kvgate.run/2'
+>>> check_meta({"schema": "kvgate.run/1", "gate": "g1", "site": "s", "status": "running"}, "x")
+Traceback (most recent call last):
+...
+kvgate.base.errors.StoreError: x: schema: 'kvgate.run/1', expected 'kvgate.run/2' (an earlier kvgate's run)
 >>> check_meta({"schema": "kvgate.run/2", "gate": "g1", "site": "s", "status": "running", "planned": 3}, "x")
 Traceback (most recent call last):
 ...
@@ -22,10 +23,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from kvgate.base.config_file import NotRegular, explain, field_path, read_regular, text_problem
+from kvgate.base.config_file import explain, field_path, text_problem
 from kvgate.base.errors import StoreError
-from kvgate.record.migrate import migrate
-from kvgate.record.schema import SCHEMA, SCHEMA_V1, RunRecord
+from kvgate.base.safefile import read_file
+from kvgate.record.schema import SCHEMA, RunRecord
 
 Line = TypeVar("Line", bound=BaseModel)  # one line's record: JudgementRecord, ArtifactRecord
 
@@ -35,14 +36,7 @@ MAX_RUN_FILE_BYTES = 256 << 20  # a 72 h soak's run.json is a few MB
 
 def read_text(path: Path) -> str:
     """A run file's text; FileNotFoundError passes, anything else wrong is a StoreError naming it."""
-    try:
-        raw = read_regular(path, max_bytes=MAX_RUN_FILE_BYTES)
-    except NotRegular as exc:
-        raise StoreError(f"{path}: {exc}") from None
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise StoreError(f"{path}: unreadable ({exc.strerror})") from None
+    raw = read_file(path, max_bytes=MAX_RUN_FILE_BYTES)  # a regular file, never a link's or FIFO's
     problem = text_problem(raw)
     if problem is not None:
         raise StoreError(f"{path}: {problem[0]}: {problem[1]}")
@@ -64,14 +58,14 @@ def parse_json(text: str, where: str) -> Any:
 
 
 def check_meta(data: Any, where: str) -> dict[str, Any]:
-    """run.json's content in the current schema (a kvgate.run/1 run is migrated): every key typed."""
+    """run.json's content, in today's schema (no migration before the first release): every key typed."""
     if not isinstance(data, dict):
         raise StoreError(f"{where}: expected a JSON object, got {type(data).__name__}")
-    if data.get("schema") not in (SCHEMA, SCHEMA_V1):
-        raise StoreError(f"{where}: schema {data.get('schema')!r}, expected {SCHEMA!r} or {SCHEMA_V1!r}")
-    migrated = migrate(data)
-    _checked(migrated, where, RunRecord)
-    return migrated
+    if data.get("schema") != SCHEMA:
+        why = f"{data.get('schema')!r}, expected {SCHEMA!r} (an earlier kvgate's run)"
+        raise StoreError(f"{where}: schema: {why}")
+    _checked(data, where, RunRecord)
+    return data
 
 
 def parse_lines(text: str, where: str, model: type[Line]) -> list[Line]:

@@ -22,8 +22,6 @@ from pydantic import (
     Field,
     Tag,
     ValidationError,
-    ValidatorFunctionWrapHandler,
-    field_validator,
     model_validator,
 )
 
@@ -34,11 +32,10 @@ from kvgate.configuration.gate_profiles import G3Profile, G4Profile
 from kvgate.configuration.inventory import Name
 from kvgate.configuration.reference_schema import Reference
 from kvgate.record.environment import HostManifest, ToolVersions, WaiverRecord
-from kvgate.record.gate_rows import G2Stored, G3Stored, G4Stored, MeasurementRecord
+from kvgate.record.gate_rows import Contradiction, G2Row, G3Stored, G4Row, MeasurementRecord
 from kvgate.record.launches import EngineLaunch, G4Job
 
 SCHEMA = "kvgate.run/2"
-SCHEMA_V1 = "kvgate.run/1"
 Status = Literal["running", "interrupted", "incomplete", "complete"]
 
 
@@ -79,30 +76,24 @@ class ConfigFile(_Record):
     sha256: str
 
 
-class LegacyProfile(_Open):
-    """A gate profile today's models do not read (an older kvgate wrote it): named, the rest as written."""
-
-    name: str = ""
-    description: str = ""
-
-
-def _profile_kind(value: Any) -> str:
+def _profile_kind(value: Any) -> str | None:
     """Which model reads a recorded gate profile, by what it carries (a fio matrix names its kind)."""
     if isinstance(value, BaseModel):
         return type(value).__name__
     keys = value.keys() if isinstance(value, dict) else set()
     if "kind" in keys and value["kind"] == "fio-matrix":
         return "MatrixProfile"
-    return "G3Profile" if "verdicts" in keys else "G4Profile" if "limits" in keys else "LegacyProfile"
+    return "G3Profile" if "verdicts" in keys else "G4Profile" if "limits" in keys else None
 
+
+_NO_KIND = "expected G2's fio matrix (kind: fio-matrix), a G3 profile (verdicts) or a G4 profile (limits)"
 
 # the gate profile as the run loaded it: G2's fio matrix, G3's or G4's profile
 GateProfile = Annotated[
     Annotated[MatrixProfile, Tag("MatrixProfile")]
     | Annotated[G3Profile, Tag("G3Profile")]
-    | Annotated[G4Profile, Tag("G4Profile")]
-    | Annotated[LegacyProfile, Tag("LegacyProfile")],
-    Discriminator(_profile_kind),
+    | Annotated[G4Profile, Tag("G4Profile")],
+    Discriminator(_profile_kind, custom_error_type="gate_profile", custom_error_message=_NO_KIND),
 ]
 
 
@@ -115,15 +106,6 @@ class Configuration(_Record):
     gate_profile: GateProfile | None = None
     # every configuration file the run read (kvgate.configuration.gateconfig): inventory, references, profiles
     files: dict[str, ConfigFile] = {}
-
-    @field_validator("gate_profile", mode="wrap")
-    @classmethod
-    def _older_profile_kept(cls, value: Any, read: ValidatorFunctionWrapHandler) -> Any:
-        """A profile today's model refuses (an older kvgate's, or edited) is kept as written, named."""
-        try:
-            return read(value)
-        except ValidationError:
-            return LegacyProfile.model_validate(value)
 
 
 class Rejudged(_Record):
@@ -174,6 +156,14 @@ class Section(_Open):
         return self
 
 
+class Reach(_Record):
+    """What G3 can judge with this inventory, as preflight found it in G3's plan: the references its
+    profile binds (as loaded), and why no check of G3's plan can judge each of the others."""
+
+    references: dict[str, Reference] = {}
+    unjudged: dict[str, str] = {}  # reference id → why G3 cannot judge it here
+
+
 class RunRecord(_Record):
     """run.json: one gate run's provenance, configuration, status and the data of its tables."""
 
@@ -198,14 +188,17 @@ class RunRecord(_Record):
     tool_versions: dict[str, ToolVersions] = {}  # per host
     reference_notes: list[str] = []  # where the published figures do not add up (kvgate references)
     rejudged: Rejudged | None = None
-    # the numbers the gate's report tables are laid out from (kvgate.report.gate_tables); older runs: cells
-    g2_rows: dict[str, G2Stored] = {}
+    g3_reach: Reach | None = None  # preflight: which of G3's references this inventory lets G3 judge
+    # the numbers the gate's report tables are laid out from (kvgate.report.gate_tables)
+    g2_rows: dict[str, G2Row] = {}
     g3_rows: dict[str, G3Stored] = {}
-    g4_rows: dict[str, G4Stored] = {}
+    g4_rows: dict[str, G4Row] = {}
+    # figures of this run that contradict each other, per host/subject (found by the gate, boxed on page 1)
+    contradictions: dict[str, list[Contradiction]] = {}
     engines: dict[str, dict[str, EngineLaunch]] = {}  # per host/deployment: each arm's (or soak's) engine
     g4_jobs: dict[str, G4Job] = {}  # detached soaks followed by the controller
     g4_stopped: str | None = None
-    sections: list[Section] | None = None  # rendered sections (kvgate.run/1 kept them; v2 renders rows)
+    sections: list[Section] | None = None  # kept rendered (no gate writes them: rows are laid out)
 
 
 class ArtifactRecord(_Open):
@@ -224,11 +217,6 @@ def measurements_to_record(
     ``evidence`` paths (kept with the check's inputs and the gate's artifacts)."""
     exclude = None if evidence else {"evidence"}
     return {key: MeasurementRecord.of(m).model_dump(exclude=exclude) for key, m in measured.items()}
-
-
-def measurements_from_record(data: Mapping[str, Any]) -> dict[str, Measurement]:
-    """The inverse of :func:`measurements_to_record`."""
-    return {key: MeasurementRecord.model_validate(m).measurement() for key, m in data.items()}
 
 
 class InputsRecord(_Record):
@@ -280,7 +268,7 @@ class JudgementRecord(_Open):
     waiver: dict[str, str] | None = None  # {reason, approver, was} of the waiver applied
     duration_s: float = Field(default=0.0, strict=False, allow_inf_nan=False)
     at: str = ""  # UTC, when recorded
-    inputs: InputsRecord | None = None  # None: a kvgate.run/1 line, an ERROR, or judged on facts (G1)
+    inputs: InputsRecord | None = None  # None: an ERROR, or judged on facts (G1)
 
     @model_validator(mode="after")
     def _consistent(self) -> JudgementRecord:

@@ -17,6 +17,7 @@ import hashlib
 import json
 import subprocess
 import threading
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,8 +26,8 @@ from kvgate import __version__
 from kvgate.base import redact
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import StoreError
-from kvgate.base.safefile import append_line, write_file
-from kvgate.judgement import gate_verdict
+from kvgate.base.safefile import append_line, make_dirs, write_file
+from kvgate.judgement import GateVerdict, Judged, gate_outcome, is_baseline, is_figure
 from kvgate.record.run_files import Line, check_meta, parse_json, parse_lines, read_text
 from kvgate.record.schema import SCHEMA, ArtifactRecord, InventoryRef, JudgementRecord, RunRecord
 
@@ -69,7 +70,13 @@ class RunStore:
         while path.exists():  # two runs in the same second
             n += 1
             path = root / site / f"{gate}-{stamp}-{n}"
-        (path / "artifacts").mkdir(parents=True)
+        root.mkdir(parents=True, exist_ok=True)  # the root is the user's; below it no link is followed
+        make_dirs(path.parent, root=root)
+        try:
+            path.mkdir()  # a new directory (refuses whatever is there, a link too)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot create the run directory ({exc.strerror})") from None
+        make_dirs(path / "artifacts", root=path)
         store = cls(path)
         store._write_meta(
             {
@@ -89,7 +96,9 @@ class RunStore:
 
     @classmethod
     def open(cls, path: Path) -> RunStore:
-        """An existing run; a kvgate.run/1 run reads as the current schema (kvgate.record.migrate)."""
+        """An existing run, in today's schema (another is a StoreError naming run.json's ``schema``)."""
+        if path.exists() and not path.is_dir():
+            raise StoreError(f"{path}: not a kvgate run directory (not a directory)")
         store = cls(path)
         store.meta()
         return store
@@ -126,7 +135,11 @@ class RunStore:
             meta = meta | {"argv": redact.argv([str(a) for a in meta["argv"]])}
         text = json.dumps(meta, indent=2, sort_keys=True, default=str)
         check_meta(json.loads(text), str(self.path / "run.json"))
-        _write(self.path / "run.json", text)
+        self._write(self.path / "run.json", text)
+
+    def _write(self, path: Path, text: str) -> None:
+        """Every JSON document of the run is written redacted, atomically, never through a link."""
+        write_file(path, _redacted(text), root=self.path)
 
     def update_meta(self, **changes: Any) -> None:
         with self._lock:
@@ -150,7 +163,8 @@ class RunStore:
         """Append a check's line to checks.jsonl (stamped with the time now, unless it has one)."""
         stamped = rec if rec.at else rec.model_copy(update={"at": utc_now()})
         with self._lock:
-            append_line(self.path / "checks.jsonl", redact.text(stamped.to_json()), sync=True)
+            line = redact.text(stamped.to_json())
+            append_line(self.path / "checks.jsonl", line, root=self.path, sync=True)
 
     def checks(self) -> dict[str, JudgementRecord]:
         """Latest record per check id, in first-recorded order; a torn last line is ignored.
@@ -171,8 +185,7 @@ class RunStore:
 
     # -- facts and artifacts ----------------------------------------------------------
     def save_facts(self, host: str, facts: dict[str, Any]) -> None:
-        (self.path / "facts").mkdir(exist_ok=True)
-        _write(self.path / "facts" / f"{host}.json", json.dumps(facts, indent=2, default=str))
+        self._write(self.path / "facts" / f"{host}.json", json.dumps(facts, indent=2, default=str))
 
     def facts(self) -> dict[str, dict[str, Any]]:
         """facts/<host>.json by host; each must be a JSON object."""
@@ -201,8 +214,7 @@ class RunStore:
         """Store raw output, secrets redacted (base.redact); returns its path relative to the run dir."""
         raw = _redacted(data)
         rel = Path("artifacts") / host / name
-        (self.path / rel).parent.mkdir(parents=True, exist_ok=True)
-        write_file(self.path / rel, raw)
+        write_file(self.path / rel, raw, root=self.path)
         entry = {
             "path": str(rel),
             "sha256": hashlib.sha256(raw).hexdigest(),
@@ -212,7 +224,8 @@ class RunStore:
             **info,
         }
         with self._lock:
-            append_line(self.path / "artifacts" / "index.jsonl", redact.text(json.dumps(entry, default=str)))
+            line = redact.text(json.dumps(entry, default=str))
+            append_line(self.path / "artifacts" / "index.jsonl", line, root=self.path)
         return str(rel)
 
 
@@ -220,11 +233,6 @@ def _redacted(data: str | bytes) -> bytes:
     """Text with every secret kvgate knows masked; bytes round-trip through it losslessly."""
     text = data if isinstance(data, str) else data.decode("utf-8", "surrogateescape")
     return redact.text(text).encode("utf-8", "surrogateescape")
-
-
-def _write(path: Path, text: str) -> None:
-    """Every JSON document of the run is written redacted and atomically."""
-    write_file(path, _redacted(text))
 
 
 def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None = None) -> RunStore | None:
@@ -242,10 +250,24 @@ def latest_run(root: Path, site: str, gate: str, *, inventory_sha256: str | None
     return None
 
 
-def outcome(store: RunStore) -> tuple[Verdict, list[str]]:
-    """The run's gate verdict and the planned check ids that have no final verdict."""
+def outcome(store: RunStore) -> tuple[GateVerdict, list[str]]:
+    """The run's gate verdict with its coverage, and the planned check ids that have no final verdict."""
+    record, checks = store.run_record(), store.checks()
+    missing = [c for c in record.planned if c not in checks]
+    return judged_outcome(record, checks.values(), missing), missing
 
-    checks = store.checks()
-    missing = [c for c in store.run_record().planned if c not in checks]
-    verdicts: list[Verdict | None] = [r.verdict for r in checks.values()]
-    return gate_verdict(verdicts + [None] * len(missing)), missing
+
+def judged_outcome(
+    record: RunRecord, checks: Iterable[JudgementRecord], missing: Iterable[str]
+) -> GateVerdict:
+    """The gate-verdict rule over a run's checks, with the references its profile bound (run.json)."""
+    judged = [judged_of(c) for c in checks] + [
+        Judged(None, why="not evaluated: the run stopped") for _ in missing
+    ]
+    return gate_outcome(judged, record.configuration.bound_references)
+
+
+def judged_of(c: JudgementRecord) -> Judged:
+    """What the gate-verdict rule reads of one stored check."""
+    baseline = is_baseline(comparator=c.comparator, expected=c.expected, unit=c.unit, source=c.source)
+    return Judged(c.verdict, c.rule, baseline=baseline, figure=is_figure(c.unit), why=c.condition)

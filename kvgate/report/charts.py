@@ -28,8 +28,10 @@ RC: dict[Any, Any] = {
     "axes.spines.right": False,
 }
 DROPPED = frozenset(["metadata", "style", "defs", "clipPath"])
-# The report's palette: reference bands, measured values, thresholds and bounds, a second series.
-BAND, MEASURED, THRESHOLD, OTHER = "#9ecae1", "#08519c", "#c62828", "#fd8d3c"
+# The report's palette: reference bands, measured values, thresholds and bounds, a second series,
+# a comparison drawn but not judged (a SKIP).
+BAND, MEASURED, THRESHOLD, OTHER, UNJUDGED = "#9ecae1", "#08519c", "#c62828", "#fd8d3c", "#9e9e9e"
+NOT_JUDGED = "not judged (SKIP)"  # beside a row the verdicts did not judge, on the chart itself
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,15 @@ def label_rows(ax: Any, labels: Sequence[str], *, xlabel: str) -> None:
     ax.grid(axis="x", linewidth=0.3)
 
 
+def legend_below(ax: Any, ncols: int = 3) -> None:
+    """A legend below the axes, each label once (a bar per row repeats its series' label)."""
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    ax.figure.legend(  # below the axes, never over a bar
+        list(unique.values()), list(unique.keys()), loc="outside lower center", ncols=ncols, frameon=False
+    )
+
+
 def to_svg(fig: Any) -> str:
     """The figure as SVG the report's allow-list accepts (see the module docstring)."""
     buf = io.StringIO()
@@ -98,3 +109,11 @@ def _attributes(el: ET.Element) -> list[tuple[str, str]]:
 def _quote(value: str, *, text: bool = False) -> str:
     out = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return out if text else out.replace('"', "&quot;")
+
+
+def spread_bar(ax: Any, y: float, center: float, sd: float, *, color: str = "#333333") -> None:
+    """An error bar along x: ±1 standard deviation over a figure's repeats, capped (lines only: the
+    allow-list keeps no marker, so matplotlib's own errorbar caps would not survive)."""
+    lo, hi = max(center - sd, 0.0), center + sd
+    ax.hlines(y, lo, hi, colors=color, linewidth=0.9)
+    ax.vlines([lo, hi], y - 0.12, y + 0.12, colors=color, linewidth=0.9)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from kvgate.report.history import History, HistoryEntry, compare_figures, regressions
+from kvgate.report.indexing import sync
 from kvgate.report.numbers import human, significant
 
 ORDER = {"regression": 0, "improvement": 1, "changed": 2, "new": 3, "gone": 4, "within noise": 5, "same": 6}
@@ -21,6 +22,7 @@ class Comparison:
     rows: tuple[tuple[str, str, str, str, str, str], ...]  # figure, previous, this, change, noise, status
     unchanged: int  # figures within their noise or identical
     regressions: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # what keeping the history in step with the run directories did or refused
 
 
 NONE = Comparison("", (), 0, ())
@@ -32,11 +34,17 @@ def frame(run: HistoryEntry) -> pd.DataFrame:
 
 
 def with_previous(root: Path, run: HistoryEntry) -> Comparison:
-    """Compare ``run`` with the last complete comparable run under ``root``, or NONE."""
+    """Compare ``run`` with the last complete comparable run under ``root``, or NONE.
+
+    The history is first brought in step with the run directories (kvgate.report.indexing): a
+    row whose run directory is gone is dropped, never compared with.
+    """
     history = History(root)
+    # only what changes the comparison: a run not indexed (unfinished, edited) is `kvgate history`'s to say
+    notes = tuple(n for n in sync(history) if n.startswith("history row "))
     previous = history.previous(run)
     if previous is None:
-        return NONE
+        return Comparison("", (), 0, (), notes)
     diff = compare_figures(history.figures(previous), frame(run))
     diff = diff.assign(order=diff["status"].map(ORDER)).sort_values(["order", "figure"])
     shown = diff[diff["order"] < ORDER["within noise"]]
@@ -45,6 +53,7 @@ def with_previous(root: Path, run: HistoryEntry) -> Comparison:
         rows=tuple(row(r) for r in shown.to_dict("records")),
         unchanged=len(diff) - len(shown),
         regressions=tuple(regressions(diff)["figure"]),
+        notes=notes,
     )
 
 

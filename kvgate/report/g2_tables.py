@@ -1,9 +1,7 @@
 """G2's report tables, laid out at render time from the numbers G2 recorded (``g2_rows``).
 
 Each host/volume's row holds its measurements (value, unit, invalid reason), its knee and
-its ceiling cell (kvgate.orchestration.g2.report_rows.row). A run stored before G2 kept
-numbers holds the formatted cells instead (``fio``, ``workloads``): those are laid out as
-they were.
+its ceiling cell (kvgate.orchestration.g2.report_rows.row).
 
 >>> fixed(2.3149e9, scale=GB), fixed(83012.0, scale=1000, digits=1), fixed(None)
 ('2.31', '83.0', '—')
@@ -17,8 +15,8 @@ from kvgate.base.criteria import Measurement
 from kvgate.base.units import GB
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.probes.fio import CEILING_CELL, configuration
-from kvgate.record import G2Row, G2Stored, Section, SweepCell
-from kvgate.report.tables import Cells, in_order, legacy_cells, table
+from kvgate.record import G2Row, Section, SweepCell
+from kvgate.report.tables import Cells, in_order, table
 
 FIO_COLUMNS = [
     "host",
@@ -44,8 +42,9 @@ WORK_COLUMNS = [
 ]
 FIO_NOTE = (
     "Latency percentiles are merged from fio's json+ histograms across jobs and repeats. "
-    "Read ceiling: the best cell of the block size × jobs × depth sweep, run again with the "
-    "profile's repeats (their mean); the planner and G3 hold restores to it."
+    "Read ceiling: the best cell of the block size × jobs × depth sweep (carried on along the readers' "
+    "block size until it covers their I/Os in flight and stops growing), run again with the profile's "
+    "repeats (their mean); a G2 read faster than that raises it. The planner and G3 hold restores to it."
 )
 WORK_NOTE = (
     "KV restore: all requests concurrently; serial = 1 reader per request, "
@@ -70,6 +69,8 @@ def measured(row: G2Row) -> dict[str, Measurement]:
 def fio_cells(host: str, volume: str, row: G2Row) -> list[str]:
     ms, knee = measured(row), row.knee
     at = "—" if not knee else f"{knee.parallelism} @ {knee.bw_bytes_per_s / GB:.2f} (bs {knee.bs})"
+    if knee and not knee.saturated:
+        at += ": not found, the sweep's last point"
     return [
         host,
         volume,
@@ -87,7 +88,13 @@ def ceiling(ms: Measured, cell: SweepCell | None) -> str:
     if cell is None:
         return "—"
     where = configuration(SweepPoint(**cell.model_dump()))
-    return f"{fixed(ms.get(f'{CEILING_CELL}.read_bw_bytes_per_s'), scale=GB)} ({where})"
+    value = fixed(ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s"), scale=GB)
+    raised = ms.get(f"{CEILING_CELL}.raised_by")
+    if raised is not None:
+        fio = fixed(ms.get(f"{CEILING_CELL}.fio_read_bw_bytes_per_s"), scale=GB)
+        by = str(raised.value).split(" read ")[0]  # the read that raised it: "KV restore, parallel readers"
+        return f"{value} (raised by a faster G2 read: {by}; fio {fio}, {where})"
+    return f"{value} ({where})"
 
 
 def work_cells(host: str, volume: str, row: G2Row) -> list[str]:
@@ -114,15 +121,13 @@ def speedup(ms: Measured) -> str:
     return "—"
 
 
-def cells(key: str, row: G2Stored, table_key: str) -> Cells:
+def cells(key: str, row: G2Row, table_key: str) -> Cells:
     """One host/volume's row of the ``fio`` or ``workloads`` table."""
-    if not isinstance(row, G2Row):  # stored before G2 kept numbers
-        return [legacy_cells(row, table_key)] if table_key in row.model_fields_set else []
     host, _, volume = key.partition("/")
     return [(fio_cells if table_key == "fio" else work_cells)(host, volume, row)]
 
 
-def sections(stored: Mapping[str, G2Stored]) -> list[Section]:
+def sections(stored: Mapping[str, G2Row]) -> list[Section]:
     """The G2 sections of the report, from every stored row."""
     ordered = in_order(stored)
     fio = [c for k, r in ordered for c in cells(k, r, "fio")]

@@ -3,7 +3,7 @@
 >>> t = {"p50_ttft_ms": 40.0, "mean_ttft_ms": 42.0, "p50_tpot_ms": 2.0, "mean_itl_ms": 2.1}
 >>> e = {"mean_ttft_ms": 38.0, "p50_ttft_ms": 37.5, "mean_itl_ms": 2.0, "p50_tpot_ms": 2.0}
 >>> pair(t, e, "p50_ttft_ms"), pair(t, e, "mean_itl_ms"), pair(t, {}, "p50_tpot_ms")
-('40 / ≈37.5', '2.1 / 2', '2 / —')
+('0.04 / ≈0.0375', '2.1 / 2', '2 / —')
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvgate.base.criteria import Measurement, fmt
-from kvgate.orchestration.g3 import KEYS, StorageResult
-from kvgate.record import PredictionRow, ServingLevel, StorageVolumes
+from kvgate.record import SERVING_KEYS, G3StorageRow, PredictionRow, ServingLevel
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells
 
@@ -36,8 +35,8 @@ PREDICTION_NOTE = (
 SERVING_COLUMNS = [
     "host/engine",
     "load",
-    "TTFT p50 ms client / engine",
-    "TTFT mean ms client / engine",
+    "TTFT p50 s client / engine",  # TTFT in seconds everywhere in the report
+    "TTFT mean s client / engine",
     "TPOT p50 ms client / engine",
     "TPOT mean ms client / engine",
     "ITL p50 ms client / engine",
@@ -90,25 +89,26 @@ def prediction_cells(where: str, predictions: list[PredictionRow]) -> Cells:
 
 
 def pair(client: Mapping[str, float], engine: Mapping[str, float], key: str) -> str:
-    """``client / engine`` for one statistic; an engine p50 is a bucket estimate (≈)."""
-    mark = "≈" if key.startswith("p50") else ""
+    """``client / engine`` for one statistic (TTFT in s, TPOT and ITL in ms); an engine p50 is a bucket
+    estimate (≈)."""
+    mark, scale = "≈" if key.startswith("p50") else "", 1000.0 if "_ttft_" in key else 1.0
     c, e = client.get(key), engine.get(key)
-    return f"{cell(c)} / {'—' if e is None else mark + cell(e)}"
+    return f"{cell(c, scale)} / {'—' if e is None else mark + cell(e, scale)}"
 
 
 def serving_cells(where: str, levels: list[ServingLevel]) -> Cells:
     """One row per load level, in the order G3 measured them: every statistic as ``client / engine``."""
-    return [[where, v.load, *(pair(v.client, v.engine, k) for k in KEYS)] for v in levels]
+    return [[where, v.load, *(pair(v.client, v.engine, k) for k in SERVING_KEYS)] for v in levels]
 
 
-def storage_cells(host: str, volumes: StorageVolumes) -> Cells:
+def storage_cells(host: str, row: G3StorageRow) -> Cells:
     """Both volumes' model-load and checkpoint numbers (kvgate.orchestration.g3.report_rows.storage_rows)."""
-    measured = {v: {k: m.measurement() for k, m in ms.items()} for v, ms in volumes.measured.items()}
-    r = StorageResult(host, volumes.candidate, volumes.baseline, measured, dict(volumes.devices))
+    volumes = row.volumes
     out = []
-    for volume, role in ((r.candidate, "candidate"), (r.baseline, "baseline")):
-        ms = r.measured.get(volume, {})
-        load = r.statistic(volume, "model_load_s")
+    for volume, role in ((volumes.candidate, "candidate"), (volumes.baseline, "baseline")):
+        ms = {k: m.measurement() for k, m in volumes.measured.get(volume, {}).items()}
+        fastest = row.figures.volumes[volume].model_load_metric  # the loader G3 judged the volume by
+        load = None if fastest is None else ms[fastest]
         loader = load.metric.split(".")[1] if load is not None and load.metric.count(".") == 2 else "—"
         reasons = sorted({m.invalid_reason for m in ms.values() if m.invalid_reason})
         out.append(
@@ -116,7 +116,7 @@ def storage_cells(host: str, volumes: StorageVolumes) -> Cells:
                 host,
                 volume,
                 role,
-                str(r.devices.get(volume) or "—"),
+                str(volumes.devices.get(volume) or "—"),
                 shown(load),
                 loader,
                 shown(ms.get("engine.weights_load_s")),

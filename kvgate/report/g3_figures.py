@@ -3,8 +3,8 @@
 The charts (kvgate.report.g3_plots) and the evidence checklist (kvgate.report.restore_evidence)
 read G3's numbers through these, never out of the formatted table cells.
 
->>> level("dram-only@c8"), level("ssd-tier@whole"), level("recompute")
-('conc 8', 'whole machine', 'one prompt')
+>>> level("dram-only@c8"), level("ssd-tier@whole"), level("recompute"), level("candidate-volume-whole@c16")
+('conc 8', 'whole machine', 'one prompt', 'whole machine conc 16')
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ def number(value: object) -> float | None:
 
 
 def level(arm: str) -> str:
-    """'dram-only@c8' → 'conc 8', 'ssd-tier@whole' → 'whole machine', 'recompute' → 'one prompt'."""
-    _, _, at = arm.partition("@")
-    return "one prompt" if not at else "whole machine" if at == "whole" else f"conc {at.removeprefix('c')}"
+    """'dram-only@c8' → 'conc 8', 'ssd-tier@whole' → 'whole machine', 'recompute' → 'one prompt';
+    an arm of every instance together (``-whole``, R3's volume arms) says so before its level."""
+    name, _, at = arm.partition("@")
+    where = "one prompt" if not at else "whole machine" if at == "whole" else f"conc {at.removeprefix('c')}"
+    return f"whole machine {where}" if name.endswith("-whole") else where
 
 
 def deployments(view: RunView) -> Iterator[tuple[str, G3Figures]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS, VOLUME_ARMS, WHOLE_VOLUME_ARMS
 from kvgate.record import DeploymentFacts
 
 # What kvgate found about an engine kind's tier, and how the protocol copes (said in the report).
@@ -36,11 +36,21 @@ ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key o
     ),
     (
         lambda key: key.split("@")[0] in CAPACITY_ARMS,
-        " Rows dram-only@… / ssd-tier@… (R2/R3's capacity gains): the same engine without and with "
+        " Rows dram-only@… / ssd-tier@… (kvgate's own capacity figure, bound to no reference): the same "
+        "engine without and with "
         "its SSD tier (its profile's capacity_arms), the same turns over shared documents visited "
         "round-robin (workloads/g3/<scale>.yaml capacity), warm-up excluded, the page cache dropped "
         "before each round; medians over rounds of each round's TTFT p50 and output throughput. "
         "Tokens restored: every prompt token the engine reused in the round.",
+    ),
+    (
+        lambda key: key.split("@")[0] in VOLUME_ARMS + WHOLE_VOLUME_ARMS,
+        " Rows baseline-volume@c<N> / candidate-volume@c<N> (R2/R3, as the seed's reports measured "
+        "them): the same engine's SSD tier on the deployment's baseline volume and on the candidate "
+        "(workloads/g3/<scale>.yaml volumes), its sessions populated once, then per level one wave of "
+        "sessions 0..N−1, each read once, the engine made cold and the page cache dropped before it; "
+        "each load proven cold by the bytes its own volume's devices and the engine read (-whole: every "
+        "instance together, R3).",
     ),
     (
         lambda key: key.split("@")[0] in READ_ARMS,
@@ -105,7 +115,7 @@ NOTE = (
     "bracketing "
     "exactly that request. warm: the same prompt once more without restart. Arms run in blocks (every "
     "recompute trial, then the tier engines'), so no two engines share a GPU group. TTFT percentiles over "
-    "the trials (numpy linear, as vllm bench serve); CV = population std / mean. Completion tokens: "
+    "the trials (numpy linear, as vllm bench serve); CV = population std / mean, in %. Completion tokens: "
     "llama-cpp-python sends no usage when streaming, so every request must end by length (max_tokens); "
     "prompt tokens are counted with the engine's tokenizer."
 )

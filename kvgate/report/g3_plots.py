@@ -13,16 +13,30 @@ A run recorded before G3 kept these numbers gets no chart, not an empty one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from kvgate.configuration.gate_profiles import VerdictBinding
+from kvgate.configuration.gate_profiles import VOLUME_ARMS, WHOLE_VOLUME_ARMS, VerdictBinding
 from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.record import ArmFigures, G2Figures, PredictionRow, StorageFigures, VolumeFigures
-from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, label_rows, to_svg
+from kvgate.report.charts import (
+    BAND,
+    MEASURED,
+    NOT_JUDGED,
+    OTHER,
+    THRESHOLD,
+    UNJUDGED,
+    Chart,
+    figure,
+    label_rows,
+    legend_below,
+    spread_bar,
+    to_svg,
+)
 from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
 from kvgate.report.model import RunView
 
-CACHED = ("ssd-restore", "warm", "ssd-tier", "parallel-read")  # arms served from a cache tier
+CACHED = ("ssd-restore", "warm", "ssd-tier", "parallel-read", *VOLUME_ARMS, *WHOLE_VOLUME_ARMS)  # from a tier
 READERS = ("serial-read", "parallel-read")
 
 
@@ -30,16 +44,16 @@ def label(arm: str) -> str:
     return f"{arm.partition('@')[0]} · {level(arm)}"
 
 
-def legend(ax: Any) -> None:
-    """A legend with each label once (a bar per row repeats its series' label)."""
-    handles, labels = ax.get_legend_handles_labels()
-    unique = dict(zip(labels, handles, strict=True))
-    ax.figure.legend(  # below the axes, never over a bar
-        list(unique.values()), list(unique.keys()), loc="outside lower center", ncols=3, frameon=False
-    )
-
-
-ARM_ORDER = ("recompute", "ssd-restore", "warm", "dram-only", "ssd-tier", *READERS)
+ARM_ORDER = (
+    "recompute",
+    "ssd-restore",
+    "warm",
+    "dram-only",
+    "ssd-tier",
+    *VOLUME_ARMS,
+    *WHOLE_VOLUME_ARMS,
+    *READERS,
+)
 
 
 def in_order(arms: dict[str, ArmFigures]) -> list[tuple[str, ArmFigures]]:
@@ -63,10 +77,13 @@ def plain_log(axis: Any) -> None:
 
 def g3_charts(view: RunView) -> list[Chart | None]:
     out: list[Chart | None] = []
+    skipped = {(r.host, r.check) for r in view.all_rows if r.label == "SKIP"}
     for key, figs in deployments(view):
+        host, _, deployment = key.partition("/")
+        judged = [b for b in bindings(view) if (host, f"engine[{deployment}].{b.check}") not in skipped]
         out += [
             ttft_chart(key, figs.arms),
-            throughput_chart(key, figs.arms, bindings(view), view.reference),
+            throughput_chart(key, figs.arms, Bound(bindings(view), judged), view.reference),
             readers_chart(key, figs.arms, figs.g2),
             prediction_chart(key, figs.predictions),
         ]
@@ -89,6 +106,8 @@ def ttft_chart(key: str, arms: dict[str, ArmFigures]) -> Chart | None:
             ax.vlines(p50, i - 0.32, i + 0.32, colors=color, linewidth=3)
             if p90 is not None:
                 ax.vlines(p90, i - 0.2, i + 0.2, colors=color, linewidth=1.2)
+            if p50 is not None and (sd := repeats_sd(s, p50)):
+                spread_bar(ax, i + 0.4, p50, sd)
         ax.set_xscale("log")
         plain_log(ax.xaxis)
         label_rows(ax, [label(a) for a, _ in rows], xlabel="time to first token (s, log scale)")
@@ -96,7 +115,8 @@ def ttft_chart(key: str, arms: dict[str, ArmFigures]) -> Chart | None:
     caption = (
         "Thick tick: TTFT p50; thin tick: p90; the line ends at p99. Blue: arms served from a cache tier; "
         "orange: the arms they are compared with. One prompt: percentiles over the trials; a load level: "
-        "medians over trials of each load's percentiles."
+        "medians over trials of each load's percentiles. Black error bar under the p50: ±1 standard "
+        "deviation over the trials (repeats), where there were two or more."
     )
     return Chart(f"TTFT distribution per arm and load — {key}", svg, caption)
 
@@ -109,16 +129,33 @@ def band(ref: Reference, baseline: float) -> tuple[float, float]:
     return baseline * (1 + low / 100), baseline * (1 + high / 100)
 
 
-Pair = tuple[str, Reference, str, float, float]  # level label, reference, candidate arm, baseline, candidate
+@dataclass(frozen=True)
+class Pair:
+    """One row of the throughput chart: a binding's level, its two arms' throughput, whether judged."""
+
+    level: str
+    ref: Reference
+    arm: str  # the candidate arm
+    base: float
+    cand: float
+    judged: bool
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The profile's bindings and those of them this deployment's verdicts judged (not SKIP)."""
+
+    all: Sequence[VerdictBinding]
+    judged: Sequence[VerdictBinding]
 
 
 def throughput_pairs(
     arms: dict[str, ArmFigures],
-    binds: Sequence[VerdictBinding],
+    binds: Bound,
     reference: Callable[[str], Reference | None],
 ) -> list[Pair]:
     out = []
-    for b in binds:
+    for b in binds.all:
         ref = reference(b.reference)
         if b.statistic != "output_throughput_tok_per_s" or ref is None:
             continue
@@ -126,7 +163,8 @@ def throughput_pairs(
             base = throughput(arms.get(f"{b.baseline_arm}{suffix}"))
             cand = throughput(arms.get(f"{b.candidate_arm}{suffix}"))
             if base is not None and cand is not None:
-                out.append((f"{ref.report} {level(suffix)}", ref, f"{b.candidate_arm}{suffix}", base, cand))
+                arm = f"{b.candidate_arm}{suffix}"
+                out.append(Pair(f"{ref.report} {level(arm)}", ref, arm, base, cand, b in binds.judged))
     return out
 
 
@@ -137,31 +175,38 @@ def throughput(arm: ArmFigures | None) -> float | None:
 def throughput_chart(
     key: str,
     arms: dict[str, ArmFigures],
-    binds: Sequence[VerdictBinding],
+    binds: Bound,
     reference: Callable[[str], Reference | None],
 ) -> Chart | None:
     pairs = throughput_pairs(arms, binds, reference)
     if not pairs:
         return None
     with figure(height_in=0.5 * len(pairs) + 1.1) as (fig, ax):
-        for i, (_, ref, _, base, cand) in enumerate(pairs):
-            lo, hi = band(ref, base)
-            width = max(hi - lo, 0.015 * max(hi, cand))  # a one-value range (+29 %) still shows
+        for i, p in enumerate(pairs):
+            lo, hi = band(p.ref, p.base)
+            width = max(hi - lo, 0.015 * max(hi, p.cand))  # a one-value range (+29 %) still shows
             ax.barh(i, width, left=lo, height=0.9, color=BAND, label="the seed's range")
-            ax.barh(i - 0.17, base, height=0.3, color=OTHER, label="baseline arm")
-            ax.barh(i + 0.17, cand, height=0.3, color=MEASURED, label="candidate arm")
-        rows = [f"{lvl}\n{arm.partition('@')[0]} vs baseline" for lvl, _, arm, _, _ in pairs]
+            ax.barh(i - 0.17, p.base, height=0.3, color=OTHER, label="baseline arm")
+            cand = ("candidate arm", MEASURED) if p.judged else (f"candidate arm, {NOT_JUDGED}", UNJUDGED)
+            ax.barh(i + 0.17, p.cand, height=0.3, color=cand[1], label=cand[0])
+        rows = [f"{p.level}\n{p.arm.partition('@')[0]} vs baseline" for p in pairs]
+        rows = [r if p.judged else f"{r}\n{NOT_JUDGED}" for r, p in zip(rows, pairs, strict=True)]
         label_rows(ax, rows, xlabel="output throughput (tokens/s)")
-        legend(ax)
+        legend_below(ax)
         svg = to_svg(fig)
     caption = (
         "Orange: the baseline arm the reference compares with; blue: the candidate arm; shaded: the seed's "
-        "range applied to the baseline (where the candidate lands if it gains what the seed reports). "
-        "Drawn whatever the verdict: the verdicts say which rows were judged (SKIP on an engine that "
-        "serves one request at a time). "
-        "Medians over trials (or rounds) of each load's output tokens/s."
+        f"range applied to the baseline (where the candidate lands if it gains what the seed reports). "
+        f"Grey, marked “{NOT_JUDGED}”: a comparison drawn that the verdicts did not judge (an engine that "
+        "serves one request at a time). Medians over trials (or rounds) of each load's output tokens/s."
     )
     return Chart(f"Throughput against the reference bands — {key}", svg, caption)
+
+
+def repeats_sd(arm: ArmFigures, center: float) -> float | None:
+    """One standard deviation of an arm's TTFT over its trials (its CV × the p50); None for one trial."""
+    cv = number(arm.ttft_cv)
+    return cv * center if cv and arm.trials > 1 else None
 
 
 def restored(arm: ArmFigures) -> bool:
@@ -183,8 +228,13 @@ def readers_chart(key: str, arms: dict[str, ArmFigures], g2: G2Figures | None) -
             color = MEASURED if name.startswith("parallel") else OTHER
             bw_ax.barh(i, number(s.read_bw_gb_per_s) or 0.0, height=0.6, color=color)
             ttft_ax.barh(i, number(s.ttft_p50_s) or 0.0, height=0.6, color=color)
+            if (p50 := number(s.ttft_p50_s)) is not None and (sd := repeats_sd(s, p50)):
+                spread_bar(ttft_ax, i, p50, sd)
         if ceiling is not None:
-            bw_ax.axvline(ceiling / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
+            bw_ax.axvline(
+                ceiling / 1e9, color=THRESHOLD, linewidth=1, linestyle="--", label="G2's read ceiling"
+            )
+            legend_below(bw_ax)
             bw_ax.set_xlim(0, max(bw_ax.get_xlim()[1], ceiling / 1e9 * 1.08))  # a chart is not clipped
         label_rows(bw_ax, [name for name, _ in rows], xlabel="restore read bandwidth (GB/s)")
         ttft_ax.set_xlabel("TTFT p50 (s)")
@@ -192,8 +242,9 @@ def readers_chart(key: str, arms: dict[str, ArmFigures], g2: G2Figures | None) -
         svg = to_svg(fig)
     caption = (
         "R1's picture: the same prompts restored cold by the serial and by the parallel tier reader "
-        "(the seed: bandwidth 5.3×, TTFT 4.1×). Bandwidth: device bytes over the time to the load's "
-        "last first token; red dashed: G2's read ceiling of the volume (its best fio cell, re-measured)."
+        "(the seed: bandwidth 5.3×, TTFT 4.1×). Bandwidth: the engine's own read bytes over the time to "
+        "the load's last first token; red dashed: G2's read ceiling of the volume (the most G2 saw it "
+        "deliver). Error bars: ±1 standard deviation of TTFT over the trials."
     )
     return Chart(f"Cold restore: serial vs parallel reader (R1) — {key}", svg, caption)
 
@@ -208,24 +259,22 @@ def prediction_chart(key: str, predictions: list[PredictionRow]) -> Chart | None
                 rows.append((f"{what} · {load}", number(pair[0]), number(pair[1])))
     if not rows:
         return None
-    values = [v for _, a, b in rows for v in (a, b) if v is not None and v > 0]
-    floor = min(values) / 2 if values else 0.0  # bars start here on a log axis (a chart is not clipped)
     with figure(height_in=0.42 * len(rows) + 1.1) as (fig, ax):
-        for i, (_, predicted, measured) in enumerate(rows):
-            if predicted is not None and predicted > floor:
-                ax.barh(i - 0.17, predicted - floor, left=floor, height=0.3, color=BAND, label="predicted")
-            if measured is not None and measured > floor:
-                ax.barh(i + 0.17, measured - floor, left=floor, height=0.3, color=MEASURED, label="measured")
+        for i, (_, predicted, measured) in enumerate(rows):  # points, not bars: the axis is logarithmic
+            if predicted is not None and predicted > 0:
+                ax.vlines(predicted, i - 0.34, i - 0.02, colors=BAND, linewidth=4, label="predicted")
+            if measured is not None and measured > 0:
+                ax.vlines(measured, i + 0.02, i + 0.34, colors=MEASURED, linewidth=4, label="measured")
         ax.set_xscale("log")
-        ax.set_xlim(left=floor)
+        ax.margins(x=0.1)  # no mark on the axis' edge
         plain_log(ax.xaxis)
         label_rows(ax, [name for name, _, _ in rows], xlabel="TTFT p50 (s, log scale)")
-        legend(ax)
+        legend_below(ax)
         svg = to_svg(fig)
     caption = (
         "The tiering planner (kvgate plan) from G2's figures of the volume and this run's recompute arm, "
-        "beside what the arms measured. A missing bar: not predicted (no figure) or not measured "
-        "(no such arm)."
+        "beside what the arms measured, each a mark on a log axis (light, above: predicted; dark, below: "
+        "measured). A missing mark: not predicted (no figure) or not measured (no such arm)."
     )
     return Chart(f"Planner: predicted vs measured TTFT — {key}", svg, caption)
 
@@ -265,7 +314,7 @@ def storage_chart(key: str, volumes: dict[str, VolumeFigures]) -> Chart | None:
                     label=f"candidate {names.get('candidate', '')}",
                 )
         label_rows(ax, [str(what) for what, _, _ in rows], xlabel="time (s)")
-        legend(ax)
+        legend_below(ax)
         svg = to_svg(fig)
     caption = (
         "Model loading (R9: launch to a ready endpoint, the weight load within it, the agent's loaders) and "

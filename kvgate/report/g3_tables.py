@@ -4,8 +4,7 @@ Per host/deployment G3 keeps its arms' summaries (``figures.arms``, in report or
 verdicts before waivers (with the reference each is bound to), its serving latency, the
 planner's predictions and what its engine kind can show (``deployment``); the engines
 each arm ran on are run.json's ``engines``. Per host/storage[<candidate>] it keeps both
-volumes' measurements (kvgate.orchestration.g3.report_rows). A run stored before G3 kept
-numbers holds the formatted cells (``arms``, ``evidence``, …): those are laid out as they were.
+volumes' measurements and which loader's time stands for each (kvgate.orchestration.g3.report_rows).
 
 >>> cell(0.23456), cell(2048.0, digits=0), cell(None)
 ('0.235', '2048', '—')
@@ -13,17 +12,25 @@ numbers holds the formatted cells (``arms``, ``evidence``, …): those are laid 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from kvgate.base.units import MiB
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
-from kvgate.orchestration.g3 import arm_order
-from kvgate.record import ArmFigures, EngineLaunch, G3CellRow, G3StorageRow, G3Stored, Section, VerdictRow
+from kvgate.record import (
+    ArmFigures,
+    EngineLaunch,
+    G3StorageRow,
+    G3Stored,
+    Section,
+    VerdictRow,
+    arm_order,
+)
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
-from kvgate.report.numbers import cell
-from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
+from kvgate.report.numbers import cell, cited, human
+from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
 
 ARM_COLUMNS = [
     "host/engine",
@@ -68,6 +75,7 @@ ENGINE_COLUMNS = [
     "ready s",
     "weights load s",
     "concurrency",
+    "listening on (TCP)",
 ]
 VERDICT_NOTE = (
     "Site threshold = the reference's lower bound × the gate profile's threshold_fraction "
@@ -93,7 +101,7 @@ def arm_cells(where: str, s: ArmFigures) -> list[str]:
         cell(s.ttft_p50_s),
         cell(s.ttft_p90_s),
         cell(s.ttft_p99_s),
-        cell(s.ttft_cv, digits=2),
+        human(s.ttft_cv, "ratio"),  # a CV in % everywhere in the report
         _means(s),
         cell(s.e2e_p50_s),
         cell(s.output_throughput_tok_per_s),
@@ -105,7 +113,6 @@ def evidence_cells(where: str, s: ArmFigures) -> list[str]:
     growth = "—"
     if s.cache_growth_bytes_p50 is not None:
         growth = f"{s.cache_growth_bytes_p50 / MiB:.1f} ({cell(s.predicted_bytes_p50, MiB)})"
-    reasons = s.invalid_reasons
     return [
         where,
         s.arm,
@@ -115,8 +122,17 @@ def evidence_cells(where: str, s: ArmFigures) -> list[str]:
         cell(s.hit_tokens_p50, digits=0),
         growth,
         cell(s.restart_to_ready_p50_s),
-        "no: " + "; ".join(reasons) if reasons else "yes",
+        trusted(s),
     ]
+
+
+def trusted(s: ArmFigures) -> str:
+    """'yes', 'no: <every reason>', or 'qualified (2 of 5): <the first>' (a shared device)."""
+    if s.invalid_reasons:
+        return "no: " + "; ".join(s.invalid_reasons)
+    if s.qualifications:
+        return f"qualified ({len(s.qualifications)} of {s.trials}): {s.qualifications[0]}"
+    return "yes"
 
 
 def verdict_cells(where: str, v: VerdictRow) -> list[str]:
@@ -131,7 +147,7 @@ def verdict_cells(where: str, v: VerdictRow) -> list[str]:
         value = v.measured
         if isinstance(value, int | float) and not isinstance(value, bool):
             position = improvement_position(imp, float(value))
-    return [where, v.check, measured_cell(v), reference, threshold, position, v.source, v.verdict]
+    return [where, v.check, measured_cell(v), reference, threshold, position, cited(v.source), v.verdict]
 
 
 def engine_cells(where: str, engines: Mapping[str, EngineLaunch]) -> Cells:
@@ -140,9 +156,26 @@ def engine_cells(where: str, engines: Mapping[str, EngineLaunch]) -> Cells:
     for arm, rec in sorted(engines.items()):
         conc = "concurrent" if rec.serves_concurrently else "1 request at a time"
         weights = "not logged" if rec.weights_load_s is None else f"{rec.weights_load_s:.2f}"
-        argv, ready = " ".join(rec.argv), f"{rec.ready_s:.2f}"
-        rows.append([where, arm, rec.profile, rec.version, argv, ready, weights, conc])
+        argv, ready = " ".join(short_paths(a) for a in rec.argv), f"{rec.ready_s:.2f}"
+        rows.append([where, arm, rec.profile, rec.version, argv, ready, weights, conc, listening_cell(rec)])
     return rows
+
+
+def listening_cell(rec: EngineLaunch) -> str:
+    """The engine's open TCP ports, those open to every interface named so."""
+    if rec.listening is None:
+        return "not read"
+    wide = [p for p in rec.listening if p.startswith(("0.0.0.0:", "[::]:"))]
+    shown = ", ".join(rec.listening) or "none"
+    return f"{shown}; open to every interface: {', '.join(wide)}" if wide else shown
+
+
+ABSOLUTE_PATH = re.compile(r"(?<![\w.])/(?:[^\s/=:,]+/)+([^\s/=:,]+)")
+
+
+def short_paths(word: str) -> str:
+    """'--model=/var/tmp/kvgate-models/tiny.gguf' → '--model=…/tiny.gguf': the file, not this host's tree."""
+    return ABSOLUTE_PATH.sub(lambda m: f"…/{m.group(1)}", word)
 
 
 TABLES = ("arms", "evidence", "verdicts", "engines", "predictions", "serving", "storage")
@@ -150,11 +183,9 @@ TABLES = ("arms", "evidence", "verdicts", "engines", "predictions", "serving", "
 
 def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cells], str]:
     """One stored host/deployment or host/storage row: its cells per table, and its note on limits."""
-    if isinstance(row, G3CellRow):  # stored before G3 kept numbers
-        return {t: legacy_cells(row, t) for t in TABLES}, row.limits
     cells: dict[str, Cells] = {t: [] for t in TABLES}
     if isinstance(row, G3StorageRow):
-        cells["storage"] = extra.storage_cells(where.partition("/")[0], row.volumes)
+        cells["storage"] = extra.storage_cells(where.partition("/")[0], row)
         cells["verdicts"] = [verdict_cells(f"{where.partition('/')[0]}/storage", v) for v in row.verdicts]
         return cells, ""
     stored_arms = row.figures.arms  # run.json keeps them by name: the report's order is arm_order's
@@ -168,16 +199,23 @@ def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cel
     return cells, limits_note(where, row.deployment, [a.arm for a in arms])
 
 
+ARMS_TITLE = "G3 arms: recompute vs SSD restore vs warm"  # its note says what each engine cannot show
+ENGINES_NOTE = (
+    "Each engine as it was started, paths shortened to their file (…/name); what each engine cannot show "
+    "is said under “G3 arms”. Listening on: the TCP ports the engine's processes listened on once ready "
+    "(0.0.0.0 and [::] are every interface; not read for an engine in a container)."
+)
+
+
 def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
     """The G3 sections of the report, from every stored host/deployment (``engines``: run.json's)."""
     parts = [laid_out(k, r, engines) for k, r in in_order(stored)]
     rows = {t: [c for cells, _ in parts for c in cells[t]] for t in TABLES}
     limits = " ".join(note for _, note in parts)
     return [
-        table("G3 arms: recompute vs SSD restore vs warm", ARM_COLUMNS, rows["arms"], f"{NOTE} {limits}"),
+        table(ARMS_TITLE, ARM_COLUMNS, rows["arms"], f"{NOTE} {limits}"),
         table("G3 restore evidence (medians over trials)", EVIDENCE_COLUMNS, rows["evidence"], EVIDENCE_NOTE),
         table("G3 verdicts against the references", VERDICT_COLUMNS, rows["verdicts"], VERDICT_NOTE),
-        table("G3 engines", ENGINE_COLUMNS, rows["engines"], limits),
         table(
             "G3 predicted (tiering planner) vs measured",
             extra.PREDICTION_COLUMNS,
@@ -196,4 +234,5 @@ def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
             rows["storage"],
             extra.STORAGE_NOTE,
         ),
+        table("Appendix: G3 engine command lines", ENGINE_COLUMNS, rows["engines"], ENGINES_NOTE),
     ]

@@ -4,8 +4,7 @@ Read from the windows the soak stored (``artifacts/<host>/g4/<deployment>/window
 and what G4 recorded per deployment (``g4_rows``: verdicts before waivers, how the soak
 ended, its near-ties and tier; kvgate.orchestration.g4.report_rows). A 72-hour soak has
 hundreds of windows: the table shows at most MAX_ROWS of them, evenly spaced with the
-first and the last. A run stored before G4 kept numbers holds the formatted cells
-(``windows``, ``verdicts``, ``notes``): those are laid out as they were.
+first and the last.
 
 >>> cell(3106.4), cell(0.09623), cell(None)
 ('3,106', '0.0962', '—')
@@ -14,16 +13,24 @@ first and the last. A run stored before G4 kept numbers holds the formatted cell
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from kvgate.base.safefile import open_regular
 from kvgate.base.units import MiB
-from kvgate.orchestration.g4 import Soak, Window, hit_ratio, slopes
-from kvgate.record import G4Row, G4Stored, Section, SoakFacts, VerdictRow
+from kvgate.probes.agent import hit_ratio
+from kvgate.record import (
+    G4Row,
+    Section,
+    SoakFacts,
+    VerdictRow,
+)
+from kvgate.report.g4_extra_tables import evidence_sections, utc
 from kvgate.report.numbers import cell
-from kvgate.report.tables import Cells, in_order, legacy_cells, limit_cell, measured_cell, table
+from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
 
+Window = dict[str, Any]
 MAX_ROWS = 48
 WINDOW_COLUMNS = [
     "host/engine",
@@ -31,11 +38,11 @@ WINDOW_COLUMNS = [
     "start (UTC)",
     "requests ok/failed",
     "empty",
-    "TTFT p50 ms",
-    "TTFT p99 ms",
+    "TTFT p50 s",  # TTFT in seconds everywhere in the report
+    "TTFT p99 s",
     "TPOT p50 ms",
     "output tok/s",
-    "TTFT p50 ms reuse / fresh",
+    "TTFT p50 s reuse / fresh",
     "engine RSS MiB",
     "tier MiB",
     "device MiB read / written",
@@ -49,8 +56,9 @@ NOTE = (
     "window: the first window computes them, later ones are served from cache and must match), then a "
     "sample on the host: the engines' RSS (every process of their groups), the tier directory, the "
     "candidate device's bytes and the engines' hit counter. TTFT/TPOT percentiles per window as vllm bench "
-    "serve computes them. Trends: median of the last baseline windows against the first after warm-up "
-    "(workloads/g4/<scale>.yaml)."
+    "serve computes them. The first window's device I/O is the largest: the tier starts empty, so "
+    "every shared document's state is written to it for the first time; later windows mostly reuse what "
+    "it wrote."
 )
 VERDICT_NOTE = (
     "The seed sets no G4 figures beyond 72 h stable: every limit is the site's "
@@ -59,9 +67,15 @@ VERDICT_NOTE = (
 
 
 def soak_windows(path: Path) -> list[Window]:
-    """The stored windows in order; a torn or foreign line is left out (none: no file)."""
+    """The stored windows in order; a torn or foreign line is left out (none: no file). Read only as a
+    regular file (a link or FIFO planted there is a StoreError naming it)."""
+    try:
+        with open_regular(path) as f:
+            text = f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return []
     out = []
-    for line in path.read_text().splitlines() if path.is_file() else ():
+    for line in text.splitlines():
         try:
             w = json.loads(line)
         except json.JSONDecodeError:
@@ -86,15 +100,16 @@ def window_cells(where: str, w: Window, first: Window) -> list[str]:
         dev = f"{w['device_read_bytes'] / MiB:.1f} / {w['device_write_bytes'] / MiB:.1f}"
     tier = "—" if w["cache_dir_bytes"] is None else f"{w['cache_dir_bytes'] / MiB:.1f}"
     canary = "computed" if w is first else _canary(w, first)
-    start, kinds = _utc(w["start_unix_s"]), f"{cell(w['reuse_ttft_p50_ms'])} / {cell(w['fresh_ttft_p50_ms'])}"
+    kinds = f"{cell(w['reuse_ttft_p50_ms'], 1000)} / {cell(w['fresh_ttft_p50_ms'], 1000)}"
+    start = utc(w["start_unix_s"])
     return [
         where,
         str(w["index"]),
         start,
         f"{s['completed']}/{s['failed']}",
         str(w["empty_responses"]),
-        cell(s["p50_ttft_ms"]),
-        cell(s["p99_ttft_ms"]),
+        cell(s["p50_ttft_ms"], 1000),
+        cell(s["p99_ttft_ms"], 1000),
         cell(s["p50_tpot_ms"]),
         cell(s["output_throughput_tok_per_s"]),
         kinds,
@@ -112,23 +127,18 @@ def _canary(w: Window, first: Window) -> str:
     return f"{same}/{len(w['canary'])} identical"
 
 
-def _utc(unix_s: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(unix_s))
-
-
 def verdict_cells(where: str, v: VerdictRow) -> list[str]:
     return [where, v.check, measured_cell(v), limit_cell(v), v.source, v.verdict]
 
 
 def note(where: str, soak: SoakFacts, windows: list[Window]) -> str:
-    """Slopes, near-ties, the soak's end, and what this engine cannot show."""
-    s, ties = slopes(Soak(tuple(windows), 0, 0, None)), soak.near_ties
-    parts = [
-        f"{where}: {len(windows)} window(s), ended by {soak.ended}; slopes per hour "
-        f"(all windows): TTFT p50 {cell(s['ttft_p50_ms_per_h'])} ms, "
-        f"engine RSS {cell(s['rss_mib_per_h'])} MiB, "
-        f"tier {cell(s['cache_mib_per_h'])} MiB."
-    ]
+    """The soak's end, near-ties, and what this engine cannot show."""
+    ties = soak.near_ties
+    parts = [f"{where}: {len(windows)} window(s), ended by {soak.ended}."]
+    spent = [w["sample_cpu_s"] for w in windows if isinstance(w.get("sample_cpu_s"), int | float)]
+    if spent and len(windows) > 1:
+        span = windows[-1]["end_unix_s"] - windows[0]["start_unix_s"]
+        parts.append(f"The sampler took {100 * sum(spent) / span:.3f} % of a core (its samples' CPU time).")
     if ties:
         parts.append(f"{len(ties)} canary output(s) differed only from a near-tie on; first: {ties[0]}.")
     if not soak.serves_concurrently:
@@ -137,19 +147,19 @@ def note(where: str, soak: SoakFacts, windows: list[Window]) -> str:
     return " ".join(parts)
 
 
-def deployment(where: str, row: G4Stored, run_dir: Path) -> tuple[Cells, Cells, str]:
+def deployment(where: str, row: G4Row, run_dir: Path) -> tuple[Cells, Cells, str]:
     """One host/deployment's window rows, verdict rows and note."""
-    if not isinstance(row, G4Row):  # stored before G4 kept numbers
-        return legacy_cells(row, "windows"), legacy_cells(row, "verdicts"), row.notes
     host, _, name = where.partition("/")
     windows = soak_windows(run_dir / "artifacts" / host / "g4" / name / "windows.jsonl")
     rows = [window_cells(where, w, windows[0]) for w in shown(windows)]
     return rows, [verdict_cells(where, v) for v in row.verdicts], note(where, row.soak, windows)
 
 
-def sections(stored: Mapping[str, G4Stored], run_dir: Path) -> list[Section]:
+def sections(stored: Mapping[str, G4Row], run_dir: Path) -> list[Section]:
     """The G4 sections of the report, from every stored host/deployment."""
-    parts = [deployment(k, r, run_dir) for k, r in in_order(stored)]
+    ordered = list(in_order(stored))
+
+    parts = [deployment(k, r, run_dir) for k, r in ordered]
     notes = " ".join(p[2] for p in parts)
     return [
         table("G4 soak windows", WINDOW_COLUMNS, [c for p in parts for c in p[0]], f"{NOTE} {notes}"),
@@ -159,4 +169,5 @@ def sections(stored: Mapping[str, G4Stored], run_dir: Path) -> list[Section]:
             [c for p in parts for c in p[1]],
             VERDICT_NOTE,
         ),
+        *evidence_sections(ordered),
     ]

@@ -1,7 +1,7 @@
 """A gate's report sections from its stored rows (``g2_rows``, ``g3_rows``, ``g4_rows`` of run.json).
 
-The tables are laid out here, at render time, by the gate's table module; a kvgate.run/1
-run kept its sections rendered (``sections``), shown as they are. A row that cannot be
+The tables are laid out here, at render time, by the gate's table module; sections a run
+keeps rendered (``sections``) are shown as they are. A row that cannot be
 laid out (run.json edited by hand, a torn artifact) is a StoreError naming it, never a traceback.
 """
 
@@ -31,7 +31,7 @@ def renderer(record: RunRecord, run_dir: Path) -> tuple[Mapping[str, Any], Rende
 
 
 def stored_sections(record: RunRecord, run_dir: Path) -> list[Section] | None:
-    """The gate's sections, laid out from the record's data (a kvgate.run/1 run kept them rendered)."""
+    """The gate's sections: as the record keeps them rendered, or laid out from its rows."""
     if record.sections is not None:
         return record.sections
     rows, render = renderer(record, run_dir)

@@ -19,12 +19,13 @@ from markupsafe import Markup, escape
 import kvgate
 from kvgate.base.errors import KvgateError, StoreError
 from kvgate.report.comparison import NONE, Comparison
-from kvgate.report.model import CheckRow, RunView
-from kvgate.report.numbers import human, margin
+from kvgate.report.contradictions import box
+from kvgate.report.model import RunView
+from kvgate.report.numbers import human
 from kvgate.report.parts import printable
 from kvgate.report.plots import charts
 from kvgate.report.seal import marker, seal
-from kvgate.report.summary import summarize
+from kvgate.report.summary import margin_text, summarize
 from kvgate.report.svg import sanitize
 
 
@@ -41,6 +42,11 @@ def reports_dir() -> Path:
 def verdict_class(label: str) -> str:
     """'NOT EVALUATED' → 'v-not-evaluated', the CSS class of a verdict badge."""
     return "v-" + label.lower().replace(" ", "-")
+
+
+def anchor(title: str) -> str:
+    """'G3 arms: recompute vs …' → 'g3-arms-recompute-vs-…': a section's id, for a link from page 1."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
 
 
 def href(path: str) -> str:
@@ -76,10 +82,6 @@ def _kept_whole(m: re.Match[str]) -> str:
     return token if len(token) > 20 and "–" not in token else f'<span class="nobr">{token}</span>'
 
 
-def margin_text(row: CheckRow) -> str:
-    return margin(row.measured_value, row.expected_value, row.comparator)
-
-
 def basename(path: str) -> str:
     """An evidence file's name; its full path and hash are in the artifact manifest."""
     return PurePosixPath(path).name or path
@@ -90,7 +92,7 @@ def human_bytes(value: object) -> str:
 
 
 # the template filters, each registered under its own name ("{{ row.label|verdict_class }}")
-FILTERS = (verdict_class, href, trusted_svg, breakable, margin_text, human_bytes, basename)
+FILTERS = (verdict_class, anchor, href, trusted_svg, breakable, margin_text, human_bytes, basename)
 
 
 def finalize(value: object) -> object:
@@ -168,6 +170,7 @@ def render_html(
         report_sha256=(mark := marker()),  # the document's own hash goes there (kvgate.report.seal)
         view=view,
         summary=summarize(view),
+        contradictions=box(view.contradictions),
         comparison=comparison,
         charts=charts(view),
         for_print=for_print,

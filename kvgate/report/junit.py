@@ -2,7 +2,13 @@
 
 One <testsuite> per gate, one <testcase> per check (classname "<gate>.<host>", name
 the check id). FAIL and INVALID are <failure> (type says which), ERROR and checks
-planned but never evaluated are <error>, SKIP and WAIVED are <skipped>.
+planned but never evaluated are <error>, SKIP and WAIVED are <skipped>. A gate that judged
+fewer references than its profile binds adds one skipped case naming them; its "verdict"
+property is the gate's verdict with its coverage ("PASS — limited coverage: 1 of 12 references").
+
+Beside it, when the history holds a previous comparable run, a "<gate> trend" suite: one
+<failure type="REGRESSION"> per figure that regressed against it (CI shows it in its tests
+tab even when the gate passed), or one passing case saying none did.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from kvgate.base.criteria import Verdict
+from kvgate.report.comparison import NONE, Comparison
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.parts import printable as clean
 
@@ -52,8 +59,20 @@ def testcase(gate: str, row: CheckRow) -> ET.Element:
     return case
 
 
+def coverage_case(view: RunView) -> list[ET.Element]:
+    """A gate that judged fewer references than its profile binds: one skipped case naming them."""
+    cover = view.outcome.coverage
+    if not cover.limited:
+        return []
+    case = ET.Element("testcase", classname=clean(f"{view.gate}.coverage"), name="references judged")
+    names = "; ".join(f"{ref}: {why}" for ref, why in cover.unjudged.items())
+    message = f"limited coverage: {cover.text}; not judged: {names}"
+    ET.SubElement(case, "skipped", message=clean(message))
+    return [case]
+
+
 def testsuite(view: RunView) -> ET.Element:
-    cases = [testcase(view.gate, r) for r in view.all_rows]
+    cases = [testcase(view.gate, r) for r in view.all_rows] + coverage_case(view)
     tags = [c[0].tag if len(c) else "" for c in cases]
     suite = ET.Element("testsuite", name=clean(view.gate), tests=str(len(cases)))
     suite.set("failures", str(tags.count("failure")))
@@ -72,7 +91,8 @@ def properties(view: RunView) -> ET.Element:
     for name, value in (
         ("site", view.site),
         ("gate", view.gate),
-        ("verdict", view.verdict.value),
+        ("verdict", view.outcome.text),
+        ("coverage", view.outcome.coverage.text),
         ("status", view.status),
         ("kvgate_version", m.kvgate_version),
         ("git_revision", m.git_revision),
@@ -82,10 +102,34 @@ def properties(view: RunView) -> ET.Element:
     return props
 
 
-def render_junit(view: RunView) -> bytes:
-    """The JUnit XML document for one run."""
+def trend_suite(gate: str, comparison: Comparison) -> ET.Element:
+    """The figures that regressed against the previous comparable run, each a failure."""
+    regressed = [r for r in comparison.rows if r[5] == "regression"]
+    suite = ET.Element("testsuite", name=clean(f"{gate} trend"), tests=str(max(1, len(regressed))))
+    suite.set("failures", str(len(regressed)))
+    suite.set("errors", "0")
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="compared_with", value=clean(comparison.previous))
+    ET.SubElement(props, "property", name="regressions", value=str(len(regressed)))
+    kind = clean(f"{gate}.trend")
+    if not regressed:
+        suite.append(
+            ET.Element("testcase", classname=kind, name=clean(f"no regression against {comparison.previous}"))
+        )
+    for figure, before, now, change, noise, _ in regressed:
+        case = ET.SubElement(suite, "testcase", classname=kind, name=clean(f"regression: {figure}"))
+        text = f"{figure}: {before} → {now} ({change}), beyond its noise {noise}"
+        text += f"; previous run {comparison.previous}"
+        ET.SubElement(case, "failure", message=clean(text), type="REGRESSION").text = clean(text)
+    return suite
+
+
+def render_junit(view: RunView, comparison: Comparison = NONE) -> bytes:
+    """The JUnit XML document for one run, with its trend suite when it was compared with another."""
     root = ET.Element("testsuites", name=clean(f"kvgate {view.gate} {view.site}"))
     root.append(testsuite(view))
+    if comparison.previous:
+        root.append(trend_suite(view.gate, comparison))
     ET.indent(root)
     data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     return data + b"\n"

@@ -15,15 +15,17 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 from kvgate.base.criteria import Verdict, symbol
-from kvgate.base.errors import KvgateError
 from kvgate.configuration.reference_schema import Reference
-from kvgate.configuration.references import load_references
-from kvgate.judgement import gate_verdict
+from kvgate.configuration.waivers import Waivers
+from kvgate.judgement import GateVerdict, gate_verdict
 from kvgate.record import (
+    PREFLIGHT,
+    Contradiction,
+    DriftFigure,
     Forced,
     G3Figures,
     JudgementRecord,
@@ -33,11 +35,12 @@ from kvgate.record import (
     SoakFigures,
     StorageFigures,
     Verification,
+    judged_outcome,
     verify_manifest,
 )
 from kvgate.report.gate_tables import stored_sections
-from kvgate.report.history.entry import HistoryEntry, RunFigure
-from kvgate.report.numbers import duration, human, humanize_text
+from kvgate.report.history.entry import HistoryEntry, RunFigure, run_id_of
+from kvgate.report.numbers import cited, duration, human, humanize_text, plain
 from kvgate.report.parts import Artifact, artifacts, as_text, flat_table, sections
 
 INCOMPLETE_STATUSES = ("running", "interrupted", "incomplete")
@@ -91,8 +94,8 @@ class RunView:
     """Everything the report says about one run, read from its directory."""
 
     run_dir: Path
-    record: RunRecord  # run.json, typed (kvgate.record.RunRecord; a kvgate.run/1 run migrated)
-    verdict: Verdict
+    record: RunRecord  # run.json, typed (kvgate.record.RunRecord)
+    outcome: GateVerdict  # the gate's verdict with its coverage, as the store's outcome says it
     status: str  # "complete" | "incomplete"
     incomplete_reason: str
     counts: dict[str, int]
@@ -107,8 +110,18 @@ class RunView:
     integrity: Verification  # the run record against its manifest (kvgate.record.manifest), and its signer
 
     @property
+    def verdict(self) -> Verdict:
+        return self.outcome.verdict
+
+    @property
     def gate(self) -> str:
         return self.record.gate
+
+    @property
+    def title(self) -> str:
+        """'kvgate G3 acceptance report'; preflight is a readiness check, accepting nothing."""
+        kind = "readiness check" if self.gate == PREFLIGHT else "acceptance report"
+        return f"kvgate {self.gate.upper()} {kind}"
 
     @property
     def site(self) -> str:
@@ -133,21 +146,25 @@ class RunView:
 
     @property
     def configured_waivers(self) -> list[dict[str, str]]:
-        """The waivers file in force for this run (whether or not any matched)."""
+        """The waivers file in force for this run, each saying whether it matched a check of it."""
+        in_force = Waivers.model_validate({"waivers": [w.model_dump() for w in self.record.waivers]})
+        unmatched = in_force.unmatched(((r.host, r.check, r.rule) for r in self.all_rows), on=self._run_day())
         return [
-            {k: as_text(v) for k, v in w.model_dump(exclude_unset=True).items()} for w in self.record.waivers
+            {k: as_text(v) for k, v in shown.model_dump(exclude_unset=True).items()}
+            | {"matched": "no check of this run (a typo, or expired)" if w in unmatched else "yes"}
+            for shown, w in zip(self.record.waivers, in_force.waivers, strict=True)
         ]
 
-    def reference(self, rule: str) -> Reference | None:
-        """The reference ``rule`` was judged against, as this run recorded it at plan time. A run
-        that recorded none (G3 before it kept them) reads the shipped gates/references.yaml."""
-        bound = self.record.configuration.bound_references
-        if bound:
-            return bound.get(rule)
+    def _run_day(self) -> date | None:
+        """The day the run started (a waiver's expiry is judged on it); None when not recorded as a time."""
         try:
-            return load_references().get(rule)
-        except KvgateError:
+            return datetime.fromisoformat(self.record.started_at or "").date()
+        except ValueError:
             return None
+
+    def reference(self, rule: str) -> Reference | None:
+        """The reference ``rule`` was judged against, as this run recorded it at plan time."""
+        return self.record.configuration.bound_references.get(rule)
 
     @property
     def reference_notes(self) -> list[str]:
@@ -165,7 +182,7 @@ class RunView:
     @property
     def profile_text(self) -> str:
         """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
-        prof = self.record.configuration.gate_profile  # a kvgate.run/1 run's is migrated here
+        prof = self.record.configuration.gate_profile
         name = prof.name if prof is not None else ""
         if prof is None or not name:
             return "not recorded"
@@ -218,26 +235,33 @@ class RunView:
                 out[key] = (row.knee.parallelism, row.knee.bs)
         return out
 
+    @property
+    def contradictions(self) -> list[Contradiction]:
+        """Figures of this run that contradict each other, as the gate found them (page 1's box)."""
+        return [c for _, found in sorted(self.record.contradictions.items()) for c in found]
+
     def g3_figures(self) -> dict[str, G3Figures | StorageFigures]:
-        """G3's raw numbers beside its tables, per host/subject (none before G3 kept them), for the charts."""
-        rows = sorted(self.record.g3_rows.items())
-        return {key: row.figures for key, row in rows if row.figures is not None}
+        """G3's raw numbers beside its tables, per host/subject, for the charts."""
+        return {key: row.figures for key, row in sorted(self.record.g3_rows.items())}
 
     def g4_figures(self) -> dict[str, SoakFigures]:
-        """G4's raw numbers beside its tables, per host/deployment (none before G4 kept them)."""
-        rows = sorted(self.record.g4_rows.items())
-        return {key: row.figures for key, row in rows if row.figures is not None}
+        """G4's raw numbers beside its tables, per host/deployment."""
+        return {key: row.figures for key, row in sorted(self.record.g4_rows.items())}
+
+    def g4_drift(self) -> dict[str, list[DriftFigure]]:
+        """G4's drift figures (slopes, fits, projections) per host/deployment, as the gate judged them."""
+        return {key: row.drift for key, row in sorted(self.record.g4_rows.items())}
 
     def history_entry(self) -> HistoryEntry:
         """What kvgate.report.history keeps of this run: identity, verdict and every numeric figure."""
         inv = self.record.inventory
         return HistoryEntry(
-            run_id=f"{self.site}/{self.run_dir.name}",
+            run_id=run_id_of(self.run_dir),
             site=self.site,
             gate=self.gate,
             inventory_sha256=inv.sha256 if inv else "",
             kvgate_version=self.record.kvgate_version,
-            verdict=self.verdict.value,
+            verdict=self.outcome.text,
             started_at=self.record.started_at or "",
             status=self.status,
             figures=history_figures(self.all_rows),
@@ -312,6 +336,8 @@ def expected_text(rec: JudgementRecord) -> str:
     if not rec.comparator:
         return "—"
     tol = f" (±{rec.tolerance:.0%})" if rec.tolerance else ""
+    if isinstance(rec.expected, bool) and rec.comparator == "==":  # not 'True = True'
+        return f"must be {plain(rec.expected)}"
     if rec.comparator == "matches":
         return f"{symbol(rec.comparator)} /{rec.expected}/{tol}"
     return f"{symbol(rec.comparator)} {shown(rec.expected, rec.unit, rec.metric)}{tol}"
@@ -340,7 +366,7 @@ def check_row(rec: JudgementRecord) -> CheckRow:
         rule=rec.rule,
         expected=expected_text(rec),
         measured=measured_text(rec),
-        source=rec.source,
+        source=cited(rec.source),
         evidence=tuple(rec.evidence),
         waiver=rec.waiver or None,
         duration_s=rec.duration_s,
@@ -408,7 +434,8 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     integrity = verify_manifest(run_dir, allowed_signers=allowed_signers)  # before anything is read from it
     store = RunStore.open(run_dir)
     record = store.run_record()
-    recorded = [check_row(rec) for rec in store.checks().values()]
+    stored = store.checks().values()
+    recorded = [check_row(rec) for rec in stored]
     done = {r.id for r in recorded}
     missing = tuple(c for c in record.planned if c not in done)
     rows = group_rows(in_plan_order([*recorded, *(missing_row(c) for c in missing)], record.planned))
@@ -417,7 +444,7 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
     return RunView(
         run_dir=run_dir,
         record=record,
-        verdict=verdict_of(r for rs in rows.values() for r in rs),
+        outcome=judged_outcome(record, stored, missing),
         status="incomplete" if reason else "complete",
         incomplete_reason=reason,
         counts=count(r for rs in rows.values() for r in rs),
@@ -426,7 +453,7 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
         missing=missing,
         manifest=flat_table({h: m.model_dump(exclude_unset=True) for h, m in record.manifest.items()}),
         tool_versions=flat_table(record.tool_versions),
-        artifacts=artifacts(run_dir),
+        artifacts=artifacts(store),
         sections=sections(stored_sections(record, run_dir), run_dir / "run.json"),
         facts_files=tuple(f"facts/{p.name}" for p in sorted(facts_dir.glob("*.json"))),
         integrity=integrity,

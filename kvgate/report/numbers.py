@@ -71,18 +71,31 @@ def human(value: object, unit: str = "", *, metric: str = "") -> str:
     return f"{significant(value)} {unit}".strip()
 
 
-def margin(measured: object, expected: object, comparator: str) -> str:
-    """How far a number is from its threshold, in the direction that matters: '+12 % above the floor'."""
+def margin(measured: object, expected: object, comparator: str, *, unit: str = "", metric: str = "") -> str:
+    """How far a number is from its threshold, in the direction that matters: '12 % above the floor';
+    a percentage's distance in percentage points, never a percentage of a percentage.
+
+    >>> margin(96, 64, ">="), margin(0.33, 1.0, "<=", unit="ratio"), margin(95.0, 25.5, ">=", unit="%")
+    ('50 % above the floor', '67 percentage points below the ceiling', '70 percentage points above the floor')
+    """
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (measured, expected)):
         return ""
     m, e = float(measured), float(expected)  # type: ignore[arg-type]
-    if e == 0 or comparator not in (">=", ">", "<=", "<"):
+    points = percent_scale(unit, metric)
+    if (e == 0 and not points) or comparator not in (">=", ">", "<=", "<"):
         return ""
-    change = (m - e) / abs(e) * 100
+    change = (m - e) * points if points else (m - e) / abs(e) * 100
     side = "above the floor" if comparator.startswith(">") else "below the ceiling"
     if (change < 0) == comparator.startswith(">"):
         side = "short of the floor" if comparator.startswith(">") else "over the ceiling"
-    return f"{significant(abs(change), 2)} % {side}"
+    return f"{significant(abs(change), 2)} {'percentage points' if points else '%'} {side}"
+
+
+def percent_scale(unit: str, metric: str) -> float:
+    """Percentage points per unit of a percentage quantity (100 for a fraction, 1 for %); 0 for others."""
+    if unit in _PERCENT_UNITS or (not unit and metric.endswith("_cv")):
+        return 100.0
+    return 1.0 if unit == "%" or (not unit and metric.endswith("_pct")) else 0.0
 
 
 _RAW = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) ?(B/s|ns|B)(?![\w/])")
@@ -96,6 +109,15 @@ def humanize_text(text: str) -> str:
     no e-notation left (``iops=8.848e+04 IOPS`` → ``iops=88,480 IOPS``)."""
     text = _RAW.sub(lambda m: human(float(m.group(1)), m.group(2)), text)
     return _E_NOTATION.sub(lambda m: significant(float(m.group(0)), 4), text)
+
+
+# The seed article as gates/references.yaml names its file ("seed: 000_994578b198b8e21d.txt").
+_SEED_FILE = re.compile(r"seed: \d{3}_[0-9a-f]{16}\.txt")
+
+
+def cited(text: str) -> str:
+    """A source for people: the seed article by what it is, not by its file name in kvgate's tree."""
+    return _SEED_FILE.sub("the seed article", text)
 
 
 def duration(seconds: float) -> str:

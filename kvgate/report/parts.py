@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -10,10 +9,13 @@ from typing import Any
 
 from kvgate.base.criteria import fmt
 from kvgate.base.errors import StoreError
-from kvgate.record import Section
+from kvgate.record import RunStore, Section
 
 # Characters XML 1.0 cannot carry (tool output may hold ANSI escapes); HTML shows them as garbage.
-_UNPRINTABLE = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Also the C1 controls and the bidirectional formatting characters: a right-to-left override
+# (U+202E) in a host name or a reason would make a report read other than what it stores.
+_BIDI_AND_C1 = "\x80-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_UNPRINTABLE = re.compile(f"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[{_BIDI_AND_C1}]")
 
 
 # UTF-8 read as Latin-1/cp1252 ("cafÃ©", "â€™"): engine text that was decoded twice.
@@ -35,9 +37,12 @@ def demojibake(text: str) -> str:
 
 
 def _shown(match: re.Match[str]) -> str:
-    """A C0 control character as its visible picture (ESC → ␛, 0x02 → ␂); anything else as U+FFFD."""
+    """A C0 control character as its visible picture (ESC → ␛, 0x02 → ␂), a C1 or bidi control as its
+    code point (⟨U+202E⟩), anything else as U+FFFD."""
     code = ord(match.group(0))
-    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
+    if code < 0x20:
+        return chr(0x2400 + code)
+    return f"⟨U+{code:04X}⟩" if code < 0xD800 else "\ufffd"
 
 
 def printable(text: object) -> str:
@@ -59,28 +64,24 @@ class Artifact:
         return self.sha256[:12]
 
 
-def artifacts(run_dir: Path) -> tuple[Artifact, ...]:
-    """The artifact index in recorded order; a torn last line (crash mid-write) is ignored."""
-    try:
-        lines = (run_dir / "artifacts" / "index.jsonl").read_text().splitlines()
-    except FileNotFoundError:
-        return ()
-    out = []
-    for line in lines:
-        try:
-            e = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        out.append(
-            Artifact(str(e["path"]), int(e.get("bytes", 0)), str(e.get("sha256", "")), str(e.get("host", "")))
-        )
-    return tuple(out)
+def artifacts(store: RunStore) -> tuple[Artifact, ...]:
+    """The artifact index in recorded order, each line checked (a line that is not an entry: StoreError)."""
+    return tuple(Artifact(e.path, e.bytes, e.sha256, e.host) for e in store.artifact_index())
 
 
 def as_text(value: object) -> str:
-    """A value as one table cell: scalars via judge.fmt, structures as compact JSON."""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True, default=str)
+    """A value as one table cell, in words, never JSON: lists joined by commas, a mapping as
+    'key value' pairs, nothing as 'none', scalars via judge.fmt.
+
+    >>> as_text(["amd-smi", "chronyc"]), as_text({"fio": "3.33", "nvme": "2.3"}), as_text({}), as_text(True)
+    ('amd-smi, chronyc', 'fio 3.33, nvme 2.3', 'none', 'yes')
+    """
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {as_text(v)}" for k, v in sorted(value.items())) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(as_text(v) for v in value) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     return "—" if value is None else fmt(value)
 
 

@@ -12,7 +12,19 @@ Each chart has axis titles and a caption; a run without the data gets no chart, 
 from __future__ import annotations
 
 from kvgate.configuration.reference_schema import Kind
-from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, label_rows, to_svg
+from kvgate.report.charts import (
+    BAND,
+    MEASURED,
+    NOT_JUDGED,
+    OTHER,
+    THRESHOLD,
+    UNJUDGED,
+    Chart,
+    figure,
+    label_rows,
+    legend_below,
+    to_svg,
+)
 from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView
 from kvgate.report.soak_plots import soak_charts
@@ -33,24 +45,36 @@ def reference_chart(view: RunView) -> Chart | None:
     rows = [(r, ref) for r, ref in rows if isinstance(r.measured_value, int | float)]
     if not rows:
         return None
-    with figure(height_in=0.55 * len(rows) + 0.9) as (fig, ax):
+    with figure(height_in=0.55 * len(rows) + 1.2) as (fig, ax):
         for i, (r, ref) in enumerate(rows):
             low, high = ref.improvement.low, ref.improvement.high
-            ax.barh(i, max(high - low, 0.02 * high), left=low, height=0.6, color=BAND)
+            ax.barh(
+                i, max(high - low, 0.02 * high), left=low, height=0.6, color=BAND, label="the seed's range"
+            )
             threshold = r.expected_value if isinstance(r.expected_value, int | float) else 0.0
-            ax.vlines(float(threshold), i - 0.35, i + 0.35, colors=THRESHOLD, linewidth=1.5)
-            ax.barh(i, float(r.measured_value), height=0.18, color=MEASURED)  # type: ignore[arg-type]
+            ax.vlines(float(threshold), i - 0.35, i + 0.35, colors=THRESHOLD, linewidth=1.5, label=FLOOR)
+            judged = ("measured", MEASURED) if r.label != "SKIP" else (f"measured, {NOT_JUDGED}", UNJUDGED)
+            ax.barh(i, float(r.measured_value), height=0.18, color=judged[1], label=judged[0])  # type: ignore[arg-type]
         label_rows(
             ax,
             [f"{r.host} {ref.report} ({unit(ref.improvement.kind)})" for r, ref in rows],
             xlabel="improvement over the baseline arm (% or ×, as the reference states it)",
         )
+        for i, (r, _) in enumerate(rows):
+            if r.label == "SKIP":  # the mark on the chart itself, not only in the verdict table
+                ax.text(float(r.measured_value), i - 0.2, f" {NOT_JUDGED}", va="bottom", fontsize=8)  # type: ignore[arg-type]
+        legend_below(ax)
         svg = to_svg(fig)
     caption = (
-        "Shaded: the reference's stated range; red tick: the site threshold; dark bar: what this run "
-        "measured. A bar far beyond the shading asks whether the baseline arm was the reference's."
+        "Shaded: the reference's stated range; red tick: the site threshold, the floor the verdict "
+        "judges the measured improvement against; dark bar: what this run measured (grey, marked "
+        f"“{NOT_JUDGED}”: drawn, not judged). A bar far beyond the shading asks whether the baseline "
+        "arm was the reference's."
     )
     return Chart("Figures against their references", svg, caption)
+
+
+FLOOR = "site threshold (the floor of the improvement)"
 
 
 def unit(kind: Kind) -> str:
@@ -114,13 +138,16 @@ def restore_chart(where: str, found: dict[str, float]) -> Chart:
         for i, metric in enumerate(READERS):
             ax.barh(i, found[metric] / 1e9, height=0.6, color=OTHER if i == 0 else MEASURED)
         if CEILING in found:
-            ax.axvline(found[CEILING] / 1e9, color=THRESHOLD, linewidth=1, linestyle="--")
+            ax.axvline(
+                found[CEILING] / 1e9, color=THRESHOLD, linewidth=1, linestyle="--", label="read ceiling"
+            )
+            legend_below(ax, ncols=1)
         ax.set_xlim(0, max(found.get(k, 0.0) for k in (*READERS, CEILING)) / 1e9 * 1.08)  # nothing clipped
         label_rows(ax, list(READERS.values()), xlabel="read bandwidth (GB/s)")
         svg = to_svg(fig)
     caption = (
         "The agent's KV-cache cold restore on this volume (the G3 tier's storage path without an engine): "
         "every request at once, each read by one reader and by several (R1's serial vs parallel read). "
-        "Red dashed: the volume's read ceiling (the best fio cell, re-measured)."
+        "Red dashed: the volume's read ceiling (the best fio cell re-measured, or a faster G2 read)."
     )
     return Chart(f"KV restore: one reader vs parallel readers — {where}", svg, caption)

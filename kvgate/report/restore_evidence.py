@@ -42,14 +42,18 @@ def restore_vs_g2(view: RunView, row: CheckRow) -> str:
 
 
 def restore_rates(arms: dict[str, ArmFigures], binding: VerdictBinding) -> list[str]:
-    """The candidate arm's restore bandwidth at each level of the binding (GB/s as recorded)."""
+    """The candidate arm's restore bandwidth at each level of the binding (the engine's bytes over its
+    time, as recorded), and where another reader shared the device, both byte counts and the host's load."""
     out = []
     for suffix in suffixes(binding):
         arm = f"{binding.candidate_arm}{suffix}"
         summary = arms.get(arm)
         bw = number(summary.read_bw_gb_per_s) if summary is not None else None
-        if bw is not None:
-            out.append(f"{gb_per_s(bw * 1e9)} ({arm.partition('@')[0]} · {level(arm)})")
+        if bw is not None and summary is not None:
+            shared = f"; {summary.qualifications[0].split(': ', 1)[1]}" if summary.qualifications else ""
+            out.append(
+                f"{gb_per_s(bw * 1e9)} by the engine's bytes ({arm.partition('@')[0]} · {level(arm)}{shared})"
+            )
     return out
 
 

@@ -1,4 +1,5 @@
-"""Page 1's profile and scope lines: what each gate ran, from what its record keeps.
+"""Page 1's profile and scope lines: what each gate ran, from what its record keeps (G4: its soak
+against the seed's 72 h).
 
 G3 and G4 record their gate profile; G2 records its fio matrix profile (``workloads/fio/*.yaml``)
 as its gate profile; G1 has none: it reads the delivery against the inventory's bill of
@@ -7,8 +8,12 @@ materials, the same at every scale, so its scope is its BOM families and volumes
 
 from __future__ import annotations
 
+from kvgate.base.errors import KvgateError
 from kvgate.configuration.fio_matrix import MatrixProfile
+from kvgate.configuration.gate_profiles import G4Profile
+from kvgate.configuration.references import load_references
 from kvgate.report.model import RunView
+from kvgate.report.numbers import duration, human
 
 G1_PROFILE = (
     "none: G1 reads what was delivered against the inventory's bill of materials (hosts.<h>.expect), "
@@ -21,6 +26,9 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
     if view.gate == "g1":
         return [("Profile", G1_PROFILE), *g1_scope(view)]
     out = [("Profile", view.profile_text)]
+    prof = view.record.configuration.gate_profile
+    if isinstance(prof, G4Profile):
+        out.append(("Soak length", soak_length(prof.duration_s)))
     if view.gate == "g2":
         prof = view.record.configuration.gate_profile
         if isinstance(prof, MatrixProfile):
@@ -40,9 +48,9 @@ def g1_scope(view: RunView) -> list[tuple[str, str]]:
 
 
 def fio_matrix(prof: MatrixProfile) -> str:
-    """'seqread-1m (read, bs 1m, 1 × QD 8), …; 2 repeats, CV ≤ 0.5; sweep …; 3 s runs on 32m files'."""
+    """'seqread-1m (read, bs 1m, 1 × QD 8), …; 2 repeats, CV ≤ 50 %; sweep …; 3 s runs on 32m files'."""
     jobs = [f"{name} ({j.rw}, bs {j.bs}, {j.numjobs} × QD {j.iodepth})" for name, j in prof.jobs.items()]
-    text = f"{', '.join(jobs) or 'no fixed jobs'}; {prof.repeats} repeats, CV ≤ {prof.max_cv}"
+    text = f"{', '.join(jobs) or 'no fixed jobs'}; {prof.repeats} repeats, CV ≤ {human(prof.max_cv, 'ratio')}"
     if prof.sweep is not None:
         axes = [prof.sweep.sizes, prof.sweep.numjobs, prof.sweep.iodepth]
         cells = len(axes[0]) * len(axes[1]) * len(axes[2])
@@ -51,3 +59,23 @@ def fio_matrix(prof: MatrixProfile) -> str:
     d = prof.defaults
     direct = "O_DIRECT" if d.direct else "buffered"
     return f"{text}; {d.runtime_s} s runs on {d.size} files, {direct}, {d.ioengine}"
+
+
+def seed_soak_hours() -> float | None:
+    """The seed's G4 length (gates/references.yaml context ``g4-soak-duration``: "G4 72h 稳定性")."""
+    try:
+        found = [c for c in load_references().context if c.id == "g4-soak-duration"]
+    except KvgateError:
+        return None
+    value = found[0].value if found else None
+    return float(value) if isinstance(value, int | float) else None
+
+
+def soak_length(seconds: float) -> str:
+    """'2 min of the seed's 72 h: proves the pipeline, not 72 h of stability'."""
+    hours = seed_soak_hours()
+    if hours is None:
+        return duration(seconds)
+    if seconds >= hours * 3600:
+        return f"{duration(seconds)}: the seed's {hours:g} h or longer"
+    return f"{duration(seconds)} of the seed's {hours:g} h: proves the pipeline, not {hours:g} h of stability"

@@ -28,11 +28,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvgate.base.errors import StoreError
-from kvgate.base.safefile import write_file
+from kvgate.base.safefile import read_file, read_utf8, write_file
+from kvgate.record import MAX_RUN_FILE_BYTES
 
 PLACEHOLDER = "0" * 64
 SUMS = "report.sha256"  # sha256sum format: "<sha256>  <file name>" per rendered file
+MAX_SUMS_BYTES = 64 << 10  # three lines
 _META = re.compile(r'<meta name="kvgate-report-sha256" content="([0-9a-f]{64})">')
+
+
+def _bytes(path: Path) -> bytes:
+    """A rendered file's bytes: a regular file only (kvgate.base.safefile)."""
+    return read_file(path, max_bytes=MAX_RUN_FILE_BYTES)
 
 
 def sha256(data: bytes) -> str:
@@ -79,22 +86,23 @@ def check_html(text: str) -> ReportCheck:
 
 def write_sums(run_dir: Path, names: list[str]) -> Path:
     """``report.sha256`` listing each rendered file's sha256 (the PDF cannot carry its own)."""
-    lines = [f"{sha256((run_dir / name).read_bytes())}  {name}\n" for name in names]
-    write_file(run_dir / SUMS, "".join(lines).encode())
+    lines = [f"{sha256(_bytes(run_dir / name))}  {name}\n" for name in names]
+    write_file(run_dir / SUMS, "".join(lines).encode(), root=run_dir)
     return run_dir / SUMS
 
 
 def check_sums(path: Path) -> ReportCheck | None:
     """The file against ``report.sha256`` beside it; None when there is no such list or no line for it."""
-    sums = path.parent / SUMS
-    if not sums.is_file():
+    try:
+        text = read_utf8(path.parent / SUMS, max_bytes=MAX_SUMS_BYTES)
+    except FileNotFoundError:
         return None
-    pairs = (line.split("  ", 1) for line in sums.read_text().splitlines() if "  " in line)
+    pairs = (line.split("  ", 1) for line in text.splitlines() if "  " in line)
     listed = {name: digest for digest, name in pairs}
     claimed = listed.get(path.name)
     if claimed is None:
         return None
-    actual = sha256(path.read_bytes())
+    actual = sha256(_bytes(path))
     if actual != claimed:
         return ReportCheck(False, f"modified: {SUMS} lists sha256 {claimed}, the file hashes to {actual}")
     return ReportCheck(True, f"unmodified: the file hashes to the sha256 {SUMS} lists, {claimed}")
@@ -102,12 +110,14 @@ def check_sums(path: Path) -> ReportCheck | None:
 
 def verify_report(path: Path) -> list[ReportCheck]:
     """Every check that applies to ``path``: its own hash (HTML) and report.sha256 (any render)."""
-    if not path.is_file():
-        raise StoreError(f"{path}: no such report file")
+    try:
+        data = _bytes(path)
+    except FileNotFoundError:
+        raise StoreError(f"{path}: no such report file") from None
     out = []
     if path.suffix == ".html":
         try:
-            out.append(check_html(path.read_bytes().decode("utf-8")))
+            out.append(check_html(data.decode("utf-8")))
         except UnicodeDecodeError:
             out.append(ReportCheck(False, "modified: not valid UTF-8 (kvgate writes UTF-8)"))
     listed = check_sums(path)

@@ -1,10 +1,10 @@
-"""G4's time series, one chart per soaked deployment, with its windows and its drift bounds drawn.
+"""G4's time series, one chart per soaked deployment, with the slopes G4 judged drawn over them.
 
 Read from the stored windows (``artifacts/<host>/g4/<deployment>/windows.jsonl``), the gate
-profile the run recorded (``configuration.gate_profile``: warm-up, baseline windows, limits)
-and the tiers' capacity G4 recorded (``g4_rows.<host/deployment>.figures.cap_bytes``). The
-bounds are the ones G4 judges: the median of the last baseline windows against the median of
-the first ones after warm-up (kvgate.orchestration.g4.trends), drawn from that first median.
+profile the run recorded (``configuration.gate_profile``: warm-up) and what G4 stored per
+host/deployment (``g4_rows``: the tiers' capacity, and each drift figure: the judged fit's line
+and the limit's slope from the same start, as kvgate.orchestration.g4.drift judged them). Nothing
+is fitted here: the chart draws the gate's numbers.
 """
 
 from __future__ import annotations
@@ -15,24 +15,25 @@ from typing import Any
 
 from kvgate.base.units import MiB
 from kvgate.configuration.gate_profiles import G4Profile
-from kvgate.orchestration.g4 import Soak, Window, hit_ratio, trend_windows
-from kvgate.probes.loadgen import median
-from kvgate.report.charts import BAND, MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.probes.agent import hit_ratio
+from kvgate.record import DriftFigure
+from kvgate.report.charts import MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.g4_tables import soak_windows
 from kvgate.report.model import RunView
 
+Window = dict[str, Any]
 Value = Callable[[Window], float | None]
-LAST = "#fdd0a2"  # the last baseline windows' shading
 
 
 @dataclass(frozen=True)
 class Panel:
-    """One time series: its axis title, its value per window, and its bound from the first windows."""
+    """One time series: its axis title, its value per window, the drift series G4 judged on it."""
 
     title: str
     value: Value
-    bound: Callable[[float, G4Profile], float] | None = None  # first windows' median → the limit
-    p99: Value | None = None  # a second, dashed series
+    drift: str | None = None  # the drift figure's key
+    p99: Value | None = None  # a second, dashed series (the one the TTFT drift is judged on)
+    factor: float = 1.0  # axis unit per the drift figure's unit (the tier: % of capacity)
 
 
 def _get(*path: str) -> Value:
@@ -56,64 +57,74 @@ def _mib(value: Value) -> Value:
     return lambda w: None if (v := value(w)) is None else v / MiB
 
 
-PANELS = (
+def _s(value: Value) -> Value:
+    return lambda w: None if (v := value(w)) is None else v / 1000
+
+
+PANELS = (  # TTFT in seconds, as everywhere in the report (G4 records and fits it in ms)
     Panel(
-        "TTFT (ms)",
-        _get("summary", "p50_ttft_ms"),
-        lambda m, p: m * p.limits.max_ttft_p50_ratio,
-        _get("summary", "p99_ttft_ms"),
+        "TTFT (s)",
+        _s(_get("summary", "p50_ttft_ms")),
+        "ttft-drift",
+        _s(_get("summary", "p99_ttft_ms")),
+        factor=0.001,
     ),
+    Panel("output (tok/s)", _get("summary", "output_throughput_tok_per_s"), "throughput-retention"),
     Panel(
-        "output (tok/s)",
-        _get("summary", "output_throughput_tok_per_s"),
-        lambda m, p: m * p.limits.min_throughput_retention,
-    ),
-    Panel(
-        "engine RSS (MiB)",
-        lambda w: None if (v := _get("rss_kib")(w)) is None else v / 1024,
-        lambda m, p: m + p.limits.max_rss_growth_mib,
+        "engine RSS (MiB)", lambda w: None if (v := _get("rss_kib")(w)) is None else v / 1024, "memory-growth"
     ),
     Panel("tier (MiB)", _mib(_get("cache_dir_bytes"))),  # of its capacity when the record holds it
-    Panel("hit ratio", _hits, lambda m, p: m * p.limits.min_hit_retention),
+    Panel("hit ratio", _hits),
 )
 
 
 def recorded_profile(view: RunView) -> G4Profile | None:
     found = view.record.configuration.gate_profile
-    # none, or one today's G4Profile does not read (an older kvgate's): the series drawn without bounds
+    # none recorded (a run stopped before G4 loaded it): the series drawn without bounds
     return found if isinstance(found, G4Profile) else None
 
 
 def soak_charts(view: RunView) -> list[Chart]:
-    profile, caps = recorded_profile(view), view.g4_figures()
+    profile, caps, drift = recorded_profile(view), view.g4_figures(), view.g4_drift()
     out = []
     for path in sorted((view.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
         key = f"{path.parts[-4]}/{path.parts[-2]}"
         windows = soak_windows(path)
         if windows:
             figs = caps.get(key)
-            out.append(soak_chart(key, windows, profile, figs.cap_bytes if figs is not None else None))
+            cap = figs.cap_bytes if figs is not None else None
+            judged = {d.key: d for d in drift.get(key, [])}
+            out.append(soak_chart(key, windows, warmup(profile), cap, judged))
     return out
 
 
-def soak_chart(key: str, windows: list[Window], profile: G4Profile | None, cap: int | None) -> Chart:
+def warmup(profile: G4Profile | None) -> int:
+    return profile.limits.warmup_windows if profile is not None else 0
+
+
+def soak_chart(
+    key: str, windows: list[Window], warmup_windows: int, cap: int | None, drift: dict[str, DriftFigure]
+) -> Chart:
     first = windows[0].get("start_unix_s")
     start = float(first if isinstance(first, int | float) else windows[0]["end_unix_s"])
     span_s = float(windows[-1]["end_unix_s"]) - start
     unit, per = ("hours", 3600.0) if span_s >= 2 * 3600 else ("minutes", 60.0)
     hours = [(float(w["end_unix_s"]) - start) / per for w in windows]  # in ``unit``
     panels = [p for p in PANELS if any(p.value(w) is not None for w in windows)]
-    split = trend_windows(Soak(tuple(windows), 0, 0, cap), profile) if profile else "no gate profile"
     with figure(height_in=1.35 * len(panels) + 0.6) as (fig, _ax):
         fig.clear()
         axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
         for axis, panel in zip(axes, [of_capacity(p, cap) for p in panels], strict=True):
             draw(axis, panel, *thinned(hours, windows))
-            if profile is not None and not isinstance(split, str):
-                bounds(axis, panel, profile=profile, split=split, hours=hours, windows=windows)
+            if warmup_windows:
+                axis.axvspan(0, hours[min(warmup_windows, len(hours)) - 1], color="#eeeeee", linewidth=0)
+            judged = drift.get(panel.drift or "")
+            if judged is not None and judged.growth_per_h is not None:
+                fitted(axis, panel, judged, 3600.0 / per)
         axes[-1].set_xlabel(f"{unit} since the soak started")
+        legend_of(fig, axes)
         svg = to_svg(fig)
-    text = caption(profile, split)
+    text = CAPTION
     if len(windows) > MAX_POINTS:
         text += (
             f" {MAX_POINTS} of the {len(windows)} windows are drawn, evenly spaced with the first and last."
@@ -121,11 +132,24 @@ def soak_chart(key: str, windows: list[Window], profile: G4Profile | None, cap: 
     return Chart(f"Soak over time — {key}", svg, text)
 
 
+LIMITS = {  # what each drift limit limits, named on the chart beside its line
+    "ttft-drift": "TTFT p99",
+    "throughput-retention": "output",
+    "memory-growth": "RSS",
+    "tier-growth": "tier",
+}
 MAX_POINTS = 1000  # per series: a chart's SVG stays well inside the allow-list's 1 MiB
+CAPTION = (
+    "One point per soak window (TTFT: p50 solid, p99 dashed; G4 judges TTFT drift on the p99, so its "
+    "slope and limit start from the p99 line). Red: the slope G4 judged (Theil-Sen over every window "
+    "after warm-up, or over the last half where the growth levelled off: a plateau); red dashed: the "
+    "limit's slope from the same start (the G4 profile's per-hour limit), named at its end. Grey: "
+    "warm-up. The tier is shown as a share of its capacity (red dotted), which is its bound."
+)
 
 
 def thinned(hours: list[float], windows: list[Window]) -> tuple[list[float], list[Window]]:
-    """At most MAX_POINTS windows, evenly spaced, always the first and the last (the bounds use all)."""
+    """At most MAX_POINTS windows, evenly spaced, always the first and the last."""
     if len(windows) <= MAX_POINTS:
         return hours, windows
     step = (len(windows) - 1) / (MAX_POINTS - 1)
@@ -134,67 +158,56 @@ def thinned(hours: list[float], windows: list[Window]) -> tuple[list[float], lis
 
 
 def of_capacity(panel: Panel, cap: int | None) -> Panel:
-    """The tier's size as a share of its capacity, the capacity its bound (G4's cache-peak check)."""
+    """The tier's size as a share of its capacity (G4's cache-peak and tier-growth checks)."""
     if panel.title != "tier (MiB)" or not cap:
         return panel
     size = panel.value
-    return Panel(
-        "tier (% of capacity)",
-        lambda w: None if (v := size(w)) is None else 100 * v * MiB / cap,
-        lambda _m, _p: 100.0,
-    )
+    share = Panel("tier (% of capacity)", lambda w: None if (v := size(w)) is None else 100 * v * MiB / cap)
+    return Panel(share.title, share.value, "tier-growth", factor=100.0)
+
+
+def legend_of(fig: Any, axes: Any) -> None:
+    """One legend below the panels: every series and every limit line says what it is."""
+    found: dict[str, Any] = {}
+    for axis in axes:
+        handles, labels = axis.get_legend_handles_labels()
+        found |= {label: h for label, h in zip(labels, handles, strict=True) if label not in found}
+    fig.legend(list(found.values()), list(found), loc="outside lower center", ncols=2, frameon=False)
 
 
 def draw(axis: Any, panel: Panel, hours: list[float], windows: list[Window]) -> None:
+    from matplotlib.ticker import FuncFormatter
+
     points = [(h, v) for h, w in zip(hours, windows, strict=True) if (v := panel.value(w)) is not None]
-    axis.plot(*zip(*points, strict=True), linewidth=1.4, color=MEASURED)
+    series = "TTFT p50" if panel.p99 is not None else None
+    axis.plot(*zip(*points, strict=True), linewidth=1.4, color=MEASURED, label=series)
     if panel.p99 is not None:
         tail = [(h, v) for h, w in zip(hours, windows, strict=True) if (v := panel.p99(w)) is not None]
         if tail:
-            axis.plot(*zip(*tail, strict=True), linewidth=0.9, linestyle="--", color=OTHER)
+            p99 = "TTFT p99 (its drift is judged)"
+            axis.plot(*zip(*tail, strict=True), linewidth=0.9, linestyle="--", color=OTHER, label=p99)
     axis.set_ylabel(panel.title)
+    axis.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))  # 0.1 s, not 0.10
     axis.set_ylim(bottom=0)
     axis.grid(linewidth=0.3)
-
-
-def bounds(
-    axis: Any,
-    panel: Panel,
-    *,
-    profile: G4Profile,
-    split: tuple[list[Window], list[Window]],
-    hours: list[float],
-    windows: list[Window],
-) -> None:
-    """The warm-up and the two baseline spans shaded; the limit drawn from the first windows' median.
-
-    Window i spans the end of window i-1 (the soak's start for the first) to its own end.
-    """
-    index = {id(w): i for i, w in enumerate(windows)}
-    starts = [0.0, *hours[:-1]]
-    if profile.limits.warmup_windows:
-        axis.axvspan(
-            0, hours[min(profile.limits.warmup_windows, len(hours)) - 1], color="#eeeeee", linewidth=0
+    if panel.title == "tier (% of capacity)":
+        axis.axhline(
+            100.0, color=THRESHOLD, linewidth=0.8, linestyle=":", label="the tier's capacity (its bound)"
         )
-    for span, color in zip(split, (BAND, LAST), strict=True):  # adjacent spans stay told apart
-        axis.axvspan(
-            starts[index[id(span[0])]], hours[index[id(span[-1])]], color=color, alpha=0.35, linewidth=0
-        )
-    first = [v for w in split[0] if (v := panel.value(w)) is not None]
-    if panel.bound is not None and first:
-        limit = panel.bound(median(first), profile)
-        axis.axhline(limit, color=THRESHOLD, linewidth=1, linestyle="--")
-        axis.set_ylim(top=max(axis.get_ylim()[1], limit * 1.08))  # a chart is not clipped: keep it inside
+        axis.set_ylim(top=max(axis.get_ylim()[1], 108.0))
 
 
-def caption(profile: G4Profile | None, split: tuple[list[Window], list[Window]] | str) -> str:
-    text = (
-        "One point per soak window (TTFT: p50 solid, p99 dashed). Red dashed: the limit G4 holds the "
-        "median of the last windows to, drawn from the median of the first windows after warm-up (TTFT p50 × "
-        "max ratio, throughput × min retention, RSS + max growth, hit ratio × min retention), and the tiers' "
-        "capacity (the tier as a share of it). Grey: warm-up; shaded blue: the first baseline windows; "
-        "shaded orange: the last ones."
-    )
-    if profile is None or isinstance(split, str):
-        text += f" No bounds drawn: {split if isinstance(split, str) else 'no gate profile recorded'}."
-    return text
+def fitted(axis: Any, panel: Panel, d: DriftFigure, x_per_h: float) -> None:
+    """The judged fit from its first window to the last, and the limit's slope from the same start."""
+    x0, x1 = (d.fit_from_h or 0.0) * x_per_h, (d.span_h or 0.0) * x_per_h
+    y0, y1 = (d.fit_from_value or 0.0) * panel.factor, (d.end_value or 0.0) * panel.factor
+    axis.plot([x0, x1], [y0, y1], color=THRESHOLD, linewidth=1.2, label="slope G4 judged")
+    worse = -1.0 if d.key == "throughput-retention" else 1.0
+    rise = worse * d.limit_per_h * (d.scale or 1.0) * (x1 - x0) / x_per_h * panel.factor
+    limit = f"{LIMITS.get(d.key, d.key)} limit"
+    axis.plot([x0, x1], [y0, y0 + rise], color=THRESHOLD, linewidth=1, linestyle="--", label="limit's slope")
+    axis.set_ylim(top=max(axis.get_ylim()[1], (y0 + rise) * 1.08, y1 * 1.08))
+    low, high = axis.get_ylim()  # the name stays inside the panel, where a loss's line leaves it below 0
+    name = axis.text(x1, min(max(y0 + rise, low), high), limit, ha="right", va="bottom")
+    name.set_color(THRESHOLD)
+    name.set_in_layout(False)

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.configuration.references import seed_position, show_bound
+from kvgate.judgement import is_baseline
+from kvgate.report.coverage_lines import Outlook, Unjudged, g3_outlook, unjudged
+from kvgate.report.g3_tables import ARMS_TITLE
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
+from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
 from kvgate.report.scope_lines import profile_lines
 
 REFERENCE_RULE = re.compile(r"^R\d")
-# Where a check carries no specification, only the site's own figure (G2 "> 0 B/s").
-RECORDED = "no site threshold"
 # G2's headline figures (its checks' metrics end with these), in reading order.
 G2_HEADLINE = {
     "seqread-1m.read_bw_bytes_per_s": "sequential read (1 MiB blocks)",
@@ -35,6 +37,19 @@ G2_HEADLINE = {
     "kv_restore.parallel.read_bw_bytes_per_s": "KV restore, parallel readers",
     "model_load.parallel.read_bw_bytes_per_s": "model load, parallel",
     "checkpoint.write_bw_bytes_per_s": "checkpoint write",
+}
+# G4's headline figures in words, by metric (a check not named here: its key in words).
+G4_HEADLINE = {
+    "soak_coverage_ratio": "share of the soak its windows measured",
+    "failed_requests": "failed requests",
+    "empty_responses": "empty answers (HTTP 200, no token)",
+    "engines_died": "engines that died",
+    "canary_mismatches": "canary answers that changed",
+    "ttft_p50_ratio": "TTFT p50, last windows ÷ first",
+    "throughput_retention": "throughput, last windows ÷ first",
+    "engine_rss_growth_mib": "engine memory (RSS) growth",
+    "cache_peak_ratio": "KV tier's peak size ÷ its capacity",
+    "hit_ratio_retention": "cache hit ratio, last windows ÷ first",
 }
 NEXT_STEP = {
     "FAIL": "fix what the measurement shows, or have the owner of the specification waive it (--waivers)",
@@ -56,6 +71,9 @@ class Headline:
     evidence: str  # "cold proven", "INVALID: …", "recorded baseline"
     verdict: str
     note: str = ""  # comparability: where the site's setup differs from the reference's
+    check_id: str = ""  # the check it shows ('' for a family line): not repeated among the passes
+    made: Provenance | None = None  # the deployment, model and load that produced it; spread; caveats
+    threshold: str = ""  # why the threshold shown differs from the reference's lower end
 
     @property
     def text(self) -> str:
@@ -80,10 +98,17 @@ class Summary:
     baselines: tuple[CheckRow, ...]
     fingerprint: str
     counts: tuple[tuple[str, int], ...]
+    # the summary table's columns and each host's counts there, recorded baselines out of PASS
+    # (as page 1 counts them): the two never disagree
+    columns: tuple[str, ...] = ()
+    by_host: dict[str, dict[str, int]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
     conditions: dict[str, str] = field(default_factory=dict)  # check id → condition as shown once
     environment: tuple[tuple[str, str, str], ...] = ()  # item, value, hosts
     tools: tuple[tuple[str, str, str], ...] = ()
     comparability: tuple[str, ...] = field(default=())
+    unjudged: tuple[Unjudged, ...] = ()  # the bound references no check judged, by reason
+    outlook: Outlook | None = None  # preflight: what G3 can judge with this inventory
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -92,8 +117,9 @@ def is_reference(row: CheckRow) -> bool:
 
 def is_recorded(row: CheckRow) -> bool:
     """A metric with no threshold: a recorded baseline, never a PASS of a specification."""
-    trivial = row.comparator in (">", ">=") and row.expected_value in (0, 0.0)
-    return RECORDED in row.source or (trivial and row.unit not in ("", "hosts"))
+    return is_baseline(
+        comparator=row.comparator, expected=row.expected_value, unit=row.unit, source=row.source
+    )
 
 
 def stated_measured(ref: Reference, value: object) -> str:
@@ -148,8 +174,9 @@ def reference_headline(
     )
     floor = show_bound(ref.improvement.kind, float(row.expected_value or 0))  # type: ignore[arg-type]
     return Headline(
+        check_id=row.id,
         where=row.host,
-        what=f"{ref.report} {ref.scenario.en}",
+        what=f"{ref.report} {figure_words(ref)}",
         measured=stated_measured(ref, value),
         against=f"reference {ref.report} {ref.improvement.stated} (site threshold ≥ {floor})",
         position=position.replace("the seed's ", "").split(": was")[0],
@@ -161,23 +188,65 @@ def reference_headline(
     )
 
 
+# A reference's figure in words, by its metric (kvgate/configuration: metric names end in their unit).
+METRIC_WORDS = {
+    "ttft_p50_s": "TTFT p50",
+    "ttft_s": "TTFT",
+    "throughput_tok_per_s": "throughput",
+    "read_bw_gb_per_s": "read bandwidth",
+    "write_bw_gb_per_s": "write bandwidth",
+    "load_time_s": "model load time",
+    "save_time_s": "checkpoint save time",
+}
+KIND_WORDS = {Kind.RATIO: "speed-up", Kind.PERCENT_GAIN: "gain", Kind.PERCENT_REDUCTION: "reduction"}
+
+
+def figure_words(ref: Reference) -> str:
+    """'TTFT p50 reduction', 'throughput gain': what a reference's improvement is of."""
+    metric = METRIC_WORDS.get(ref.metric, ref.metric.replace("_", " "))
+    return f"{metric} {KIND_WORDS[ref.improvement.kind]}"
+
+
 def comparability(ref: Reference) -> str:
     """Where the reference was measured: the site's setup must be read against it."""
     p = ref.platform
     conc = f", concurrency {ref.concurrency}" if isinstance(ref.concurrency, int) else ""
     model = f"{ref.model} model" if ref.model else "the seed's model"
-    return f"{ref.report} was measured with {model} on {p.accelerator} and {p.storage}{conc}"
+    return (
+        f"{ref.report} ({ref.scenario.en}) was measured with {model} on {p.accelerator} and {p.storage}{conc}"
+    )
+
+
+def grouped_setups(notes: Iterable[str]) -> tuple[str, ...]:
+    """References measured on one setup said once: 'R2 (…) and R3 (…) were measured with …'."""
+    by_setup: dict[str, list[str]] = {}
+    for note in notes:
+        label, _, setup = note.partition(" was measured ")
+        if label not in by_setup.setdefault(setup, []):
+            by_setup[setup].append(label)
+    return tuple(
+        f"{labels[0]} was measured {setup}"
+        if len(labels) == 1
+        else f"{', '.join(labels[:-1])} and {labels[-1]} were measured {setup}"
+        for setup, labels in by_setup.items()
+    )
+
+
+def margin_text(row: CheckRow) -> str:
+    """A check's distance from its threshold (kvgate.report.numbers.margin), in its own unit."""
+    return margin(row.measured_value, row.expected_value, row.comparator, unit=row.unit, metric=row.metric)
 
 
 def threshold_headline(row: CheckRow, what: str = "") -> Headline:
     recorded = is_recorded(row)
     volume = row.check.split(".")[0] if row.check.startswith("volume[") else ""
     return Headline(
+        check_id=row.id,
         where=f"{row.host} {volume}".strip(),
         what=what or row.check,
         measured=row.measured,
         against="no specification: the site's recorded baseline" if recorded else f"{row.expected}",
-        position="" if recorded else margin(row.measured_value, row.expected_value, row.comparator),
+        position="" if recorded else margin_text(row),
         evidence="" if recorded else evidence_of(row),
         verdict="RECORDED" if recorded and row.label == "PASS" else row.label,
     )
@@ -187,7 +256,11 @@ def headline(view: RunView) -> tuple[Headline, ...]:
     rows = view.all_rows
     refs = [(r, ref) for r in rows if is_reference(r) and (ref := view.reference(r.rule)) is not None]
     out = [
-        reference_headline(r, ref, rows, restore=restore_vs_g2(view, r))
+        replace(
+            reference_headline(r, ref, rows, restore=restore_vs_g2(view, r)),
+            made=provenance(view, r, caveats=ARMS_TITLE),
+            threshold=threshold_said(ref, r.expected_value),
+        )
         for r, ref in refs
         if r.label != "SKIP"
     ]
@@ -197,13 +270,21 @@ def headline(view: RunView) -> tuple[Headline, ...]:
         ]
     elif view.gate == "g4":
         out += [
-            threshold_headline(r)
+            threshold_headline(r, g4_words(r))
             for r in rows
             if r.comparator and r.rule.startswith("G4-") and r.label != "SKIP"
         ]
     elif view.gate == "g1":
         out += [family_headline(host, fam, rs) for (host, fam), rs in families(rows).items()]
     return tuple(out)
+
+
+def g4_words(row: CheckRow) -> str:
+    """'engines that died — tiny': a soak check in words, with its deployment ('soak[tiny].engines-up')."""
+    subject, _, key = row.check.rpartition(".")
+    words = G4_HEADLINE.get(row.metric, key.replace("-", " "))
+    deployment = subject[subject.find("[") + 1 : -1] if subject.endswith("]") else subject
+    return f"{words} — {deployment}" if deployment else words
 
 
 def families(rows: Iterable[CheckRow]) -> dict[tuple[str, str], list[CheckRow]]:
@@ -232,10 +313,33 @@ def family_headline(_host: str, family: str, rows: list[CheckRow]) -> Headline:
 
 
 def counts(view: RunView, baselines: int) -> tuple[tuple[str, int], ...]:
-    """The verdict counts with recorded baselines taken out of PASS."""
-    out = [(label, view.counts[label]) for label in view.labels]
-    out = [(k, n - baselines if k == "PASS" else n) for k, n in out]
-    return tuple((k, n) for k, n in [*out[:1], ("RECORDED", baselines), *out[1:]] if n)
+    """The verdict counts with recorded baselines taken out of PASS (page 1: the non-zero ones)."""
+    return tuple((k, n) for k, n in split_recorded(view.counts, view.labels, baselines).items() if n)
+
+
+def columns(totals: dict[str, int]) -> tuple[str, ...]:
+    """The summary table's verdict columns: PASS and FAIL always, the others where a check has them.
+
+    >>> columns({"PASS": 9, "RECORDED": 3, "FAIL": 0, "INVALID": 0, "SKIP": 2})
+    ('PASS', 'RECORDED', 'FAIL', 'SKIP')
+    """
+    return tuple(k for k, n in totals.items() if n or k in ("PASS", "FAIL"))
+
+
+def split_recorded(found: dict[str, int], labels: tuple[str, ...], recorded: int) -> dict[str, int]:
+    """Counts per label, with ``recorded`` baselines moved out of PASS into RECORDED (right after it).
+
+    >>> split_recorded({"PASS": 12, "SKIP": 1}, ("PASS", "SKIP"), 3)
+    {'PASS': 9, 'RECORDED': 3, 'SKIP': 1}
+    >>> split_recorded({"PASS": 2}, ("PASS",), 0)
+    {'PASS': 2}
+    """
+    out: dict[str, int] = {}
+    for label in labels:
+        out[label] = found.get(label, 0) - (recorded if label == "PASS" else 0)
+        if label == "PASS" and recorded:
+            out["RECORDED"] = recorded
+    return out
 
 
 SHORT = 240
@@ -292,11 +396,19 @@ def shown_conditions(rows: Iterable[CheckRow]) -> dict[str, str]:
     return out
 
 
+def reason_of_skip(condition: str) -> str:
+    """'metric: not applicable — why' → 'why' (the heading says "not applicable")."""
+    said = "not applicable — "
+    if said in condition:
+        return condition.split(said, 1)[-1]
+    return condition.split(": ", 1)[-1] if ": " in condition else condition
+
+
 def skip_groups(rows: Iterable[CheckRow]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     groups: dict[str, list[str]] = {}
     for r in rows:
         if r.label == "SKIP":
-            reason = r.condition.split(": ", 1)[-1] if ": " in r.condition else r.condition
+            reason = reason_of_skip(r.condition)
             groups.setdefault(reason or "declared not applicable", []).append(r.id)
     return tuple((k, tuple(v)) for k, v in groups.items())
 
@@ -307,22 +419,39 @@ class PassRow:
 
     row: CheckRow  # the first; the others differ only by host
     hosts: tuple[str, ...]
+    of: int  # hosts in the run
 
     @property
     def where(self) -> str:
-        """Every host by name: the signed PDF says where each check passed."""
-        return ", ".join(self.hosts)
+        """Every host by name, or "all N hosts" (the scope names them): a rack's PDF does not repeat
+        64 names in every row of a check that passed everywhere alike (issue 27)."""
+        return f"all {self.of} hosts" if len(self.hosts) == self.of > 2 else ", ".join(self.hosts)
 
 
-def pass_groups(rows: Iterable[CheckRow]) -> tuple[tuple[str, tuple[PassRow, ...]], ...]:
-    """PASS rows by family; identical results on several hosts as one row naming the hosts."""
+def pass_groups(
+    rows: Iterable[CheckRow], shown: frozenset[str] = frozenset()
+) -> tuple[tuple[str, tuple[PassRow, ...]], ...]:
+    """PASS rows by family; identical results on several hosts as one row naming the hosts; a check
+    page 1 already shows (``shown``) is not listed again.
+
+    >>> from kvgate.base.criteria import Verdict
+    >>> def ok(host: str, measured: str = "2") -> CheckRow:
+    ...     return CheckRow(f"{host}/cpu.threads", host, "cpu.threads", Verdict.PASS, measured=measured)
+    >>> [p.where for p in pass_groups([ok("a"), ok("b"), ok("c")])[0][1]]
+    ['all 3 hosts']
+    >>> [p.where for p in pass_groups([ok("a"), ok("b"), ok("c", "4")])[0][1]]
+    ['a, b', 'c']
+    """
     groups: dict[str, dict[tuple[str, str, str, str], list[CheckRow]]] = {}
-    for r in rows:
-        if r.label in ("PASS", "WAIVED") and not is_recorded(r):
-            same = (r.check, r.expected, r.measured, r.label)
-            groups.setdefault(r.check.split(".")[0], {}).setdefault(same, []).append(r)
+    every = list(rows)
+    for r in every:
+        if r.label not in ("PASS", "WAIVED") or is_recorded(r) or r.id in shown:
+            continue
+        same = (r.check, r.expected, r.measured, r.label)
+        groups.setdefault(r.check.split(".")[0], {}).setdefault(same, []).append(r)
+    everyone = len({r.host for r in every})
     return tuple(
-        (family, tuple(PassRow(rs[0], tuple(r.host for r in rs)) for rs in by.values()))
+        (family, tuple(PassRow(rs[0], tuple(r.host for r in rs), everyone) for rs in by.values()))
         for family, by in groups.items()
     )
 
@@ -351,7 +480,11 @@ def scope(view: RunView) -> tuple[tuple[str, str], ...]:
         ("Hosts", f"{len(view.hosts)}: " + ", ".join(h.host for h in view.hosts)),
         ("Checks", f"{len(rows)}, of which {len(specified)} evaluated against a specification"),
     ]
-    if refs:
+    cover = view.outcome.coverage
+    if cover.bound:
+        judged = f"{cover.text} its profile binds judged ({len(evaluated)} of {len(refs)} reference checks)"
+        out.append(("References", judged))
+    elif refs:
         out.append(("Reference checks", f"{len(evaluated)} of {len(refs)} evaluated (PASS or FAIL)"))
     recorded = [r for r in rows if is_recorded(r) and r.label == "PASS"]
     if recorded:
@@ -364,19 +497,27 @@ def scope(view: RunView) -> tuple[tuple[str, str], ...]:
 def summarize(view: RunView) -> Summary:
     heads = headline(view)
     rows = view.all_rows
-    notes = tuple(dict.fromkeys(h.note for h in heads if h.note))
+    notes = grouped_setups(h.note for h in heads if h.note)
     baselines = tuple(r for r in rows if is_recorded(r) and r.label == "PASS")
     return Summary(
         headline=heads,
         scope=scope(view),
         findings=findings(rows),
         skips=skip_groups(rows),
-        passes=pass_groups(rows),
+        passes=pass_groups(rows, frozenset(h.check_id for h in heads if h.check_id)),
         baselines=baselines,
         fingerprint=view.fingerprint,
         counts=counts(view, len(baselines)),
+        columns=columns(split_recorded(view.counts, view.labels, len(baselines))),
+        by_host={
+            h.host: split_recorded(h.counts, view.labels, sum(b.host == h.host for b in baselines))
+            for h in view.hosts
+        },
+        totals=split_recorded(view.counts, view.labels, len(baselines)),
         conditions=shown_conditions(rows),
         environment=collapsed(view.manifest),
         tools=collapsed(view.tool_versions),
         comparability=notes,
+        unjudged=unjudged(view),
+        outlook=g3_outlook(view),
     )

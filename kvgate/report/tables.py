@@ -1,9 +1,7 @@
-"""What every gate's report tables share: a table section, the stored rows in order, stored-cell rows.
+"""What every gate's report tables share: a table section, the stored rows in order, verdict cells.
 
 A gate keeps numbers in run.json (``<gate>_rows.<host/subject>``); its table module
 (``g2_tables``, ``g3_tables``, ``g4_tables``) turns them into cells here, at render time.
-Runs stored before that kept formatted cells (lists of strings): :func:`legacy_cells`
-lays those out as they were.
 
 >>> table("T", ["a"], [["1"]], "n").data
 {'columns': ['a'], 'rows': [['1']], 'note': 'n'}
@@ -12,9 +10,7 @@ lays those out as they were.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
-
-from pydantic import BaseModel
+from typing import TypeVar
 
 from kvgate.base.criteria import fmt
 from kvgate.record import Section, VerdictRow
@@ -33,11 +29,6 @@ def table(title: str, columns: list[str], rows: Cells, note: str) -> Section:
 def in_order(stored: Mapping[str, Row]) -> list[tuple[str, Row]]:
     """The stored host/subjects in the report's order: by key."""
     return [(k, stored[k]) for k in sorted(stored)]
-
-
-def legacy_cells(row: BaseModel, key: str) -> list[Any]:
-    """Legacy: the cells a run stored before its gate kept numbers (formatted at measurement time)."""
-    return list(getattr(row, key))
 
 
 def measured_cell(verdict: VerdictRow) -> str:

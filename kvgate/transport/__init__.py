@@ -55,13 +55,10 @@ def connect(name: str, host: HostRoute) -> Executor:
 
 __all__ = [
     "CANCEL",
-    "TRANSPORTS",
     "CommandResult",
     "Executor",
-    "HostRoute",
     "LocalExecutor",
     "connect",
-    "executor_class",
     "fan_out",
     "quote",
 ]

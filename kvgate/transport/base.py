@@ -31,10 +31,9 @@ def quote(template: str, *args: object) -> str:
 
 def wrap(command: str, *, timeout_s: float | None, sudo: bool, env: Mapping[str, str] | None) -> str:
     """Wrap a quoted command with env, sudo and a remote-side `timeout` (testinfra #716)."""
-    inner = command
-    if env:
-        inner = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + inner
-    inner = f"sh -c {shlex.quote(inner)}"
+    inner = f"sh -c {shlex.quote(command)}"
+    if env:  # names are checked on load; quoted here anyway, and `--` ends env's options
+        inner = "env -- " + " ".join(shlex.quote(f"{k}={v}") for k, v in env.items()) + " " + inner
     if timeout_s is not None:
         inner = f"timeout --kill-after={KILL_GRACE_S} {max(1, int(timeout_s + 0.999))} {inner}"
     if sudo:

@@ -49,7 +49,9 @@ T = TypeVar("T")
 CLIENT_GRACE_S = KILL_GRACE_S + 5  # local deadline = timeout + this, as in LocalExecutor
 CHUNK_BYTES = 1 << 16
 LOST_GRACE_S = 1.0  # no exit status: how long to watch whether the connection is dying
-POLL_S = 0.2  # exit-status arrival does not wake select(); re-check at least this often
+# a deadline, and a Ctrl-C that closes the channel from another thread (which cannot wake a
+# select() already waiting on it), are noticed at least this often
+POLL_S = 0.2
 
 
 class SSHExecutor(Executor):
@@ -106,15 +108,30 @@ class SSHExecutor(Executor):
     def _collect(
         self, channel: paramiko.Channel, deadline: float | None, cmd: str, timeout_s: float
     ) -> tuple[str, str]:
-        """Read stdout and stderr together until the channel closes or the deadline passes."""
+        """Read stdout and stderr together until both end and the exit status arrives (or a close).
+
+        The channel's descriptor wakes select() on data, EOF and close, but stays readable once
+        EOF has arrived: the exit status that follows is awaited on its own event, not by polling
+        the descriptor (that spun thousands of times per command, issue 27).
+        """
         out, err = bytearray(), bytearray()
-        while _drain(channel, out, err) or not channel.closed:
+
+        def wait_s() -> float:
             remaining = POLL_S if deadline is None else deadline - time.monotonic()
             if remaining <= 0:
                 channel.close()
-                partial = _tail(out) + _tail(err)
-                raise CommandTimeout(self.host, cmd, timeout_s, "\n".join(partial))
-            select.select([channel], [], [], min(POLL_S, remaining))
+                raise CommandTimeout(self.host, cmd, timeout_s, "\n".join(_tail(out) + _tail(err)))
+            return min(POLL_S, remaining)
+
+        while True:
+            ended = channel.eof_received or channel.closed  # read first: data is fed before EOF
+            if _drain(channel, out, err):
+                continue
+            if ended:
+                break
+            select.select([channel], [], [], wait_s())
+        while not channel.status_event.wait(wait_s()):
+            pass
         return out.decode(errors="replace"), err.decode(errors="replace")
 
     def _exit_status(self, channel: paramiko.Channel, cmd: str) -> int:
@@ -145,11 +162,23 @@ class SSHExecutor(Executor):
             self._transfer(lambda: sftp.get(remote, str(local)), "get", remote)
 
     def _sftp(self) -> paramiko.SFTPClient:
-        """A fresh SFTP session on the (re)connected transport."""
-        sftp = self._open(paramiko.SFTPClient.from_transport)
-        if sftp is None:
-            raise TransportError(f"{self.label}: the server refused the sftp subsystem")
-        return sftp
+        """A fresh SFTP session on the (re)connected transport.
+
+        A server without the sftp subsystem closes the channel on the request while the link stays
+        up: that is said as such, not taken for a lost connection (which also reconnected for nothing).
+        """
+        channel = self._open(lambda t: t.open_session(timeout=self.route.timeout_s))
+        try:
+            channel.invoke_subsystem("sftp")
+        except CONNECTION_ERRORS as exc:
+            channel.close()
+            if self._link_down() or self._lost():
+                raise TransportError(f"{self.label}: connection lost: {self._cause(exc)}") from exc
+            raise TransportError(
+                f"{self.label}: the server refused the sftp subsystem, which kvgate uploads and "
+                "downloads through (sshd_config: `Subsystem sftp internal-sftp`)"
+            ) from exc
+        return paramiko.SFTPClient(channel)
 
     def _transfer(self, fn: Callable[[], object], verb: str, remote: str) -> None:
         """Run an SFTP step; file errors stay OSError (as locally), a dropped link is TransportError."""

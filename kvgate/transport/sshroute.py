@@ -101,7 +101,7 @@ def resolve(host: HostRoute, config: paramiko.SSHConfig) -> Route:
     opts = config.lookup(host.address)
     port = host.explicit_port
     target = _endpoint(config, host.address, host.user, port)
-    own_key = (host.key_file,) if host.key_file else ()
+    own_key = (str(Path(host.key_file).expanduser()),) if host.key_file else ()  # ~/ as ssh reads it
     jump_spec = host.proxy_jump or opts.get("proxyjump") or "none"
     jumps = tuple(
         _with_keys(_endpoint(config, h, u, p), own_key, inventory_first=False)

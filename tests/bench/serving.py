@@ -17,7 +17,9 @@ requests, and how much CPU the client took from a machine it shares with the ser
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -30,12 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from interval import PairVerdict, judge_pairs
+
 from kvgate.probes.engines.metrics import Snapshot, diff, parse
 from kvgate.probes.loadgen import PromptSpec
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 CLIENT_KEYS = ("ttft", "tpot", "itl", "e2el")
+EXTRA_PAIRS_BUDGET_S = 300.0  # an undecided campaign runs more ABBA rounds for at most this long
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 VLLM_MARKS = (
     "Starting main benchmark run",
@@ -304,6 +309,34 @@ class Campaign:
             r.client_ms[f"mean_{metric}"] - r.server_ms[f"mean_{metric}"] for r in self.of(tool)
         )
 
+    def pairs(self) -> list[tuple[ToolRun, ToolRun]]:
+        """(kvgate, vllm) of each ABBA round."""
+        return list(zip(self.of("kvgate"), self.of("vllm"), strict=True))
+
+    def explained_verdict(self, metric: str, tolerance: float) -> PairVerdict:
+        """`explained` per pair, judged by the interval of its median: within 1 ± ``tolerance``?"""
+        key = f"mean_{metric}"
+        values = [
+            (kv.client_ms[key] / vl.client_ms[key]) / (kv.server_ms[key] / vl.server_ms[key])
+            for kv, vl in self.pairs()
+        ]
+        return judge_pairs(values, target=1 - tolerance, at_most=1 + tolerance)
+
+    def agreement_verdict(self, tool: str, metric: str, tolerance: float) -> PairVerdict:
+        """Client mean / server mean per run of ``tool``: within 1 ± ``tolerance``?"""
+        key = f"mean_{metric}"
+        values = [r.client_ms[key] / r.server_ms[key] for r in self.of(tool)]
+        return judge_pairs(values, target=1 - tolerance, at_most=1 + tolerance)
+
+    def excess_verdict(self, metric: str) -> PairVerdict:
+        """Per pair, what kvgate adds to the server's mean minus what vLLM's client adds: at most 0?"""
+        key = f"mean_{metric}"
+        values = [
+            (kv.client_ms[key] - kv.server_ms[key]) - (vl.client_ms[key] - vl.server_ms[key])
+            for kv, vl in self.pairs()
+        ]
+        return judge_pairs(values, at_most=0.0)
+
     def cpu_us_per_chunk(self, tool: str) -> float:
         return statistics.median(1e6 * r.client_cpu_s / r.chunks for r in self.of(tool) if r.chunks)
 
@@ -333,10 +366,27 @@ class Campaign:
         return {"shape": self.shape.__dict__, "runs": [r.record() for r in self.runs]}
 
 
-def abba(server: Server, shape: Shape, *, pairs: int, rest_s: float = 2.0) -> Campaign:
-    """``pairs`` rounds of both clients, the order reversed every round, each run on fresh prompts."""
-    runs = []
-    for i in range(pairs):
+def abba(
+    server: Server,
+    shape: Shape,
+    *,
+    pairs: int,
+    rest_s: float = 2.0,
+    until: Callable[[Campaign], bool] | None = None,
+    budget_s: float = EXTRA_PAIRS_BUDGET_S,
+) -> Campaign:
+    """``pairs`` rounds of both clients, the order reversed every round, each run on fresh prompts;
+    then, while ``until(campaign)`` is false, two rounds more, for at most ``budget_s``."""
+    runs: list[ToolRun] = []
+    deadline = math.inf
+    for i in itertools.count():
+        if i == pairs:
+            deadline = time.monotonic() + budget_s
+        at_round_end = i == pairs or (i > pairs and i % 2 == 0)
+        if at_round_end and (
+            until is None or time.monotonic() > deadline or until(Campaign(shape, tuple(runs)))
+        ):
+            break
         order = (kvgate_run, vllm_run) if i % 2 == 0 else (vllm_run, kvgate_run)
         for position, run in enumerate(order):
             time.sleep(rest_s)

@@ -3,37 +3,48 @@
 Every comparison runs its arms in turn (A B, B A, A B, B A: the order
 alternates and, with an even number of pairs, each arm goes first equally
 often), rests between runs (the VM disk refills a burst budget), drops the
-page cache before every cold run, and judges the ratio of the arms' medians.
+page cache before every cold run, and judges the median of the pair ratios by
+its 95 % interval (interval.py): met, not met, or undecided, in which case it runs
+more pairs within a time budget. A pair disturbed by other I/O on the device or by
+the hypervisor is shown flagged and left out of the verdict.
 Each run is one ``Run``: bytes over the measured window as the arm itself
 defines it (the agent's read or write window, fio's job runtime).
 
->>> c = Comparison("demo", "agent", "fio", 0.95, (Run(1.9e9, 2.0), Run(2.0e9, 2.0)), (Run(2e9, 2.0),) * 2)
->>> round(c.ratio, 3), c.met
-(0.975, True)
+>>> same = (Run(2e9, 2.0),) * 6
+>>> c = Comparison("demo", "agent", "fio", 0.95, (Run(2.1e9, 2.0), *same[1:]), same)
+>>> c.verdict.verdict, round(c.ratio, 3)
+('met', 1.0)
+>>> Comparison("demo", "agent", "fio", 0.95, same[:2], same[:2]).verdict.verdict  # 2 pairs decide nothing
+'undecided'
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from interval import PairVerdict, judge_pairs
+
 from kvgate.base.errors import LabError
+from kvgate.configuration.fio_job import FioJob
 from kvgate.configuration.inventory.schema import Volume
 from kvgate.probes import agentctl
 from kvgate.probes.evidence.blockdev import Resolved
 from kvgate.probes.evidence.window import Counts
-from kvgate.probes.fio import FioJob, run_fio, run_measured
+from kvgate.probes.fio.cold import run_measured
 from kvgate.probes.fio.parse import DirectionStats, locate_json
+from kvgate.probes.fio.run import run_fio
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.scratch import checked, create
 from kvgate.probes.workload_results import cold_reason
@@ -42,6 +53,9 @@ from kvgate.transport.local import LocalExecutor
 GB = 1e9
 AGENT_TIMEOUT_S = 300.0
 SETTLE_S = 1.0  # after a drop, the machine's other processes re-read their files: let that pass
+FOREIGN_IO_SHARE = 0.25  # a device that moved this much more than the arm served another reader
+STEAL_SHARE = 0.10  # the hypervisor took this much of the CPUs: the run measured the neighbours
+EXTRA_PAIRS_BUDGET_S = 300.0  # an undecided comparison runs more pairs for at most this long
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,16 @@ class Run:
     own_figure_bytes_per_s: float | None = None  # the tool's own figure, where it uses another window
 
     @property
+    def disturbed(self) -> str | None:
+        """Why this run measured more than its arm (shown, and its pair left out of the verdict)."""
+        foreign = self.foreign_io_bytes
+        if foreign is not None and foreign > FOREIGN_IO_SHARE * self.own_io_bytes:
+            return f"other device I/O {foreign / GB:.1f} GB"
+        if self.cpu_steal is not None and self.cpu_steal > STEAL_SHARE:
+            return f"CPU steal {self.cpu_steal:.0%}"
+        return None
+
+    @property
     def foreign_io_bytes(self) -> int | None:
         """Device bytes the arm did not account for (None when unknown)."""
         if self.device_io_bytes is None or not self.own_io_bytes:
@@ -86,13 +110,14 @@ class Run:
             "cpu_idle_fraction": self.cpu_idle,
             "cpu_steal_fraction": self.cpu_steal,
             "position_in_round": self.position,
+            "disturbed": self.disturbed,
             "own_figure_bytes_per_s": self.own_figure_bytes_per_s,
         }
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Subject vs baseline: ``median(subject) ≥ target × median(baseline)``."""
+    """Subject vs baseline: is the median of ``subject / baseline`` within a pair ``≥ target``?"""
 
     name: str
     subject: str
@@ -107,65 +132,71 @@ class Comparison:
             raise ValueError(f"{self.name}: a comparison needs runs of both arms")
 
     @property
-    def subject_median(self) -> float:
-        return statistics.median(r.bytes_per_s for r in self.subject_runs)
+    def pairs(self) -> list[tuple[Run, Run]]:
+        return list(zip(self.subject_runs, self.baseline_runs, strict=True))
 
     @property
-    def baseline_median(self) -> float:
-        return statistics.median(r.bytes_per_s for r in self.baseline_runs)
+    def verdict(self) -> PairVerdict:
+        """Judged on the undisturbed pairs only."""
+        return judge_pairs(undisturbed_ratios(self.subject_runs, self.baseline_runs), target=self.target)
 
     @property
     def ratio(self) -> float:
-        return self.subject_median / self.baseline_median
-
-    @property
-    def pair_ratios(self) -> list[float]:
-        """subject / baseline within each pair: how much of the spread is the machine's."""
-        return [
-            a.bytes_per_s / b.bytes_per_s for a, b in zip(self.subject_runs, self.baseline_runs, strict=True)
-        ]
+        return self.verdict.median
 
     @property
     def met(self) -> bool:
-        return self.ratio >= self.target
+        return self.verdict.verdict == "met"
 
     def condition(self) -> str:
-        """The verdict line, for the assert message and the table: ``a ≥ 0.95 × b (ratio r)``."""
-        sign = "≥" if self.met else "<"
-        return (
-            f"{self.name}: {self.subject} {self.subject_median / GB:.3f} GB/s {sign} {self.target} × "
-            f"{self.baseline} {self.baseline_median / GB:.3f} GB/s (ratio {self.ratio:.3f})"
-        )
+        """The verdict line, for the assert message and the table."""
+        return f"{self.name}: {self.subject} / {self.baseline} ≥ {self.target}: {self.verdict}"
 
     def record(self) -> dict[str, Any]:
-        """Everything the JSON keeps: every run of each arm, the medians, the ratio, the knobs."""
+        """Everything the JSON keeps: every run of each arm, the pair ratios, the verdict, the knobs."""
+        v = self.verdict
         return {
             "subject": self.subject,
             "baseline": self.baseline,
             "subject_runs": [r.record() for r in self.subject_runs],
             "baseline_runs": [r.record() for r in self.baseline_runs],
-            "pair_ratios": self.pair_ratios,
-            "subject_median_bytes_per_s": self.subject_median,
-            "baseline_median_bytes_per_s": self.baseline_median,
-            "ratio_of_medians": self.ratio,
+            "pair_ratios": [a.bytes_per_s / b.bytes_per_s for a, b in self.pairs],
+            "pairs_disturbed": sum(1 for a, b in self.pairs if a.disturbed or b.disturbed),
+            "median_pair_ratio": v.median,
+            "interval_95": [v.low, v.high],
             "target_ratio": self.target,
-            "met": self.met,
+            "verdict": v.verdict,
+            "pairs_needed": v.pairs_needed,
             "condition": self.condition(),
             "knobs": dict(self.knobs),
         }
 
     def table(self) -> str:
-        """Plain text: a line per pair (order S→B or B→S; GB/s [other device I/O, load]), medians, verdict."""
+        """Plain text: a line per pair (order S→B or B→S; GB/s [other device I/O, load]; flag), verdict."""
         knobs = ", ".join(f"{k}={v}" for k, v in self.knobs.items())
         lines = [f"{self.name}  ({knobs})", f"  pair     {self.subject:>30}  {self.baseline:>30}   ratio"]
-        for i, (a, b) in enumerate(zip(self.subject_runs, self.baseline_runs, strict=True), 1):
+        for i, (a, b) in enumerate(self.pairs, 1):
             first = "S→B" if (a.position or 0) < (b.position or 0) else "B→S"
-            ratio = a.bytes_per_s / b.bytes_per_s
-            lines.append(f"  {i:>2} {first}  {_cell(a):>30}  {_cell(b):>30}  {ratio:6.3f}")
-        sub, base = self.subject_median / GB, self.baseline_median / GB
-        med = f"  {'median':>6}  {sub:>25.3f} GB/s  {base:>25.3f} GB/s"
-        lines += [f"{med}  {self.ratio:6.3f}", f"  {'PASS' if self.met else 'FAIL'}  {self.condition()}"]
+            flag = a.disturbed or b.disturbed
+            ratio = f"{a.bytes_per_s / b.bytes_per_s:6.3f}" + (
+                f"  disturbed: {flag} (not counted)" if flag else ""
+            )
+            lines.append(f"  {i:>2} {first}  {_cell(a):>30}  {_cell(b):>30}  {ratio}")
+        lines.append(f"  {self.verdict.verdict.upper()}  {self.condition()}")
         return "\n".join(lines)
+
+
+def undisturbed_ratios(subject: Sequence[Run], baseline: Sequence[Run]) -> list[float]:
+    """subject / baseline within each pair where neither run was disturbed."""
+    pairs = zip(subject, baseline, strict=True)
+    return [a.bytes_per_s / b.bytes_per_s for a, b in pairs if not (a.disturbed or b.disturbed)]
+
+
+def decided(target: float) -> Callable[[Sequence[Sequence[Run]]], bool]:
+    """For `Bench.interleave`: whether the first two arms' pairs already decide ``target``."""
+    return lambda runs: (
+        judge_pairs(undisturbed_ratios(runs[0], runs[1]) or [0.0], target=target).verdict != ("undecided")
+    )
 
 
 def _cell(run: Run) -> str:
@@ -194,14 +225,27 @@ class Bench:
     def directory(self) -> str:
         return self.volume.path
 
-    def interleave(self, *arms: Callable[[], Run], pairs: int, rest_s: float) -> tuple[tuple[Run, ...], ...]:
-        """Each arm ``pairs`` times, the order reversed every round (A B, B A, …), resting before each run.
+    def interleave(
+        self,
+        *arms: Callable[[], Run],
+        pairs: int,
+        rest_s: float,
+        until: Callable[[Sequence[Sequence[Run]]], bool] | None = None,
+    ) -> tuple[tuple[Run, ...], ...]:
+        """Each arm ``pairs`` times, the order reversed every round (A B, B A, …), resting before each run;
+        then, while ``until(runs)`` is false, two rounds more, for at most ``EXTRA_PAIRS_BUDGET_S``.
 
         With an even ``pairs`` every arm goes first equally often (ABBA counterbalancing):
         on this VM the arm that runs second in a round has been seen to gain.
         """
         got: list[list[Run]] = [[] for _ in arms]
-        for i in range(pairs):
+        deadline = math.inf
+        for i in itertools.count():
+            if i == pairs:
+                deadline = time.monotonic() + EXTRA_PAIRS_BUDGET_S
+            at_round_end = i == pairs or (i > pairs and i % 2 == 0)
+            if at_round_end and (until is None or until(got) or time.monotonic() > deadline):
+                break
             order = list(range(len(arms))) if i % 2 == 0 else list(reversed(range(len(arms))))
             for position, k in enumerate(order):
                 time.sleep(rest_s)

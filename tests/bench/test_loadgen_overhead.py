@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from nullserver import SERVE
 
-from kvgate.probes.loadgen import LoadConfig, PromptSpec, metric, run
+from kvgate.probes.loadgen import LoadConfig, PromptSpec, run
+from kvgate.probes.loadgen.metrics import metric
 
 CONCURRENCY = 16
 OVERHEAD_TARGET_MS = 1.0
@@ -33,7 +34,7 @@ def null_server() -> Iterator[Callable[..., str]]:
     procs: list[subprocess.Popen[str]] = []
 
     def start(first_token_delay_ms: float = 0.0, token_delay_ms: float = 0.0) -> str:
-        argv = [sys.executable, "-m", "kvgate.probes.loadgen.nullserver"]
+        argv = list(SERVE)
         argv += ["--first-token-delay-ms", str(first_token_delay_ms), "--token-delay-ms", str(token_delay_ms)]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         procs.append(proc)

@@ -83,10 +83,11 @@ class FarHost:
     server: SSHServer | None = None
 
     @classmethod
-    def create(cls, dir: Path) -> FarHost:
+    def create(cls, dir: Path, *, prefix: str = "kvgate") -> FarHost:
+        """``prefix`` starts the namespace's name (the scale benchmark's are ``kvs-…``)."""
         tag = f"{os.getpid() % 10000:04d}{random.randrange(16**4):04x}"
         near, far = _free_link()
-        host = cls(netns=f"kvgate-{tag}", near_if=f"kvn{tag}", far_if=f"kvf{tag}", near=near, address=far)
+        host = cls(netns=f"{prefix}-{tag}", near_if=f"kvn{tag}", far_if=f"kvf{tag}", near=near, address=far)
         try:
             host._link()
             launcher = ("ip", "netns", "exec", host.netns)

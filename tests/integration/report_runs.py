@@ -15,6 +15,7 @@ from typing import Any
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.configuration.references import load_references
 from kvgate.record import ArmFigures, JudgementRecord
 from kvgate.record.store import RunStore
 
@@ -141,6 +142,41 @@ def g3_checks() -> list[JudgementRecord]:
     ]
 
 
+def g3_limited_checks() -> list[JudgementRecord]:
+    """A G3 that passed on one deployment judging one reference of the twelve its profile binds:
+    every other one SKIP, with the profile's reason (as the 2026-12 demo's G3 on one llama.cpp)."""
+    profile = load_g3_profile("smoke")
+    judged = g3_checks()[:3]  # cold proof, correctness, R2 TTFT p50 (PASS)
+    skipped = [
+        check(
+            f"engine[tiny].{v.check}",  # the deployment g3_rows draws: its charts mark what was not judged
+            Verdict.SKIP,
+            rule=v.reference,
+            metric=v.statistic,
+            condition=f"{v.statistic}: not applicable — {v.reason}",
+        )
+        for v in profile.verdicts[1:]
+    ]
+    reason = profile.storage.reason if profile.storage else ""
+    storage = [
+        check(
+            f"volume[scratch].{s.check}",
+            Verdict.SKIP,
+            rule=s.reference,
+            metric=s.statistic,
+            condition=f"{s.statistic}: not applicable — {reason}",
+        )
+        for s in (profile.storage.verdicts if profile.storage else [])
+    ]
+    return judged + skipped + storage
+
+
+def bound_references() -> dict[str, Any]:
+    """Every reference the smoke G3 profile binds, as G3 records them at plan time."""
+    refs = load_references()
+    return {i: refs.get(i).model_dump(mode="json") for i in load_g3_profile("smoke").reference_ids()}
+
+
 def g4_checks() -> list[JudgementRecord]:
     return [
         check(
@@ -207,14 +243,14 @@ def arm(name: str, p50: float, tput: float, bw: float | None = None) -> dict[str
 
 
 def g3_rows() -> dict[str, Any]:
-    """One deployment's cells and raw figures, as G3 recorded them on 2026-12-05 (numbers of a demo run)."""
+    """One deployment's raw figures, as G3 records them (numbers of a demo run of 2026-12-05)."""
     arms = [
         arm("recompute", 11.4, 1.03),
         arm("ssd-restore", 0.23, 29.1, 0.21),
-        arm("dram-only@c8", 9.16, 6.67),
-        arm("ssd-tier@c8", 6.65, 10.0, 0.5),
-        arm("dram-only@whole", 5.76, 4.13),
-        arm("ssd-tier@whole", 1.48, 12.2, 0.4),
+        arm("baseline-volume@c8", 9.16, 6.67, 0.1),
+        arm("candidate-volume@c8", 6.65, 10.0, 0.5),
+        arm("baseline-volume-whole@c8", 5.76, 4.13, 0.1),
+        arm("candidate-volume-whole@c8", 1.48, 12.2, 0.4),
     ]
     g2 = {
         "measured": True,
@@ -233,7 +269,14 @@ def g3_rows() -> dict[str, Any]:
         "ceiling": g2["source"],
     }
     figures = {"arms": {a["arm"]: a for a in arms}, "predictions": [prediction], "g2": g2}
-    return {f"{HOST}/tiny": {"arms": [], "verdicts": [], "limits": "", "figures": figures}}
+    facts = {
+        "tier": "llama-cpp-disk",
+        "kind": "llama-cpp",
+        "serves_concurrently": False,
+        "external_tier": True,
+    }
+    facts |= {"tier_notes": "", "near_ties": [], "loadgen_address": None}
+    return {f"{HOST}/tiny": {"deployment": facts, "verdicts": [], "serving": [], "figures": figures}}
 
 
 def g4_windows(store: RunStore) -> None:
@@ -252,13 +295,29 @@ def g4_windows(store: RunStore) -> None:
     store.artifact(HOST, "g4/tiny/windows.jsonl", "".join(lines))
 
 
+def manifest() -> dict[str, Any]:
+    """What G1 collects from a host (a demo run's), with the lists and mappings the appendix shows."""
+    return {
+        HOST: {
+            "cpu_model": "AMD EPYC",
+            "gpu_drivers": {},
+            "gpus": [],
+            "kernel": "6.18.44",
+            "missing_tools": ["amd-smi", "nvidia-smi"],
+            "nics": ["eth0 up speed n/a mtu 1400 virtio_net"],
+            "tools": {"fio": "3.33", "python3": "3.11.7"},
+        }
+    }
+
+
 CHECKS = {"g1": g1_checks, "g2": g2_checks, "g3": g3_checks, "g4": g4_checks}
 PROFILE = {"g3": load_g3_profile, "g4": load_g4_profile}  # as G3 and G4 record them
 
 
 def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
-    """One stored run of ``gate``; outcome: complete | error | interrupted | resumed."""
-    checks = CHECKS[gate]()
+    """One stored run of ``gate``; outcome: complete | error | interrupted | resumed | limited (G3: one
+    reference of twelve judged, the rest SKIP)."""
+    checks = g3_limited_checks() if outcome == "limited" else CHECKS[gate]()
     planned = [c.id for c in checks] + ([f"{HOST}/late.check"] if outcome == "interrupted" else [])
     meta: dict[str, Any] = {
         "inventory": {"path": "inventory/lab-a.yaml", "sha256": "ab" * 32},
@@ -273,11 +332,17 @@ def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
         },
         "kvgate_version": "0.1.0",
         "tool_versions": {HOST: {"fio": "3.36"}},
+        "manifest": manifest(),
     }
     if gate in PROFILE:
         meta["configuration"] = {"gate_profile": PROFILE[gate]("smoke").model_dump(mode="json")}
-    if gate == "g3":
+    if gate == "g3":  # limited: every reference the profile binds; else the ones its checks judged
         meta["g3_rows"] = g3_rows()
+        judged = {c.rule for c in checks if c.verdict in (Verdict.PASS, Verdict.FAIL)}
+        bound = bound_references().items()
+        meta["configuration"]["bound_references"] = {
+            i: r for i, r in bound if outcome == "limited" or i in judged
+        }
     store = RunStore.create(root, site="lab-a", gate=gate, meta=meta)
     for rec in checks:
         store.record(rec)

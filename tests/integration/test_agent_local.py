@@ -90,7 +90,7 @@ def test_upload_is_cached_by_content_hash(ex: HomeExecutor) -> None:
     Path(first).write_bytes(b"stale")  # a damaged cache entry is replaced
     assert agentctl.ensure_uploaded(ex) == first
     assert ex.puts == 2
-    assert Path(first).read_bytes() == agentctl.build_zipapp().read_bytes()
+    assert Path(first).read_bytes() == agentctl.zipapp_bytes()
 
 
 def test_kv_restore_runs_detached_verifies_and_proves_cold(ex: HomeExecutor, scratch: Path) -> None:
@@ -213,5 +213,5 @@ def test_an_agent_killed_without_an_exit_code_is_reported_dead(ex: HomeExecutor,
         time.sleep(0.05)
     with pytest.raises(LabError, match="died without an exit code"):
         agentctl.poll(ex, job, 0)
-    with pytest.raises(LabError, match="is dead"):
+    with pytest.raises(LabError, match="died without an exit code: it was killed"):
         agentctl.wait(ex, job, timeout_s=5)

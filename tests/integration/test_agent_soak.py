@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from nullserver import SERVE
 from ports import free_port_pair
 from sshd import HostFactory, SSHServer
 
@@ -34,9 +34,7 @@ def engine(tmp_path: Path) -> Any:
     """A null server as the engine: its own session and process group, a URL."""
     port = free_port_pair()
     argv = [
-        sys.executable,
-        "-m",
-        "kvgate.probes.loadgen.nullserver",
+        *SERVE,
         "--port",
         str(port),
         "--first-token-delay-ms",

@@ -175,7 +175,7 @@ def stored_run(tmp_path: Path) -> RunStore:
         ),
         (
             "run.json",
-            '{"schema": "kvgate.run/1", "gate": "g1", "site": "cli", "status": "complete", '
+            '{"schema": "kvgate.run/2", "gate": "g1", "site": "cli", "status": "complete", '
             '"hosts": {"here": {"roles": "gpu-node"}}}',
             "hosts.here.roles: Input should be a valid list",
         ),

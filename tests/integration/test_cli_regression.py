@@ -61,3 +61,35 @@ def test_a_figure_worse_than_last_night_beyond_its_noise_exits_6(tmp_path: Path)
     listing = kvgate("history", "--results", str(results), "--gate", "g1")
     assert listing.returncode == 0
     assert "2 indexed run(s)" in listing.stdout
+
+
+GHOST = """
+INSERT INTO runs SELECT 'nightly/g1-ghost', site, gate, inventory_sha256, kvgate_version, verdict,
+    started_at, status FROM runs;
+INSERT INTO figures SELECT 'nightly/g1-ghost', figure, value * 2, unit, better, noise FROM figures;
+"""
+
+
+def test_a_history_row_without_its_run_directory_is_dropped_not_compared_with(tmp_path: Path) -> None:
+    inv, results = inventory(tmp_path), tmp_path / "results"
+    args = [
+        "run",
+        "g1",
+        "--inventory",
+        str(inv),
+        "--results",
+        str(results),
+        "--no-pdf",
+        "--fail-on-regression",
+    ]
+    assert kvgate(*args).returncode == 0
+    with (
+        closing(sqlite3.connect(results / "history.sqlite")) as con,
+        con,
+    ):  # a row for no run: twice the memory
+        con.executescript(GHOST)
+    second = kvgate(*args)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "history: history row nightly/g1-ghost dropped: its run directory is gone" in " ".join(
+        second.stderr.split()
+    )

@@ -25,9 +25,10 @@ from pathlib import Path
 import pytest
 from ports import free_port_pair
 
-from kvgate.configuration.engine_profile import PROFILE_DIR, Container, EngineProfile
+from kvgate.configuration.engine_profile import PROFILE_DIR, Container, EngineProfile, load_profile
 from kvgate.configuration.inventory.schema import Host
-from kvgate.probes.engines import EngineCrashed, EngineService, Placement, load_profile
+from kvgate.probes.engines import EngineService, Placement
+from kvgate.probes.engines.errors import EngineCrashed
 from kvgate.probes.engines.model_staging import _tiny_hf
 from kvgate.probes.evidence.engines import engine_reads
 from kvgate.probes.hostevidence import HostEvidence

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from kvgate.configuration.engine_profile import EngineProfile, engine_profile
-from kvgate.probes.engines import EngineCrashed, EngineNotReady, EngineService, Placement
+from kvgate.probes.engines import EngineService, Placement
+from kvgate.probes.engines.errors import EngineCrashed, EngineNotReady
 from kvgate.probes.engines.hostcall import group_members
 from kvgate.probes.engines.tinymodel import WORDS, TinyLlamaSpec, ensure_tiny_gguf
 from kvgate.transport.local import LocalExecutor

@@ -90,6 +90,12 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
     assert stored["measurements"]["seqread-1m.read_bw_bytes_per_s"]["unit"] == "bytes/s"
     bw = stored["measurements"]["seqread-1m.read_bw_bytes_per_s"]["value"]
     assert f">{bw / 1e9:.2f}<" in html
+    sweep = {(bs, parallelism) for bs, parallelism, _ in stored["sweep"]}
+    assert ("4m", 32) in sweep  # past the grid's 16: the KV restore's 8 requests × 4 readers of 4 MiB
+    assert stored["measurements"]["sweep-read.reach_parallelism"]["value"] == 32
+    assert meta["contradictions"]["here/scratch"] == [
+        c for c in meta["contradictions"]["here/scratch"] if c["first"]["name"].startswith("knee")
+    ]  # the ceiling is the device's: no read contradicts it; only an edge knee (at 64) could remain
     plan = [
         sys.executable,
         "-m",
@@ -106,4 +112,6 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
     if unsteady:  # a run with a FAIL is not what a plan builds on (a busy machine makes repeats vary)
         assert "no passed G2 run" in said, said
     else:
-        assert f"G2 {run}: read ceiling (bs " in said  # this run's ceiling, not a guess
+        raised = stored["measurements"].get("ceiling.raised_by")  # a G2 read beat the fio sweep's best
+        how = "(bs " if raised is None else f"({raised['value'].split(' read ')[0]} read "
+        assert f"G2 {run}: read ceiling {how}" in said  # this run's ceiling, not a guess

@@ -72,9 +72,12 @@ def test_both_readers_restore_cold_with_evidence_and_r1_is_judged(tmp_path: Path
     store = RunStore.create(tmp_path / "r", site="r1", gate="g3", meta={})
     p = profile()
     config = dataclasses.replace(in_memory(inv), g3=p)
+    events: list[str] = []
     r = measure_deployment(
-        LocalExecutor(), config, host="here", name="tiny", store=store, notify=lambda e: None
+        LocalExecutor(), config, host="here", name="tiny", store=store, notify=events.append
     )
+    first = {what: next(i for i, e in enumerate(events) if what in e) for what in ("cold read", "trial-0:")}
+    assert first["cold read"] < first["trial-0:"], events  # R1's readers right after recompute, not last
 
     for arm in ("serial-read@c1", "parallel-read@c1"):
         s = r.arms[arm]

@@ -87,12 +87,16 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     # the evidence checks must hold on this machine; the reference verdicts are what they measure
     for evidence in ("write-through", "cold-proof", "correctness"):
         assert verdicts[f"engine[tiny].ssd-restore.{evidence}"] == "PASS", shown
-    # the capacity gains are judged (PASS or FAIL: measured, trusted), ssd-tier against dram-only: how
-    # far they reach on a shared 2-core VM is its business; that the tier served them is checked below
-    assert verdicts["engine[tiny].ttft-p50-reduction"] in {"PASS", "FAIL"}, shown
-    for batched in ("conc8", "conc16", "whole-machine"):  # the seed's gains are of batched serving
-        assert verdicts[f"engine[tiny].throughput-gain-{batched}"] == "SKIP", shown
-    assert "llama-cpp-ram vs llama-cpp-disk-keep" in checks["engine[tiny].ttft-p50-reduction"]["condition"]
+    # R2/R3 compare the disk tier on a baseline volume with the candidate, as the seed's reports did; this
+    # deployment names none, so they are SKIP saying so (the capacity arms below are kvgate's own figure)
+    for r2r3 in (
+        "ttft-p50-reduction",
+        "throughput-gain-conc8",
+        "throughput-gain-conc16",
+        "throughput-gain-whole-machine",
+    ):
+        assert verdicts[f"engine[tiny].{r2r3}"] == "SKIP", shown
+        assert "names no baseline volume" in checks[f"engine[tiny].{r2r3}"]["condition"], shown
     for recompute_row in ("recompute-ttft-speedup", "recompute-throughput-speedup"):  # one request at a time
         assert verdicts[f"engine[tiny].{recompute_row}"] == "SKIP", shown
     assert "PASS" not in {verdicts[k] for k in verdicts if "cold-read" in k}

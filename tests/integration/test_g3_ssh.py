@@ -92,8 +92,9 @@ def test_g3_over_ssh_with_the_load_generator_on_either_side(
     for host, dep in (("node-a", "on-host"), ("node-b", "on-ctl")):
         for evidence in ("write-through", "cold-proof", "correctness"):
             assert checks[f"{host}/engine[{dep}].ssd-restore.{evidence}"]["verdict"] == "PASS", shown
-        # both engines share two cores here: the R2 verdict is evaluated, whichever way it goes
-        assert checks[f"{host}/engine[{dep}].ttft-p50-reduction"]["verdict"] in ("PASS", "FAIL"), shown
+        r2 = checks[f"{host}/engine[{dep}].ttft-p50-reduction"]  # R2 compares volumes: none named here
+        assert r2["verdict"] == "SKIP", shown
+        assert "names no baseline volume" in r2["condition"], shown
         arms = json.loads((run / f"artifacts/{host}/g3/{dep}/arms.json").read_text())
         restore = arms["arms"]["ssd-restore"]
         assert restore["device_read_bytes_p50"] >= 0.9 * restore["predicted_bytes_p50"], shown

@@ -24,6 +24,8 @@ from gate_cli import REPO, pids, running
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
+from kvgate.configuration.inventory import engine_port, port_span
+
 pytestmark = LLAMA_ENGINE
 
 
@@ -47,7 +49,8 @@ def cut_once_its_engine_runs(
     gate: subprocess.Popen[bytes], port: int, cut: Callable[[], None], drain: Callable[[], None]
 ) -> list[int]:
     """Wait for G3's engine, ``cut`` the run, wait for kvgate to end; the engine pids left after it."""
-    engines = [f"--port {port} ", f"--port {port + 1} "]  # the tier engine, its recompute twin
+    twin = engine_port(port, 1, port_span())  # the recompute engine's slot, beside the first instance
+    engines = [f"--port {port} ", f"--port {twin} "]  # the tier engine, its recompute twin
     try:
         deadline = time.monotonic() + 600
         while not any(running(e) for e in engines):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import json
 import os
@@ -15,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nullserver import NullConfig, NullServer
 
-from kvgate.probes.loadgen import LoadConfig, NoSamples, PromptSpec, invalid_reason, metric, percentile, run
-from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
+from kvgate.probes.loadgen import LoadConfig, PromptSpec, invalid_reason, percentile, run
+from kvgate.probes.loadgen.metrics import NoSamples, metric
+from kvgate.probes.loadgen.run import LoadResult, run_async
+from kvgate.probes.loadgen.starvation import starved_reason
 
 REPO = Path(__file__).resolve().parents[2]
 FIRST_TOKEN_S = 0.2
@@ -206,3 +210,28 @@ def test_cli_runs_on_python_38_like_an_old_engine_host(tmp_path: Path, python38_
     with serving() as (_, url):
         doc = run_cli(python38_path, url, tmp_path / "result.json")
     assert doc["summary"]["completed"] == 8
+
+
+def test_a_starved_client_says_so_with_its_loop_lag_and_bunched_tokens() -> None:
+    """The client's loop blocked for a second while the server streamed: the tokens written meanwhile
+    are read in one go, stamped microseconds apart; the load's record shows it and the bound fires."""
+    blocked_s, max_tokens = 1.0, 50
+
+    async def load_with_a_blocked_loop(server: NullServer, url: str) -> LoadResult:
+        async def block_once_the_request_is_in() -> None:
+            while server.requests_seen == 0:
+                await asyncio.sleep(0.001)
+            time.sleep(blocked_s)  # what a busy host does to a client: the loop cannot run
+
+        config = LoadConfig(urls=(url,), model="m", max_tokens=max_tokens)
+        result, _ = await asyncio.gather(run_async(config, prompts(1)), block_once_the_request_is_in())
+        return result
+
+    with serving(token_delay_s=0.005) as (server, url):
+        result = asyncio.run(load_with_a_blocked_loop(server, url))
+    health = result.to_dict()["client_health"]
+    assert health["loop_lag_ms"]["max"] >= blocked_s * 1000 * 0.9, health
+    assert health["bunched_token_share"] >= 0.3, health  # ≥ 15 of 49 gaps < 0.1 ms: read, not generated
+    reason = starved_reason(health, max_lag_p99_ms=None, max_bunched_share=0.2)
+    assert "read together rather than generated apart" in (reason or "")
+    assert starved_reason(health, max_lag_p99_ms=None, max_bunched_share=None) is None  # no bound: recorded

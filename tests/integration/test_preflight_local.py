@@ -4,7 +4,8 @@ A candidate volume on this VM's disk and one on tmpfs (/dev/shm): the disk's cou
 move with an O_DIRECT read, tmpfs has no device, so its counter probe is INVALID with
 that reason and the preflight exits 2 (a gate would be INVALID by construction). The
 llama.cpp deployment's tier probe runs the whole cycle — populate, restart, restore —
-and passes. Recorded like a gate run (run.json, checks.jsonl, report, manifest).
+and passes, and every other engine G3 starts for it (recompute, the capacity and volume
+arms) starts once and passes. Recorded like a gate run (run.json, checks.jsonl, report, manifest).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ pytestmark = LLAMA_ENGINE
 def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()
+    base = tmp_path / "base"
+    base.mkdir()
     shm = Path(tempfile.mkdtemp(prefix="kvgate-preflight-", dir="/dev/shm"))
     try:
         inv = tmp_path / "inv.yaml"
@@ -41,12 +44,14 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
                     "volumes": {
                         "disk": {"path": str(disk), "kind": "candidate", "scratch": True},
                         "shm": {"path": str(shm), "kind": "candidate", "scratch": True},
+                        "base": {"path": str(base), "kind": "baseline", "scratch": True},
                     },
                     "engines": {
                         "tiny": {
                             "tier_profile": "llama-cpp-disk",
                             "recompute_profile": "llama-cpp-recompute",
                             "volume": "disk",
+                            "baseline_volume": "base",  # R2 compares the tier on it with the candidate
                             "port": free_port_pair(1),
                         }
                     },
@@ -80,7 +85,16 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
     assert checks["volume[disk].counters"]["verdict"] == "PASS", shown
     for probe in ("start", "metrics", "tokenizer", "tier-cycle"):
         assert checks[f"engine[tiny].{probe}"]["verdict"] == "PASS", shown
+    starts = {k: c for k, c in checks.items() if k.startswith("engine[tiny].start[")}
+    assert "engine[tiny].start[recompute]" in starts, shown  # every other engine G3 starts, once
+    for c in starts.values():
+        assert c["verdict"] == "PASS", shown
+        assert "ready in " in c["condition"], shown  # its start time, as measured
     assert checks["sudo"]["verdict"] == "PASS", shown  # root needs no sudo
     assert "what can be measured" in proc.stderr  # the table, worst first
     assert (run / "manifest.json").is_file()
+    reach = json.loads((run / "run.json").read_text())["g3_reach"]  # what G3 could judge here
+    assert len(reach["references"]) == 12, shown
+    assert set(reach["references"]) - set(reach["unjudged"]) == {"R2-ttft-p50-tp8"}, reach
+    assert "readiness check" in (run / "report.html").read_text()
     assert list(disk.iterdir()) == []  # the probe's files and the tier's work directory are gone

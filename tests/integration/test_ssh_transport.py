@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sshd import HostFactory, SSHServer, descendants, free_port
@@ -18,6 +19,7 @@ from sshd import HostFactory, SSHServer, descendants, free_port
 from kvgate.base.errors import CommandTimeout, HostKeyError, TransportError
 from kvgate.configuration.inventory.schema import Host
 from kvgate.transport import CommandResult, connect
+from kvgate.transport import ssh as ssh_module
 from kvgate.transport.fanout import failed, fan_out
 from kvgate.transport.liveness import DEAD_AFTER_S
 from kvgate.transport.local import LocalExecutor
@@ -100,6 +102,30 @@ def test_megabytes_on_both_streams(sshd_pair: Pair, ssh_host: HostFactory, scrip
     assert (len(result.stdout), len(result.stderr)) == (5_000_000, 5_000_000)
     assert set(result.stdout) <= {"o", "0", "\n"}
     assert set(result.stderr) <= {"e", "0", "1", "\n"}
+
+
+@pytest.mark.parametrize("script", ["true", "echo out; echo err >&2", "sleep 0.5; echo late"])
+def test_a_command_waits_on_its_channel_without_spinning(
+    sshd_pair: Pair, ssh_host: HostFactory, script: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """select() wakes on data, EOF or a poll period, never in a loop (issue 27: 614–4,617 per command).
+
+    The bound counts wake-ups, not seconds, so a busy machine (a slower command) cannot fail it.
+    """
+    calls = 0
+    real_select = ssh_module.select.select
+
+    def counted(*args: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return real_select(*args)
+
+    with SSHExecutor("a", ssh_host(sshd_pair[0])) as ex:
+        ex.run("true").check()  # connected
+        monkeypatch.setattr(ssh_module.select, "select", counted)
+        results = [ex.run(script).check() for _ in range(10)]
+    seconds = sum(r.duration_s for r in results)
+    assert calls <= 10 * 5 + 2 * seconds / ssh_module.POLL_S, f"{calls} select() calls in 10 commands"
 
 
 def test_exit_255_is_the_command_status(sshd_pair: Pair, ssh_host: HostFactory) -> None:
@@ -311,6 +337,22 @@ def test_put_get_roundtrip(sshd_pair: Pair, ssh_host: HostFactory, tmp_path: Pat
         with pytest.raises(FileNotFoundError):
             ex.get(remote + ".missing", tmp_path / "missing")
     assert hashlib.sha256(back.read_bytes()).hexdigest() == hashlib.sha256(payload).hexdigest() == remote_sum
+
+
+def test_a_server_without_sftp_is_said_so_and_keeps_its_connection(
+    sshd_pair: Pair, ssh_host: HostFactory, tmp_path: Path
+) -> None:
+    """Issue 27: it was "connection lost: SSHException: Channel closed", after a needless reconnect."""
+    server = sshd_pair[0]
+    server.config.write_text(server.config.read_text().replace("Subsystem sftp internal-sftp\n", ""))
+    server.restart()
+    (tmp_path / "f").write_text("x")
+    with SSHExecutor("a", ssh_host(server)) as ex:
+        ex.run("true").check()
+        with pytest.raises(TransportError, match="refused the sftp subsystem"):
+            ex.put(tmp_path / "f", str(tmp_path / "remote-f"))
+        assert ex.run("true").ok
+    assert server.log.read_text().count("Accepted publickey") == 1
 
 
 def test_close_is_idempotent_and_next_run_reconnects(sshd_pair: Pair, ssh_host: HostFactory) -> None:

@@ -1,10 +1,11 @@
 """The agent is stdlib-only, python-3.8-clean, and ships as a deterministic zipapp."""
 
 import ast
-import hashlib
+import io
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -56,16 +57,23 @@ def test_agent_imports_only_the_stdlib_and_itself(path: Path) -> None:
             assert ok, f"{path.name} imports {name}"
 
 
-def test_zipapp_bytes_are_deterministic(tmp_path: Path) -> None:
-    first = agentctl.build_zipapp(tmp_path / "a")
-    second = agentctl.build_zipapp(tmp_path / "b")
-    assert first.read_bytes() == second.read_bytes()
-    digest = hashlib.sha256(first.read_bytes()).hexdigest()
-    assert first.name == f"agent-{digest[:16]}.pyz"
+def test_zipapp_bytes_are_deterministic() -> None:
+    assert agentctl.zipapp_bytes() == agentctl.zipapp_bytes()
+
+
+def test_the_zipapp_ships_the_agent_load_generator_and_evidence_and_no_test_server() -> None:
+    """Before, the tests' null server lived in kvgate.probes.loadgen and was shipped to every host."""
+    with zipfile.ZipFile(io.BytesIO(agentctl.zipapp_bytes())) as zf:  # the shebang line is skipped
+        names = set(zf.namelist())
+    shipped = {f"kvgate/probes/{p.parent.name}/{p.name}" for p in (AGENT.parent / "loadgen").glob("*.py")}
+    shipped |= {f"kvgate/probes/{p.parent.name}/{p.name}" for p in SOURCES}
+    assert names == shipped | {"__main__.py", "kvgate/__init__.py", "kvgate/probes/__init__.py"}
+    assert not [n for n in names if "nullserver" in n]
 
 
 def test_zipapp_runs_isolated_from_site_packages(tmp_path: Path) -> None:
-    pyz = agentctl.build_zipapp(tmp_path)
+    pyz = tmp_path / "agent.pyz"
+    pyz.write_bytes(agentctl.zipapp_bytes())
     res = subprocess.run(
         [sys.executable, "-I", str(pyz), "--help"], capture_output=True, text=True, timeout=30, check=False
     )
@@ -82,3 +90,17 @@ def test_zipapp_runs_isolated_from_site_packages(tmp_path: Path) -> None:
     )
     assert res.returncode == 0, res.stdout + res.stderr
     assert json.loads(res.stdout)["result"]["mount_point"].startswith("/")
+
+
+@pytest.mark.parametrize("mode", [["--help"], ["sessions", "--help"]])
+def test_the_load_generator_zipapp_imports_all_it_ships(tmp_path: Path, mode: list[str]) -> None:
+    """G3's loadgen-*.pyz runs the load generator and the agent's sessions driver; the agent imports the
+    evidence module, which this zipapp once left out (every capacity arm ERROR: ModuleNotFoundError)."""
+    from kvgate.orchestration.g3 import client
+
+    pyz = tmp_path / "loadgen.pyz"
+    pyz.write_bytes(client.zipapp_bytes())
+    res = subprocess.run(
+        [sys.executable, "-I", str(pyz), *mode], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert res.returncode == 0, res.stderr

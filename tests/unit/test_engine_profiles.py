@@ -327,6 +327,7 @@ def test_a_quote_in_a_volume_path_cannot_change_lmcaches_config(name: str) -> No
         "max_local_disk_size",
         "internal_api_server_enabled",
         "internal_api_server_port_start",
+        "internal_api_server_host",
         "extra_config",
     }
     assert set(config) == keys

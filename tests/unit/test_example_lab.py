@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from replay import recorded
+
+from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
 from kvgate.configuration.engine_profile import tensor_parallel
 from kvgate.configuration.gateconfig import in_memory, load_config
-from kvgate.configuration.inventory import load
+from kvgate.configuration.inventory import API_PORT_OFFSET, load, parse_constraint
 from kvgate.orchestration.g1.plan import plan
 from kvgate.orchestration.g2.nic_counters import nic_plan
 from kvgate.orchestration.g2.plan import plan as g2_plan
 from kvgate.orchestration.g3.plan import plan as g3_plan
-from kvgate.orchestration.g3.storage import storage_plan
+from kvgate.orchestration.g3.storage import storage_pairs, storage_plan
+from kvgate.probes.facts.nvme import parse_list_subsys, parse_nvme_list, parse_smart_log
 
 LAB = Path(__file__).resolve().parents[2] / "inventory" / "example-lab.yaml"
 
@@ -78,3 +82,50 @@ def test_g3_runs_each_reference_where_the_seed_ran_it() -> None:
     assert sorted(c.spec.binding.model_load or "" for c in r9.values()) == ["deepseek-32b", "deepseek-70b"]
     assert inv.model_loads["deepseek-32b"].profile == "vllm-ascend"
     assert "ASCEND_RT_VISIBLE_DEVICES" in inv.model_loads["deepseek-70b"].env
+
+
+def test_no_two_engines_of_a_tp4_deployment_share_a_port() -> None:
+    """Before, instances sat 2 ports apart and a recompute engine 1 above the first: at TP4 the second
+    instance's LMCache API server (scheduler + 4 workers from port + 10000) took the first's workers'."""
+    dep = load(LAB).inventory.engines["r2r3-480b"]
+    widest = max(
+        tensor_parallel(a) for a in (dep.engine_args, dep.capacity.engine_args if dep.capacity else ())
+    )
+    assert widest == 8  # the capacity levels' TP8 engine runs in the first instance's slot
+    slots = range(2 * len(dep.instance_envs))  # instance i in slot 2i, a recompute engine in 2i + 1
+    api = [dep.engine_port(s) + API_PORT_OFFSET for s in slots]  # LMCache's scheduler, then a worker per rank
+    opened = [{dep.engine_port(s), *range(a, a + 1 + widest)} for s, a in zip(slots, api, strict=True)]
+    assert sum(len(o) for o in opened) == len(set().union(*opened)), "two engines share a port"
+    assert dep.engine_port(0) == dep.port
+
+
+def test_the_nvme_cli_the_example_asks_for_is_the_oldest_the_parsers_read() -> None:
+    """Before, `nvme >= 2.0` failed G1 on Ubuntu 22.04's stock nvme-cli 1.16 although the parsers read
+    1.x: list-subsys and smart-log as Debian 11's 1.12 prints them (captured), list as 1.16 does."""
+    inv = load(LAB).inventory
+    tools = [inv.expectations(h).tools for h in inv.hosts]
+    floors = [parse_constraint(t["nvme"]).version for t in tools if "nvme" in t]
+    assert floors
+    assert set(floors) == {"1.12"}
+    subsys = parse_list_subsys(recorded("nvme/list-subsys/captured-qemu-nvme-cli-1.12-tcp-3-paths-ana.json"))
+    assert subsys["subsystems"], "the 1.12 layout is read"
+    assert parse_smart_log(recorded("nvme/smart-log/captured-qemu-nvme-cli-1.12-critical-warning-4.json"))
+    assert parse_nvme_list(recorded("nvme/list/issue1786-wdc-sn650-nvme-cli-1.16.json"))["devices"]
+    ubuntu_2204 = Criterion("G1", "nvme", "version>=", "1.12")
+    assert judge(ubuntu_2204, Measurement("nvme", "nvme version 1.16")).verdict is Verdict.PASS
+
+
+def test_the_shared_nfs_export_has_room_for_every_hosts_checkpoint() -> None:
+    """Before, the NFS volume asked for 512 GiB free, while G3 saves R1's checkpoint (8 × 65.6 GB) on it
+    from each engine host at once (hosts are measured together): 977 GiB."""
+    config = load_config(LAB)
+    inv, storage = config.inventory.inventory, config.g3.storage
+    assert storage is not None
+    ckpt = config.models[storage.checkpoint].checkpoint
+    assert ckpt is not None
+    per_save = ckpt.snapshot_bytes * (ckpt.ranks if ckpt.snapshot_per_rank else 1)
+    writers = [h for h, cand, base in storage_pairs(inv) if "nfs" in (cand, base)]
+    assert writers == ["gpu-1", "gpu-2"]
+    need_gib = len(writers) * per_save / 2**30
+    assert inv.volumes["nfs"].min_free_gib is not None
+    assert inv.volumes["nfs"].min_free_gib >= need_gib, f"{need_gib:.0f} GiB written at once"

@@ -398,3 +398,17 @@ def test_stored_lab_facts_rejudge_the_same() -> None:
     stored = HostFacts.from_json(json.loads(json.dumps(facts.to_json())))
     for check in plan(in_memory(inv)):
         assert evaluate_facts(check, stored).condition == evaluate_facts(check, facts).condition
+
+
+def test_each_namespace_needs_its_own_optimized_paths() -> None:
+    """The QEMU lab's array (lab/setup/array.sh): namespace 1 optimized on port 1 only, namespace 2
+    on port 2 only. Each controller is optimized for one namespace: one optimized path per namespace,
+    not two per subsystem."""
+    lab = {quote(nvmeof.PROBE): ok("sysfs-nvmeof/lab-vm-tcp-2-paths-2-ana-groups.txt")}
+    tcp = {"subsystems": 1, "transport": "tcp", "persistent": False}
+    one = lab_g1(lab, nvmeof=tcp | {"min_optimized_paths": 1})["nvmeof.ana"]
+    assert one[0] is Verdict.PASS
+    assert one[1].startswith("nqn.2026-12.io.kvgate:lab-array.optimized_paths=1 ≥ 1")
+    two = lab_g1(lab, nvmeof=tcp | {"min_optimized_paths": 2})["nvmeof.ana"]
+    assert two[0] is Verdict.FAIL
+    assert "nvme0 traddr=10.99.1.1,trsvcid=4420,src_addr=10.99.1.2: non-optimized/optimized" in two[1]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.base.errors import CommandFailed, ToolMissing, TransportError
+from kvgate.base.errors import CommandFailed, Interrupted, ToolMissing, TransportError
 from kvgate.configuration.inventory.schema import Volume
 from kvgate.probes.facts import (
     FAMILIES,
@@ -20,6 +20,7 @@ from kvgate.probes.facts import (
     HostContext,
     HostFacts,
     collect_host,
+    counters,
     mounts,
     odirect,
     tools,
@@ -225,22 +226,36 @@ def test_a_sub_probe_timeout_is_recorded() -> None:
 
 
 class DroppingExecutor(LocalExecutor):
-    """The local machine, whose 'connection' drops after a number of commands."""
+    """The local machine, whose 'connection' drops (or whose run is Ctrl-C'd) after a number of commands."""
 
-    def __init__(self, commands_before_drop: int) -> None:
+    def __init__(self, commands_before_drop: int, drop: Exception | None = None) -> None:
         super().__init__()
         self.left = commands_before_drop
+        self.drop = drop or TransportError("localhost: connection dropped")
 
     def _execute(self, full: str, cmd: str, timeout_s: float | None) -> tuple[int, str, str]:
         self.left -= 1
         if self.left < 0:
-            raise TransportError("localhost: connection dropped")
+            raise self.drop
         return super()._execute(full, cmd, timeout_s)
 
 
 def test_a_dropped_connection_propagates() -> None:
     with pytest.raises(TransportError, match="connection dropped"):
         collect_host(DroppingExecutor(commands_before_drop=5), ctx())
+
+
+@pytest.mark.parametrize("drop", [TransportError("connection dropped"), Interrupted("localhost", "probe")])
+@pytest.mark.parametrize("commands_before_drop", range(6))
+def test_a_link_lost_during_the_counter_probe_is_not_a_fact(
+    commands_before_drop: int, drop: Exception, tmp_path: Path
+) -> None:
+    """Issue 27: a lost link or Ctrl-C during the counter probe of a volume was kept as that volume's
+    final error (INVALID, never retried by --resume); it propagates like every other family's.
+    Two volumes: six commands (scratch check, agent upload, probe; scratch check, probe)."""
+    volumes = {"a": volume(tmp_path, scratch=True), "b": volume(tmp_path, scratch=True)}
+    with pytest.raises(type(drop)):
+        counters.collect(DroppingExecutor(commands_before_drop, drop), ctx(**volumes))
 
 
 def _raises(exc: Exception) -> object:

@@ -27,7 +27,8 @@ from kvgate.probes.fio.parse import parse_output
 from kvgate.probes.fio.run import FioRun
 from kvgate.record import RunStore
 from kvgate.record.gate_rows import G2Row
-from kvgate.report import g2_tables, load_run
+from kvgate.report import g2_tables
+from kvgate.report.model import load_run
 
 RECORDED = Path(__file__).parents[1] / "data" / "recorded" / "fio"
 WORKLOADS = Path(__file__).parents[2] / "workloads" / "fio"
@@ -119,15 +120,9 @@ def test_the_report_shows_the_ceiling_with_its_configuration_and_one_line_per_bl
     r.add([Measurement("ceiling.read_bw_bytes_per_s", 2.31e9, "bytes/s")])
     stored = G2Row.model_validate(json.loads(json.dumps(row(r))))  # as run.json keeps it and reads it back
     assert g2_tables.fio_cells("h", "v", stored)[-1] == "2.31 (bs 4m, 1 jobs × QD 1)"
-    old = {"sweep": [[1, 1e9]]}  # a row stored before block sizes: one line
-    store = RunStore.create(
-        tmp_path, site="lab", gate="g2", meta={"planned": [], "g2_rows": {"h/v": row(r), "h/w": old}}
-    )
+    store = RunStore.create(tmp_path, site="lab", gate="g2", meta={"planned": [], "g2_rows": {"h/v": row(r)}})
     store.finish("complete")
-    assert load_run(store.path).sweeps == {
-        "h/v": {"1m": [(1, 1e9), (4, 1.5e9)], "4m": [(1, 2.2e9)]},
-        "h/w": {"": [(1, 1e9)]},
-    }
+    assert load_run(store.path).sweeps == {"h/v": {"1m": [(1, 1e9), (4, 1.5e9)], "4m": [(1, 2.2e9)]}}
 
 
 @pytest.mark.parametrize("name", ["baseline", "smoke"])

@@ -15,6 +15,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -33,6 +34,7 @@ from kvgate.base.config_file import repo_root
 from kvgate.base.criteria import Criterion, Measurement, Verdict, judge
 from kvgate.base.errors import ConfigError, StoreError
 from kvgate.cli.live import summary_table
+from kvgate.cli.rejudge import stored_facts
 from kvgate.configuration.engine_profile import load_profile as load_engine_profile
 from kvgate.configuration.fio_matrix import load_profile as load_fio_matrix
 from kvgate.configuration.gate_profiles.g3 import read_g3_profile
@@ -43,7 +45,9 @@ from kvgate.configuration.references import load_references
 from kvgate.configuration.waivers import load_waivers
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore, outcome
-from kvgate.report import load_run, render_html, render_junit
+from kvgate.report.html import render_html
+from kvgate.report.junit import render_junit
+from kvgate.report.model import load_run
 
 REPO = repo_root()
 SECONDS_PER_EXAMPLE = 10  # a few ms each unloaded; a hang is what this bounds
@@ -111,6 +115,13 @@ SPECIAL_TEXT = [
     "h" * 101,
     "A=B",
     "-oX=y",
+    # issue 23, second round: injection through environment names, bidi text, regexes that do not compile
+    "X;touch /tmp/kvgate-fuzz-marker;Y",
+    "--split-string=touch /tmp/kvgate-fuzz-marker",
+    "\u2066x\u2069",
+    "\x85",
+    "(a)(b)",
+    "9" * 400,
 ]
 SPECIAL_BYTES = [
     b"\x00",
@@ -141,6 +152,7 @@ scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([10**400, -(10**400), 2**63, -1000]),  # past any float, any machine, absolute zero
     st.floats(),  # NaN and ±inf included
     st.text(max_size=20),
     st.sampled_from(SPECIAL_TEXT),
@@ -150,6 +162,7 @@ json_scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**70), 2**70),
+    st.sampled_from([10**400, -(10**400)]),
     st.floats(),
     st.text(max_size=20),
     st.sampled_from(SPECIAL_TEXT),
@@ -276,18 +289,40 @@ def waivers_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def environments(data: Any) -> Iterator[dict[str, Any]]:
+    """Every mapping found under an ``env`` or ``instances`` key of loaded data."""
+    children = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, child in children:
+        if key == "env" and isinstance(child, dict):
+            yield child
+        elif key == "instances" and isinstance(child, list | tuple):
+            yield from (c for c in child if isinstance(c, dict))
+        yield from environments(child)
+
+
+def safe_to_run(data: Any) -> bool:
+    """What loaded may reach a shell: every environment name a variable name, no number past a float."""
+    names_ok = all(ENV_NAME.fullmatch(name) for env in environments(data) for name in env)
+    return names_ok and all_finite(data)
+
+
 @fuzz(160)
 @given(content=yaml_files(REPO / "inventory" / "example-lab.yaml"))
 def test_fuzzed_inventories_load_or_name_the_file(content: bytes) -> None:
     loaded = loads_or_refuses(load, "site.yaml", content)
     if loaded is not None:
-        assert all_finite(loaded.inventory.model_dump())
+        assert safe_to_run(loaded.inventory.model_dump())
 
 
 @fuzz(60)
 @given(content=yaml_files(REPO / "inventory" / "local.yaml"))
 def test_fuzzed_local_inventories_load_or_name_the_file(content: bytes) -> None:
-    loads_or_refuses(load, "local.yaml", content)
+    loaded = loads_or_refuses(load, "local.yaml", content)  # its engines: instances, placements, env
+    if loaded is not None:
+        assert safe_to_run(loaded.inventory.model_dump())
 
 
 @fuzz(80)
@@ -316,7 +351,9 @@ def test_fuzzed_workload_files_load_or_name_the_file(loader: Callable[[Path], An
     @fuzz(40)
     @given(content=yaml_files(REPO / shipped))
     def check(content: bytes) -> None:
-        loads_or_refuses(loader, Path(shipped).name, content)  # the file name: profiles check theirs
+        loaded = loads_or_refuses(loader, Path(shipped).name, content)  # the file name: profiles check theirs
+        if loaded is not None and hasattr(loaded, "model_dump"):
+            assert safe_to_run(loaded.model_dump())
 
     check()
 
@@ -345,7 +382,8 @@ def base_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         JudgementRecord(id="here/b", host="here", check="b", verdict=Verdict.ERROR, condition="down")
     )
     store.artifact("here", "fio.json", '{"jobs": []}', command="fio")
-    store.save_facts("here", {"cpu": {"model": "EPYC"}, "memory": {"total_gib": 512.0}})
+    family = {"facts": {"model": "EPYC"}, "missing_tools": [], "errors": {}}
+    store.save_facts("here", {"host": "here", "families": {"cpu": family, "memory": family}})
     table = {"columns": ["host", "GB/s"], "rows": [["here", 6.2]], "note": "n"}
     chart = {"svg": '<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1"/></svg>'}
     store.update_meta(
@@ -382,6 +420,7 @@ def read_back(run: Path) -> None:
     store.inventory_path()
     outcome(store)
     store.finished_ids()
+    stored_facts(store)  # what rejudge judges G1 on
     view = load_run(run)
     render_html(view, rendered_at="now")
     render_junit(view)
@@ -404,3 +443,37 @@ def test_fuzzed_run_directories_read_back_or_name_the_file(base_run: Path, data:
             refusal = exc
         assert time.monotonic() - started < SECONDS_PER_EXAMPLE
         assert refusal is None or str(refusal).startswith(str(run)), refusal
+
+
+# ---- what kvgate plan reads from a stored G2 run -----------------------------------------------------
+
+G2_FIGURES = {
+    f"ceiling.{k}": {"value": v, "unit": "", "invalid_reason": None, "evidence": []}
+    for k, v in {"read_bw_bytes_per_s": 9e9, "best_read_bw_bytes_per_s": 9.6e9, "bs_bytes": 4 << 20}.items()
+} | {
+    f"ceiling.{k}": {"value": v, "unit": "", "invalid_reason": None, "evidence": []}
+    for k, v in {"numjobs": 8, "iodepth": 16}.items()
+}
+
+
+@fuzz(60)
+@given(data=st.data())
+def test_fuzzed_g2_figures_plan_or_name_the_run(
+    tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    from kvgate.orchestration.plan.inputs import g2_storage
+
+    hit = data.draw(st.lists(st.sampled_from(sorted(G2_FIGURES)), min_size=1, max_size=2, unique=True))
+    measured = copy.deepcopy(G2_FIGURES)
+    for name in hit:  # a figure's value, where a hand edit or a forger puts what it likes
+        measured[name]["value"] = data.draw(json_scalars)
+    measured = data.draw(st.sampled_from([measured, data.draw(mutated_data(measured, json_scalars))]))
+    store = RunStore.create(tmp_path_factory.mktemp("g2"), site="s", gate="g2", meta={"planned": []})
+    store.artifact("h", "g2/v/measurements.json", json.dumps(measured))
+    figures, refusal = None, None
+    try:
+        figures = g2_storage(store, "h", "v")
+    except StoreError as exc:  # anything else fails the test, as it is
+        refusal = exc
+    assert refusal is None or str(refusal).startswith(f"G2 {store.path}"), refusal
+    assert figures is None or all_finite([figures.ceiling.value or 0.0, figures.best.value or 0.0])

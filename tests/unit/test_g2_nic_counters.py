@@ -17,6 +17,7 @@ from kvgate.base.errors import LabError
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g2.nic_counters import (
+    GENERIC,
     SNAPSHOT,
     deltas,
     evaluate_nic,
@@ -28,6 +29,7 @@ from kvgate.orchestration.g2.nic_counters import (
 from kvgate.orchestration.pytest_plugin import check_id
 from kvgate.probes.facts.base import ParseError
 from kvgate.transport.base import quote
+from kvgate.transport.local import LocalExecutor
 
 MLX5 = "ethtool/lore-mlx5-cx-kernel-5.15-nonzero.txt"
 BNXT = "ethtool/go-ethtool-metrics-bnxt_en-sfp-10gsr85.txt"
@@ -122,7 +124,9 @@ def test_an_unknown_driver_is_invalid_never_a_pass() -> None:
     virtio = "NIC statistics:\n     rx_queue_0_packets: 10\n     tx_queue_0_packets: 12\n"
     verdict, condition = judge_run(virtio, virtio)
     assert verdict is Verdict.INVALID
-    assert condition == "ens1f0np0: no discard counter known for this driver (2 counters read)"
+    assert (
+        condition == "ens1f0np0: no discard counter known for this driver, nor the kernel's (2 counters read)"
+    )
 
 
 def test_the_plan_covers_storage_clients_rdma_nics() -> None:
@@ -140,7 +144,7 @@ def test_a_snapshot_reads_ethtool_and_the_rdma_hw_counters() -> None:
     replay = Replay(
         {
             "ls /sys/class/net": (0, "eno1\nens1f0np0\nlo\n", ""),
-            quote(SNAPSHOT, "ens1f0np0", "ens1f0np0"): (0, recorded(MLX5) + rdma, ""),
+            quote(SNAPSHOT, "ens1f0np0", "ens1f0np0", "ens1f0np0"): (0, recorded(MLX5) + rdma, ""),
         },
         set(),
     )
@@ -167,3 +171,29 @@ def test_a_gate_module_whose_plan_is_empty_has_no_check_ids() -> None:
     """A lab without RDMA NICs plans no NIC check: pytest's placeholder item is no check (main crashed)."""
     placeholder = SimpleNamespace(callspec=SimpleNamespace(params={"check": NOTSET}))
     assert check_id(placeholder) == ""  # type: ignore[arg-type]
+
+
+def test_any_other_nic_is_judged_by_the_kernels_generic_counters_and_says_so() -> None:
+    """Before, a driver other than mlx5, bnxt, ice or i40e made G2 INVALID. Read here from this
+    machine's kernel (/sys/class/net/lo/statistics; its ethtool -S has no statistics, or no ethtool)."""
+    ex = LocalExecutor()
+    before, after = snapshot(ex, ("^lo$",)), snapshot(ex, ("^lo$",))
+    ex.close()
+    read = "(driver's counters unknown: the kernel's " + ", ".join(GENERIC) + " read)"
+    moved = deltas(before, after)
+    assert judged_counters(moved["lo"]) == GENERIC
+    dropped = {"lo": moved["lo"] | {"sys:rx_missed_errors": 3}}  # the device ran out of buffers
+    lo = Inventory.model_validate(
+        {
+            "site": "lab",
+            "hosts": {
+                "h": {"roles": ["storage-client"], "expect": {"nics": [{"name": "^lo$", "rdma": True}]}}
+            },
+        }
+    )
+    (check,) = nic_plan(in_memory(lo))
+    judged = evaluate_nic(check, dropped)
+    verdict, condition = judged.verdict, judged.condition
+    assert verdict is Verdict.FAIL
+    assert condition.startswith(f"lo.rx_discards=3 ≤ 0 {read} — "), condition
+    assert "sys:rx_missed_errors +3" in condition

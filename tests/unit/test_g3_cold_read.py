@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvgate.configuration.gate_profiles import ClientBounds
 from kvgate.orchestration.g3.cold_read import measured_arms, populate_arm, read_mismatches
 from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, summaries
+from kvgate.probes.evidence import Counts
+
+NO_BOUNDS = ClientBounds()  # a client's health recorded, never judged
 
 
 class Counters:  # what a real Window read around the load
-    def __init__(self, hits: int | None, dev: int | None) -> None:
+    def __init__(self, hits: int | None, dev: int | None, eng: int | None) -> None:
         self.hit_tokens, self.device_read_bytes, self.server_ttft_mean_s = hits, dev, None
+        self.counts = Counts(dev, 0, eng, "vda", load_avg_1m=3.1, cpu_steal_share=0.02)
 
 
 def doc(first_token_s: list[float], texts: list[str]) -> dict[str, Any]:
@@ -30,21 +35,31 @@ def doc(first_token_s: list[float], texts: list[str]) -> dict[str, Any]:
     return {"summary": summary, "records": records, "workload_invalid_reason": None}
 
 
-def load(arm: str, t: int, d: dict[str, Any], dev: int | None = None) -> LoadTrial:
-    return load_trial(arm, 4, t, f"s{t}", doc=d, bracket=Counters(4096, dev), min_hit=0.9)
+def load(arm: str, t: int, d: dict[str, Any], dev: int | None = None, eng: int | None = None) -> LoadTrial:
+    return load_trial(
+        arm, 4, t, f"s{t}", doc=d, bracket=Counters(4096, dev, eng), min_hit=0.9, client=ClientBounds()
+    )
 
 
-def test_restore_bandwidth_is_device_bytes_over_the_span_to_the_last_first_token() -> None:
-    # 4 prompts restored; the last first token comes at 2.0 s; 1 GB read from the candidate device
-    serial = [load("serial-read", t, doc([0.5, 1.0, 1.5, 2.0], ["a"] * 4), dev=10**9) for t in range(3)]
-    parallel = [load("parallel-read", t, doc([0.2, 0.2, 0.25, 0.25], ["a"] * 4), dev=10**9) for t in range(3)]
+def test_restore_bandwidth_is_the_engines_bytes_over_the_span_to_the_last_first_token() -> None:
+    # 4 prompts restored; the last first token comes at 2.0 s; the engine read 1 GB, the device 5 GB
+    # (another reader shared it): the restore's bandwidth is the engine's own bytes, never the device's
+    first = doc([0.5, 1.0, 1.5, 2.0], ["a"] * 4)
+    serial = [load("serial-read", t, first, dev=5 * 10**9, eng=10**9) for t in range(3)]
+    parallel = [
+        load("parallel-read", t, doc([0.2, 0.2, 0.25, 0.25], ["a"] * 4), dev=10**9, eng=10**9)
+        for t in range(3)
+    ]
     assert serial[0].first_tokens_done_s == 2.0
     assert serial[0].read_bw_gb_per_s == 0.5
+    assert serial[0].host_load == "load 3.1 (1 min), CPU steal 2%"  # recorded in the window
     s = summaries(measured_arms({"serial-read": serial, "parallel-read": parallel, populate_arm("x"): []}))
     assert sorted(s) == ["parallel-read@c4", "serial-read@c4"]
     assert s["serial-read@c4"].read_bw_gb_per_s == 0.5
+    assert s["serial-read@c4"].device_read_bytes_p50 == 5e9  # both figures stay in the record
+    assert s["serial-read@c4"].engine_read_bytes_p50 == 1e9
     assert s["parallel-read@c4"].read_bw_gb_per_s == 4.0
-    assert load("serial-read", 0, doc([1.0], ["a"]), dev=None).read_bw_gb_per_s is None  # no counter: none
+    assert load("serial-read", 0, doc([1.0], ["a"]), dev=10**9).read_bw_gb_per_s is None  # no engine count
 
 
 def test_each_reader_is_compared_with_the_outputs_its_populate_computed() -> None:

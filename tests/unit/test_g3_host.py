@@ -89,7 +89,7 @@ def test_a_loadgen_result_becomes_an_outcome_in_seconds() -> None:
 def test_the_shipped_client_is_deterministic_and_runs_on_the_host(tmp_path: Path) -> None:
     assert client.zipapp_bytes() == client.zipapp_bytes()
     ex = LocalExecutor()
-    remote = client.ensure_client(ex, tmp_path)
+    remote = client.ensure_client(ex)
     site = client.LoadSite(ex, sys.executable, remote, str(tmp_path))
     site.warm_up()
     assert site.side == "host"

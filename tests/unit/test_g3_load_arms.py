@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches, summaries
+from kvgate.configuration.gate_profiles import ClientBounds, load_g3_profile
+from kvgate.orchestration.g3.load_arms import LoadTrial, Restore, load_trial, output_mismatches, summaries
 from kvgate.orchestration.g3.verdicts import cache_hits_measurement
+from kvgate.probes.evidence.window import Counts
+
+NO_BOUNDS = ClientBounds()  # a client's health recorded, never judged
 
 
 class FakeBracket:  # the counters a real Bracket read around the load
@@ -29,7 +34,8 @@ def doc(ttft_ms: float, tput: float, *, n: int = 8, failed: int = 0, texts: str 
 
 
 def trial(arm: str, c: int, i: int, d: dict[str, Any], hits: int | None) -> LoadTrial:
-    return load_trial(arm, c, i, f"s{i}", doc=d, bracket=FakeBracket(hits), min_hit=0.9)  # type: ignore[arg-type]
+    bracket = FakeBracket(hits)
+    return load_trial(arm, c, i, f"s{i}", doc=d, bracket=bracket, min_hit=0.9, client=NO_BOUNDS)
 
 
 def test_levels_are_summarised_per_arm_and_concurrency_as_medians_over_trials() -> None:
@@ -90,11 +96,67 @@ def test_the_engines_own_ttft_is_summarised_beside_the_clients() -> None:
         d = doc(client_ms, 50)
         d["summary"]["mean_ttft_ms"] = client_ms
         loads.append(
-            load_trial("warm", 8, i, f"s{i}", doc=d, bracket=FakeBracket(16_384, 0, server_s), min_hit=0.9)
+            load_trial(
+                "warm",
+                8,
+                i,
+                f"s{i}",
+                doc=d,
+                bracket=FakeBracket(16_384, 0, server_s),
+                min_hit=0.9,
+                client=ClientBounds(),
+            )
         )
     s = summaries({"warm": loads})["warm@c8"]
     assert (s.ttft_mean_s, s.server_ttft_mean_s) == (0.13, 0.105)  # medians over the loads
     assert (
         summaries({"warm": [trial("warm", 8, 0, doc(100, 400), 16_384)]})["warm@c8"].server_ttft_mean_s
+        is None
+    )
+
+
+class Window:  # what an EngineWindow read around a restore load
+    def __init__(self, dev: int, eng: int, hits: int) -> None:
+        self.counts = Counts(dev, 0, eng, counted_on="vda")
+        self.hit_tokens = hits
+
+
+def test_a_restore_load_is_proven_by_bytes_not_by_the_hit_counter_alone() -> None:
+    smoke = load_g3_profile("smoke")
+    populated = Restore.populated(doc(100, 10, n=16), state_bytes_per_token=1000)  # 16 × 2048 tokens
+    assert populated.predicted_bytes == 16 * 2048 * 1000
+    proof = replace(populated, dropped=True)
+    full_hits = 16 * 2048
+    assert proof.reason(smoke, Window(33_000_000, 33_000_000, full_hits)) is None  # type: ignore[arg-type]
+    hits_only = proof.reason(smoke, Window(1_000_000, 33_000_000, full_hits))  # type: ignore[arg-type]
+    assert hits_only is not None
+    assert "not cold: vda read 1000000 B of the 32768000 B the restore needed" in hits_only
+    undropped = replace(populated, dropped=False).reason(smoke, Window(33_000_000, 33_000_000, full_hits))  # type: ignore[arg-type]
+    assert undropped is not None
+    assert "page cache" in undropped
+    unwritten = replace(proof, wrote="no write-through: the tier directory grew 0 B")
+    assert "no write-through" in str(unwritten.reason(smoke, Window(33_000_000, 33_000_000, full_hits)))  # type: ignore[arg-type]
+    unknown = Restore.populated({"summary": {}}, state_bytes_per_token=1000)
+    assert "not proven cold by bytes" in str(unknown.reason(smoke, Window(1, 1, 1)))  # type: ignore[arg-type]
+
+
+def test_a_load_whose_client_was_starved_is_not_trusted_under_the_profiles_bounds() -> None:
+    starved = doc(200.0, 50.0) | {
+        "client_health": {
+            "loop_lag_ms": {"tick_ms": 5.0, "samples": 400, "p50": 0.2, "p99": 38.0, "max": 61.0},
+            "bunched_token_share": 0.64,
+            "bunched_below_ms": 0.1,
+        }
+    }
+    full = load_g3_profile("full").client
+    judged = load_trial("recompute", 8, 0, "s", doc=starved, bracket=FakeBracket(0), min_hit=0.9, client=full)
+    assert judged.invalid_reason is not None
+    assert "the client was starved: its event loop woke up to 38 ms late" in judged.invalid_reason
+    assert "64% of its token stamps" in judged.invalid_reason
+    smoke = load_g3_profile("smoke").client  # recorded, not judged: smoke proves the pipeline
+    assert (
+        load_trial(
+            "recompute", 8, 0, "s", doc=starved, bracket=FakeBracket(0), min_hit=0.9, client=smoke
+        ).invalid_reason
         is None
     )

@@ -37,10 +37,16 @@ def inventory(scale: str = "smoke", **engine: Any) -> Inventory:
             "site": "s",
             "scale": scale,
             "hosts": {"h": {"roles": ["engine", "storage-client"]}, "c": {"roles": ["control"]}},
-            "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
+            "volumes": {
+                "v": {"path": "/mnt/v", "kind": "candidate", "scratch": True},
+                "nvme": {"path": "/srv/kv", "kind": "baseline", "scratch": True},  # the seed's local NVMe
+            },
             "engines": {"tiny": dep},
         }
     )
+
+
+NVME = {"baseline_volume": "nvme"}  # R2/R3: the tier on local NVMe against the candidate
 
 
 LMCACHE = {"tier_profile": "vllm-lmcache", "recompute_profile": "vllm-recompute"}  # batches requests
@@ -66,6 +72,7 @@ def arm(
         "output_throughput_tok_per_s": 10.0,
         "prompt_tokens_p50": 1000,
         "invalid_reasons": list(reasons),
+        "qualifications": [],
     }
     return ArmFigures(**dict.fromkeys(ArmFigures.model_fields) | measured | figures)
 
@@ -82,12 +89,14 @@ def test_every_engine_host_gets_evidence_checks_and_one_check_per_profile_verdic
     assert found["engine[tiny].ttft-p50-reduction"].criterion.rule == "R2-ttft-p50-tp8"
 
 
-def capacity_arms(levels: dict[int, tuple[float, float]], **fields: Any) -> dict[str, ArmFigures]:
-    """dram-only@c<C> and ssd-tier@c<C> summaries: level → (dram-only TTFT, ssd-tier TTFT)."""
-    out = {}
-    for c, (dram, ssd) in levels.items():
-        out[f"dram-only@c{c}"] = arm(f"dram-only@c{c}", dram, **fields)
-        out[f"ssd-tier@c{c}"] = arm(f"ssd-tier@c{c}", ssd, **fields)
+def volume_arms(
+    levels: dict[int, tuple[float, float]], *, whole: bool = False, **fields: Any
+) -> dict[str, ArmFigures]:
+    """baseline-volume@c<C> and candidate-volume@c<C>: level → (baseline TTFT, candidate TTFT)."""
+    out, tail = {}, "-whole" if whole else ""
+    for c, (base, cand) in levels.items():
+        out[f"baseline-volume{tail}@c{c}"] = arm(f"baseline-volume{tail}@c{c}", base, **fields)
+        out[f"candidate-volume{tail}@c{c}"] = arm(f"candidate-volume{tail}@c{c}", cand, **fields)
     return out
 
 
@@ -97,26 +106,48 @@ def judged(check: G3Check, arms: dict[str, ArmFigures]) -> Judgement:
     return check.evaluate(Inputs(reference_measurements(ref, check.spec, arms, max_cv=0.5)))
 
 
-def test_r2_ttft_is_judged_ssd_tier_against_dram_only_at_three_levels_the_least_reduction_counts() -> None:
-    check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
+def test_r2_ttft_is_judged_candidate_volume_against_baseline_volume_the_least_reduction_counts() -> None:
+    check = checks(inventory(**NVME))["engine[tiny].ttft-p50-reduction"]
     assert check.spec is not None
-    assert (check.spec.baseline_arm, check.spec.candidate_arm) == ("dram-only", "ssd-tier")
-    assert check.ruled is None  # llama.cpp declares its capacity arms: measured, not skipped
-    j = judged(check, capacity_arms({4: (10.17, 7.53), 8: (20.0, 13.6), 16: (35.73, 26.35)}))  # R2's own
+    assert (check.spec.baseline_arm, check.spec.candidate_arm) == ("baseline-volume", "candidate-volume")
+    assert check.ruled is None  # llama.cpp's ssd-tier runs on both volumes: measured, not skipped
+    j = judged(check, volume_arms({4: (10.17, 7.53), 8: (20.0, 13.6), 16: (35.73, 26.35)}))  # R2's own
     assert j.verdict is Verdict.PASS
     assert j.condition.startswith(
         "ttft_p50_reduction_pct=25.96 ≥ 25.5 (R2: ↓26–32%) — per level c4 ↓26.0%, "
         "c8 ↓32.0%, c16 ↓26.3% (the least is judged); inside the seed's ↓26–32%"
     )
-    assert (
-        "llama-cpp-ram vs llama-cpp-disk-keep: 16 shared documents, 87.5% of each turn reused" in j.condition
-    )
-    assert "turns in flight queue alike in both arms" in j.condition  # llama.cpp serves one at a time
-    one_slow = capacity_arms({4: (10.0, 5.0), 8: (10.0, 5.0), 16: (10.0, 9.0)})  # c16: ↓10 %
+    assert "llama-cpp-disk-keep's tier on baseline volume nvme vs the candidate, one engine" in j.condition
+    assert "16 sessions of 1024 tokens populated" in j.condition
+    assert "a wave queues alike on both volumes" in j.condition  # llama.cpp serves one at a time
+    one_slow = volume_arms({4: (10.0, 7.0), 8: (10.0, 7.0), 16: (10.0, 9.0)})  # c16: ↓10 %
     j = judged(check, one_slow)
     assert j.verdict is Verdict.FAIL
     assert "c16 ↓10.0%" in j.condition
     assert "below the seed's ↓26–32%" in j.condition
+
+
+def test_r2_without_a_baseline_volume_is_declared_not_a_dram_only_comparison() -> None:
+    j = checks(inventory())["engine[tiny].ttft-p50-reduction"].evaluate()
+    assert j.verdict is Verdict.SKIP
+    assert "names no baseline volume for its KV tier (engines.<name>.baseline_volume)" in j.condition
+    full = checks(inventory("full"))["engine[tiny].ttft-p50-reduction"].evaluate()
+    assert full.verdict is Verdict.INVALID
+
+
+def test_a_gain_far_above_the_seeds_range_is_not_a_pass_invalid_at_full_scale_said_at_smoke() -> None:
+    far = volume_arms({4: (10.0, 2.0), 8: (10.0, 7.0), 16: (10.0, 7.0)})  # c4 ↓80 %: 3.4× R2's upper end
+    smoke = judged(checks(inventory(**NVME))["engine[tiny].ttft-p50-reduction"], far)
+    assert smoke.verdict is Verdict.SKIP
+    assert "not comparable: ttft-p50-reduction@c4 ↓80.0%: far above the seed's ↓26–32%" in smoke.condition
+    assert "at smoke scale the figure is not comparable with the seed's" in smoke.condition
+    lab = checks(inventory("full", **NVME, **LMCACHE, **LAB))["engine[tiny].ttft-p50-reduction"]
+    full = judged(lab, volume_arms({8: (10.0, 2.0), 16: (10.0, 7.0), 32: (10.0, 7.0)}))
+    assert full.verdict is Verdict.INVALID
+    assert "(3.4× the speed-up at its upper end)" in full.condition
+    assert "this site's baseline volume, engine or load is not the seed's" in full.condition
+    inside = volume_arms({8: (10.17, 7.53), 16: (17.31, 11.85), 32: (35.73, 26.35)})  # R2's own table
+    assert judged(lab, inside).verdict is Verdict.PASS
 
 
 def test_a_site_threshold_fraction_scales_the_lower_bound_and_shows_in_the_condition() -> None:
@@ -138,37 +169,34 @@ def test_a_site_threshold_fraction_scales_the_lower_bound_and_shows_in_the_condi
 
 
 def test_an_untrusted_arm_makes_the_reference_verdict_invalid_never_pass() -> None:
-    check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
-    good = capacity_arms(dict.fromkeys((4, 8, 16), (2.0, 0.2)))
-    untrusted = {
-        **good,
-        "ssd-tier@c8": good["ssd-tier@c8"].model_copy(update={"invalid_reasons": ["round 0: not cold"]}),
-    }
-    j = judged(check, untrusted)
+    check = checks(inventory(**NVME))["engine[tiny].ttft-p50-reduction"]
+    good = volume_arms(dict.fromkeys((4, 8, 16), (2.0, 1.4)))
+    cold = good["candidate-volume@c8"].model_copy(update={"invalid_reasons": ["trial 0: not cold"]})
+    j = judged(check, {**good, "candidate-volume@c8": cold})
     assert j.verdict is Verdict.INVALID
-    assert "c8: ssd-tier@c8 round 0: not cold" in j.condition
-    noisy = {**good, "dram-only@c4": good["dram-only@c4"].model_copy(update={"ttft_cv": 0.9})}
+    assert "c8: candidate-volume@c8 trial 0: not cold" in j.condition
+    noisy = {**good, "baseline-volume@c4": good["baseline-volume@c4"].model_copy(update={"ttft_cv": 0.9})}
     j = judged(check, noisy)
     assert j.verdict is Verdict.INVALID
-    assert "dram-only@c4 TTFT CV 0.90 > 0.5" in j.condition
-    missing = {k: v for k, v in good.items() if k != "ssd-tier@c16"}
+    assert "baseline-volume@c4 TTFT CV 0.90 > 0.5" in j.condition
+    missing = {k: v for k, v in good.items() if k != "candidate-volume@c16"}
     j = judged(check, missing)
     assert j.verdict is Verdict.INVALID
-    assert "arm ssd-tier@c16: no successful request" in j.condition
+    assert "arm candidate-volume@c16: no successful request" in j.condition
     assert check.evaluate().verdict is Verdict.INVALID  # not measured at all
 
 
-def test_a_one_request_engine_runs_the_capacity_arms_but_not_the_conc16_recompute_loads() -> None:
-    found = checks(inventory())
+def test_a_one_request_engine_runs_the_volume_waves_but_not_their_throughput() -> None:
+    found = checks(inventory(**NVME))
     for name in ("recompute-ttft-speedup", "recompute-throughput-speedup"):
         j = found[f"engine[tiny].{name}"].evaluate()
         assert j.verdict is Verdict.SKIP, name
         assert "serves one request at a time, so G3 runs no concurrency-16 loads" in j.condition
-    assert found["engine[tiny].ttft-p50-reduction"].ruled is None  # capacity TTFT: queued alike
+    assert found["engine[tiny].ttft-p50-reduction"].ruled is None  # TTFT: queued alike on both volumes
     for level in ("conc8", "conc16"):  # the seed's throughput at C is of batched serving
         j = found[f"engine[tiny].throughput-gain-{level}"].evaluate()
         assert j.verdict is Verdict.SKIP
-        assert "serves one request at a time: the seed's throughput gain at concurrency" in j.condition
+        assert "serves one request at a time: the seed's waves of N sessions were batched" in j.condition
     for r1 in ("cold-read-ttft-speedup", "cold-read-bw-gain"):  # no readers named: declared SKIP
         j = found[f"engine[tiny].{r1}"].evaluate()
         assert j.verdict is Verdict.SKIP
@@ -179,10 +207,12 @@ def test_the_full_profile_makes_unevaluable_reference_checks_invalid() -> None:
     j = checks(inventory("full"))["engine[tiny].recompute-throughput-speedup"].evaluate()
     assert j.verdict is Verdict.INVALID
     assert "not evaluable" in j.condition
-    lab = checks(inventory("full", tier_profile="vllm-cpu-prefix", recompute_profile="vllm-cpu-recompute"))
+    lab = checks(
+        inventory("full", tier_profile="vllm-cpu-prefix", recompute_profile="vllm-cpu-recompute", **NVME)
+    )
     j = lab["engine[tiny].throughput-gain-conc8"].evaluate()
-    assert j.verdict is Verdict.INVALID  # no SSD tier: the lab gate cannot pass on dram-only alone
-    assert "no ssd-tier arm" in j.condition
+    assert j.verdict is Verdict.INVALID  # no SSD tier: nothing to put on either volume
+    assert "has no external KV tier to put on the baseline and candidate volume" in j.condition
 
 
 def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_levels() -> None:
@@ -192,6 +222,7 @@ def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_leve
             recompute_profile="vllm-cpu-recompute",
             model="/models/m.safetensors",
             state_bytes_per_token=262144,
+            **NVME,
         )
     )
     speedup, conc16 = (
@@ -212,8 +243,8 @@ def test_a_concurrent_engine_judges_recompute_at_conc16_and_capacity_at_its_leve
     assert j.verdict is Verdict.PASS  # from the conc-16 loads (12.6×), not the single prompts (2×)
     assert j.condition.startswith("ttft_p50_speedup_x=12.62 ≥ 8.55 (R2: 8.6–20×)")
     tput = {
-        "dram-only@c16": arm("dram-only@c16", 2.0, output_throughput_tok_per_s=100.0),
-        "ssd-tier@c16": arm("ssd-tier@c16", 1.0, output_throughput_tok_per_s=150.0),
+        "baseline-volume@c16": arm("baseline-volume@c16", 2.0, output_throughput_tok_per_s=100.0),
+        "candidate-volume@c16": arm("candidate-volume@c16", 1.0, output_throughput_tok_per_s=150.0),
     }
     j = judged(conc16, tput)
     assert j.verdict is Verdict.PASS  # +50 % ≥ +40 %
@@ -313,37 +344,38 @@ def test_the_tier_must_live_on_a_scratch_candidate_volume() -> None:
 
 
 def test_measurement_metric_must_match_the_reference() -> None:
-    check = checks(inventory())["engine[tiny].ttft-p50-reduction"]
+    check = checks(inventory(**NVME))["engine[tiny].ttft-p50-reduction"]
     with pytest.raises(ValueError, match="judges 'ttft_p50_reduction_pct'"):
         check.evaluate(Inputs({"ttft-p50-reduction": Measurement("other", 1.0)}))
 
 
 def test_the_whole_machine_binding_needs_two_instances_and_is_declared_otherwise() -> None:
-    one = checks(inventory())["engine[tiny].throughput-gain-whole-machine"].evaluate()
+    one = checks(inventory(**NVME))["engine[tiny].throughput-gain-whole-machine"].evaluate()
     assert one.verdict is Verdict.SKIP
     assert "one engine instance per host" in one.condition
-    two = checks(inventory(instances=2, **LMCACHE))["engine[tiny].throughput-gain-whole-machine"]
+    two = checks(inventory(instances=2, **LMCACHE, **NVME))["engine[tiny].throughput-gain-whole-machine"]
     assert two.ruled is None
-    assert "2 engine instances driven together" in two.note
-    full = checks(inventory("full"))["engine[tiny].throughput-gain-whole-machine"].evaluate()
+    assert "2 engine instances together" in two.note
+    full = checks(inventory("full", **NVME))["engine[tiny].throughput-gain-whole-machine"].evaluate()
     assert full.verdict is Verdict.INVALID  # a lab gate must measure it
-    llama = checks(inventory(instances=2))["engine[tiny].throughput-gain-whole-machine"].evaluate()
+    llama = checks(inventory(instances=2, **NVME))["engine[tiny].throughput-gain-whole-machine"].evaluate()
     assert llama.verdict is Verdict.SKIP  # one turn at a time per instance: not the seed's batched gain
-    assert "serves one request at a time: the seed's throughput gain on the whole machine" in llama.condition
+    assert "serves one request at a time" in llama.condition
 
 
-def test_the_whole_machine_gain_is_judged_on_the_capacity_arms_whole_rows() -> None:
-    check = checks(inventory(instances=2, **LMCACHE))["engine[tiny].throughput-gain-whole-machine"]
+def test_the_whole_machine_gain_is_judged_on_both_volumes_whole_rows_at_r3s_levels() -> None:
+    check = checks(inventory(instances=2, **LMCACHE, **NVME))["engine[tiny].throughput-gain-whole-machine"]
     assert check.spec is not None
-    assert check.spec.baseline_arm == "dram-only"
-    rows = {
-        "dram-only@whole": arm("dram-only@whole", 5.0, output_throughput_tok_per_s=10.0),
-        "ssd-tier@whole": arm("ssd-tier@whole", 0.5, output_throughput_tok_per_s=14.0),
-    }
-    assert judged(check, rows).verdict is Verdict.PASS  # +40 % ≥ +35 %
-    rows["ssd-tier@whole"] = rows["ssd-tier@whole"].model_copy(update={"output_throughput_tok_per_s": 12.0})
-    assert judged(check, rows).verdict is Verdict.FAIL  # +20 %
-    assert "2 engine instances driven together" in check.note
+    assert (check.spec.baseline_arm, check.spec.levels) == ("baseline-volume-whole", (8, 16))
+    rows = volume_arms({8: (5.0, 0.5), 16: (5.0, 0.5)}, whole=True, output_throughput_tok_per_s=10.0)
+    for c, tput in ((8, 13.6), (16, 13.6)):  # +36 %
+        rows[f"candidate-volume-whole@c{c}"] = arm(f"x@c{c}", 0.5, output_throughput_tok_per_s=tput)
+    assert judged(check, rows).verdict is Verdict.PASS
+    rows["candidate-volume-whole@c16"] = rows["candidate-volume-whole@c16"].model_copy(
+        update={"output_throughput_tok_per_s": 12.0}
+    )
+    assert judged(check, rows).verdict is Verdict.FAIL  # +20 % at whole-machine 16
+    assert "2 engine instances together" in check.note
 
 
 def test_instances_give_one_environment_each_and_bad_ones_are_refused() -> None:

@@ -13,6 +13,7 @@ from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.configuration.model_profiles import agent_spec, load_profiles
 from kvgate.configuration.references import load_references
+from kvgate.orchestration.g3.starts import combine, run_starts
 from kvgate.orchestration.g3.storage import StorageResult, evaluate_storage, storage_plan
 
 
@@ -213,3 +214,41 @@ def test_a_model_load_needs_a_copy_on_a_candidate_and_on_a_baseline_volume() -> 
     relative = {"deepseek-32b": LAB_LOADS["deepseek-32b"] | {"copies": {"cand": "m", "nfs": "/n/m"}}}
     with pytest.raises(ValidationError, match="copies of cand: expected an absolute path"):
         lab(relative)
+
+
+def test_r9_starts_once_untimed_then_alternates_the_volumes_and_judges_the_median_with_its_spread() -> None:
+    calls: list[tuple[str, str]] = []
+
+    def start(volume: str, label: str) -> dict[str, Measurement]:
+        calls.append((volume, label))
+        ready = {"cand": 112.0, "nfs": 691.0}[volume] + (300.0 if label == "warm-up" else len(calls))
+        return {"engine.ready_s": Measurement("engine.ready_s", ready, "s", (f"{volume}/{label}",))}
+
+    found = run_starts(("cand", "nfs"), 2, start)
+    # the warm-up pays every start-up cache and is not timed; then ABBA, so neither volume always goes first
+    assert calls == [
+        ("cand", "warm-up"),
+        ("cand", "start-0"),
+        ("nfs", "start-0"),
+        ("nfs", "start-1"),
+        ("cand", "start-1"),
+    ]
+    cand = found["cand"]
+    assert cand["engine.ready_s"].value == pytest.approx((114.0 + 117.0) / 2)
+    assert cand["engine.ready_s"].evidence == ("cand/start-0", "cand/start-1")  # the warm-up is not evidence
+    assert cand["engine.ready_s_starts"].value == "114, 117 s"
+    assert cand["engine.ready_s_spread"].value == pytest.approx(3.0 / 115.5)
+    r = StorageResult("h", "cand", "nfs", measured=found, devices={"cand": "vda", "nfs": "server"})
+    j = evaluate_storage(by_check(inventory())["storage[cand].service-load-32b"], r)
+    assert (
+        "median of timed starts after an untimed warm-up, volumes alternating: cand 114, 117 s" in j.condition
+    )
+    assert "nfs 694, 695 s (spread 0%)" in j.condition
+
+
+def test_a_start_that_gave_no_time_leaves_the_volumes_figure_untrusted() -> None:
+    one = {"engine.ready_s": Measurement("engine.ready_s", 10.0, "s")}
+    failed = {"engine.status": Measurement("status", None, "", (), "the engine did not start from nfs")}
+    combined = combine([one, failed])
+    assert combined["engine.ready_s"].invalid_reason == "1 of 2 timed starts gave no ready_s"
+    assert combined["engine.status"].invalid_reason == "the engine did not start from nfs"

@@ -63,9 +63,6 @@ def judged(s: trends.Soak, key: str, profile: G4Profile = SMOKE) -> Verdict:
         "empty-responses": trends.empty_responses(s),
         "engines-up": trends.engine_deaths(s),
         "canary": trends.canary_mismatches(s)[0],
-        "ttft-drift": trends.ttft_ratio(s, profile),
-        "throughput-retention": trends.throughput_retention(s, profile),
-        "memory-growth": trends.rss_growth(s, profile),
         "cache-capacity": trends.cache_peak(s),
         "hit-retention": trends.hit_retention(s, profile),
     }
@@ -73,10 +70,12 @@ def judged(s: trends.Soak, key: str, profile: G4Profile = SMOKE) -> Verdict:
 
 
 HEALTHY = [window(i) for i in range(6)]
+MEASURED_HERE = ("coverage", "failed-requests", "empty-responses", "engines-up", "canary", "cache-capacity")
+MEASURED_HERE += ("hit-retention",)  # drift: test_g4_drift; integrity: test_g4_integrity
 FAILED = window(5, summary={"failed": 1, "error_counts": {"HTTP 500": 1}})
 
 
-@pytest.mark.parametrize("key", [k for k, _ in criteria(SMOKE)])
+@pytest.mark.parametrize("key", [k for k, _ in criteria(SMOKE) if k in MEASURED_HERE])
 def test_a_steady_soak_passes_every_check(key: str) -> None:
     assert judged(soak(HEALTHY), key) is Verdict.PASS
 
@@ -100,23 +99,6 @@ def test_a_steady_soak_passes_every_check(key: str) -> None:
                 ),
             ],
         ),
-        (
-            "ttft-drift",
-            [
-                *HEALTHY[:4],
-                window(4, summary={"p50_ttft_ms": 300.0}),
-                window(5, summary={"p50_ttft_ms": 300.0}),
-            ],
-        ),
-        (
-            "throughput-retention",
-            [
-                *HEALTHY[:4],
-                window(4, summary={"output_throughput_tok_per_s": 10.0}),
-                window(5, summary={"output_throughput_tok_per_s": 10.0}),
-            ],
-        ),
-        ("memory-growth", [*HEALTHY[:4], window(4, rss_kib=1024 * 1024), window(5, rss_kib=1024 * 1024)]),
         ("cache-capacity", [*HEALTHY[:5], window(5, cache_dir_bytes=101 << 20)]),
         ("hit-retention", [*HEALTHY[:4], window(4, hit_tokens=100), window(5, hit_tokens=100)]),
     ],
@@ -125,17 +107,10 @@ def test_each_failure_mode_fails_its_check(key: str, windows: list[dict[str, Any
     assert judged(soak(windows), key) is Verdict.FAIL
 
 
-def test_one_slow_window_among_three_is_not_drift_the_median_holds() -> None:
-    three = SMOKE.model_copy(update={"limits": SMOKE.limits.model_copy(update={"baseline_windows": 3})})
-    spiky = [*HEALTHY, window(6, summary={"p50_ttft_ms": 900.0})]  # the last three: 100, 100, 900
-    assert trends.ttft_ratio(soak(spiky, duration_s=140), three).value == 1.0
-
-
 def test_too_short_a_soak_is_invalid_never_pass() -> None:
     short = soak(HEALTHY[:2])
-    for key in ("ttft-drift", "throughput-retention", "memory-growth", "hit-retention"):
-        assert judged(short, key) is Verdict.INVALID
-    assert "window(s), 5 needed" in str(trends.ttft_ratio(short, SMOKE).invalid_reason)
+    assert judged(short, "hit-retention") is Verdict.INVALID
+    assert "window(s), 5 needed" in str(trends.hit_retention(short, SMOKE).invalid_reason)
     assert judged(soak([]), "failed-requests") is Verdict.INVALID  # no window: not zero errors
 
 
@@ -183,11 +158,6 @@ def test_what_a_profile_cannot_show_is_skipped_with_its_reason() -> None:
     assert skip_reason("hit-retention", vllm_cpu) is None
     assert "no hit counter" in str(skip_reason("hit-retention", llama))
     assert skip_reason("cache-capacity", llama) is None
-
-
-def test_slopes_are_per_hour() -> None:
-    growing = [window(i, rss_kib=(512 + i) * 1024) for i in range(6)]  # +1 MiB per 20 s
-    assert trends.slopes(soak(growing))["rss_mib_per_h"] == pytest.approx(180.0)
 
 
 def test_a_profile_too_short_for_its_trend_windows_is_refused() -> None:

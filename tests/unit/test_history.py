@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from kvgate.base.criteria import Verdict
 from kvgate.cli.command_line import main
-from kvgate.record import JudgementRecord
+from kvgate.record import JudgementRecord, write_manifest
 from kvgate.record.store import RunStore
 from kvgate.report import render
 from kvgate.report.comparison import frame
-from kvgate.report.history import History, HistoryEntry, RunFigure, compare_figures, regressions
+from kvgate.report.history import History, HistoryEntry, compare_figures, regressions
+from kvgate.report.history.entry import RunFigure
 
 BW = "seqread-1m.read_bw_bytes_per_s"
 
@@ -99,11 +101,12 @@ def test_the_second_report_compares_with_the_first_and_names_the_regression(tmp_
 
 def test_history_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = g2_run(tmp_path, 2.0e9, 0.02), g2_run(tmp_path, 1.0e9, 0.02)
-    render(a, pdf=False)
-    render(b, pdf=False)
+    for run in (a, b):
+        write_manifest(run)  # as every gate run ends: compare reads only sealed runs
+        render(run, pdf=False)
     assert main(["history", "--results", str(tmp_path), "--gate", "g2"]) == 0
     assert "2 indexed run(s)" in capsys.readouterr().out
-    assert main(["compare", str(a), str(b)]) == 0
+    assert main(["compare", str(a), str(b)]) == 6  # a regression
     out = capsys.readouterr().out
     assert "regression" in out
     assert "-50 %" in out
@@ -117,3 +120,14 @@ def test_a_proof_that_moves_within_its_bound_is_no_regression(tmp_path: Path) ->
     second = render(g2_run(tmp_path, 2.0e9, 0.02, counters=1.0), pdf=False)
     assert second.regressions == ()
     assert "No figure regressed" in second.html.read_text()
+
+
+def test_junit_says_which_run_it_was_compared_with_when_nothing_regressed(tmp_path: Path) -> None:
+    render(g2_run(tmp_path, 2.0e9, 0.02), pdf=False)
+    junit = render(g2_run(tmp_path, 2.0e9, 0.02), pdf=False).junit
+    suites = {s.get("name"): s for s in ET.parse(junit).getroot().iter("testsuite")}
+    trend = suites["g2 trend"]
+    assert trend.get("failures") == "0"
+    (case,) = trend.iter("testcase")
+    assert case.get("name", "").startswith("no regression against lab-a/g2-")
+    assert not list(case)  # a pass

@@ -1,8 +1,9 @@
 """The stage order of kvgate's modules, read from the source: no import up the stages, no package cycle.
 
 Every ``import`` counts, at module level or inside a function (an import hidden in a
-function is still a dependency); imports under ``if TYPE_CHECKING:`` do not, since they
-never run. A module's stage is its folder (``kvgate/<stage>/``);
+function is still a dependency); for the stage order, imports under ``if TYPE_CHECKING:`` do
+not, since they never run, but no two modules import each other even so: a type imported
+back from the caller is a circle all the same. A module's stage is its folder (``kvgate/<stage>/``);
 docs/architecture.md draws the same order. Gate slices import no other slice.
 """
 
@@ -202,6 +203,61 @@ def test_no_module_imports_a_higher_stage() -> None:
 def test_no_cycle_between_packages() -> None:
     cycles = package_cycles(GRAPH)
     assert cycles == [], "import cycles between packages:\n" + "\n".join(cycles)
+
+
+def typed_imports() -> dict[str, dict[str, int]]:
+    """module → {imported kvgate module: line of the first such import}, under TYPE_CHECKING too."""
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in MODULES.items():
+        found = graph.setdefault(module, {})
+        for line, target in sorted(every_import(path)):
+            if target != module:
+                found.setdefault(target, line)
+    return graph
+
+
+def module_cycles(graph: dict[str, dict[str, int]]) -> list[str]:
+    """One cycle per group of modules that import each other, as the imports that make it."""
+    edges = {m: {t: f"{m}:{line} imports {t}" for t, line in targets.items()} for m, targets in graph.items()}
+    return [" → ".join(edges[a][b] for a, b in itertools.pairwise(c)) for c, _ in _cycles(edges)]
+
+
+def test_no_two_modules_import_each_other_even_for_a_type() -> None:
+    cycles = module_cycles(typed_imports())
+    assert cycles == [], "import circles (TYPE_CHECKING included):\n" + "\n".join(cycles)
+
+
+def test_the_circle_checker_sees_a_type_imported_back(tmp_path: Path) -> None:
+    arm = tmp_path / "arm.py"
+    arm.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from kvgate.record import RunStore\n"
+    )
+    assert list(every_import(arm)) == [(3, "kvgate.record")]
+    graph = {"kvgate.x.protocol": {"kvgate.x.arm": 5}, "kvgate.x.arm": {"kvgate.x.protocol": 3}}
+    assert module_cycles(graph) == [
+        "kvgate.x.arm:3 imports kvgate.x.protocol → kvgate.x.protocol:5 imports kvgate.x.arm"
+    ]
+
+
+# stages a module may not import although they come before it, with why (TYPE_CHECKING included)
+APART = {"report": ("orchestration",)}  # a report draws what the gate stored, never how it measured
+
+
+def reaching_apart(modules: dict[str, Path]) -> list[str]:
+    """Imports into a stage the importer is kept apart from, as ``file:line imports module``."""
+    return [
+        f"{shown(path)}:{line} imports {target}"
+        for module, path in modules.items()
+        for line, target in every_import(path)
+        if stage(target) in APART.get(stage(module), ())
+    ]
+
+
+def test_the_report_imports_nothing_from_orchestration() -> None:
+    offending = reaching_apart(MODULES)
+    assert offending == [], (
+        "the report reads only the stored run; the gate stores what it shows:\n" + "\n".join(offending)
+    )
 
 
 SLICES = tuple(

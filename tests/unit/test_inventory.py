@@ -26,7 +26,8 @@ def test_group_expectations_merge_with_host_overrides() -> None:
     assert gpu2.memory.total_gib == 1024
     assert gpu2.cpu is not None
     assert gpu2.cpu.cores == 192
-    assert set(inv.volumes_of("gpu-1")) == {"fx100", "nfs"}
+    assert set(inv.volumes_of("gpu-1")) == {"fx100", "local-nvme", "nfs"}
+    assert set(inv.volumes_of("npu-1")) == {"fx100", "nfs"}  # the local NVMe is the GPU hosts' own
     assert inv.volumes_of("control") == {}  # not a storage client
 
 

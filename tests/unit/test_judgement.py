@@ -23,19 +23,22 @@ from kvgate.orchestration.preflight.plan import plan as preflight_plan
 LOCAL = Path(__file__).resolve().parents[2] / "inventory" / "local.yaml"
 
 
-def tiny(**volumes: Any) -> Inventory:
+def tiny(*, kv_baseline: bool = False, **volumes: Any) -> Inventory:
+    """``kv_baseline``: the deployment's KV tier also on a baseline volume (R2/R3)."""
+    nvme = {"nvme": {"path": "/srv/kv", "kind": "baseline", "scratch": True}} if kv_baseline else {}
     return Inventory.model_validate(
         {
             "site": "s",
             "scale": "smoke",
             "hosts": {"h": {"roles": ["engine", "storage-client"]}},
-            "volumes": {"cand": {"path": "/mnt/c", "kind": "candidate", "scratch": True}} | volumes,
+            "volumes": {"cand": {"path": "/mnt/c", "kind": "candidate", "scratch": True}} | nvme | volumes,
             "engines": {
                 "tiny": {
                     "tier_profile": "llama-cpp-disk",
                     "recompute_profile": "llama-cpp-recompute",
                     "volume": "cand",
                 }
+                | ({"baseline_volume": "nvme"} if kv_baseline else {})
             },
         }
     )
@@ -53,7 +56,7 @@ def test_every_gate_plans_the_one_check_type() -> None:
 def test_a_reference_is_bound_when_planned_and_never_read_again_to_judge(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    checks = {c.check: c for c in g3_plan(in_memory(tiny()))}
+    checks = {c.check: c for c in g3_plan(in_memory(tiny(kv_baseline=True)))}
     ttft = checks["engine[tiny].ttft-p50-reduction"]
     assert ttft.bound is not None
     assert ttft.bound.reference.id == ttft.rule

@@ -10,9 +10,9 @@ from kvgate.base.units import GiB
 from kvgate.configuration.engine_profile import PROFILE_DIR, engine_profile, load_profile
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.inventory import load
+from kvgate.orchestration.g3.context import Setup
 from kvgate.orchestration.g3.measure import read_phase
 from kvgate.orchestration.g3.plan import capacity_profiles, read_profiles
-from kvgate.orchestration.g3.protocol import Setup
 from kvgate.orchestration.g3.staging import staging_reason
 from kvgate.probes.engines.lmcache import staging_shortfall
 from kvgate.probes.scratch import ScratchDir

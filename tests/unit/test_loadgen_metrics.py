@@ -8,20 +8,10 @@ import random
 
 import pytest
 
-from kvgate.probes.loadgen import (
-    LoadConfig,
-    LoadResult,
-    MissingUsage,
-    NoSamples,
-    RequestRecord,
-    arrival_offsets_s,
-    distribution,
-    invalid_reason,
-    metric,
-    percentile,
-    summarize,
-)
-from kvgate.probes.loadgen.metrics import median, peak_concurrency
+from kvgate.probes.loadgen import LoadConfig, RequestRecord, invalid_reason, percentile, summarize
+from kvgate.probes.loadgen.metrics import NoSamples, distribution, median, metric, peak_concurrency
+from kvgate.probes.loadgen.record import MissingUsage
+from kvgate.probes.loadgen.run import LoadResult, arrival_offsets_s
 
 MS = 1_000_000  # ns
 

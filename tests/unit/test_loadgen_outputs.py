@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from nullserver import NullConfig, NullServer
 
 from kvgate.orchestration.g3 import client
 from kvgate.probes.loadgen.__main__ import main as loadgen_main
-from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
 from kvgate.probes.loadgen.outputs import first_divergence, logprobs_close
 from kvgate.probes.loadgen.record import RequestRecord, TokenLogprob
 from kvgate.probes.loadgen.stream import EventStream

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kvgate.base.criteria import Verdict
-from kvgate.base.errors import UsageError
+from kvgate.base.errors import ModifiedRun, UsageError
 from kvgate.cli.command_line import main
 from kvgate.record import JudgementRecord, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.gate_order import require_previous
@@ -68,9 +68,12 @@ def test_a_forged_or_edited_earlier_gate_does_not_open_the_next(tmp_path: Path) 
     g1 = finished_run(tmp_path, verdict=Verdict.PASS)
     assert require_previous(tmp_path, site="lab", gate="g2", inventory_sha256=INVENTORY_SHA) is not None
     (g1.path / "run.json").write_text((g1.path / "run.json").read_text().replace('"lab"', '"lab" '))
-    with pytest.raises(UsageError, match=r"modified after the run: run\.json"):
+    with pytest.raises(ModifiedRun, match=r"modified after the run: run\.json"):  # exit 2
         require_previous(tmp_path, site="lab", gate="g2", inventory_sha256=INVENTORY_SHA)
-    (g1.path / MANIFEST).unlink()  # a run written by hand has no manifest at all
+    (g1.path / MANIFEST).unlink()  # a run written by hand (or a forger) has no manifest at all
+    with pytest.raises(ModifiedRun, match=r"manifest\.json \(missing, though run\.json says the run ended"):
+        require_previous(tmp_path, site="lab", gate="g2", inventory_sha256=INVENTORY_SHA)
+    RunStore.open(g1.path).update_meta(status="running")  # cut before its end: not a passed run
     with pytest.raises(UsageError, match="no manifest"):
         require_previous(tmp_path, site="lab", gate="g2", inventory_sha256=INVENTORY_SHA)
 

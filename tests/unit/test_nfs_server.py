@@ -112,16 +112,25 @@ def test_agent_reads_on_nfs_are_cold_only_when_their_data_outsizes_the_server() 
 
 
 @pytest.mark.parametrize(
-    ("server", "value"),
-    [({"host": "filer"}, "dropped"), ({"ram_gib": 256}, "ram_gib declared"), (None, None)],
+    ("server", "value", "said"),
+    [
+        # every read the gates plan outsizes 1 MiB of server RAM, and the host's cache is dropped
+        ({"host": "filer", "ram_gib": 0.001}, "dropped", None),
+        ({"ram_gib": 0.001}, "ram_gib declared", None),
+        # a drop cannot come between the agent's write and its read-back: only a larger data set is cold
+        ({"host": "filer"}, None, "a drop cannot come between"),
+        ({"ram_gib": 256}, None, "≤ the server's 256 GiB of RAM"),
+        (None, None, "volumes.nfs.nfs_server"),
+    ],
 )
 def test_preflight_says_whether_the_gates_will_control_the_server_cache(
-    tmp_path: Any, server: dict[str, Any] | None, value: str | None
+    tmp_path: Any, server: dict[str, Any] | None, value: str | None, said: str | None
 ) -> None:
     inv = Inventory.model_validate(inventory(server))
     ex = LocalExecutor("filer")
     store = RunStore.create(tmp_path, site="s", gate="preflight", meta={})
     probe = Probe(ex, in_memory(inv), "client", store, print, {"client": ex, "filer": ex})
     m = probe.server_cache("nfs", ())
-    assert m.value == value
-    assert (m.invalid_reason is None) == (value is not None)
+    assert m.value == value, m.invalid_reason
+    assert (m.invalid_reason is None) == (said is None)
+    assert said is None or said in (m.invalid_reason or "")

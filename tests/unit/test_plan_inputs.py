@@ -18,7 +18,7 @@ from kvgate.configuration.gateconfig import configure
 from kvgate.configuration.inventory import load
 from kvgate.orchestration.plan.deployments import Options, plan_inventory
 from kvgate.orchestration.plan.inputs import assumed_storage, g2_storage, g3_serving, latest_passed
-from kvgate.record import ArmFigures, JudgementRecord
+from kvgate.record import ArmFigures, JudgementRecord, write_manifest
 from kvgate.record.store import RunStore
 
 SITE, HOST, VOLUME = "lab", "gpu-1", "array"
@@ -62,6 +62,7 @@ def stored_run(root: Path, gate: str, sha: str, verdict: Verdict, files: dict[st
     for name, doc in files.items():
         store.artifact(HOST, name, json.dumps(doc))
     store.finish("complete")
+    write_manifest(store.path)  # as every gate run ends
     return store
 
 
@@ -117,6 +118,7 @@ RECOMPUTE = dict.fromkeys(ArmFigures.model_fields) | {
     "ttft_p50_s": 4.0,
     "e2e_p50_s": 7.0,
     "invalid_reasons": [],
+    "qualifications": [],
 }
 
 
@@ -187,3 +189,36 @@ def test_bad_plan_options_are_usage_errors(
 ) -> None:
     assert main(["plan", "--inventory", str(inventory), flag, value]) == 4
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit", ["measurements", "verdict"])
+def test_an_edited_g2_run_stops_the_plan_naming_the_file(
+    inventory: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: str
+) -> None:
+    """Issue 23 item 2: the plan used an edited G2 run's numbers (or a FAIL edited to PASS) without a word."""
+    root = tmp_path / "results"
+    verdict = Verdict.PASS if edit == "measurements" else Verdict.FAIL
+    files = {f"g2/{VOLUME}/measurements.json": G2_MEASURED}
+    run = stored_run(root, "g2", load(inventory).sha256, verdict, files).path
+    edited = run / (
+        "checks.jsonl" if edit == "verdict" else f"artifacts/{HOST}/g2/{VOLUME}/measurements.json"
+    )
+    edited.write_text(edited.read_text().replace("9000000000.0", "90000000000.0").replace('"FAIL"', '"PASS"'))
+    assert main(["plan", "--inventory", str(inventory), "--results", str(root)]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"modified after the run: {edited.relative_to(run)}" in said
+    assert "a plan from its figures refused" in said
+
+
+def test_g3_does_not_start_on_an_edited_g2_run_even_with_the_gate_order_forced(
+    inventory: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """G3 bounds every restore by the latest passed G2 run: an edited one stops it before it starts."""
+    root = tmp_path / "results"
+    files = {f"g2/{VOLUME}/measurements.json": G2_MEASURED}
+    run = stored_run(root, "g2", load(inventory).sha256, Verdict.PASS, files).path
+    (run / "checks.jsonl").write_text((run / "checks.jsonl").read_text().replace('"c"', '"c "', 1))
+    argv = ["run", "g3", "--inventory", str(inventory), "--results", str(root), "--force-gate-order", "test"]
+    assert main([*argv, "--no-pdf"]) == 2
+    assert "modified after the run: checks.jsonl" in " ".join(capsys.readouterr().err.split())
+    assert sorted(p.name for p in (root / SITE).iterdir()) == [run.name]  # no G3 run was created

@@ -11,6 +11,7 @@ import pytest
 
 from kvgate.configuration.gateconfig import load_config
 from kvgate.orchestration.gate_plans import plans
+from kvgate.record import write_manifest
 
 pytest_plugins = ["pytester"]
 REPO = Path(__file__).resolve().parents[2]
@@ -107,6 +108,7 @@ def test_resume_of_a_run_that_records_no_inventory_is_a_usage_error_naming_run_j
     meta = json.loads((run / "run.json").read_text())
     del meta["inventory"]
     (run / "run.json").write_text(json.dumps(meta))
+    write_manifest(run)  # a record kept so (sealed as such), not an edit: resume refuses an edit first
     result = pytester.runpytest_subprocess(*args, f"--resume={run}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stderr.str()
     assert f"{run / 'run.json'}: records no inventory (inventory.path)" in result.stderr.str()

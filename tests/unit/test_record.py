@@ -1,43 +1,59 @@
-"""The typed run record: one writer, a versioned schema that reads kvgate.run/1 runs, measurements kept."""
+"""The typed run record: one writer, today's schema only (an earlier one is refused), measurements kept."""
 
 from __future__ import annotations
 
-import shutil
+import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from kvgate.base.criteria import Criterion, Inputs, Measurement, Verdict
+from kvgate.base.criteria import Criterion, Inputs, Measurement
 from kvgate.base.errors import StoreError
+from kvgate.cli.command_line import main
 from kvgate.configuration.fio_matrix import fio_matrix
 from kvgate.configuration.gate_profiles import load_g3_profile, load_g4_profile
 from kvgate.judgement import Check
-from kvgate.record import SCHEMA, SCHEMA_V1, JudgementRecord
-from kvgate.record.manifest import verify_manifest
-from kvgate.record.schema import LegacyProfile
+from kvgate.record import JudgementRecord
+from kvgate.record.schema import SCHEMA
 from kvgate.record.store import RunStore
-from kvgate.report.html import render_html
-from kvgate.report.model import load_run
-
-V1_RUN = Path(__file__).resolve().parents[1] / "data" / "runs" / "local" / "g1-20261205T035953Z"
 
 
-def test_a_v1_run_made_before_the_typed_record_still_reads_verifies_and_renders(tmp_path: Path) -> None:
-    """A G1 run main made on this machine (kvgate.run/1), read as kvgate.run/2 without touching a file."""
-    run = shutil.copytree(V1_RUN, tmp_path / V1_RUN.name)
-    assert '"schema": "kvgate.run/1"' in (run / "run.json").read_text()
-    view = load_run(run)
-    assert view.record.schema_ == SCHEMA
-    assert (view.verdict, view.complete) == (Verdict.PASS, True)
-    assert view.integrity.status == "verified"  # read in memory: the recorded files are as the run left them
-    html = render_html(view, rendered_at="now").replace("<wbr>", "")  # wrap points only
-    assert "memory.total" in html
-    assert "G1-MEM-1" in html
-    assert RunStore.open(run).run_record().gate == "g1"
-    assert verify_manifest(run).status == "verified"
-    assert SCHEMA_V1 == "kvgate.run/1"
+def running_run(tmp_path: Path, **edit: Any) -> Path:
+    """A G3 run cut before its end (no manifest: report reads it), its run.json then edited."""
+    profile = load_g3_profile("smoke").model_dump(mode="json")
+    store = RunStore.create(tmp_path, site="s", gate="g3", meta={"configuration": {"gate_profile": profile}})
+    meta = json.loads((store.path / "run.json").read_text())
+    (store.path / "run.json").write_text(json.dumps(meta | edit))
+    return store.path
+
+
+def test_a_run_of_an_earlier_schema_is_refused_naming_the_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, a kvgate.run/1 run.json was migrated in memory and read as today's: no release holds one."""
+    run = running_run(tmp_path, schema="kvgate.run/1")
+    assert main(["report", str(run), "--no-pdf"]) == 4
+    assert f"{run / 'run.json'}: schema: 'kvgate.run/1', expected '{SCHEMA}'" in capsys.readouterr().err
+    with pytest.raises(StoreError, match=r"run\.json: schema: 'kvgate\.run/1'"):
+        RunStore.open(run)
+
+
+def test_a_gate_profile_today_does_not_read_is_refused_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, an edited (or older) gate profile in run.json was kept as written, silently (LegacyProfile)."""
+    older = load_g3_profile("smoke").model_dump(mode="json")
+    del older["prompt_tokens"]
+    run = running_run(tmp_path, configuration={"gate_profile": older})
+    assert main(["report", str(run), "--no-pdf"]) == 4
+    err = capsys.readouterr().err
+    assert f"{run / 'run.json'}: configuration.gate_profile.G3Profile.prompt_tokens: required" in err
+    unknown = {"configuration": {"gate_profile": {"name": "smoke"}}}  # no kind, verdicts or limits
+    with pytest.raises(StoreError, match=r"configuration\.gate_profile: expected G2's fio matrix"):
+        RunStore.create(tmp_path / "b", site="s", gate="g3", meta=unknown)
 
 
 def test_run_json_has_one_typed_writer_that_refuses_a_key_the_record_does_not_declare(tmp_path: Path) -> None:
@@ -66,17 +82,8 @@ def test_a_gate_profile_is_read_back_as_the_model_it_was_loaded_with(
     assert store.run_record().configuration.gate_profile == profile()
 
 
-def test_an_older_gate_profile_is_kept_as_written_and_a_profile_that_is_no_mapping_is_refused(
-    tmp_path: Path,
-) -> None:
-    older = load_g3_profile("smoke").model_dump(mode="json")
-    del older["prompt_tokens"]  # what a G3 profile recorded before prompt_tokens was required lacks
+def test_a_profile_that_is_no_mapping_is_refused(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path, site="s", gate="g3", meta={})
-    store.merge_meta(configuration={"gate_profile": older})
-    kept = store.run_record().configuration.gate_profile
-    assert isinstance(kept, LegacyProfile)
-    assert kept.name == "smoke"  # readable: its name on page 1
-    assert kept.model_dump(mode="json") == older  # nothing dropped
     with pytest.raises(StoreError, match="gate_profile"):
         store.merge_meta(configuration={"gate_profile": "smoke"})
 

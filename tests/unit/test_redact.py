@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvgate.base import redact
 from kvgate.base.criteria import Verdict
@@ -129,3 +132,48 @@ def test_nothing_a_run_stores_keeps_a_planted_secret(tmp_path: Path) -> None:
     for secret in (token, key, password):
         assert [p.name for p in files if secret.encode() in p.read_bytes()] == [], secret
     assert (store.path / "artifacts/h/g3/d/raw.bin").read_bytes() == MASK.encode() + b"\xff\xfe"
+
+
+def test_secret_named_keys_lose_their_values_in_yaml_json_and_repr_text() -> None:
+    text = 'remote_auth_token: abc\n{"api_key": "x y", "max_tokens": 5} {\'hf_token\': \'q\'} time: 12:30'
+    assert redact.text(text) == (
+        f'remote_auth_token: {MASK}\n{{"api_key": "{MASK}", "max_tokens": 5}} {{\'hf_token\': \'{MASK}\'}}'
+        " time: 12:30"
+    )
+
+
+def test_values_under_secret_named_keys_are_found_at_any_depth() -> None:
+    data = {"files": [{"remote": {"remote_auth_token": "abcdefg"}}, {"API_KEY": 123456}], "port": 8000}
+    assert redact.secrets_in_data(data) == {"abcdefg", "123456"}
+
+
+def test_a_logprobs_token_and_a_tables_key_are_data_not_secrets() -> None:
+    text = '{"token": "Mov", "logprob": -6.0} {"key": "g3/R2"}'
+    assert redact.text(text) == text
+
+
+def test_json_with_a_secret_key_still_parses_once_masked() -> None:
+    doc = {"api_key": 'a"b\\c', "DB_PASSWORD": 12345678, "x": {"hf_token": None}, "n": 1}
+    masked = json.loads(redact.text(json.dumps(doc)))
+    assert masked == {"api_key": MASK, "DB_PASSWORD": MASK, "x": {"hf_token": MASK}, "n": 1}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(
+    doc=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+        lambda inner: (
+            st.dictionaries(
+                st.sampled_from(["api_key", "remote_auth_token", "HF_TOKEN", "token", "n", "x"])
+                | st.text(max_size=6),
+                inner,
+                max_size=4,
+            )
+            | st.lists(inner, max_size=3)
+        ),
+        max_leaves=10,
+    )
+)
+def test_any_json_document_still_parses_once_masked(doc: object) -> None:
+    for indent in (None, 2):
+        json.loads(redact.text(json.dumps(doc, indent=indent)))

@@ -538,3 +538,23 @@ def test_far_above_asks_whether_the_baseline_was_the_seeds(refs: References) -> 
         far
         == "far above the seed's +29% (4.7× the speed-up at its upper end): was the baseline arm the seed's?"
     )
+
+
+def test_every_reference_is_bound_to_its_source_report_with_arms_workload_and_cache_settings() -> None:
+    refs = {r.id: r for r in load_references().references}
+    for ref in refs.values():
+        assert ref.binding is not None, ref.id
+        assert ref.binding.source.repository == "mingxin-tech/mingxin-kvcache-bench"
+    r2 = refs["R2-ttft-p50-tp8"].binding
+    assert r2 is not None
+    assert r2.source.report == "reports/AISSD5000-KVCache性能测试报告（480B·TP8长上下文·正式版）.md"
+    assert "§4.2" in r2.source.sections
+    assert "local NVMe" in str(r2.arms.baseline)  # not a DRAM-only arm
+    assert "34 distinct sessions" in r2.workload
+    assert "LMCACHE_MAX_LOCAL_CPU_SIZE=4" in str(r2.cache_settings)
+    assert "baseline_volume" in r2.kvgate
+    r3 = refs["R3-throughput-tp4x2-whole-machine"].binding
+    assert r3 is not None
+    assert "TP4x2·全指标汇总" in str(r3.source.report)
+    assert "local NVMe" in str(r3.arms.baseline)
+    assert refs["R9-load-time-deepseek-32b"].binding.source.report is None  # type: ignore[union-attr]

@@ -15,8 +15,11 @@ from kvgate.base.errors import StoreError
 from kvgate.configuration.waivers import Waiver, Waivers
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
-from kvgate.report import RenderedPaths, load_run, render, render_html, render_junit
+from kvgate.report import RenderedPaths, render
 from kvgate.report.charts import figure, to_svg
+from kvgate.report.html import render_html
+from kvgate.report.junit import render_junit
+from kvgate.report.model import load_run
 from kvgate.report.pdf import write_pdf
 from kvgate.report.svg import sanitize
 
@@ -139,7 +142,7 @@ def test_hostile_text_is_escaped_everywhere(html: str) -> None:
 
 def test_manifest_sections_and_notes_are_rendered(html: str) -> None:
     assert "6.8.0-45" in html
-    assert "[&#34;nvme0&#34;, &#34;nvme1&#34;]" in html
+    assert "nvme0, nvme1" in html  # a list in words, not JSON
     assert "550.54" in html
     assert 'href="facts/gpu-1.json"' in html
     assert "R2: TTFT ↓26%" in html

@@ -9,7 +9,7 @@ from kvgate.base.criteria import Criterion, Measurement, judge
 from kvgate.configuration.gate_profiles import load_g3_profile
 from kvgate.configuration.references import load_references
 from kvgate.record import JudgementRecord, RunStore
-from kvgate.report import load_run
+from kvgate.report.model import load_run
 from kvgate.report.summary import headline
 
 RULE = "R2-recompute-ttft-p50-conc16"
@@ -37,13 +37,15 @@ def test_the_headline_reads_the_reference_the_run_recorded(tmp_path: Path) -> No
     bound = {RULE: recorded(en="as bound when this run was planned")}
     view = load_run(g3_run(tmp_path, {"bound_references": bound}))
     (line,) = headline(view)
-    assert line.what.endswith("as bound when this run was planned")  # not the shipped scenario
+    assert "(as bound when this run was planned)" in line.note  # not the shipped scenario
     assert view.reference("R9-load-time-deepseek-32b") is None  # not bound by this run: no reference
 
 
-def test_a_run_recorded_before_g3_kept_its_references_reads_the_shipped_file(tmp_path: Path) -> None:
+def test_a_run_that_bound_no_reference_is_judged_against_none(tmp_path: Path) -> None:
+    """Before, a G3 run without bound references read today's gates/references.yaml instead."""
     view = load_run(g3_run(tmp_path, {}))
-    assert view.reference(RULE) == load_references().get(RULE)
+    assert view.reference(RULE) is None
+    assert not headline(view)  # nothing said of a reference the run did not record
 
 
 def test_the_g3_profile_names_every_reference_it_binds() -> None:

@@ -6,11 +6,13 @@ import json
 import re
 from pathlib import Path
 
+from test_report_g3_charts import g3_configuration
+
 from kvgate.base.criteria import Verdict
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
-from kvgate.report import load_run
 from kvgate.report.charts import figure, to_svg
+from kvgate.report.model import load_run
 from kvgate.report.plots import charts
 from kvgate.report.svg import sanitize
 
@@ -30,7 +32,8 @@ def test_a_matplotlib_figure_passes_the_allow_list_unchanged() -> None:
 
 
 def run_with(root: Path, meta: dict[str, object], *records: JudgementRecord) -> Path:
-    store = RunStore.create(root, site="lab-a", gate="g3", meta={"planned": [], **meta})
+    meta = {"planned": [], "configuration": g3_configuration(), **meta}
+    store = RunStore.create(root, site="lab-a", gate="g3", meta=meta)
     for rec in records:
         store.record(rec)
     store.finish("complete")
@@ -59,10 +62,12 @@ def test_reference_figures_are_drawn_against_their_range_with_axis_titles(tmp_pa
 
 def test_g2_sweep_is_drawn_with_its_knee_and_no_chart_without_data(tmp_path: Path) -> None:
     sweep = [["1m", 1, 7.7e8], ["1m", 8, 1.5e9], ["4m", 1, 1.2e9], ["4m", 8, 2.4e9]]
+    knee = {"numjobs": 1, "iodepth": 8, "bw_bytes_per_s": 2.4e9, "bs": "4m", "parallelism": 8}
     row = {
-        "fio": ["h", "v", "", "", "", "", "8 @ 2.40 (bs 4m)", ""],
+        "measurements": {},
+        "knee": knee | {"saturated": True, "gain": 1.0},
+        "ceiling": None,
         "sweep": sweep,
-        "knee": {"parallelism": 8, "bs": "4m"},
     }
     (chart,) = charts(load_run(run_with(tmp_path, {"g2_rows": {"h/v": row}})))
     assert "read bandwidth (GB/s)" in chart.svg
@@ -80,7 +85,7 @@ def test_a_soak_is_drawn_over_time_from_its_stored_windows(tmp_path: Path) -> No
     (chart,) = charts(load_run(run))
     assert chart.title == "Soak over time — h/tiny"
     assert "minutes since the soak started" in chart.svg
-    assert "TTFT (ms)" in chart.svg
+    assert "TTFT (s)" in chart.svg
 
 
 def test_g2s_kv_restore_is_drawn_one_reader_vs_parallel_with_the_ceiling(tmp_path: Path) -> None:

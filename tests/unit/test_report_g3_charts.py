@@ -9,10 +9,12 @@ from typing import Any
 
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.configuration.references import load_references
+from kvgate.orchestration.g4 import drift, health, integrity
 from kvgate.record import ArmFigures
 from kvgate.record.store import RunStore
-from kvgate.report import load_run
 from kvgate.report.charts import Chart
+from kvgate.report.model import load_run
 from kvgate.report.plots import charts
 from kvgate.report.svg import sanitize
 
@@ -49,6 +51,10 @@ ARMS = dict(
         arm("ssd-tier@c8", 6.65, tput=10.0),
         arm("dram-only@whole", 5.76, tput=4.13),
         arm("ssd-tier@whole", 1.48, tput=12.2),
+        arm("baseline-volume@c8", 9.0, tput=7.0),
+        arm("candidate-volume@c8", 6.5, tput=9.8),
+        arm("baseline-volume-whole@c8", 8.0, tput=8.0),
+        arm("candidate-volume-whole@c8", 5.9, tput=11.0),
         arm("serial-read@c4", 2.0, bw=0.4),
         arm("parallel-read@c4", 0.5, bw=1.9),
     ]
@@ -75,6 +81,7 @@ VOLUMES = {  # engine weight load measured on neither volume
     "scratch": {
         "role": "candidate",
         "model_load_s": 0.8,
+        "model_load_metric": "model_load.sequential.elapsed_s",
         "engine_weights_load_s": None,
         "engine_ready_s": 3.1,
         "checkpoint_write_s": 2.0,
@@ -82,6 +89,7 @@ VOLUMES = {  # engine weight load measured on neither volume
     "nfs": {
         "role": "baseline",
         "model_load_s": 2.4,
+        "model_load_metric": "model_load.sequential.elapsed_s",
         "engine_weights_load_s": None,
         "engine_ready_s": 6.0,
         "checkpoint_write_s": None,
@@ -92,15 +100,47 @@ VOLUMES = {  # engine weight load measured on neither volume
 FIGURES = {"arms": ARMS, "predictions": PREDICTIONS, "g2": G2}
 
 
-def g3_run(root: Path, figures: dict[str, Any] | None = FIGURES) -> Path:
-    """G3 rows as recorded on 2026-12-05: cells, the raw figures beside them (None: without)."""
-    rows: dict[str, Any] = {"arms": [], "evidence": [], "verdicts": [], "engines": [], "limits": ""}
+FACTS = {
+    "tier": "llama-cpp-disk",
+    "kind": "llama-cpp",
+    "serves_concurrently": False,
+    "external_tier": True,
+    "tier_notes": "",
+    "near_ties": [],
+    "loadgen_address": None,
+}
+STORAGE = {  # each volume's model load, the measurement its figures name
+    "candidate": "scratch",
+    "baseline": "nfs",
+    "devices": {},
+    "measured": {
+        v: {
+            f["model_load_metric"]: {
+                "metric": f["model_load_metric"],
+                "value": f["model_load_s"],
+                "unit": "s",
+            }
+        }
+        for v, f in VOLUMES.items()
+        if f.get("model_load_metric")
+    },
+}
+
+
+def g3_configuration() -> dict[str, Any]:
+    """The smoke G3 profile and every reference it binds, as G3 records them."""
+    profile = load_g3_profile("smoke")
+    bound = {i: load_references().get(i).model_dump(mode="json") for i in profile.reference_ids()}
+    return {"gate_profile": profile.model_dump(mode="json"), "bound_references": bound}
+
+
+def g3_run(root: Path, figures: dict[str, Any] = FIGURES) -> Path:
+    """G3 rows as G3 records them, without verdicts: the raw figures the charts read."""
     g3_rows = {
-        "h/tiny": rows | ({"figures": figures} if figures is not None else {}),
-        "h/storage[scratch]": rows | {"figures": {"volumes": VOLUMES}},
+        "h/tiny": {"deployment": FACTS, "verdicts": [], "serving": [], "figures": figures},
+        "h/storage[scratch]": {"volumes": STORAGE, "verdicts": [], "figures": {"volumes": VOLUMES}},
     }
-    profile = load_g3_profile("smoke").model_dump(mode="json")
-    meta = {"planned": [], "g3_rows": g3_rows, "configuration": {"gate_profile": profile}}
+    meta = {"planned": [], "g3_rows": g3_rows, "configuration": g3_configuration()}
     store = RunStore.create(root, site="lab-a", gate="g3", meta=meta)
     store.finish("complete")
     return store.path
@@ -128,8 +168,8 @@ def test_throughput_is_drawn_against_the_reference_band_of_its_baseline(tmp_path
     chart = by_title(charts(load_run(g3_run(tmp_path))), "Throughput against the reference bands")
     assert "output throughput (tokens/s)" in texts(chart.svg)
     shown = texts(chart.svg)
-    # the gate profile's bindings: R2/R3 at conc 8 (dram-only → ssd-tier) and R3's whole machine
-    assert {"R2/R3 conc 8", "R3 whole machine", "the seed's range", "baseline arm"} <= set(shown)
+    # the gate profile's bindings: R2/R3 at conc 8 and R3's whole machine (baseline → candidate volume)
+    assert {"R2/R3 conc 8", "R3 whole machine conc 8", "the seed's range", "baseline arm"} <= set(shown)
     assert "shaded: the seed's range applied to the baseline" in chart.caption
 
 
@@ -158,8 +198,8 @@ def test_planner_prediction_stands_beside_the_measurement(tmp_path: Path) -> Non
     assert "TTFT p50 (s, log scale)" in shown  # 0.12 s beside 11.4 s: both readable
 
 
-def test_a_run_recorded_without_raw_figures_gets_no_g3_chart(tmp_path: Path) -> None:
-    view = load_run(g3_run(tmp_path, figures=None))
+def test_a_deployment_without_arms_gets_no_g3_chart(tmp_path: Path) -> None:
+    view = load_run(g3_run(tmp_path, figures={"arms": {}, "predictions": []}))
     titles = [c.title for c in charts(view)]
     assert not [t for t in titles if "h/tiny" in t]
 
@@ -170,6 +210,9 @@ def window(i: int, *, ttft: float, tput: float, rss_mib: float, tier: int, hits:
         "p99_ttft_ms": ttft * 3,
         "output_throughput_tok_per_s": tput,
         "total_input_tokens": 1000,
+        "completed": 10,
+        "failed": 0,
+        "p50_tpot_ms": 5.0,
     }
     return {
         "index": i,
@@ -180,23 +223,34 @@ def window(i: int, *, ttft: float, tput: float, rss_mib: float, tier: int, hits:
         "cache_dir_bytes": tier,
         "hit_tokens": hits,
         "canary": [],
+        "empty_responses": 0,
+        "reuse_ttft_p50_ms": None,
+        "fresh_ttft_p50_ms": None,
+        "device_read_bytes": None,
+        "device_write_bytes": None,
     }
 
 
-def g4_run(root: Path, windows: int = 6) -> Path:
-    profile = load_g4_profile("smoke").model_dump(mode="json")
-    meta = {
-        "planned": [],
-        "configuration": {"gate_profile": profile},
-        "g4_rows": {
-            "h/tiny": {"windows": [], "verdicts": [], "notes": "", "figures": {"cap_bytes": 4 << 30}}
-        },
-    }
-    store = RunStore.create(root, site="lab-a", gate="g4", meta=meta)
+def g4_run(root: Path, windows: int = 6, *, judged: bool = True) -> Path:
+    profile = load_g4_profile("smoke")
     lines = [
         window(i, ttft=100 + i, tput=160 - i, rss_mib=900 + i, tier=(i + 1) << 20, hits=500)
         for i in range(windows)
     ]
+    row = {  # as G4 stores it: the slopes it judged (judged=False: none) beside its figures
+        "verdicts": [],
+        "soak": {"ended": "duration", "near_ties": [], "tier": "t", "serves_concurrently": True},
+        "figures": {"cap_bytes": 4 << 30},
+        "integrity": integrity.figures(integrity.Followed(), lines, volume="v", share=1 << 20),
+        "drift": drift.drift(lines, profile, 4 << 30) if judged else [],
+        "health": health.figures([], {"since_unix_s": 0.0, "until_unix_s": 1.0}, {}, {}),
+    }
+    meta = {
+        "planned": [],
+        "configuration": {"gate_profile": profile.model_dump(mode="json")},
+        "g4_rows": {"h/tiny": row},
+    }
+    store = RunStore.create(root, site="lab-a", gate="g4", meta=meta)
     path = store.path / "artifacts" / "h" / "g4" / "tiny" / "windows.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text("".join(json.dumps(w) + "\n" for w in lines) + '{"torn')
@@ -207,21 +261,20 @@ def g4_run(root: Path, windows: int = 6) -> Path:
 def test_a_soak_shows_every_series_with_its_windows_and_drift_bounds(tmp_path: Path) -> None:
     chart = by_title(charts(load_run(g4_run(tmp_path))), "Soak over time — h/tiny")
     shown = texts(chart.svg)
-    for title in ("TTFT (ms)", "output (tok/s)", "engine RSS (MiB)", "tier (% of capacity)", "hit ratio"):
+    for title in ("TTFT (s)", "output (tok/s)", "engine RSS (MiB)", "tier (% of capacity)", "hit ratio"):
         assert title in shown
     assert "minutes since the soak started" in shown  # a short soak: minutes, not 0.005 h
-    assert "No bounds drawn" not in chart.caption
-    # the TTFT bound: the median of the first two windows after one warm-up window (101, 102) × 2.0
-    assert chart.svg.count('stroke="#c62828"') == 5  # four drift bounds and the tier's capacity
+    assert "the slope G4 judged" in chart.caption
+    # per judged series (TTFT p99, throughput, RSS, tier): its fit and its limit's slope; the tier's cap
+    assert chart.svg.count('stroke="#c62828"') == 9 + 3  # and the legend's keys of fit, limit and cap
+    assert "TTFT p99 limit" in shown  # each limit line named on the chart
+    assert set(re.findall(r'font-size="([\d.]+)"', chart.svg)) == {"8"}  # none smaller: legible on a phone
 
 
-def test_a_soak_without_its_gate_profile_is_drawn_without_bounds_and_says_so(tmp_path: Path) -> None:
-    run = g4_run(tmp_path)
-    meta = json.loads((run / "run.json").read_text())
-    meta["configuration"] = {}
-    (run / "run.json").write_text(json.dumps(meta))
-    (chart,) = [c for c in charts(load_run(run)) if c.title.startswith("Soak")]
-    assert "No bounds drawn: no gate profile" in chart.caption
+def test_a_soak_stored_without_judged_slopes_draws_none(tmp_path: Path) -> None:
+    (chart,) = [c for c in charts(load_run(g4_run(tmp_path, judged=False))) if c.title.startswith("Soak")]
+    assert chart.svg.count('stroke="#c62828"') == 2  # the tier's capacity and its legend key: nothing fitted
+    assert "slope G4 judged" not in chart.svg
 
 
 def test_a_soak_of_thousands_of_windows_is_drawn_within_the_allow_lists_size(tmp_path: Path) -> None:

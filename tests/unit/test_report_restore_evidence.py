@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from test_report_g3_charts import FACTS, g3_configuration
+
 from kvgate.base.criteria import Verdict
-from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.record import ArmFigures, JudgementRecord
 from kvgate.record.store import RunStore
-from kvgate.report import load_run
+from kvgate.report.model import load_run
 from kvgate.report.summary import summarize
 
 
@@ -24,7 +25,10 @@ def arm(name: str, tput: float, bw: float | None) -> dict[str, Any]:
     return summary.model_dump()
 
 
-ARMS = {"dram-only@c8": arm("dram-only@c8", 6.67, None), "ssd-tier@c8": arm("ssd-tier@c8", 10.0, 0.52)}
+ARMS = {  # R2/R3: the tier on the baseline volume and on the candidate
+    "baseline-volume@c8": arm("baseline-volume@c8", 6.67, 0.3),
+    "candidate-volume@c8": arm("candidate-volume@c8", 10.0, 0.52),
+}
 # G2's figures of the volume as G3 records them (StorageBound.recorded()): measured, or promised
 MEASURED = {
     "measured": True,
@@ -46,8 +50,8 @@ def run(root: Path, g2: dict[str, Any]) -> Path:
     figures = {"arms": ARMS, "predictions": [], "g2": g2}
     meta = {
         "planned": [],
-        "g3_rows": {"h/tiny": {"arms": [], "verdicts": [], "limits": "", "figures": figures}},
-        "configuration": {"gate_profile": load_g3_profile("smoke").model_dump(mode="json")},
+        "g3_rows": {"h/tiny": {"deployment": FACTS, "verdicts": [], "serving": [], "figures": figures}},
+        "configuration": g3_configuration(),
     }
     store = RunStore.create(root, site="lab-a", gate="g3", meta=meta)
     check = "engine[tiny].throughput-gain-conc8"
@@ -72,7 +76,10 @@ def run(root: Path, g2: dict[str, Any]) -> Path:
 
 def test_the_restore_stands_beside_g2s_read_ceiling_and_kv_restore_of_the_volume(tmp_path: Path) -> None:
     (head,) = summarize(load_run(run(tmp_path, MEASURED))).headline
-    assert "restore 520 MB/s (ssd-tier · conc 8) vs G2 on this volume" in head.evidence
+    assert (
+        "restore 520 MB/s by the engine's bytes (candidate-volume · conc 8) vs G2 on this volume"
+        in head.evidence
+    )
     assert "read ceiling 1.36 GB/s, one KV restore 410 MB/s" in head.evidence
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from kvgate.configuration.fio_matrix import load_profile
 from kvgate.record.gate_order import repo_root
 from kvgate.record.store import RunStore
-from kvgate.report import load_run
+from kvgate.report.model import load_run
 from kvgate.report.summary import summarize
 from tests.integration.report_runs import build
 
@@ -28,13 +28,13 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     meta = {
         "planned": [],
         "configuration": {"gate_profile": fio},  # as kvgate.orchestration.g2.fixtures records it
-        "g2_rows": {"gpu-1/scratch": {"fio": [], "workloads": [], "sweep": []}},
+        "g2_rows": {"gpu-1/scratch": {"measurements": {}, "knee": None, "ceiling": None, "sweep": []}},
     }
     store = RunStore.create(tmp_path, site="lab-a", gate="g2", meta=meta)
     store.finish("complete")
     lines = scope(store.path)
     assert lines["Profile"] == "smoke: proves the pipeline end to end, not the storage's performance"
     assert "seqread-1m (read, bs 1m, 1 × QD 8)" in lines["fio matrix"]
-    assert "2 repeats, CV ≤ 0.5; sweep bs × jobs × QD 1m/4m/8m × 1/2 × 1/8 (12 cells)" in lines["fio matrix"]
+    assert "2 repeats, CV ≤ 50 %; sweep bs × jobs × QD 1m/4m/8m × 1/2 × 1/8 (12 cells)" in lines["fio matrix"]
     assert lines["fio matrix"].endswith("3 s runs on 32m files, O_DIRECT, libaio")
     assert lines["Volumes"] == "gpu-1/scratch"

@@ -3,12 +3,14 @@
 Issue 15: G2, G3 and G4 stored their table cells as strings at measurement time
 (``"2.31 (INVALID)"``), so a better formatter could not reach a stored run. On main the
 ``*_rows`` of run.json hold those strings: every test here that stores a gate's rows fails
-there; the tests that render rows stored as strings pin the legacy path (they pass on both).
+there. Rows an earlier kvgate stored as strings are refused (no release holds one).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +32,13 @@ from kvgate.orchestration.g3.plan import plan as g3_plan
 from kvgate.orchestration.g3.report_rows import rows as g3_rows
 from kvgate.orchestration.g3.report_rows import storage_rows
 from kvgate.orchestration.g3.storage import storage_plan
-from kvgate.orchestration.g4 import trends
+from kvgate.orchestration.g4 import drift, health, integrity, trends
 from kvgate.orchestration.g4.plan import G4Check, criteria, g4_check
 from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import SoakResult
+from kvgate.probes.facts.kernlog import parse_kernel_window
 from kvgate.record.store import RunStore
-from kvgate.report import load_run
+from kvgate.report.model import load_run
 
 
 def stored(root: Path, gate: str, rows: dict[str, Any]) -> Path:
@@ -114,10 +117,29 @@ LEGACY_G2 = {  # a G2 row as kvgate stored it before (cells formatted at measure
 }
 
 
-def test_a_g2_run_stored_with_formatted_cells_renders_them_as_they_were(tmp_path: Path) -> None:
-    shown = tables(stored(tmp_path, "g2", {"localhost/scratch": LEGACY_G2}))
-    assert shown["G2 fio baseline (cold, O_DIRECT, mean of repeats)"] == [LEGACY_G2["fio"]]
-    assert shown["G2 storage-level workloads (kvgate agent, cold)"] == [LEGACY_G2["workloads"]]
+LEGACY_G4 = {  # a G4 row as kvgate stored it before
+    "windows": [["localhost/tiny", "0", "2026-12-05 08:56:01", "4/0", "0", "96.2"]],
+    "verdicts": [
+        ["localhost/tiny", "soak[tiny].coverage", "1.179 x", ">= 0.9 x", "workloads/g4/smoke.yaml", "PASS"]
+    ],
+    "notes": "localhost/tiny: 6 window(s), ended by duration.",
+    "figures": {"cap_bytes": 1 << 30},
+}
+
+
+@pytest.mark.parametrize(
+    ("gate", "key", "row", "why"),
+    [
+        ("g2", "localhost/scratch", LEGACY_G2, "measurements: required field is missing"),
+        ("g4", "localhost/tiny", LEGACY_G4, "verdicts[0]: Input should be a valid dictionary"),
+    ],
+)
+def test_rows_an_earlier_kvgate_stored_as_cells_are_refused_naming_the_field(
+    tmp_path: Path, gate: str, key: str, row: dict[str, Any], why: str
+) -> None:
+    """Before, rows stored as formatted cells were laid out as they were (legacy cell rows)."""
+    with pytest.raises(StoreError, match=re.escape(f"run.json: {gate}_rows.{key}.{why}")):
+        stored(tmp_path, gate, {key: row})
 
 
 def soak_window(i: int) -> dict[str, Any]:
@@ -147,6 +169,13 @@ def soaked(windows: list[dict[str, Any]]) -> tuple[SoakResult, list[G4Check]]:
     tier = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
     soak = trends.Soak(tuple(windows), 120, 1, 100 << 20, (), "duration")
     r = SoakResult("gpu-1", "tiny", tier, soak, near_ties=["window 3: canary 0"])
+    r.integrity = integrity.figures(integrity.Followed(), windows, volume="scratch", share=8 << 20)
+    r.drift = drift.drift(windows, load_g4_profile("smoke"), soak.cap_bytes)
+    kernel = (
+        "#source dmesg\n2023-11-14T22:14:00,500000+00:00 INFO: task fio:42 blocked for more than 120 seconds."
+    )
+    log = health.with_windows(parse_kernel_window(kernel, since=0, until=2e9), windows)
+    r.health = health.figures([], log, {}, {"nic-cnp": "no cnp counter on this host"})
     r.measurements = {
         "failed-requests": trends.failed_requests(soak),
         "empty-responses": trends.empty_responses(soak),
@@ -177,11 +206,11 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
         "2023-11-14 22:13:20",
         "40/0",
         "0",
-        "100",
-        "3,106",  # numbers for people: significant figures, thousands grouped (the G2/G3 tables' way)
+        "0.1",  # TTFT in s, as everywhere in the report
+        "3.11",  # numbers for people: significant figures (the G2/G3 tables' way)
         "10",
         "50",
-        "50 / —",
+        "0.05 / —",
         "512",
         "—",
         "3.0 / 0.5",
@@ -196,29 +225,27 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
         ["gpu-1/tiny", "soak[tiny].empty-responses", "0 responses", "<= 0 responses", sources[1], "PASS"],
     ]
     note = notes(store.path)["G4 soak windows"]
-    assert (
-        "gpu-1/tiny: 50 window(s), ended by duration; slopes per hour (all windows): TTFT p50 180 ms" in note
-    )
+    assert "gpu-1/tiny: 50 window(s), ended by duration." in note
+    drift_rows = shown["G4 drift as slopes"]  # from the slopes G4 stored, not fitted by the report
+    assert [r[1] for r in drift_rows] == [
+        "engine RSS (MiB)",
+        "TTFT p99 (s)",
+        "output (tok/s)",
+        "tier (share of capacity)",
+    ]
+    assert drift_rows[0][3] == "2,000 MiB/h"
+    (kernel_line,) = shown["G4 kernel log lines during the soak"]  # beside the window it fell in
+    assert kernel_line == [
+        "gpu-1/tiny",
+        "2023-11-14 22:14:00",
+        "2",
+        "hung task",
+        "INFO: task fio:42 blocked for more than 120 seconds.",
+    ]
+    (health_row,) = shown["G4 device health and kernel log"]
+    assert health_row[-1] == "nic-cnp: no cnp counter on this host"
     assert "1 canary output(s) differed only from a near-tie on; first: window 3: canary 0." in note
     assert "llama-cpp-disk serves one request at a time" in note
-
-
-LEGACY_G4 = {  # a G4 row as kvgate stored it before
-    "windows": [["localhost/tiny", "0", "2026-12-05 08:56:01", "4/0", "0", "96.2"]],
-    "verdicts": [
-        ["localhost/tiny", "soak[tiny].coverage", "1.179 x", ">= 0.9 x", "workloads/g4/smoke.yaml", "PASS"]
-    ],
-    "notes": "localhost/tiny: 6 window(s), ended by duration.",
-    "figures": {"cap_bytes": 1 << 30},
-}
-
-
-def test_a_g4_run_stored_with_formatted_cells_renders_them_as_they_were(tmp_path: Path) -> None:
-    run = stored(tmp_path, "g4", {"localhost/tiny": LEGACY_G4})
-    shown = tables(run)
-    assert shown["G4 soak windows"] == LEGACY_G4["windows"]
-    assert shown["G4 verdicts against the site's limits"] == LEGACY_G4["verdicts"]
-    assert notes(run)["G4 soak windows"].endswith(" localhost/tiny: 6 window(s), ended by duration.")
 
 
 def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(tmp_path: Path) -> None:
@@ -228,7 +255,7 @@ def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(
     store.merge_meta(g3_rows={"h/tiny": g3_rows(r, g3_plan(in_memory(g3_inventory())))})
     store.finish("complete")
     record = (store.path / "run.json").read_text()
-    assert "far above" not in record  # where the site lands against the seed: said by the report
+    assert "inside the seed's" not in record  # where the site lands against the seed: said by the report
     stored = json.loads(record)["g3_rows"]["h/tiny"]
     reduction = next(v for v in stored["verdicts"] if v["check"] == "engine[tiny].ttft-p50-reduction")
     assert reduction["reference"]["id"] == "R2-ttft-p50-tp8"
@@ -238,14 +265,15 @@ def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(
     shown = tables(store.path)
     verdicts = {v[1]: v for v in shown["G3 verdicts against the references"]}
     row = verdicts["engine[tiny].ttft-p50-reduction"]
-    assert row[2:5] == ["66.67 %", "R2-ttft-p50-tp8: ↓26–32%", ">= ↓25.5%"]
-    assert row[5].startswith("far above the seed's ↓26–32% (2.0× the speed-up")
+    assert row[2:5] == ["30 %", "R2-ttft-p50-tp8: ↓26–32%", ">= ↓25.5%"]  # the volume arms, ↓30 % each
+    assert row[5].startswith("inside the seed's ↓26–32%")
     assert row[7] == "PASS"
     assert [a[:5] for a in shown["G3 arms: recompute vs SSD restore vs warm"][:2]] == [
         ["h/tiny", "recompute", "3/3", "2048", "8"],
         ["h/tiny", "ssd-restore", "3/3", "2048", "0.4"],
     ]
-    assert shown["G3 engines"] == [
+    assert all(a[7].endswith(" %") for a in shown["G3 arms: recompute vs SSD restore vs warm"])  # CV in %
+    assert shown["Appendix: G3 engine command lines"] == [
         [
             "h/tiny",
             "ssd-restore",
@@ -255,6 +283,7 @@ def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(
             "1.50",
             "not logged",
             "1 request at a time",
+            "not read",  # a stored launch from before kvgate read the engine's listening ports
         ]
     ]
     assert "pops the best prefix match" in notes(store.path)["G3 arms: recompute vs SSD restore vs warm"]
@@ -272,7 +301,11 @@ def test_g3_keeps_both_volumes_measurements_and_the_report_lays_out_model_load_a
     )
     checks = [c for c in storage_plan(in_memory(storage_inventory())) if c.host == "h"]
     run = stored(tmp_path, "g3", {"h/storage[cand]": storage_rows(r, checks)})
-    kept = json.loads((run / "run.json").read_text())["g3_rows"]["h/storage[cand]"]["volumes"]["measured"]
+    stored_row = json.loads((run / "run.json").read_text())["g3_rows"]["h/storage[cand]"]
+    kept = stored_row["volumes"]["measured"]
+    figures = stored_row["figures"]["volumes"]  # the loader whose time stands for each volume, as G3 chose it
+    assert figures["cand"]["model_load_metric"] == "model_load.sequential.elapsed_s"
+    assert figures["nfs"]["model_load_metric"] == "model_load.parallel.elapsed_s"
     parallel = kept["cand"]["model_load.parallel.elapsed_s"]  # the measurement, with its reason
     assert (parallel["value"], parallel["unit"], parallel["invalid_reason"]) == (100.0, "s", UNTRUSTED[4:])
     shown = tables(run)
@@ -285,17 +318,6 @@ def test_g3_keeps_both_volumes_measurements_and_the_report_lays_out_model_load_a
     assert len(verdicts) == len(checks)
 
 
-HMA1 = Path(__file__).parents[1] / "data" / "runs" / "hma1" / "g3-20261205T023051Z" / "run.json"
-
-
-def test_a_real_g3_run_stored_with_cells_renders_the_tables_it_rendered_then(tmp_path: Path) -> None:
-    """tests/data/runs/hma1 is a kvgate.run/1 G3 run: its rows as cells, and the sections it rendered."""
-    v1 = json.loads(HMA1.read_text())
-    shown = tables(stored(tmp_path, "g3", v1["g3_rows"]))  # a record without rendered sections
-    for section in v1["sections"]:
-        assert shown[section["title"]] == section["data"]["rows"], section["title"]
-
-
 def test_a_row_edited_so_it_cannot_be_laid_out_is_an_error_naming_its_field(tmp_path: Path) -> None:
     run = stored(tmp_path, "g2", {"gpu-1/scratch": row(volume()), "gpu-2/scratch": row(volume())})
     meta = json.loads((run / "run.json").read_text())
@@ -304,3 +326,54 @@ def test_a_row_edited_so_it_cannot_be_laid_out_is_an_error_naming_its_field(tmp_
     field = "g2_rows.gpu-2/scratch.measurements.seqread-1m.read_bw_bytes_per_s.metric"
     with pytest.raises(StoreError, match=rf"run.json: {field}: required field is missing"):
         load_run(run)
+
+
+def test_g4_shows_its_integrity_load_its_share_and_every_place_it_found_wrong(tmp_path: Path) -> None:
+    windows = [soak_window(i) for i in range(6)]
+    r, checks = soaked(windows)
+    t = windows[2]["start_unix_s"] + 1
+    cycles = [
+        {
+            "index": k,
+            "start_unix_s": windows[k]["start_unix_s"],
+            "end_unix_s": windows[k]["end_unix_s"],
+            "io_bytes": 20 << 20,
+            "fio": {"write": {"status": "ok", "seed": k, "written_bytes": 1 << 20, "read_bytes": 1 << 20}},
+            "checkpoint": {"verified_bytes": 1 << 20},
+            "kv": {"verified_bytes": 4 << 20},
+            "failures": [
+                {
+                    "kind": "mismatch",
+                    "source": "kv",
+                    "file": "/scratch/kv/chunk-00002.kv",
+                    "offset_bytes": 300000,
+                    "length_bytes": None,
+                    "time_unix_s": t + 20 * (k - 2),
+                    "detail": "crc32 01 != 02 (cell 0)",
+                }
+            ]
+            if k >= 2
+            else [],
+        }
+        for k in range(6)
+    ]
+    followed = integrity.Followed(cycles=cycles, result={"cpu_s": 0.6})
+    r.integrity = integrity.figures(followed, windows, volume="scratch", share=8 << 20)
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
+    store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
+    store.merge_meta(g4_rows={"gpu-1/tiny": rows(r, checks)})
+    store.finish("complete")
+    shown = tables(store.path)
+    (load,) = shown["G4 integrity load"]
+    assert load[:4] == ["gpu-1/tiny", "scratch", "6", "8"]
+    assert load[-2:] == ["0.5", "1"]  # 0.6 CPU s over its 120-s span; one place
+    (failure,) = shown["G4 integrity failures"]
+    assert failure[:6] == [
+        "gpu-1/tiny",
+        "mismatch (kv)",
+        "scratch",
+        "/scratch/kv/chunk-00002.kv",
+        "300000",
+        time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t)),
+    ]
+    assert failure[6:8] == ["2, 3, 4, 5", "4"]

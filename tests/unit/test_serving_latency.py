@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from nullserver import NullConfig, NullServer
 
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.orchestration.g3.load_arms import LoadTrial
@@ -17,7 +18,6 @@ from kvgate.orchestration.g3.serving import as_recorded, level_latency
 from kvgate.probes.engines.latency import engines_latency, histograms
 from kvgate.probes.engines.metrics import Histogram, diff, parse
 from kvgate.probes.loadgen import LoadConfig, PromptSpec, run
-from kvgate.probes.loadgen.nullserver import NullConfig, NullServer
 from kvgate.probes.workload_results import kv_measurements
 from kvgate.record.gate_rows import ServingLevel
 from kvgate.report.g3_extra_tables import serving_cells
@@ -101,8 +101,8 @@ def test_g3_shows_every_load_as_client_beside_engine_medians_over_trials() -> No
     assert levels["warm@c8"]["engine"] == engine  # the trial without a scrape does not count
     kept = [ServingLevel.model_validate(json.loads(json.dumps(v))) for v in as_recorded(levels)]  # run.json's
     (whole, warm) = serving_cells("h/vllm", kept)
-    assert warm[:4] == ["h/vllm", "warm@c8", "50 / ≈28", "52 / 30"]
-    assert whole[2] == "90 / —"  # an engine without histograms: said, not invented
+    assert warm[:4] == ["h/vllm", "warm@c8", "0.05 / ≈0.028", "0.052 / 0.03"]  # TTFT in s
+    assert whole[2] == "0.09 / —"  # an engine without histograms: said, not invented
 
 
 def test_g2_kv_restore_records_its_concurrency_and_one_requests_bandwidth() -> None:

@@ -31,7 +31,8 @@ def test_partial_run_is_readable_and_knows_what_is_missing(tmp_path: Path) -> No
     reopened = RunStore.open(store.path)
     assert reopened.meta()["status"] == "running"
     assert reopened.finished_ids() == {"a/x"}
-    assert outcome(reopened) == (Verdict.ERROR, ["a/y"])
+    verdict, missing = outcome(reopened)
+    assert (verdict.verdict, missing) == (Verdict.ERROR, ["a/y"])
 
 
 def test_latest_record_wins_after_resume(tmp_path: Path) -> None:
@@ -39,7 +40,8 @@ def test_latest_record_wins_after_resume(tmp_path: Path) -> None:
     store.record(rec("b", "x", Verdict.ERROR))
     store.record(rec("b", "x", Verdict.PASS))
     assert store.checks()["b/x"].verdict == "PASS"
-    assert outcome(store) == (Verdict.PASS, [])
+    verdict, missing = outcome(store)
+    assert (verdict.verdict, missing) == (Verdict.PASS, [])
 
 
 def test_record_from_judgement_carries_criterion_and_evidence(tmp_path: Path) -> None:

@@ -15,17 +15,24 @@ from __future__ import annotations
 
 import functools
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from kvgate.base.config_file import Frozen
+from kvgate.configuration.bounds import Count, Duration, Millis, Ratio, Tokens
 from kvgate.configuration.gate_profiles.loader import Profile, load_gate_profile, read_gate_profile
+from kvgate.configuration.inventory import Environment
 
 ARMS = ("recompute", "ssd-restore", "warm")
 READ_ARMS = ("serial-read", "parallel-read")  # R1: the same tier, its reader serial vs parallel
 # R2/R3's capacity expansion: the same engine and its HBM/DRAM prefix cache, without and with the SSD tier
 CAPACITY_ARMS = ("dram-only", "ssd-tier")
+# R2/R3 as the seed's reports measured them: the same engine's SSD tier on the site's baseline volume
+# (local NVMe there) and on the candidate volume; ``-whole``: every engine instance together (R3)
+VOLUME_ARMS = ("baseline-volume", "candidate-volume")
+WHOLE_VOLUME_ARMS = ("baseline-volume-whole", "candidate-volume-whole")
+Level = Annotated[Count, Field(ge=1)]  # a load level: requests (or sessions) in flight
 Statistic = Literal["ttft_p50_s", "output_throughput_tok_per_s", "read_bw_gb_per_s"]
 
 
@@ -41,13 +48,27 @@ class ColdBounds(Frozen):
 
     min_read_ratio: float = Field(default=0.9, gt=0, le=1)  # engine and device bytes / predicted
     min_hit_ratio: float = Field(default=0.9, gt=0, le=1)  # restored tokens / prompt tokens
+    # device bytes / the engine's own over a restore: above it, another reader shared the device and
+    # the restore's evidence is qualified (its bandwidth is always the engine's bytes over its time)
+    max_device_ratio: Ratio = Field(default=1.5, ge=1)
 
 
 class WriteThrough(Frozen):
     """Cache-directory growth after populate, as a ratio of the predicted state bytes."""
 
-    min_ratio: float = Field(default=0.9, gt=0)
-    max_ratio: float = Field(default=2.0, gt=0)
+    min_ratio: Ratio = Field(default=0.9, gt=0)
+    max_ratio: Ratio = Field(default=2.0, gt=0)
+
+
+class ClientBounds(Frozen):
+    """When a load's client timings are trusted (kvgate.probes.loadgen.starvation); None: recorded only.
+
+    A client starved of CPU beside the engine stamps tokens late and in bunches, so its TTFT, ITL
+    and TPOT are the host's scheduling, not the engine's serving: such a load is INVALID, its lag shown.
+    """
+
+    max_loop_lag_p99_ms: Millis | None = Field(default=None, gt=0)
+    max_bunched_share: float | None = Field(default=None, gt=0, le=1)
 
 
 class Tokenize(Frozen):
@@ -68,8 +89,8 @@ class VerdictBinding(Frozen):
     # "engine": the engine's real concurrency; C: the load level C; [C1, C2, C3]: every one of these
     # levels, the least improvement judged (R2's TTFT row spans three); "whole-machine": every
     # engine instance of the host driven together (R3's TP4×2 figure)
-    concurrency: int | tuple[int, ...] | Literal["engine", "whole-machine"] = "engine"
-    threshold_fraction: float = Field(default=1.0, gt=0)
+    concurrency: Level | tuple[Level, ...] | Literal["engine", "whole-machine"] = "engine"
+    threshold_fraction: Ratio = Field(default=1.0, gt=0)
     tolerance: float = Field(default=0.0, ge=0, lt=1)
     when_unmeasurable: Unmeasurable = Unmeasurable.INVALID
     reason: str = ""  # why it may be unmeasurable: shown in the report with the SKIP/INVALID
@@ -89,10 +110,15 @@ class VerdictBinding(Frozen):
             raise ValueError(
                 f"the capacity arms compare baseline {CAPACITY_ARMS[0]} with candidate {CAPACITY_ARMS[1]}"
             )
+        for pair in (VOLUME_ARMS, WHOLE_VOLUME_ARMS):
+            if any(a in pair for a in arms) and arms != pair:
+                raise ValueError(f"the volume arms compare baseline {pair[0]} with candidate {pair[1]}")
+        if self.volumes and not self.levels:
+            raise ValueError("the volume arms run at load levels: give their concurrency")
         if self.capacity and self.concurrency == "engine":
             raise ValueError("the capacity arms run at load levels: give their concurrency or whole-machine")
-        if isinstance(self.concurrency, tuple) and not (self.concurrency and self.capacity):
-            raise ValueError("a list of concurrency levels is judged on the capacity arms only")
+        if isinstance(self.concurrency, tuple) and not (self.concurrency and (self.capacity or self.volumes)):
+            raise ValueError("a list of concurrency levels is judged on the capacity or volume arms only")
         return self
 
     @property
@@ -104,6 +130,16 @@ class VerdictBinding(Frozen):
     def capacity(self) -> bool:
         """Whether this binding compares the engine without and with its SSD tier (R2/R3)."""
         return self.baseline_arm in CAPACITY_ARMS
+
+    @property
+    def volumes(self) -> bool:
+        """Whether this binding compares the SSD tier on the baseline and the candidate volume (R2/R3)."""
+        return self.baseline_arm in VOLUME_ARMS + WHOLE_VOLUME_ARMS
+
+    @property
+    def whole_volumes(self) -> bool:
+        """Whether it compares them with every engine instance of the host driven together (R3)."""
+        return self.baseline_arm in WHOLE_VOLUME_ARMS
 
     @property
     def levels(self) -> tuple[int, ...]:
@@ -126,7 +162,7 @@ class StorageBinding(Frozen):
         "checkpoint_write_s",
         "checkpoint_write_bw_bytes_per_s",
     ]
-    threshold_fraction: float = Field(default=1.0, gt=0)
+    threshold_fraction: Ratio = Field(default=1.0, gt=0)
     tolerance: float = Field(default=0.0, ge=0, lt=1)
     # the engine of inventory model_loads.<name> (R9's own model on its platform); None: the deployment's
     model_load: str | None = None
@@ -146,6 +182,8 @@ class StorageProfile(Frozen):
     when_unmeasurable: Unmeasurable = Unmeasurable.INVALID  # no baseline volume, or the same device
     reason: str = ""
     verdicts: tuple[StorageBinding, ...] = Field(min_length=1)
+    # R9's engine starts: one untimed warm-up, then this many timed starts per volume, alternating
+    engine_starts: Count = Field(default=2, ge=2)
 
     @model_validator(mode="after")
     def _explained(self) -> StorageProfile:
@@ -157,8 +195,8 @@ class StorageProfile(Frozen):
 class WholeMachine(Frozen):
     """The capacity arms on every engine instance of a host together (``instances`` ≥ 2: R3's TP4×2)."""
 
-    per_instance_concurrency: int = Field(ge=1)  # sessions in flight per instance; 1 where it serves one
-    rounds: int = Field(default=3, ge=1)  # measured rounds, each of instances × per-instance turns
+    per_instance_concurrency: Count = Field(ge=1)  # sessions in flight per instance; 1 where it serves one
+    rounds: Count = Field(default=3, ge=1)  # measured rounds, each of instances × per-instance turns
 
 
 class Capacity(Frozen):
@@ -169,11 +207,11 @@ class Capacity(Frozen):
     SSD tier (the ssd-tier arm can): the evidence of each round says whether it was.
     """
 
-    documents: int = Field(ge=1)  # the shared document set (a multiple of the engine instances)
-    prompt_tokens: int | None = Field(default=None, gt=0)  # a turn: its document, then its question
+    documents: Count = Field(ge=1)  # the shared document set (a multiple of the engine instances)
+    prompt_tokens: Tokens | None = Field(default=None, gt=0)  # a turn: its document, then its question
     reuse: float = Field(gt=0, lt=1)  # the declared reuse rate: the share of a turn that is its document
-    concurrency: tuple[int, ...] = Field(min_length=1)  # load levels: sessions in flight
-    rounds: int = Field(default=3, ge=1)  # measured rounds per level, C turns each (warm-up excluded)
+    concurrency: tuple[Level, ...] = Field(min_length=1)  # load levels: sessions in flight
+    rounds: Count = Field(default=3, ge=1)  # measured rounds per level, C turns each (warm-up excluded)
     # validity of each round: the dram-only arm reused less than this share of the documents' tokens
     # (else the DRAM tier held the set: not a capacity test), and the SSD tier's device and engine
     # read at least this share of the state bytes of what the ssd-tier arm reused
@@ -190,12 +228,50 @@ class Capacity(Frozen):
         return self
 
 
+class EngineSettings(Frozen):
+    """What the volume arms' engines get beyond their profile: the seed's cache settings, per engine kind."""
+
+    args: tuple[str, ...] = ()  # appended to the launch command (e.g. --no-enable-prefix-caching)
+    env: Environment = Field(default_factory=dict)  # e.g. LMCACHE_MAX_LOCAL_CPU_SIZE: "4"
+
+
+class VolumeComparison(Frozen):
+    """R2/R3 as the seed's reports measured them: one engine's SSD tier on each volume, the same load.
+
+    Per volume (the deployment's ``baseline_volume``, then its candidate): a fresh engine of the
+    ssd-tier profile with its tier there; ``sessions`` distinct prompts populated one after the
+    other; then per level N the engine made cold, the page cache dropped, and sessions 0..N−1
+    sent once each as a single wave at concurrency N, every load proven cold on that volume's
+    own devices by bytes (:func:`kvgate.orchestration.g3.window.restore_reason`).
+    """
+
+    sessions: Count = Field(ge=1)  # distinct sessions populated (R2: 34)
+    prompt_tokens: Tokens = Field(gt=0)  # each session's prompt (R2: ≈29.8K tokens)
+    max_tokens: Tokens = Field(gt=0)  # output tokens per request (R2: 64)
+    populate_max_tokens: Tokens = Field(default=1, gt=0)  # the seed's populate asked for one token
+    concurrency: tuple[Level, ...] = Field(min_length=1)  # levels on one engine (R2: 8/16/32)
+    whole_machine: tuple[Level, ...] = ()  # levels over every instance together (R3: 16/32 on TP4×2)
+    engine: dict[str, EngineSettings] = Field(default_factory=dict)  # engine kind → the seed's settings
+    # a gain more than references.FAR_ABOVE times the seed's upper end's speed-up: not comparable
+    when_not_comparable: Unmeasurable = Unmeasurable.INVALID
+    not_comparable_reason: str = ""
+
+    @model_validator(mode="after")
+    def _levels(self) -> VolumeComparison:
+        top = max(self.concurrency + self.whole_machine)
+        if top > self.sessions:
+            raise ValueError(f"sessions ({self.sessions}) must be at least the largest level ({top})")
+        if self.when_not_comparable is Unmeasurable.SKIP and not self.not_comparable_reason:
+            raise ValueError("a figure that may be skipped as not comparable needs its declared reason")
+        return self
+
+
 class ColdRead(Frozen):
     """R1: the same cold restore with a serial and with a parallel tier reader (engines.<x>.cold_read)."""
 
-    concurrency: int = Field(default=16, ge=1)  # R1: concurrency 16
-    trials: int = Field(default=3, ge=3)
-    prompt_tokens: int | None = Field(default=None, gt=0)  # None: the profile's prompt_tokens
+    concurrency: Count = Field(default=16, ge=1)  # R1: concurrency 16
+    trials: Count = Field(default=3, ge=3)
+    prompt_tokens: Tokens | None = Field(default=None, gt=0)  # None: the profile's prompt_tokens
 
 
 class G3Profile(Profile):
@@ -203,19 +279,19 @@ class G3Profile(Profile):
 
     name: str
     description: str
-    trials: int = Field(ge=3)
-    prompt_tokens: int = Field(gt=0)
-    max_tokens: int = Field(gt=0)
+    trials: Count = Field(ge=3)
+    prompt_tokens: Tokens = Field(gt=0)
+    max_tokens: Tokens = Field(gt=0)
     prompt_tolerance: float = Field(default=0.05, gt=0, lt=1)
     warm: bool = True
-    max_cv: float | None = Field(gt=0)  # None: CV reported, not enforced
-    request_timeout_s: float = Field(default=600, gt=0)
+    max_cv: Ratio | None = Field(gt=0)  # None: CV reported, not enforced
+    request_timeout_s: Duration = Field(default=600, gt=0)
     # load levels, run where the engine batches requests (orchestration.g3.load_arms): C × waves prompts
     # at concurrency C per trial; none: the conc 8/16 bindings are not measurable
-    concurrency: tuple[int, ...] = ()
-    waves: int = Field(default=1, ge=1)
-    load_trials: int = Field(default=3, ge=3)
-    load_prompt_tokens: int | None = Field(default=None, gt=0)  # None: prompt_tokens
+    concurrency: tuple[Level, ...] = ()
+    waves: Count = Field(default=1, ge=1)
+    load_trials: Count = Field(default=3, ge=3)
+    load_prompt_tokens: Tokens | None = Field(default=None, gt=0)  # None: prompt_tokens
     # a deployment whose tier profile has no external KV tier (cache: null) measures recompute
     # and warm only: what its ssd-restore checks become, and why
     when_no_tier: Unmeasurable = Unmeasurable.INVALID
@@ -226,7 +302,11 @@ class G3Profile(Profile):
     capacity: Capacity | None = None  # None: the capacity bindings (dram-only vs ssd-tier) are not measurable
     whole_machine: WholeMachine | None = None  # None: the whole-machine bindings are not measurable
     cold_read: ColdRead | None = None  # None: the serial vs parallel read bindings are not measurable
+    volumes: VolumeComparison | None = (
+        None  # None: the baseline vs candidate volume bindings are not measurable
+    )
     cold: ColdBounds = Field(default_factory=ColdBounds)
+    client: ClientBounds = Field(default_factory=ClientBounds)
     write_through: WriteThrough = Field(default_factory=WriteThrough)
     tokenize: dict[str, Tokenize] = Field(min_length=1)  # engine kind → endpoint
     verdicts: tuple[VerdictBinding, ...] = Field(min_length=1)
@@ -246,12 +326,22 @@ class G3Profile(Profile):
             missing = [c for c in v.levels if self.capacity and c not in self.capacity.concurrency]
             if v.capacity and missing:
                 raise ValueError(f"verdict {v.check}: level(s) {missing} are not in capacity.concurrency")
+            if v.volumes and (why := self._volume_levels(v)):
+                raise ValueError(f"verdict {v.check}: {why}")
             if v.cold_read and self.cold_read and v.concurrency != self.cold_read.concurrency:
                 raise ValueError(
                     f"verdict {v.check}: concurrency {v.concurrency} is not cold_read.concurrency "
                     f"{self.cold_read.concurrency}"
                 )
         return self
+
+    def _volume_levels(self, v: VerdictBinding) -> str | None:
+        if self.volumes is None:
+            return None
+        known = self.volumes.whole_machine if v.whole_volumes else self.volumes.concurrency
+        missing = [c for c in v.levels if c not in known]
+        where = "volumes.whole_machine" if v.whole_volumes else "volumes.concurrency"
+        return f"level(s) {missing} are not in {where}" if missing else None
 
     def verdict(self, check: str) -> VerdictBinding:
         """The binding of one verdict check."""

@@ -20,9 +20,16 @@ from pydantic import AfterValidator, Field
 # names that become file and directory names in a run (facts/<host>.json, results/<site>/)
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)]
 
-# an environment variable name: it reaches `env NAME=value` on the host, so a name starting
-# with "-" would be an option to env, and a space or "=" would change what is set
+# an environment variable name, wherever one is declared (an engine instance, a G3 placement, an R9
+# model load, an engine profile): it reaches `env NAME=value` on the host and a container's `-e`, so
+# a name starting with "-" would be an option to env, and a space, ";" or "=" would change what runs
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=255)]
+Environment = dict[EnvName, str]  # the one type of every declared environment
+
+# a tool the BOM names: a command name or an absolute path (G1 runs `command -v` on it)
+ToolName = Annotated[
+    str, Field(pattern=r"^(?:[A-Za-z0-9_][A-Za-z0-9_.+-]*|/[A-Za-z0-9_.+/-]+)$", max_length=255)
+]
 
 # [user@]host[:port], several joined by "," (OpenSSH ProxyJump); host may be [IPv6]
 _HOP = re.compile(

@@ -14,14 +14,29 @@ from pydantic import Field, field_validator, model_validator
 
 from kvgate.base.config_file import Frozen, field_error
 from kvgate.base.criteria import COMPARATORS
+from kvgate.configuration.bounds import (
+    BytesPerToken,
+    Celsius,
+    Count,
+    Events,
+    GbPerS,
+    Gib,
+    Kiops,
+    Mbps,
+    Millis,
+    Mtu,
+    Seconds,
+)
 from kvgate.configuration.inventory.fields import (
-    EnvName,
+    Environment,
     Name,
     ProxyJump,
     Regex,
+    ToolName,
     canonical_volume_path,
     scratch_path_problem,
 )
+from kvgate.configuration.inventory.ports import engine_port, port_span
 
 CLUSTER = "cluster"  # the host name of checks on the whole lab, never an inventory host nor measured itself
 
@@ -41,23 +56,23 @@ class VolumeKind(StrEnum):
 class VolumeExpect(Frozen):
     """G2 criteria for a volume; unset ones are recorded as the site baseline without a threshold."""
 
-    min_seq_read_gb_per_s: float | None = Field(default=None, gt=0)
-    min_seq_write_gb_per_s: float | None = Field(default=None, gt=0)
-    min_rand_read_kiops: float | None = Field(default=None, gt=0)
-    max_rand_read_p99_ms: float | None = Field(default=None, gt=0)
+    min_seq_read_gb_per_s: GbPerS | None = Field(default=None, gt=0)
+    min_seq_write_gb_per_s: GbPerS | None = Field(default=None, gt=0)
+    min_rand_read_kiops: Kiops | None = Field(default=None, gt=0)
+    max_rand_read_p99_ms: Millis | None = Field(default=None, gt=0)
     # minimum sequential read as a fraction of the host's RDMA NIC line rate (BOM nics)
     line_rate_fraction: float | None = Field(default=None, gt=0, le=1)
     max_cv: float | None = Field(default=None, gt=0)  # default: the workload profile's
-    min_kv_restore_gb_per_s: float | None = Field(default=None, gt=0)
-    min_model_load_gb_per_s: float | None = Field(default=None, gt=0)
-    min_checkpoint_write_gb_per_s: float | None = Field(default=None, gt=0)
+    min_kv_restore_gb_per_s: GbPerS | None = Field(default=None, gt=0)
+    min_model_load_gb_per_s: GbPerS | None = Field(default=None, gt=0)
+    min_checkpoint_write_gb_per_s: GbPerS | None = Field(default=None, gt=0)
 
 
 class NfsServer(Frozen):
     """An NFS volume's server, so its cache can be controlled (see kvgate.probes.nfs_server)."""
 
     host: Name | None = None  # an inventory host: kvgate drops its page cache over SSH before cold reads
-    ram_gib: float | None = Field(default=None, gt=0)  # else: a data set larger than this defeats its cache
+    ram_gib: Gib | None = Field(default=None, gt=0)  # else: a data set larger than this defeats its cache
 
 
 class Volume(Frozen):
@@ -69,7 +84,7 @@ class Volume(Frozen):
     device: str | None = Field(default=None, pattern=r"^/dev/")
     fstype: str | None = None  # expected filesystem type, e.g. xfs, nfs4
     mount_options: tuple[str, ...] = ()  # options that must be present, e.g. noatime
-    min_free_gib: float | None = Field(default=None, ge=0)
+    min_free_gib: Gib | None = Field(default=None, ge=0)
     hosts: tuple[str, ...] = ()  # empty: every host with the storage-client role
     nfs_server: NfsServer | None = None  # an NFS volume's server (its cache is DRAM outside the storage)
     expect: VolumeExpect = Field(default_factory=VolumeExpect)
@@ -106,13 +121,13 @@ def parse_constraint(text: str) -> ToolConstraint:
 
 class CpuExpect(Frozen):
     model: Regex | None = None  # regex searched in lscpu's model name
-    sockets: int | None = Field(default=None, ge=1)
-    cores: int | None = Field(default=None, ge=1)  # physical cores, all sockets
-    threads: int | None = Field(default=None, ge=1)  # logical CPUs
+    sockets: Count | None = Field(default=None, ge=1)
+    cores: Count | None = Field(default=None, ge=1)  # physical cores, all sockets
+    threads: Count | None = Field(default=None, ge=1)  # logical CPUs
 
 
 class MemoryExpect(Frozen):
-    total_gib: float = Field(gt=0)
+    total_gib: Gib = Field(gt=0)
     tolerance: float = Field(default=0.05, ge=0, le=0.5)  # firmware reserves some memory
 
 
@@ -123,34 +138,34 @@ class OsExpect(Frozen):
 
 
 class NvmeExpect(Frozen):
-    count: int = Field(ge=0)  # 0: the host has no NVMe (checks SKIP)
+    count: Count = Field(ge=0)  # 0: the host has no NVMe (checks SKIP)
     model: Regex | None = None
     firmware: Regex | None = None
-    capacity_gb: float | None = Field(default=None, gt=0)  # per device, decimal GB
-    max_temperature_c: float = 70.0
+    capacity_gb: Gib | None = Field(default=None, gt=0)  # per device, decimal GB
+    max_temperature_c: Celsius = 70.0
     max_percentage_used: int = Field(default=90, ge=0, le=255)
 
 
 class NicExpect(Frozen):
     name: Regex  # interface name regex, e.g. "^ens1f[01]$"
-    count: int = Field(default=1, ge=1)
-    speed_mbps: int | None = Field(default=None, gt=0)
-    mtu: int | None = Field(default=None, ge=576)
+    count: Count = Field(default=1, ge=1)
+    speed_mbps: Mbps | None = Field(default=None, gt=0)
+    mtu: Mtu | None = Field(default=None, ge=576)
     driver: str | None = None
     rdma: bool = False  # must have an RDMA device with an ACTIVE port
 
 
 class GpuExpect(Frozen):
     vendor: Literal["nvidia", "amd", "ascend"] | None = None
-    count: int = Field(ge=0)  # 0: the host has no GPU (checks SKIP)
+    count: Count = Field(ge=0)  # 0: the host has no GPU (checks SKIP)
     model: Regex | None = None
     driver: str | None = None  # constraint, e.g. ">= 550"
     # G1 accelerator detail (issue 14): what `count` counts, per-device memory, AMD firmware,
     # partition modes and XGMI (amd-smi); Ascend health is a kvgate rule on every NPU chip
     count_unit: Literal["devices", "cards"] = "devices"  # devices: as the runtime lists them (an
     # Ascend chip, an AMD partition); cards: physical boards (a 910 NPU with two chips is one card)
-    min_memory_gib: float | None = Field(default=None, gt=0)  # VRAM/HBM per device
-    firmware: str | None = None  # regex on the VBIOS/IFWI version amd-smi reports
+    min_memory_gib: Gib | None = Field(default=None, gt=0)  # VRAM/HBM per device
+    firmware: Regex | None = None  # regex on the VBIOS/IFWI version amd-smi reports
     compute_partition: Literal["SPX", "DPX", "QPX", "CPX"] | None = None  # AMD Instinct
     memory_partition: Literal["NPS1", "NPS2", "NPS4", "NPS8"] | None = None
     xgmi: bool = False  # AMD: every pair of GPUs joined by an enabled XGMI link
@@ -170,21 +185,21 @@ class GpuExpect(Frozen):
 
 
 class NvmeofExpect(Frozen):
-    subsystems: int = Field(ge=0)  # 0: no NVMe-oF on this host (checks SKIP)
+    subsystems: Count = Field(ge=0)  # 0: no NVMe-oF on this host (checks SKIP)
     transport: Literal["rdma", "tcp", "fc"] = "rdma"
-    min_live_paths: int = Field(default=1, ge=1)
+    min_live_paths: Count = Field(default=1, ge=1)
     # G1 path quality and the array's BOM (issue 14); a timeout bound left unset is not checked
-    min_optimized_paths: int = Field(default=1, ge=0)  # ANA optimized paths per subsystem (0: off)
+    min_optimized_paths: Count = Field(default=1, ge=0)  # ANA optimized paths per subsystem (0: off)
     iopolicy: Literal["numa", "round-robin", "queue-depth"] | None = None  # native multipath
-    min_ctrl_loss_tmo_s: int | None = Field(default=None, ge=0)  # "off" (retry forever) passes
-    max_reconnect_delay_s: int | None = Field(default=None, gt=0)
-    max_fast_io_fail_tmo_s: int | None = Field(default=None, ge=0)  # "off" fails: I/O waits out the loss
-    min_io_queues: int | None = Field(default=None, ge=1)  # per controller
+    min_ctrl_loss_tmo_s: Seconds | None = Field(default=None, ge=0)  # "off" (retry forever) passes
+    max_reconnect_delay_s: Seconds | None = Field(default=None, gt=0)
+    max_fast_io_fail_tmo_s: Seconds | None = Field(default=None, ge=0)  # "off" fails: I/O waits out the loss
+    min_io_queues: Count | None = Field(default=None, ge=1)  # per controller
     persistent: bool = True  # discovery.conf/config.json + nvmf-autoconnect bring the array back
-    max_transport_errors: int | None = Field(default=0, ge=0)  # kernel log since boot; None: off
-    model: str | None = None  # regex on the array's namespaces
-    firmware: str | None = None  # regex
-    capacity_gb: float | None = Field(default=None, gt=0)  # per namespace, decimal GB
+    max_transport_errors: Events | None = Field(default=0, ge=0)  # kernel log since boot; None: off
+    model: Regex | None = None  # regex on the array's namespaces
+    firmware: Regex | None = None
+    capacity_gb: Gib | None = Field(default=None, gt=0)  # per namespace, decimal GB
 
 
 # -- G1 fabric, placement and host tuning (issue 14) ----------------------------------------
@@ -199,20 +214,22 @@ class RoceExpect(Frozen):
     addresses: tuple[str, ...] = ()  # storage IPs that need a RoCE v2 GID; empty: any IPv4 GID
     cm_mode: Literal["RoCE v2", "IB/RoCE v1"] = "RoCE v2"  # rdma_cm's default GID type
     active_mtu: Literal[256, 512, 1024, 2048, 4096] = 4096  # the RoCE path MTU (netdev MTU >= 4200)
-    max_rx_discards: int = Field(default=0, ge=0)  # G2: NIC discards + buffer overruns in the baseline
+    max_rx_discards: Events = Field(default=0, ge=0)  # G2: NIC discards + buffer overruns in the baseline
 
 
 class NumaExpect(Frozen):
     """Where storage NICs and GPUs sit: a GPU group far from its storage NIC crosses the socket."""
 
-    nodes: int | None = Field(default=None, ge=1)  # NUMA nodes the OS sees (sockets × NPS)
-    max_remote_gpu_groups: int = Field(default=0, ge=0)  # engine GPU groups with no storage NIC on their node
+    nodes: Count | None = Field(default=None, ge=1)  # NUMA nodes the OS sees (sockets × NPS)
+    max_remote_gpu_groups: Count = Field(
+        default=0, ge=0
+    )  # engine GPU groups with no storage NIC on their node
 
 
 class TuningExpect(Frozen):
     """Host settings the engines need (AMD MI300X system optimization guide, ROCm docs)."""
 
-    min_shm_gib: float | None = Field(default=None, gt=0)  # /dev/shm size
+    min_shm_gib: Gib | None = Field(default=None, gt=0)  # /dev/shm size
     kernel_cmdline: tuple[str, ...] = ()  # tokens on /proc/cmdline, e.g. iommu=pt
     numa_balancing: bool | None = None  # False: /proc/sys/kernel/numa_balancing reads 0
     user_groups: tuple[str, ...] = ()  # the SSH user's groups, e.g. [video, render] for /dev/kfd and /dev/dri
@@ -228,8 +245,8 @@ class Expectations(Frozen):
     nics: tuple[NicExpect, ...] = ()
     gpus: GpuExpect | None = None
     nvmeof: NvmeofExpect | None = None
-    tools: dict[str, str] = Field(default_factory=dict)  # name -> ">= 3.28"
-    max_clock_offset_ms: float | None = Field(default=None, gt=0)
+    tools: dict[ToolName, str] = Field(default_factory=dict)  # name -> ">= 3.28"
+    max_clock_offset_ms: Millis | None = Field(default=None, gt=0)
     pcie_full_link: bool = True  # NVMe/NIC/GPU links must train at their capable speed/width
     roce: RoceExpect | None = None
     numa: NumaExpect | None = None
@@ -285,7 +302,7 @@ class PhasePlacement(Frozen):
     They replace the first instance's environment and the deployment's ``engine_args``.
     """
 
-    env: dict[str, str] = Field(default_factory=dict)
+    env: Environment = Field(default_factory=dict)
     engine_args: tuple[str, ...] = ()
 
 
@@ -300,7 +317,7 @@ class ColdReadProfiles(Frozen):
     parallel: ProfileName
     placement: PhasePlacement = Field(default_factory=PhasePlacement)
     model: str | None = Field(default=None, pattern=r"^/.+")  # a host path; None: the deployment's
-    state_bytes_per_token: int | None = Field(default=None, gt=0)  # required with model
+    state_bytes_per_token: BytesPerToken | None = Field(default=None, gt=0)  # required with model
 
     @model_validator(mode="after")
     def _model_size(self) -> ColdReadProfiles:
@@ -320,19 +337,25 @@ class EngineDeployment(Frozen):
     tier_profile: ProfileName
     recompute_profile: ProfileName
     volume: str  # a scratch candidate volume: the KV tier lives under <path>/kvgate-g3/<host>/
+    # R2/R3 as the seed measured them: the same tier on this scratch baseline volume (the seed's local
+    # NVMe) against the candidate; None: their rows are not measurable. R9 and the checkpoint compare
+    # against another baseline volume (the seed's NFS), never this one
+    baseline_volume: str | None = None
     model: str = Field(default="tiny", pattern=r"^(tiny|/.+)$")  # "tiny": generated locally, or a host path
-    state_bytes_per_token: int | None = Field(default=None, gt=0)  # bytes the tier stores per prompt token
+    state_bytes_per_token: BytesPerToken | None = Field(
+        default=None, gt=0
+    )  # bytes the tier stores per prompt token
     # the engine's interpreter; None: the controller's own (local), python3 (ssh). A relative path
     # with a "/" is relative to the inventory file (for a venv beside it on a local host)
     python: str | None = None
-    port: int = Field(default=18000, ge=1024, le=65534)  # the recompute engine listens on port + 1
+    port: int = Field(default=18000, ge=1024, le=65534)  # the first engine's; the others port_span apart
     # G3 R9 by the engine: volume name → path of a copy of the model on that volume (a lab model;
     # the tiny model is copied by kvgate). A volume without a copy: that engine load is INVALID
     model_copies: dict[str, str] = Field(default_factory=dict)
     # the engine instances on each host: a count, or one entry per instance with its extra
     # environment (e.g. {HIP_VISIBLE_DEVICES: "0,1,2,3"}); two or more: G3 also drives them all
-    # together (whole machine, R3's TP4×2). Instance i: tier engine on port + 2i, recompute + 2i + 1
-    instances: tuple[dict[EnvName, str], ...] = Field(default=({},), min_length=1, max_length=64)
+    # together (whole machine, R3's TP4×2). Instance i: tier engine in slot 2i, recompute in 2i + 1
+    instances: tuple[Environment, ...] = Field(default=({},), min_length=1, max_length=64)
     # R1 (LMCache's parallel-read patch): two tier profiles of the same engine and tier, its reader
     # serial in one and parallel in the other; G3 restores the same prompts cold with each
     cold_read: ColdReadProfiles | None = None
@@ -362,10 +385,22 @@ class EngineDeployment(Frozen):
         """One extra environment per engine instance."""
         return self.instances
 
+    @property
+    def port_span(self) -> int:
+        """Ports between two of this deployment's engines: the widest range any of its placements opens."""
+        placed = [p.engine_args for p in (self.capacity, self.cold_read and self.cold_read.placement) if p]
+        return port_span(self.engine_args, *placed)
+
+    def engine_port(self, slot: int) -> int:
+        """The port of the engine in ``slot``: instance i in slot 2i, a recompute engine beside it: 2i + 1."""
+        return engine_port(self.port, slot, self.port_span)
+
     @model_validator(mode="after")
     def _model_size(self) -> EngineDeployment:
-        if self.port + 2 * len(self.instance_envs) - 1 > 65535:
-            raise ValueError(f"port {self.port}: the last instance's recompute engine would be past 65535")
+        if (last := self.engine_port(2 * len(self.instance_envs) - 1)) > 65535:
+            raise ValueError(
+                f"port {self.port}: the last instance's recompute engine would be at {last}, past 65535"
+            )
         if self.model != "tiny" and self.state_bytes_per_token is None:
             raise ValueError("state_bytes_per_token is required for a model other than 'tiny'")
         return self
@@ -385,7 +420,7 @@ class ModelLoad(Frozen):
     profile: ProfileName  # workloads/engines/<name>.yaml, e.g. vllm-ascend
     copies: dict[str, str] = Field(min_length=2)  # volume name → the model's path on that volume
     python: str | None = None  # the engine's interpreter; None: python3 (ssh) or the controller's (local)
-    env: dict[str, str] = Field(default_factory=dict)  # e.g. {ASCEND_RT_VISIBLE_DEVICES: "0,1,2,3"}
+    env: Environment = Field(default_factory=dict)  # e.g. {ASCEND_RT_VISIBLE_DEVICES: "0,1,2,3"}
     engine_args: tuple[str, ...] = ()  # e.g. ["--tensor-parallel-size", "4"]
     port: int = Field(default=18300, ge=1024, le=65535)
 
@@ -408,6 +443,9 @@ class Inventory(Frozen):
     volumes: dict[Name, Volume] = Field(default_factory=dict)
     engines: dict[Name, EngineDeployment] = Field(default_factory=dict)  # G3 engine deployments
     model_loads: dict[Name, ModelLoad] = Field(default_factory=dict)  # G3 R9 service loads
+    # hosts probed at once (default: all of them); a site whose control node or bastion cannot hold
+    # that many SSH sessions sets a limit
+    max_parallel_hosts: int | None = Field(default=None, ge=1, le=10_000)
 
     @model_validator(mode="after")
     def _references(self) -> Inventory:
@@ -466,6 +504,8 @@ class Inventory(Frozen):
         for h in dep.hosts:
             if h not in self.hosts:
                 raise ValueError(f"engines.{name}.hosts: host {h!r} is not defined under hosts")
+        if dep.baseline_volume is not None:
+            self._check_baseline(name, dep.baseline_volume)
         if dep.loadgen == "controller":
             for h in self.engine_hosts(name):
                 if self.hosts[h].proxy_jump:
@@ -473,6 +513,15 @@ class Inventory(Frozen):
                         f"engines.{name}.loadgen: controller needs a direct route to host {h!r}, "
                         f"which is reached through proxy_jump {self.hosts[h].proxy_jump!r}; use loadgen: host"
                     )
+
+    def _check_baseline(self, name: str, volume: str) -> None:
+        vol, field = self.volumes.get(volume), f"engines.{name}.baseline_volume"
+        if vol is None:
+            raise ValueError(f"{field}: volume {volume!r} is not defined under volumes")
+        if vol.kind is not VolumeKind.BASELINE:
+            raise ValueError(f"{field}: {volume!r} is a {vol.kind} volume, not a baseline")
+        if not vol.scratch:
+            raise ValueError(f"{field}: {volume!r} is not scratch; the KV tier writes there")
 
     def loadgen_address(self, name: str, host: str) -> str | None:
         """Where the controller reaches deployment ``name``'s engines on ``host``; None: loadgen there."""

@@ -44,14 +44,28 @@ def _ana(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
                 )
             )
             continue
-        # a controller that is not live keeps its last ANA state (a reconnecting path still reads
-        # `optimized`): only a live path counts
-        optimized = sum("optimized" in states[c["name"]] for c in ctrls if c["state"] == "live")
+        optimized = min(_optimized_per_namespace(ctrls).values())
         note = "; ".join(f"{c['name']} {c['address']}: {_path_state(states[c['name']], c)}" for c in ctrls)
         parts.append(
             checks.with_note(checks.measure(check, col, optimized, metric=f"{nqn}.optimized_paths"), note)
         )
     return checks.combine(check, parts, checks.errors_text(col, "sysfs") or _none(transport))
+
+
+def _optimized_per_namespace(ctrls: list[dict[str, Any]]) -> dict[str, int]:
+    """Live optimized paths of each namespace (``nvme0c1n2`` is namespace ``n2`` through ``nvme1``).
+
+    ANA states are per namespace group: an array whose controllers each own some namespaces shows
+    every controller optimized for one namespace and not for another, so a subsystem has as many
+    optimized paths as its worst namespace. A controller that is not live keeps its last ANA state
+    (a reconnecting path still reads `optimized`): only a live path counts.
+    """
+    counts: dict[str, int] = {}
+    for c in ctrls:
+        for p in c["paths"]:
+            ns = "n" + str(p["namespace"]).rsplit("n", 1)[-1]
+            counts[ns] = counts.get(ns, 0) + (c["state"] == "live" and p["ana_state"] == "optimized")
+    return counts
 
 
 def _path_state(ana: list[str], ctrl: dict[str, Any]) -> str:

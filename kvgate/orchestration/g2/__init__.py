@@ -5,6 +5,8 @@
     fixtures.py      every host's scratch volumes measured at once, then each check handed its numbers
     measure.py       one volume of one host: the fio matrix, then the agent workloads; raw outputs
                      stored as they arrive
+    ceiling.py       the read ceiling is the device's: the readers' I/Os in flight the sweep must cover, a
+                     faster G2 read raising it (with why), and G2's figures that contradict each other
     workloads.py     KV restore, model load, checkpoint through the agent (VolumeUnderTest); a read the
                      device counters do not account for, or a silent O_DIRECT fallback, is INVALID
     cluster.py       the cluster aggregate: one sequential read on every storage client at once

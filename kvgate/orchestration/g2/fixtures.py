@@ -20,7 +20,6 @@ from kvgate.orchestration.g2.workloads import VolumeUnderTest
 from kvgate.orchestration.gatefixtures import GateRun
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.record import RunStore
-from kvgate.transport import fan_out
 
 HostResults = dict[str, VolumeResult]
 
@@ -37,9 +36,7 @@ def g2_measured(
         configuration={"gate_profile": profile.model_dump(mode="json")}
     )  # page 1's scope
     measure = partial(_measure_host, gate_run, profile)
-    results: dict[str, HostResults | LabError] = dict(
-        fan_out({h: h for h in sorted(pending - {CLUSTER})}, measure)
-    )
+    results: dict[str, HostResults | LabError] = dict(gate_run.fan_out(sorted(pending - {CLUSTER}), measure))
     for host, r in results.items():
         gate_run.session.notify(host, "measured" if not isinstance(r, LabError) else f"ERROR: {r}")
     if CLUSTER in pending:  # after the per-host runs, so they do not disturb each other
@@ -93,7 +90,8 @@ def save(store: RunStore, r: VolumeResult) -> None:
     """The volume's measurements as an artifact and its table row in run.json, as soon as it is done."""
     data = {k: _json(m) for k, m in r.measurements.items()}
     store.artifact(r.host, f"g2/{r.volume}/measurements.json", json.dumps(data, indent=1, default=str))
-    store.merge_meta(g2_rows={f"{r.host}/{r.volume}": row(r)})
+    key = f"{r.host}/{r.volume}"
+    store.merge_meta(g2_rows={key: row(r)}, contradictions={key: [c.model_dump() for c in r.contradictions]})
 
 
 def _json(m: Measurement) -> dict[str, Any]:

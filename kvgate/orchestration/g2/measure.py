@@ -15,9 +15,11 @@ from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import parse_size
 from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint
 from kvgate.configuration.model_profiles import ModelProfile
+from kvgate.orchestration.g2.ceiling import contradictions, raise_ceiling, readers_reach
 from kvgate.orchestration.g2.workloads import VolumeUnderTest, run_workloads
-from kvgate.probes.fio import MeasuredRun, RunOptions, run_matrix
+from kvgate.probes.fio import MeasuredRun, Reach, RunOptions, configuration, run_matrix
 from kvgate.probes.scratch import ScratchDir, checked, create, remove, run_directory
+from kvgate.record import Contradiction
 from kvgate.transport import Executor
 
 
@@ -31,6 +33,8 @@ class VolumeResult:
     knee: Knee | None = None
     ceiling: SweepPoint | None = None  # the sweep's best cell (its re-measured bandwidth: "ceiling.*")
     sweep: list[tuple[str, int, float]] = field(default_factory=list)  # (bs, parallelism, bytes/s)
+    points: tuple[SweepPoint, ...] = ()  # every valid sweep cell, the grid's and past it
+    contradictions: list[Contradiction] = field(default_factory=list)  # its figures against each other
 
     def add(self, found: list[Measurement]) -> None:
         self.measurements |= {m.metric: m for m in found}
@@ -49,7 +53,8 @@ def proof_json(mr: MeasuredRun) -> str:
 def measure_volume(
     vut: VolumeUnderTest, *, profile: MatrixProfile, models: Mapping[str, ModelProfile]
 ) -> VolumeResult:
-    """Run the fio matrix and the workloads on one scratch volume; clean up our files after.
+    """Run the fio matrix (its sweep out to the workloads' readers) and the workloads on one scratch
+    volume; the ceiling raised by a faster read; clean up our files after.
 
     The work directory passes the scratch check (kvgate.probes.scratch) before anything is created.
     """
@@ -58,14 +63,27 @@ def measure_volume(
     directory = checked(ex, vol, run_directory(vol, gate="g2", host=ex.host, run=vut.store.path.name))
     try:
         create(ex, directory)
-        _fio(vut, result, profile=profile, directory=directory.path)
+        _fio(vut, result, profile=profile, directory=directory.path, reach=readers_reach(models))
         result.add(run_workloads(vut, directory, models=models))
     finally:
         remove_work_dir(ex, directory)
+    judge_ceiling(result)
     return result
 
 
-def _fio(vut: VolumeUnderTest, result: VolumeResult, *, profile: MatrixProfile, directory: str) -> None:
+def judge_ceiling(result: VolumeResult) -> None:
+    """A faster trusted read raises the ceiling (kvgate.orchestration.g2.ceiling); what still contradicts."""
+    how = configuration(result.ceiling) if result.ceiling else "no sweep"
+    result.add(raise_ceiling(result.measurements, how=how))
+    where = f"{result.host}/{result.volume}"
+    result.contradictions = contradictions(
+        where, result.measurements, knee=result.knee, points=list(result.points)
+    )
+
+
+def _fio(
+    vut: VolumeUnderTest, result: VolumeResult, *, profile: MatrixProfile, directory: str, reach: Reach | None
+) -> None:
     ex, store = vut.ex, vut.store
     evidence: dict[str, list[str]] = {}
 
@@ -77,11 +95,11 @@ def _fio(vut: VolumeUnderTest, result: VolumeResult, *, profile: MatrixProfile, 
         evidence.setdefault(cell, []).extend(paths)
 
     opts = RunOptions(sudo=vut.host.sudo, server_cache=vut.server_cache)
-    base = run_matrix(ex, profile, vut.volume, directory=directory, opts=opts, on_run=on_run)
+    base = run_matrix(ex, profile, vut.volume, directory=directory, opts=opts, on_run=on_run, reach=reach)
     for m in base.measurements:
         cell = m.metric.split(".")[0]
         result.add([dataclasses.replace(m, evidence=tuple(evidence.get(cell, ())))])
-    result.knee, result.ceiling = base.knee, base.ceiling
+    result.knee, result.ceiling, result.points = base.knee, base.ceiling, base.points
     result.sweep = sweep_series(base.points)
 
 

@@ -18,6 +18,12 @@ Counter names differ by driver (from real `ethtool -S` outputs, PROVENANCE.md):
 CNPs and RDMA receive-queue overruns are RDMA counters, not ethtool's: mlx5's
 hw_counters `np_cnp_sent`, `rp_cnp_handled` and `out_of_buffer` (judged).
 
+Any other driver: the kernel's own counters of every interface, /sys/class/net/<if>/statistics
+(struct rtnl_link_stats64 in include/uapi/linux/if_link.h): judged rx_missed_errors (dropped by
+the device for want of buffers), rx_fifo_errors and rx_over_errors (receive FIFO overruns); shown
+rx_dropped, which also counts frames the stack did not want (L2 filtering, unknown protocols).
+The verdict says that these generic counters, and which of them, were read.
+
 >>> parse_ethtool_stats("NIC statistics:\\n     rx_discards_phy: 12\\n     rx_prio3_pause: 7\\n")
 {'rx_discards_phy': 12, 'rx_prio3_pause': 7}
 """
@@ -42,15 +48,19 @@ JUDGED = {  # a driver's marker counter -> the discard/overrun counters judged f
     "port.rx_dropped": ("port.rx_dropped", "rdma:out_of_buffer"),  # i40e; renamed port.rx_discards later
     "port.rx_discards": ("port.rx_discards", "rdma:out_of_buffer"),
 }
+GENERIC = ("sys:rx_missed_errors", "sys:rx_fifo_errors", "sys:rx_over_errors")  # where the driver is unknown
 SHOWN = re.compile(
     r"prio\d_pause$|pfc_ena_frames_pri\d$|priority_\d_xoff(_[rt]x)?(\.nic)?$|pause_ctrl_phy$|global_pause$"
-    r"|prio\d_discards$|discard_packets_cos\d$|rx_stat_discard$|^rdma:"
+    r"|prio\d_discards$|discard_packets_cos\d$|rx_stat_discard$|^rdma:|^sys:"
 )
 RDMA_COUNTERS = ("np_cnp_sent", "rp_cnp_handled", "out_of_buffer")
-SNAPSHOT = (
-    "ethtool -S %s; for c in " + " ".join(RDMA_COUNTERS) + "; do "
+KERNEL_COUNTERS = ("rx_missed_errors", "rx_fifo_errors", "rx_over_errors", "rx_dropped")
+SNAPSHOT = (  # a driver without ethtool statistics still has the kernel's
+    "ethtool -S %s 2>/dev/null || echo 'NIC statistics:'; for c in " + " ".join(RDMA_COUNTERS) + "; do "
     "for f in /sys/class/net/%s/device/infiniband/*/ports/*/hw_counters/$c; do "
-    '[ -e "$f" ] && echo "     rdma:$c: $(cat "$f")"; done; done; true'
+    '[ -e "$f" ] && echo "     rdma:$c: $(cat "$f")"; done; done; '
+    "for c in " + " ".join(KERNEL_COUNTERS) + "; do f=/sys/class/net/%s/statistics/$c; "
+    '[ -e "$f" ] && echo "     sys:$c: $(cat "$f")"; done; true'
 )
 
 
@@ -69,8 +79,16 @@ def parse_ethtool_stats(text: str) -> dict[str, int]:
 
 
 def judged_counters(counters: dict[str, int]) -> tuple[str, ...] | None:
-    """The discard/overrun counters of the driver these counters come from; None: unknown driver."""
-    return next((names for marker, names in JUDGED.items() if marker in counters), None)
+    """The discard/overrun counters of the driver these counters come from, else the kernel's generic
+    ones that were read; None: neither."""
+    driver = next((names for marker, names in JUDGED.items() if marker in counters), None)
+    generic = tuple(n for n in (*GENERIC, "rdma:out_of_buffer") if n in counters)
+    return driver or (generic if set(generic) & set(GENERIC) else None)
+
+
+def driver_known(counters: dict[str, int]) -> bool:
+    """Whether the counters name one of the drivers whose own discard counters G2 judges."""
+    return any(marker in counters for marker in JUDGED)
 
 
 NicCheck = Check[None]  # subject: the BOM's interface name pattern
@@ -93,7 +111,9 @@ def evaluate_nic(
 def _one(check: NicCheck, name: str, delta: dict[str, int], evidence: tuple[str, ...]) -> Judgement:
     names = judged_counters(delta)
     if names is None:
-        why = f"{name}: no discard counter known for this driver ({len(delta)} counters read)"
+        why = (
+            f"{name}: no discard counter known for this driver, nor the kernel's ({len(delta)} counters read)"
+        )
         return Judgement(Verdict.INVALID, why, check.criterion)
     c = check.criterion
     metric = f"{name}.{c.metric}"
@@ -102,9 +122,12 @@ def _one(check: NicCheck, name: str, delta: dict[str, int], evidence: tuple[str,
         Inputs({metric: Measurement(metric, sum(delta.get(n, 0) for n in names), "", evidence)})
     )
     moved = [f"{n} +{v}" for n, v in delta.items() if v and (n in names or SHOWN.search(n))]
+    read = (
+        "" if driver_known(delta) else f" (driver's counters unknown: the kernel's {', '.join(names)} read)"
+    )
     return Judgement(
         j.verdict,
-        f"{j.condition} — {', '.join(moved) or 'no discard, pause or CNP counter moved'}",
+        f"{j.condition}{read} — {', '.join(moved) or 'no discard, pause or CNP counter moved'}",
         part.criterion,
     )
 
@@ -139,11 +162,11 @@ class Snapshot:
 
 
 def snapshot(ex: Executor, patterns: tuple[str, ...]) -> Snapshot:
-    """ethtool -S and RDMA hw_counters of every interface matching a pattern."""
+    """ethtool -S, RDMA hw_counters and the kernel's statistics of every interface matching a pattern."""
     names = ex.run("ls /sys/class/net", check=True, timeout_s=15).stdout.split()
     snap = Snapshot()
     for name in (n for n in names if any(re.search(p, n) for p in patterns)):
-        res = ex.run(SNAPSHOT, name, name, check=True, timeout_s=30)
+        res = ex.run(SNAPSHOT, name, name, name, check=True, timeout_s=30)
         snap.raw[name] = res.stdout
         try:
             snap.counters[name] = parse_ethtool_stats(res.stdout)

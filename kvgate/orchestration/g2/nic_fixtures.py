@@ -13,7 +13,6 @@ from kvgate.base.errors import LabError
 from kvgate.orchestration.g2.measure import VolumeResult
 from kvgate.orchestration.g2.nic_counters import NicCheck, Snapshot, deltas, nic_plan, patterns_of, snapshot
 from kvgate.orchestration.gatefixtures import GateRun
-from kvgate.transport import fan_out
 
 Snapshots = dict[str, Snapshot | LabError]
 
@@ -28,7 +27,7 @@ def _take(when: str, run: GateRun) -> Snapshots:
             run.store.artifact(host, f"g2/nic-counters/{name}.{when}.txt", text)
         return snap
 
-    return dict(fan_out({h: h for h in hosts}, one))
+    return dict(run.fan_out(hosts, one))
 
 
 @pytest.fixture(scope="session")

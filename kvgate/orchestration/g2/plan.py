@@ -20,10 +20,10 @@ from kvgate.base.units import GB
 from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import CLUSTER, Inventory, Volume, VolumeExpect
-from kvgate.judgement import Check, Ruling
+from kvgate.judgement import RECORDED_BASELINE, Check, Ruling
 from kvgate.probes.fio import CEILING_CELL
 
-MEASURED = "no site threshold: measured as the site baseline"
+MEASURED = RECORDED_BASELINE  # no site threshold: the figure is the site baseline
 
 
 G2Check = Check[None]  # subject: the volume; key: the metric; status_key: its workload's failure

@@ -49,6 +49,7 @@ class Window:
     engine_read_bytes: int | None  # the engine's process tree (or cgroup) read bytes delta
     hit_tokens: int | None  # tokens the engine restored from its tier (its own count), None: unknown
     caches_dropped: bool = False
+    host_load: str | None = None  # the host's load in the window (load average, CPU steal)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class Trial:
     invalid_reason: str | None = None  # cold proof, write-through or shape, with the numbers
     evidence: tuple[str, ...] = ()
     cold_by: str = ""  # how the tier was made cold before the restore (EngineService.make_cold)
+    shared_device: str | None = None  # the device read far more than the engine: another reader's
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -88,9 +90,9 @@ def _optional_median(values: list[float | int | None]) -> float | None:
 
 
 def _read_bw(t: Trial) -> float | None:
-    """The restore's device bytes over its TTFT (the request waits for the restore), in GB/s."""
+    """The engine's own read bytes over the restore's TTFT (the request waits for the restore), in GB/s."""
     w, ttft = t.window, t.outcome.ttft_s
-    return w.device_read_bytes / ttft / 1e9 if w and w.device_read_bytes is not None and ttft else None
+    return w.engine_read_bytes / ttft / 1e9 if w and w.engine_read_bytes is not None and ttft else None
 
 
 def _throughput(t: Trial, output_tokens: int) -> float | None:
@@ -124,5 +126,6 @@ def summarize(arm: str, trials: list[Trial], *, output_tokens: int = 0) -> ArmFi
         predicted_bytes_p50=_optional_median([t.predicted_bytes for t in trials]),
         restart_to_ready_p50_s=_optional_median([t.restart_to_ready_s for t in trials]),
         invalid_reasons=failed + reasons,
+        qualifications=[f"trial {t.index}: {t.shared_device}" for t in trials if t.shared_device],
         read_bw_gb_per_s=_optional_median([_read_bw(t) for t in ok]),
     )

@@ -30,8 +30,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from kvgate.configuration.gate_profiles import CAPACITY_ARMS
-from kvgate.orchestration.g3.evidence import capacity_reason, dram_held_reason, shape_reason
-from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches
+from kvgate.orchestration.g3.context import DeploymentContext
+from kvgate.orchestration.g3.evidence import capacity_reason, dram_held_reason, shape_reasons
+from kvgate.orchestration.g3.load_arms import LoadTrial, judged, load_trial, output_mismatches
 from kvgate.orchestration.g3.window import EngineWindow
 from kvgate.probes.agent import Sessions
 from kvgate.probes.engines import EngineService, settled_kv_bytes
@@ -39,7 +40,6 @@ from kvgate.probes.loadgen import fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile
-    from kvgate.orchestration.g3.protocol import ColdRestore
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,11 @@ class Turns:
 class CapacityRun:
     """The capacity arms of one deployment on one host (see the module docstring)."""
 
-    def __init__(self, proto: ColdRestore, arms: dict[str, EngineProfile]) -> None:
-        cap = proto.profile.capacity
+    def __init__(self, ctx: DeploymentContext, arms: dict[str, EngineProfile]) -> None:
+        cap = ctx.profile.capacity
         assert cap is not None
-        self.proto, self.setup, self.cap, self.arms = proto, proto.setup, cap, arms
-        self.prompt_tokens = cap.prompt_tokens or proto.profile.prompt_tokens
+        self.ctx, self.setup, self.cap, self.arms = ctx, ctx.setup, cap, arms
+        self.prompt_tokens = cap.prompt_tokens or ctx.profile.prompt_tokens
         self.levels: dict[str, list[LoadTrial]] = {}  # arm → its rounds at every level
         self.whole: dict[str, list[LoadTrial]] = {}  # arm → its rounds on the whole machine
         self.tokens: dict[str, int | None] = {}  # text → its tokens (the engines' tokenizer)
@@ -72,7 +72,7 @@ class CapacityRun:
         """Arm → its measured rounds at every level, and on the whole machine (two or more instances)."""
         for arm, profile in self.arms.items():
             self._levels(arm, profile)
-        wm = self.proto.profile.whole_machine
+        wm = self.ctx.profile.whole_machine
         if len(self.setup.envs) > 1 and wm is not None:
             self.sessions = self._sessions("capacity-whole")
             for arm, profile in self.arms.items():
@@ -80,7 +80,7 @@ class CapacityRun:
         return self.levels, self.whole
 
     def _sessions(self, phase: str) -> Sessions:
-        tpw = self.proto.result.tokens_per_word
+        tpw = self.ctx.tokens_per_word
         return Sessions(
             f"{self.setup.salt}/{phase}", self.cap.documents, self.prompt_tokens, self.cap.reuse, tpw
         )
@@ -90,7 +90,7 @@ class CapacityRun:
         env, args = self.setup.capacity_env, self.setup.capacity_args
         with self._engine(profile, f"capacity-{arm}", 0, env, args) as eng:
             assert eng.record is not None
-            self.proto.sink.engine(arm, eng.record)
+            self.ctx.sink.engine(arm, eng.record)
             turn = self._warm_up([eng], max(self.cap.concurrency))
             for c in self.cap.concurrency:
                 for k in range(self.cap.rounds):
@@ -127,10 +127,10 @@ class CapacityRun:
             ]
 
     def _engine(
-        self, profile: EngineProfile, name: str, port_offset: int, env: dict[str, str], args: tuple[str, ...]
+        self, profile: EngineProfile, name: str, slot: int, env: dict[str, str], args: tuple[str, ...]
     ) -> EngineService:
-        where = self.proto.placement(name, port_offset)
-        return EngineService(self.proto.ex, profile, where, env=env, args=args)
+        where = self.ctx.placement(name, slot)
+        return EngineService(self.ctx.ex, profile, where, env=env, args=args)
 
     def _fit_documents(self, engines: list[EngineService]) -> None:
         """Each document fitted to its share of a prompt by the engines' tokenizer (once per phase)."""
@@ -148,7 +148,7 @@ class CapacityRun:
         """Every document once (not measured); the tier's writes drained. Returns the next turn."""
         self._fit_documents(engines)
         what = f"{self.cap.documents} documents on {engines[0].profile.name}"
-        self.proto.sink.notify(f"capacity: warm-up, {what}")
+        self.ctx.sink.notify(f"capacity: warm-up, {what}")
         self._send(engines, Turns(0, self.cap.documents, concurrency))
         tiers = [e for e in engines if e.profile.cache is not None]
         if tiers:
@@ -163,26 +163,34 @@ class CapacityRun:
         usage = all(e.profile.streams_usage for e in engines)
         counted = [self._count(engines, j, self.sessions.prompt(j)) for j in turns.span] if not usage else []
         reusable = [self._count(engines, j, self.sessions.document_text(j)) for j in turns.span]
-        drop = self.proto.he.drop()
-        self.proto.load_site.warm_up()
-        self.proto.sink.notify(f"capacity {where} round {k}: {turns.count} turns")
-        with EngineWindow(self.proto.he, self.proto.volume, engines, resident=True, per_request=True) as w:
+        drop = self.ctx.he.drop()
+        self.ctx.load_site.warm_up()
+        self.ctx.sink.notify(f"capacity {where} round {k}: {turns.count} turns")
+        with EngineWindow(self.ctx.he, self.ctx.volume, engines, resident=True, per_request=True) as w:
             doc = self._send(engines, turns)
         name = f"capacity/{where.replace('@', '-')}/round-{k}.loadgen.json"
-        ev = self.proto.sink.save(name, json.dumps(doc))
+        ev = self.ctx.sink.save(name, json.dumps(doc))
         if not usage:  # the loadgen's usage-based shape check cannot apply: the tokenizer's counts do
             doc = {**doc, "workload_invalid_reason": None}
-        trial = load_trial(arm, turns.concurrency, k, self.sessions.salt, doc=doc, bracket=w, min_hit=0)
+        trial = load_trial(
+            arm,
+            turns.concurrency,
+            k,
+            self.sessions.salt,
+            doc=doc,
+            bracket=w,
+            min_hit=0,
+            client=self.ctx.profile.client,
+        )
         known = None if None in reusable else sum(n or 0 for n in reusable)
-        reasons = [
-            trial.invalid_reason,
-            self._evidence(arm, w, known, drop.dropped),
-            *self._shape(doc, counted),
-        ]
-        why = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
+        tolerance = self.ctx.profile.prompt_tolerance
+        shapes = shape_reasons(
+            doc.get("records") or [], counted, target=self.prompt_tokens, tolerance=tolerance
+        )
+        reasons = [trial.invalid_reason, self._evidence(arm, w, known, drop.dropped), *shapes]
         total = None if usage or None in counted else sum(n or 0 for n in counted)
-        trial = replace(trial, invalid_reason=why, evidence=(ev,), engine_read_bytes=w.engine_read_bytes)
-        into.setdefault(arm, []).append(replace(trial, counted_prompt_tokens=total, reusable_tokens=known))
+        trial = judged(trial, reasons, evidence=ev, tokens=total)
+        into.setdefault(arm, []).append(replace(trial, reusable_tokens=known))
 
     def _evidence(self, arm: str, w: EngineWindow, reusable: int | None, dropped: bool) -> str | None:
         """What the round's counters say about whether it compared capacity."""
@@ -195,7 +203,7 @@ class CapacityRun:
             reusable=reusable,
             counts=w.counts,
             state_bytes_per_token=self.setup.state_bytes_per_token,
-            min_hit_ratio=self.proto.profile.cold.min_hit_ratio,
+            min_hit_ratio=self.ctx.profile.cold.min_hit_ratio,
             caches_dropped=dropped,
         )
 
@@ -203,22 +211,22 @@ class CapacityRun:
         """A text's tokens by the tokenizer of the engine its turn goes to (cached: documents repeat)."""
         if text not in self.tokens:
             eng = engines[self.sessions.document(turn) % len(engines)]
-            self.tokens[text] = self.proto.tokens(eng, text)
+            self.tokens[text] = self.ctx.tokens(eng, text)
         return self.tokens[text]
 
     def _send(self, engines: list[EngineService], turns: Turns) -> dict[str, Any]:
         """The sessions driver on the load site: these turns at their concurrency; its result document."""
-        timeout_s, site = self.proto.profile.request_timeout_s, self.proto.load_site
+        timeout_s, site = self.ctx.profile.request_timeout_s, self.ctx.load_site
         out = site.out("sessions.json")
         argv = self._argv(engines, turns, out)
         timeout_s = timeout_s * turns.count + 120
         return site.drive(argv, out, engines=engines, what="sessions driver", timeout_s=timeout_s)
 
     def _argv(self, engines: list[EngineService], turns: Turns, out: str) -> list[str]:
-        p, s, site = self.proto.profile, self.sessions, self.proto.load_site
+        p, s, site = self.ctx.profile, self.sessions, self.ctx.load_site
         usage = all(e.profile.streams_usage for e in engines)
         options = {
-            "--model": self.proto.model_id,
+            "--model": self.ctx.model_id,
             "--concurrency": str(turns.concurrency),
             "--first-turn": str(turns.first),
             "--turns": str(turns.count),
@@ -238,27 +246,12 @@ class CapacityRun:
         urls = [a for eng in engines for a in ("--url", site.url(eng))]
         return ["sessions", *urls, *(a for option in options.items() for a in option)]
 
-    def _shape(self, doc: dict[str, Any], tokens: list[int | None]) -> list[str | None]:
-        """Each turn's prompt length (the engine's tokenizer) and finish reason against the profile."""
-        tolerance = self.proto.profile.prompt_tolerance
-        records = sorted(doc.get("records") or [], key=lambda r: int(r.get("index", 0)))
-        return [
-            shape_reason(
-                prompt_tokens=n,
-                target=self.prompt_tokens,
-                tolerance=tolerance,
-                finish_reason=r.get("finish_reason"),
-            )
-            for r, n in zip(records, tokens, strict=False)
-            if r.get("success")
-        ]
-
 
 def run_capacity(
-    proto: ColdRestore, arms: dict[str, EngineProfile]
+    ctx: DeploymentContext, arms: dict[str, EngineProfile]
 ) -> tuple[dict[str, list[LoadTrial]], dict[str, list[LoadTrial]]]:
     """Every round of the capacity phase: arm → its rounds at the levels, and on the whole machine."""
-    return CapacityRun(proto, arms).run()
+    return CapacityRun(ctx, arms).run()
 
 
 def capacity_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:

@@ -18,14 +18,12 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvgate.base.errors import LabError
@@ -37,7 +35,6 @@ from kvgate.transport import Executor, LocalExecutor
 if TYPE_CHECKING:
     from kvgate.probes.engines import EngineService
 
-CLIENT_CACHE = Path("/tmp/kvgate-g3-client")  # the zipapp, built once per content on the controller
 # ``loadgen.pyz ARGS`` runs kvgate.probes.loadgen; ``loadgen.pyz sessions ARGS`` the capacity arms' sessions
 BOOT = (
     b"import sys\n"
@@ -51,17 +48,12 @@ BOOT = (
 
 def zipapp_bytes() -> bytes:
     """The load generator (and the agent's session driver) as a deterministic zipapp (the agent's packer)."""
-    return agentctl.pack("loadgen", BOOT, also=("agent",))
+    return agentctl.pack("loadgen", BOOT, also=("agent", "evidence"))  # the agent imports evidence
 
 
-def ensure_client(ex: Executor, local_dir: Path) -> str:
+def ensure_client(ex: Executor) -> str:
     """Put the zipapp at ``~/.cache/kvgate/loadgen-<sha16>.pyz`` on the host unless it is there."""
-    data = zipapp_bytes()
-    local = local_dir / f"loadgen-{hashlib.sha256(data).hexdigest()[:16]}.pyz"
-    if not local.exists():
-        local_dir.mkdir(parents=True, exist_ok=True)
-        local.write_bytes(data)
-    return agentctl.upload(ex, "loadgen", local)
+    return agentctl.upload(ex, "loadgen", zipapp_bytes())
 
 
 @dataclass(frozen=True)
@@ -160,13 +152,13 @@ class LoadSite:
 
 def on_host(ex: Executor, python: str, out_dir: str) -> LoadSite:
     """The load generator on the engine host (shipped there), talking to 127.0.0.1."""
-    return LoadSite(ex, python, ensure_client(ex, CLIENT_CACHE), out_dir)
+    return LoadSite(ex, python, ensure_client(ex), out_dir)
 
 
 def on_controller(address: str) -> LoadSite:
     """The load generator on this control node, talking to the engine host at ``address``."""
     ex = LocalExecutor()
-    local = ensure_client(ex, CLIENT_CACHE)
+    local = ensure_client(ex)
     return LoadSite(ex, sys.executable, local, tempfile.mkdtemp(prefix="kvgate-loadgen-"), address)
 
 

@@ -28,12 +28,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvgate.configuration.gate_profiles import READ_ARMS
+from kvgate.orchestration.g3.context import DeploymentContext
 from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.orchestration.g3.tier_loads import TierLoads
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile
-    from kvgate.orchestration.g3.protocol import ColdRestore
 
 
 def populate_arm(arm: str) -> str:
@@ -54,16 +54,16 @@ class ColdReadRun(TierLoads):
 
     phase, artifacts, warm = "cold read", "cold-read", False
 
-    def __init__(self, proto: ColdRestore, readers: dict[str, EngineProfile]) -> None:
-        cr = proto.profile.cold_read
+    def __init__(self, ctx: DeploymentContext, readers: dict[str, EngineProfile]) -> None:
+        cr = ctx.profile.cold_read
         assert cr is not None
         assert tuple(readers) == READ_ARMS
         super().__init__(
-            proto,
-            proto.setup.read,
+            ctx,
+            ctx.setup.read,
             concurrency=cr.concurrency,
             trials=cr.trials,
-            prompt_tokens=cr.prompt_tokens or proto.profile.prompt_tokens,
+            prompt_tokens=cr.prompt_tokens or ctx.profile.prompt_tokens,
             usage=all(p.streams_usage for p in readers.values()),
         )
         self.readers = readers
@@ -75,15 +75,22 @@ class ColdReadRun(TierLoads):
             for arm, profile in self.readers.items():
                 doc = self.tier_cycle(profile, arm, f"read-{t}-{arm}", t, salt, tokens=None)
                 populated = load_trial(
-                    populate_arm(arm), self.concurrency, t, salt, doc=doc, bracket=_NoCounters(), min_hit=0
+                    populate_arm(arm),
+                    self.concurrency,
+                    t,
+                    salt,
+                    doc=doc,
+                    bracket=_NoCounters(),
+                    min_hit=0,
+                    client=self.ctx.profile.client,
                 )
                 self.out.setdefault(populate_arm(arm), []).append(populated)
         return self.out
 
 
-def run_cold_read(proto: ColdRestore, readers: dict[str, EngineProfile]) -> dict[str, list[LoadTrial]]:
+def run_cold_read(ctx: DeploymentContext, readers: dict[str, EngineProfile]) -> dict[str, list[LoadTrial]]:
     """Every trial of the cold-read phase; arm → trials."""
-    return ColdReadRun(proto, readers).run()
+    return ColdReadRun(ctx, readers).run()
 
 
 def read_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:

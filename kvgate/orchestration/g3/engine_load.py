@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 
 from kvgate.base.criteria import Measurement
-from kvgate.base.errors import LabError
+from kvgate.base.errors import Interrupted, LabError, TransportError
 from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.probes.engines import EngineService, Placement, engine_python, stage_model
@@ -61,6 +61,7 @@ class ColdSite:
     work: str
     store: RunStore
     server: ServerCache | None = None
+    label: str = ""  # which start this is (warm-up, start-0, …): its run directory and artifact
 
 
 def engine_load(site: ColdSite, config: GateConfig, *, candidate: str) -> dict[str, Measurement]:
@@ -74,13 +75,15 @@ def engine_load(site: ColdSite, config: GateConfig, *, candidate: str) -> dict[s
     python = engine_python(inv.hosts[host], dep)
     if dep.model == "tiny":
         staged, _ = stage_model(site.ex, inv.hosts[host], dep, profile.kind, python)
-        model = f"{site.work}/model"
-        site.ex.run("cp -r %s %s", staged, model, timeout_s=600, check=True)
+        model = f"{site.work}/model"  # copied once: every start reads the same copy
+        site.ex.run("test -e %s || cp -r %s %s", model, staged, model, timeout_s=600, check=True)
     elif volume in dep.model_copies:
         model = dep.model_copies[volume]
     else:
         return _status("engine", f"engines.{name}.model_copies has no copy of the model on volume {volume}")
-    start = ColdStart("engine", profile, python, model, dep.port + 1, dep.instance_envs[0], dep.engine_args)
+    start = ColdStart(
+        "engine", profile, python, model, dep.engine_port(1), dep.instance_envs[0], dep.engine_args
+    )
     return start_cold(site, start)
 
 
@@ -99,12 +102,15 @@ def start_cold(site: ColdSite, start: ColdStart) -> dict[str, Measurement]:
     drop = HostEvidence(ex, sudo=site.sudo).drop()
     nfs = server.make_cold(data_bytes=_bytes_of(ex, start.model)) if server else None
     slug = start.key.replace("[", "-").rstrip("]")  # service[deepseek-32b] → service-deepseek-32b
+    slug += f"-{site.label}" if site.label else ""
     run_dir, cache_dir = f"{site.work}/{slug}-run", f"{site.work}/{slug}-cache"
     where = Placement(run_dir, start.model, cache_dir, port=start.port, python=start.python)
     eng = EngineService(ex, start.profile, where, env=start.env, args=start.args)
     try:
         with eng:
             pass
+    except (TransportError, Interrupted):
+        raise  # the link or the run ended, not the engine: unevaluated, retried by --resume
     except LabError as exc:
         if eng.record is None:
             return _status(start.key, f"the engine did not start from {volume}: {exc}")

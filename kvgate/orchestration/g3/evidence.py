@@ -1,5 +1,6 @@
 """Pure decisions on G3 evidence: was the restore cold, did the tier write through, did a capacity
-round compare capacity (whether the output is right: kvgate.probes.loadgen.outputs).
+round compare capacity, did another reader share the device (whether the output is right:
+kvgate.probes.loadgen.outputs).
 
 Each function returns ``None`` when the evidence holds, or the reason — with the
 numbers — that turns the trial INVALID (cold proof, write-through, workload
@@ -18,7 +19,9 @@ The cold proof of a restore is :func:`kvgate.orchestration.g3.window.restore_rea
 
 from __future__ import annotations
 
-from kvgate.configuration.gate_profiles import CAPACITY_ARMS, Capacity, WriteThrough
+from typing import Any
+
+from kvgate.configuration.gate_profiles import CAPACITY_ARMS, Capacity, ColdBounds, WriteThrough
 from kvgate.probes.evidence import Counts, cold_reason
 
 
@@ -65,6 +68,20 @@ def shape_reason(
 
 
 DRAM_ONLY = CAPACITY_ARMS[0]
+
+
+def shape_reasons(
+    records: list[dict[str, Any]], tokens: list[int | None], *, target: int, tolerance: float
+) -> list[str | None]:
+    """Each answered request of a load (by index) against the workload: its prompt's tokens, its finish."""
+    ordered = sorted(records, key=lambda r: int(r.get("index", 0)))
+    return [
+        shape_reason(
+            prompt_tokens=n, target=target, tolerance=tolerance, finish_reason=r.get("finish_reason")
+        )
+        for r, n in zip(ordered, tokens, strict=False)
+        if r.get("success")
+    ]
 
 
 def capacity_reason(
@@ -133,4 +150,27 @@ def dram_held_reason(capacity: Capacity, *, reused: int, reusable: int) -> str |
         f"{DRAM_ONLY}: the engine reused {reused} of the documents' {reusable} tokens over the "
         f"level's rounds ({reused / reusable:.0%} ≥ {capacity.max_dram_hit_ratio:.0%}): its DRAM tier held "
         "the set (raise capacity.documents)"
+    )
+
+
+def shared_device_reason(
+    bounds: ColdBounds, *, device_bytes: int | None, engine_bytes: int | None, host_load: str | None
+) -> str | None:
+    """Why a restore's evidence is qualified: its device read far more than its engine did.
+
+    The device's counters count every reader of the device; the engine's, only its own reads.
+    The restore's bandwidth is the engine's bytes over its time either way; when the device
+    read more than ``max_device_ratio`` × that, another reader shared the device in the window.
+
+    >>> shared_device_reason(ColdBounds(), device_bytes=5_260_000_000, engine_bytes=770_000_000,
+    ...                      host_load="load 3.1 (1 min), CPU steal 2%").split("; ")
+    ['another reader shared the device: it read 5.26 GB while the engine read 0.77 GB (6.8× > 1.5×)', \
+'load 3.1 (1 min), CPU steal 2%']
+    """
+    if device_bytes is None or not engine_bytes or device_bytes <= bounds.max_device_ratio * engine_bytes:
+        return None
+    return (
+        f"another reader shared the device: it read {device_bytes / 1e9:.3g} GB while the engine read "
+        f"{engine_bytes / 1e9:.3g} GB ({device_bytes / engine_bytes:.2g}× > {bounds.max_device_ratio:g}×); "
+        f"{host_load or 'host load not recorded'}"
     )

@@ -16,7 +16,6 @@ from kvgate.orchestration.g3.report_rows import rows, storage_rows
 from kvgate.orchestration.g3.storage import StorageCheck, StorageResult, measure_storage, storage_plan
 from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.transport import fan_out
 
 HostResults = dict[str, DeploymentResult | LabError]
 StorageResults = dict[str, StorageResult]  # by candidate volume
@@ -73,7 +72,7 @@ def g3_storage(gate_run: GateRun) -> dict[str, StorageResults | LabError]:
         return out
 
     hosts = sorted({c.host for c in checks} & gate_run.session.hosts_pending)
-    return fan_out({h: h for h in hosts}, measure_host)
+    return gate_run.fan_out(hosts, measure_host)
 
 
 @pytest.fixture

@@ -11,10 +11,13 @@ prompts with at most C in flight, as ``vllm bench serve --max-concurrency C``
     then the same prompts again;
   - **warm**: the same prompts again without restart (resident state).
 
-The tier engine's hit counter (``hit_counter`` in its profile, from /metrics) and
-the candidate volume's device read bytes (``g3.window``) bracket each measured load. A measured load
-whose hits fall short of ``cold.min_hit_ratio`` of its prompt tokens did not come
-from the cache: INVALID, with the numbers. The recompute arm must show no hits.
+The tier engine's hit counter (``hit_counter`` in its profile, from /metrics), the
+candidate volume's device read bytes and the engine's process-tree read bytes
+(``g3.window``) bracket each measured load. A measured load whose hits fall short of
+``cold.min_hit_ratio`` of its prompt tokens did not come from the cache; an ssd-restore
+load whose device and engine bytes fall short of ``cold.min_read_ratio`` of the populated
+prompt tokens × state bytes per token (or whose page-cache drop failed) was not restored
+from the SSD: INVALID either way, with the numbers. The recompute arm must show no hits.
 
 >>> level_key("warm", 8), level_key("warm", "whole-machine")
 ('warm@c8', 'warm@whole')
@@ -28,13 +31,14 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kvgate.orchestration.g3.arms import cv
-from kvgate.orchestration.g3.window import EngineWindow
+from kvgate.orchestration.g3.evidence import write_through_reason
+from kvgate.orchestration.g3.window import EngineWindow, restore_reason
 from kvgate.probes.engines import settled_kv_bytes
-from kvgate.probes.loadgen import Output, TokenLogprob, compare_outputs, median
+from kvgate.probes.loadgen import Output, TokenLogprob, compare_outputs, median, starved_reason
 from kvgate.record import ArmFigures
 
 if TYPE_CHECKING:
-    from kvgate.configuration.gate_profiles import G3Profile
+    from kvgate.configuration.gate_profiles import ClientBounds, G3Profile
     from kvgate.orchestration.g3.client import LoadSite
     from kvgate.probes.engines import EngineService
     from kvgate.probes.evidence import Resolved
@@ -72,17 +76,21 @@ class LoadTrial:
         None  # the engines' own TTFT/ITL/TPOT (kvgate.probes.engines.latency)
     )
     reusable_tokens: int | None = None  # capacity arms: the prompt tokens its turns' documents hold
+    host_load: str | None = None  # the host's load in the window (load average, CPU steal)
+    shared_device: str | None = None  # the device read far more than the engine: another reader's
 
     @property
     def read_bw_gb_per_s(self) -> float | None:
-        """Device read bytes over the span in which every request got its first token (its restore).
+        """The engines' own read bytes over the span in which every request got its first token (its
+        restore); the device's counters also count every other reader of the device.
 
-        >>> LoadTrial("a", 1, 0, "s", {}, None, 2_000_000_000, (), first_tokens_done_s=0.5).read_bw_gb_per_s
+        >>> LoadTrial("a", 1, 0, "s", {}, None, 5_000_000_000, (), first_tokens_done_s=0.5,
+        ...           engine_read_bytes=2_000_000_000).read_bw_gb_per_s
         4.0
         """
-        if self.device_read_bytes is None or not self.first_tokens_done_s:
+        if self.engine_read_bytes is None or not self.first_tokens_done_s:
             return None
-        return self.device_read_bytes / self.first_tokens_done_s / 1e9
+        return self.engine_read_bytes / self.first_tokens_done_s / 1e9
 
     @property
     def ttft_p50_s(self) -> float | None:
@@ -199,9 +207,11 @@ def load_trial(
     doc: dict[str, Any],
     bracket: Counters,
     min_hit: float,
+    client: ClientBounds,
 ) -> LoadTrial:
-    """A measured load from the load generator's document and the bracket's counters."""
-    summary = doc.get("summary") or {}
+    """A measured load from the load generator's document and the bracket's counters; a load whose
+    client was starved beyond the profile's ``client`` bounds is not trusted (its lag named)."""
+    summary, counts = doc.get("summary") or {}, getattr(bracket, "counts", None)  # EngineWindow's
     records = sorted(doc.get("records") or [], key=lambda r: int(r.get("index", 0)))
     prompt_tokens = summary.get("total_input_tokens")
     reasons = [
@@ -210,6 +220,11 @@ def load_trial(
             doc.get("workload_invalid_reason"),
             f"{summary.get('failed')} of {len(records)} requests failed" if summary.get("failed") else None,
             hit_reason(arm, bracket.hit_tokens, prompt_tokens, min_hit),
+            starved_reason(
+                doc.get("client_health"),
+                max_lag_p99_ms=client.max_loop_lag_p99_ms,
+                max_bunched_share=client.max_bunched_share,
+            ),
         )
         if r
     ]
@@ -227,7 +242,17 @@ def load_trial(
         first_tokens_done_s=first_tokens_done_s(records),
         server_ttft_mean_s=bracket.server_ttft_mean_s,
         server_latency=getattr(bracket, "server_latency", None),  # EngineWindow's; a populate load has none
+        engine_read_bytes=counts.engine_read_bytes if counts else None,
+        host_load=counts.host_load if counts else None,
     )
+
+
+def judged(
+    trial: LoadTrial, reasons: Sequence[str | None], *, evidence: str, tokens: int | None
+) -> LoadTrial:
+    """The trial with every reason it cannot be trusted (each once), its evidence file, its prompt tokens."""
+    why = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
+    return replace(trial, invalid_reason=why, evidence=(evidence,), counted_prompt_tokens=tokens)
 
 
 def first_tokens_done_s(records: list[dict[str, Any]]) -> float | None:
@@ -282,6 +307,7 @@ def summarize_level(arm: str, trials: list[LoadTrial], key: str | None = None) -
         predicted_bytes_p50=None,
         restart_to_ready_p50_s=None,
         invalid_reasons=[f"trial {t.index}: {t.invalid_reason}" for t in trials if t.invalid_reason],
+        qualifications=[f"trial {t.index}: {t.shared_device}" for t in trials if t.shared_device],
         read_bw_gb_per_s=median(bw) if bw else None,
         ttft_mean_s=median(client_mean) if client_mean else None,
         server_ttft_mean_s=median(server_mean) if server_mean else None,
@@ -328,20 +354,33 @@ def run_levels(
     salt: str,
     save: Any,
     notify: Any,
+    state_bytes_per_token: int = 0,
 ) -> dict[str, list[LoadTrial]]:
     """Every level × trial of one engine's arms (see the module docstring): the recompute
-    engine's (``rc``) or the tier engine's (``tier``). Artifacts through ``save(name, text)``."""
+    engine's (``rc``) or the tier engine's (``tier``). Artifacts through ``save(name, text)``.
+
+    Each ssd-restore load is proven cold by bytes, as every restore in G3: the populate's
+    prompt tokens × ``state_bytes_per_token`` must have reached the tier (the settle step
+    waits for that size) and come back from the device and through the engine, with the
+    page cache dropped; a load shown only by the hit counter is not evidence.
+    """
     out: dict[str, list[LoadTrial]] = {}
     min_hit = profile.cold.min_hit_ratio
     has_tier = tier is not None and tier.profile.cache is not None
 
-    def measure(arm: str, eng: EngineService, c: int, t: int, s: str) -> None:
+    def measure(
+        arm: str, eng: EngineService, c: int, t: int, s: str, *, proof: Restore | None = None
+    ) -> None:
         notify(f"c{c} trial {t}: {arm}")
         with EngineWindow(he, volume, [eng], resident=arm == "warm") as b:
             doc = loader.run([eng], s, c)
         ev = save(f"load-c{c}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
-        trial = load_trial(arm, c, t, s, doc=doc, bracket=b, min_hit=min_hit)
-        out.setdefault(arm, []).append(replace(trial, evidence=(ev,)))
+        trial = load_trial(arm, c, t, s, doc=doc, bracket=b, min_hit=min_hit, client=profile.client)
+        cold = proof.reason(profile, b) if proof is not None else None
+        why = "; ".join(r for r in (trial.invalid_reason, cold) if r) or None
+        out.setdefault(arm, []).append(
+            replace(trial, evidence=(ev,), invalid_reason=why, engine_read_bytes=b.engine_read_bytes)
+        )
 
     for c in profile.concurrency:
         for t in range(profile.load_trials):
@@ -351,15 +390,57 @@ def run_levels(
             if tier is None:
                 continue
             notify(f"c{c} trial {t}: populate")
-            loader.run([tier], s, c)
+            empty = tier.kv_dir_bytes() if has_tier else 0
+            populated = loader.run([tier], s, c)
             if has_tier:
-                settled_kv_bytes([tier])  # the tier's writes drained before it is made cold
+                proof = Restore.populated(populated, state_bytes_per_token)
+                grew = settled_kv_bytes([tier], at_least=empty + proof.predicted_bytes) - empty
+                proof = replace(
+                    proof,
+                    wrote=write_through_reason(
+                        profile.write_through, growth_bytes=grew, predicted_bytes=proof.predicted_bytes
+                    ),
+                )
                 tier.make_cold()
-                he.drop()
-                measure("ssd-restore", tier, c, t, s)
+                proof = replace(proof, dropped=he.drop().dropped)
+                measure("ssd-restore", tier, c, t, s, proof=proof)
             if profile.warm or not has_tier:
                 measure("warm", tier, c, t, s)
     return out
+
+
+@dataclass(frozen=True)
+class Restore:
+    """What a restore load must show: the populated prompts' state, written through and read back cold."""
+
+    prompt_tokens: int | None  # the populate's, from usage (None: the engine streams none)
+    state_bytes_per_token: int
+    wrote: str | None = None  # why the populate did not write the predicted bytes through
+    dropped: bool = False  # the page cache was dropped before the load
+
+    @classmethod
+    def populated(cls, doc: dict[str, Any], state_bytes_per_token: int) -> Restore:
+        tokens = (doc.get("summary") or {}).get("total_input_tokens")
+        return cls(int(tokens) if tokens else None, state_bytes_per_token)
+
+    @property
+    def predicted_bytes(self) -> int:
+        return (self.prompt_tokens or 0) * self.state_bytes_per_token
+
+    def reason(self, profile: G3Profile, window: EngineWindow) -> str | None:
+        """Why the load is not a cold restore of the populated state (None: device, engine and hits agree)."""
+        if not self.prompt_tokens or not self.state_bytes_per_token:
+            return "prompt tokens or state bytes per token unknown: the restore is not proven cold by bytes"
+        assert window.counts is not None
+        cold = restore_reason(
+            profile.cold,
+            window.counts,
+            predicted_bytes=self.predicted_bytes,
+            prompt_tokens=self.prompt_tokens,
+            hit_tokens=window.hit_tokens,
+            caches_dropped=self.dropped,
+        )
+        return "; ".join(r for r in (self.wrote, cold) if r) or None
 
 
 def summaries(trials: dict[str, list[LoadTrial]]) -> dict[str, ArmFigures]:

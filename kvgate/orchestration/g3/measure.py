@@ -10,21 +10,29 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.engine_profile import EngineProfile
-from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
+from kvgate.configuration.gate_profiles import (
+    CAPACITY_ARMS,
+    READ_ARMS,
+    VOLUME_ARMS,
+    WHOLE_VOLUME_ARMS,
+    ColdBounds,
+)
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import EngineDeployment
-from kvgate.orchestration.g3.arms import summarize
+from kvgate.orchestration.g3.arms import Trial, summarize
 from kvgate.orchestration.g3.cold_read import measured_arms
-from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, level_key, summarize_level
+from kvgate.orchestration.g3.context import Phase, Setup
+from kvgate.orchestration.g3.evidence import shared_device_reason
+from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, LoadTrial, level_key, summarize_level
 from kvgate.orchestration.g3.load_arms import summaries as load_summaries
 from kvgate.orchestration.g3.plan import capacity_profiles, read_profiles
-from kvgate.orchestration.g3.prediction import StorageBound
-from kvgate.orchestration.g3.protocol import ArmsResult, ColdRestore, Phase, Setup, TierProbe
+from kvgate.orchestration.g3.prediction import RESTORE_ARMS, StorageBound
+from kvgate.orchestration.g3.protocol import ArmsResult, ColdRestore, TierProbe
 from kvgate.orchestration.g3.serving import level_latency
 from kvgate.orchestration.g3.verdicts import (
     cache_hits_measurement,
@@ -35,7 +43,7 @@ from kvgate.orchestration.g3.verdicts import (
 )
 from kvgate.probes.engines import check_engine_installed, engine_python, stage_model
 from kvgate.probes.scratch import ScratchDir, checked, remove, run_directory
-from kvgate.record import ArmFigures, EngineLaunch, RunStore
+from kvgate.record import ArmFigures, Contradiction, EngineLaunch, Figure, RunStore
 from kvgate.transport import Executor
 
 
@@ -102,10 +110,13 @@ def measure_deployment(
         arms = ColdRestore(ex, setup, config.g3, sink).run()
     finally:
         remove_work_dir(ex, setup.work)
-    _conclude(result, bound.hold(arms), config, sink)
-    bound.conclude(result, arms)
+        if setup.baseline is not None:
+            remove_work_dir(ex, setup.baseline[1])
+    _conclude(result, qualify(bound.hold(arms), config.g3.cold), config, sink)
+    _predicted(result, arms, bound)
+    store.merge_meta(contradictions={f"{host}/{name}": [c.model_dump() for c in contradictions(result)]})
     loads = level_latency(arms.load_trials, arms.whole_trials) | level_latency(arms.capacity_trials)
-    result.serving = loads | level_latency(arms.read_trials)
+    result.serving = loads | level_latency(arms.read_trials) | level_latency(arms.volume_trials)
     return result
 
 
@@ -138,6 +149,11 @@ def deployment_setup(
     vol = inv.volumes[dep.volume]
     run = run_directory(vol, gate="g3", host=host, run=store.path.name)
     work = checked(ex, vol, f"{run}/{name}")  # before anything is created
+    baseline = None
+    if dep.baseline_volume is not None and config.g3.volumes is not None:
+        base = inv.volumes[dep.baseline_volume]
+        where = run_directory(base, gate="g3", host=host, run=store.path.name)
+        baseline = (dep.baseline_volume, checked(ex, base, f"{where}/{name}"))
     at = dep.capacity
     setup = Setup(
         deployment=name,
@@ -158,8 +174,72 @@ def deployment_setup(
         capacity_env=at.env if at else dep.instance_envs[0],
         capacity_args=at.engine_args if at else dep.engine_args,
         loadgen_address=result.loadgen_address,
+        baseline=baseline,
+        candidate=dep.volume,
+        port_span=dep.port_span,
     )
     return setup, result
+
+
+def qualify(arms: ArmsResult, bounds: ColdBounds) -> ArmsResult:
+    """Every restore whose device read far more than its engine says so (``shared_device``)."""
+    arms.trials = {
+        a: [_shared_trial(t, bounds) if a in RESTORE_ARMS else t for t in ts] for a, ts in arms.trials.items()
+    }
+    restores = (*RESTORE_ARMS, *VOLUME_ARMS, *WHOLE_VOLUME_ARMS)  # each volume's against its own device
+    for loads in (
+        arms.load_trials,
+        arms.capacity_trials,
+        arms.whole_trials,
+        arms.read_trials,
+        arms.volume_trials,
+    ):
+        for arm in [a for a in loads if a in restores]:
+            loads[arm] = [_shared_load(t, bounds) for t in loads[arm]]
+    return arms
+
+
+def _shared_trial(t: Trial, bounds: ColdBounds) -> Trial:
+    w = t.window
+    if w is None:
+        return t
+    why = shared_device_reason(
+        bounds, device_bytes=w.device_read_bytes, engine_bytes=w.engine_read_bytes, host_load=w.host_load
+    )
+    return replace(t, shared_device=why)
+
+
+def _shared_load(t: LoadTrial, bounds: ColdBounds) -> LoadTrial:
+    why = shared_device_reason(
+        bounds, device_bytes=t.device_read_bytes, engine_bytes=t.engine_read_bytes, host_load=t.host_load
+    )
+    return replace(t, shared_device=why)
+
+
+def contradictions(result: DeploymentResult) -> list[Contradiction]:
+    """Each arm whose device read far more than its engine: the two byte counts (medians) and why."""
+    return [
+        _shared(f"{result.host}/{result.deployment}", arm, s, result.device or "its counters")
+        for arm, s in result.arms.items()
+        if s.qualifications and s.engine_read_bytes_p50 is not None and s.device_read_bytes_p50 is not None
+    ]
+
+
+def _shared(where: str, arm: str, s: ArmFigures, device: str) -> Contradiction:
+    engine, dev = s.engine_read_bytes_p50 or 0.0, s.device_read_bytes_p50 or 0.0
+    first_why = s.qualifications[0].split(": ", 1)[1]
+    return Contradiction(
+        where=where,
+        first=Figure(name=f"{arm}: the engine's reads", value=engine, unit="B", source=f"{arm} engine bytes"),
+        second=Figure(
+            name=f"{arm}: the device's reads ({device})", value=dev, unit="B", source=f"{arm} device"
+        ),
+        meaning=(
+            f"In {len(s.qualifications)} of {s.trials} loads the device read far more than the engine: "
+            "another reader shared the device, so the restore bandwidth is the engine's bytes over its time, "
+            f"and its evidence holds only with this said ({first_why})"
+        ),
+    )
 
 
 def read_phase(dep: EngineDeployment) -> Phase:
@@ -171,6 +251,14 @@ def read_phase(dep: EngineDeployment) -> Phase:
     return Phase(where.env, where.engine_args, cr.model, cr.state_bytes_per_token)
 
 
+def _predicted(result: DeploymentResult, arms: ArmsResult, bound: StorageBound) -> None:
+    """The cold proof carries the too-fast restores; the planner's predictions go beside the arms."""
+    if (cold := result.measurements.get("cold-proof")) is not None:
+        result.measurements["cold-proof"] = bound.held_cold(cold, arms)
+    result.predictions = bound.compare(result.arms)
+    result.g2_figures = bound.recorded()
+
+
 def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, sink: StoreSink) -> None:
     """Summaries, measurements and their artifacts."""
     profile = config.g3
@@ -178,8 +266,14 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, si
     result.load_mismatches, result.near_ties = arms.load_mismatches, arms.near_ties
     cached = [
         t
-        for ts in (arms.load_trials, arms.capacity_trials, arms.whole_trials, arms.read_trials)
-        for a in ("ssd-restore", "warm", CAPACITY_ARMS[1], *READ_ARMS)
+        for ts in (
+            arms.load_trials,
+            arms.capacity_trials,
+            arms.whole_trials,
+            arms.read_trials,
+            arms.volume_trials,
+        )
+        for a in ("ssd-restore", "warm", CAPACITY_ARMS[1], *READ_ARMS, VOLUME_ARMS[1], WHOLE_VOLUME_ARMS[1])
         for t in ts.get(a, [])
     ]
     result.load_outputs_compared = sum(len(t.texts) for t in cached)
@@ -191,6 +285,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, si
         for a, ts in arms.whole_trials.items()
     }
     result.arms |= load_summaries(measured_arms(arms.read_trials))
+    result.arms |= load_summaries(arms.volume_trials)
     doc = {
         "tokens_per_word": arms.tokens_per_word,
         "loadgen": {
@@ -204,9 +299,11 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, si
         "capacity_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.capacity_trials.items()},
         "whole_machine_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.whole_trials.items()},
         "cold_read_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.read_trials.items()},
+        "volume_trials": {a: [t.to_dict() for t in ts] for a, ts in arms.volume_trials.items()},
         "mismatches": arms.mismatches,
         "load_mismatches": arms.load_mismatches,
         "near_ties": arms.near_ties,
+        "cold_read_unmeasurable": arms.read_unmeasurable,
     }
     doc["tier_probe"] = arms.probe.to_dict() if arms.probe else None  # metrics, tokenizer, restore, reason
     ev = (sink.save("arms.json", json.dumps(doc, indent=1, default=str)),)
@@ -232,6 +329,8 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, si
     for b in profile.verdicts:
         found = reference_measurements(refs.get(b.reference), b, result.arms, max_cv=profile.max_cv)
         for key, m in found.items():
-            result.measurements[key] = Measurement(m.metric, m.value, m.unit, ev, m.invalid_reason)
+            why = arms.read_unmeasurable if (b.baseline_arm, b.candidate_arm) == READ_ARMS else None
+            value = None if why else m.value
+            result.measurements[key] = Measurement(m.metric, value, m.unit, ev, why or m.invalid_reason)
     data = {k: asdict(m) for k, m in result.measurements.items()}
     sink.save("measurements.json", json.dumps(data, indent=1, default=str))

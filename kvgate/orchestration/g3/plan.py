@@ -130,16 +130,22 @@ def measures_levels(tier: EngineProfile, profile: G3Profile) -> bool:
 
 @dataclass(frozen=True)
 class Shape:
-    """What the plan needs of a deployment: its engine instances, R1's readers and their arguments."""
+    """What the plan needs of a deployment: its engine instances, R1's readers and their arguments,
+    the SSD tier the volume arms run and the baseline volume they run it on (R2/R3)."""
 
     instances: int = 1
     readers: tuple[EngineProfile, ...] = ()
     read_args: tuple[str, ...] = ()  # the readers' engine arguments (cold_read.placement)
+    ssd_tier: EngineProfile | None = None  # the capacity arms' ssd-tier, or the tier profile
+    baseline_volume: str | None = None
 
     @classmethod
     def of(cls, dep: EngineDeployment, *, profiles: Profiles) -> Shape:
         args = dep.cold_read.placement.engine_args if dep.cold_read else ()
-        return cls(len(dep.instance_envs), tuple(read_profiles(dep, profiles=profiles).values()), args)
+        readers = tuple(read_profiles(dep, profiles=profiles).values())
+        tier = profiles(dep.tier_profile)
+        ssd = capacity_profiles(tier, profiles=profiles).get(CAPACITY_ARMS[1], tier)
+        return cls(len(dep.instance_envs), readers, args, ssd, dep.baseline_volume)
 
 
 def unmeasurable(
@@ -148,6 +154,8 @@ def unmeasurable(
     """Whether this deployment can measure a binding; if not, the verdict and the reason shown."""
     if binding.cold_read:
         return _cold_read_unmeasurable(binding, profile, shape)
+    if binding.volumes:
+        return _volumes_unmeasurable(binding, tier, profile, shape)
     if binding.capacity:
         return _capacity_unmeasurable(binding, tier, profile, shape.instances)
     return _arms_unmeasurable(binding, tier, profile)
@@ -203,6 +211,31 @@ def _capacity_unmeasurable(
             "batching the sessions in flight; queued one by one, each arm's throughput is its whole turn, "
             "work outside the tier included (llama-cpp-python writes each turn's state to its disk cache "
             "before it answers the next: here the same gain measured −29 % to +1270 % run to run)"
+        )
+    return None
+
+
+def _volumes_unmeasurable(
+    binding: VerdictBinding, tier: EngineProfile, profile: G3Profile, shape: Shape
+) -> tuple[Verdict, str] | None:
+    """Whether the SSD tier can run on the baseline volume and on the candidate as the binding asks."""
+    declared = Verdict.SKIP if binding.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
+    if profile.volumes is None:
+        return Verdict.INVALID, f"the gate profile {profile.name} does not measure the volume arms (volumes:)"
+    if shape.ssd_tier is None or shape.ssd_tier.cache is None:
+        verdict = Verdict.SKIP if profile.when_no_tier is Unmeasurable.SKIP else Verdict.INVALID
+        return verdict, f"{tier.name} has no external KV tier to put on the baseline and candidate volume"
+    if shape.baseline_volume is None:
+        why = "the deployment names no baseline volume for its KV tier (engines.<name>.baseline_volume)"
+        return declared, f"{why}: {binding.reason}" if binding.reason else why
+    if binding.whole_volumes and shape.instances < 2:
+        return declared, "the deployment runs one engine instance per host (engines.<name>.instances)"
+    if (binding.whole_volumes or binding.statistic == "output_throughput_tok_per_s") and not (
+        shape.ssd_tier.serves_concurrently
+    ):
+        return declared, (
+            f"{shape.ssd_tier.name} serves one request at a time: the seed's waves of N sessions were "
+            "batched by the engine; queued one by one, a wave's throughput is each turn's whole work"
         )
     return None
 
@@ -299,7 +332,8 @@ def reference_checks(
     """One check per verdict binding of the gate profile."""
     out: list[G3Check] = []
     for b in profile.verdicts:
-        bound = Bound(refs.get(b.reference), b.threshold_fraction, b.tolerance, tuple(b.levels))
+        far = _far_above(b, profile)
+        bound = Bound(refs.get(b.reference), b.threshold_fraction, b.tolerance, tuple(b.levels), far)
         why = unmeasurable(b, tier, profile, shape)
         note = "" if why else _note(b, tier, profile, shape)
         out.append(
@@ -318,10 +352,25 @@ def reference_checks(
     return out
 
 
+def _far_above(b: VerdictBinding, profile: G3Profile) -> Ruling | None:
+    """What a volume binding's gain far above the seed's range becomes: the arms were not the seed's."""
+    vc = profile.volumes
+    if not b.volumes or vc is None:
+        return None
+    verdict = Verdict.SKIP if vc.when_not_comparable is Unmeasurable.SKIP else Verdict.INVALID
+    why = vc.not_comparable_reason or (
+        "the seed's gain is its array against local NVMe under its workload; one this far above it says "
+        "this site's baseline volume, engine or load is not the seed's"
+    )
+    return Ruling(verdict, why)
+
+
 def _note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, shape: Shape) -> str:
     """How a measurable binding was measured on this engine, said beside its verdict."""
     if b.cold_read:
         return _cold_read_note(profile, shape.readers)
+    if b.volumes:
+        return _volumes_note(b, profile, shape)
     if b.capacity:
         return _capacity_note(b, tier, profile, shape.instances)
     return (
@@ -343,6 +392,22 @@ def _capacity_note(b: VerdictBinding, tier: EngineProfile, profile: G3Profile, i
     note = f"{names}: {cap.documents} shared documents, {cap.reuse * 100:g}% of each turn reused, {where}"
     if not tier.serves_concurrently:
         note += f"; {tier.name} serves one request at a time, so the turns in flight queue alike in both arms"
+    return note
+
+
+def _volumes_note(b: VerdictBinding, profile: G3Profile, shape: Shape) -> str:
+    vc, ssd = profile.volumes, shape.ssd_tier
+    assert vc is not None
+    assert ssd is not None
+    where = f"{shape.instances} engine instances together" if b.whole_volumes else "one engine"
+    levels = "/".join(f"c{c}" for c in b.levels)
+    note = (
+        f"{ssd.name}'s tier on baseline volume {shape.baseline_volume} vs the candidate, {where}: "
+        f"{vc.sessions} sessions of {vc.prompt_tokens} tokens populated, then per level ({levels}) one "
+        f"wave of N sessions each read once, page cache dropped, {vc.max_tokens} output tokens"
+    )
+    if not ssd.serves_concurrently:
+        note += f"; {ssd.name} serves one request at a time, so a wave queues alike on both volumes"
     return note
 
 

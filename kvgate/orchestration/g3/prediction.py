@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from kvgate.base.criteria import Measurement
+from kvgate.base.errors import LabError, ModifiedRun
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g3.arms import Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial
@@ -38,15 +40,23 @@ from kvgate.orchestration.plan import (
     serving_from_arm,
 )
 from kvgate.orchestration.plan import state_bytes_per_token as planned_bytes_per_token
+from kvgate.probes.fio import CEILING_MARGIN
 from kvgate.record import ArmFigures
 
 if TYPE_CHECKING:
-    from kvgate.orchestration.g3.measure import DeploymentResult
     from kvgate.orchestration.g3.protocol import ArmsResult
     from kvgate.record import RunStore
 
-MARGIN = 0.25  # G2's best is one fio cell's mean or one repeat: a restore may beat it a little, not more
-RESTORE_ARMS = ("ssd-restore", "serial-read", "parallel-read", "ssd-tier")
+MARGIN = CEILING_MARGIN  # G2's best is one fio cell's mean or one repeat: a restore may beat it a little
+# the restores held to the candidate's G2 figures (the baseline volume's arms are not the candidate's)
+RESTORE_ARMS = (
+    "ssd-restore",
+    "serial-read",
+    "parallel-read",
+    "ssd-tier",
+    "candidate-volume",
+    "candidate-volume-whole",
+)
 
 
 def too_fast(needed_bytes: float, seconds: float, *, best_bytes_per_s: float) -> str | None:
@@ -85,7 +95,10 @@ class StorageBound:
         record, dep = store.run_record(), inv.engines[name]
         root = store.path.parent.parent  # results/<site>/<gate>-<stamp>
         ref = record.inventory  # none recorded: no G2 run can be of the same inventory
-        g2 = latest_passed(root, record.site, "g2", ref.sha256) if ref is not None else None
+        try:
+            g2 = latest_passed(root, record.site, "g2", ref.sha256) if ref is not None else None
+        except ModifiedRun as exc:  # edited during the run (the CLI checked it before): no figures from it
+            raise LabError(str(exc)) from None
         figures = g2_storage(g2, host, dep.volume) if g2 is not None else None
         kind = config.engine(dep.tier_profile).kind
         bpt = planned_bytes_per_token(dep, kind).value
@@ -102,7 +115,14 @@ class StorageBound:
             a: [self._trial(t, best) if a == "ssd-restore" else t for t in ts]
             for a, ts in arms.trials.items()
         }
-        for loads in (arms.load_trials, arms.capacity_trials, arms.whole_trials, arms.read_trials):
+        loads_of = (
+            arms.load_trials,
+            arms.capacity_trials,
+            arms.whole_trials,
+            arms.read_trials,
+            arms.volume_trials,
+        )
+        for loads in loads_of:
             for arm in [a for a in loads if a in RESTORE_ARMS]:
                 loads[arm] = [self._load(t, best) for t in loads[arm]]
         return arms
@@ -125,21 +145,15 @@ class StorageBound:
         return replace(t, invalid_reason=_join(t.invalid_reason, why)) if why else t
 
     # -- after ----------------------------------------------------------------------------------
-    def conclude(self, result: DeploymentResult, arms: ArmsResult) -> None:
-        """The cold proof carries the too-fast restores; the predictions go beside the measurements."""
+    def held_cold(self, cold: Measurement, arms: ArmsResult) -> Measurement:
+        """The cold proof, carrying every restore faster than G2 saw the storage deliver."""
         best = self.figures.best.value
         fast = [
             f"trial {t.index}: {why}"
             for t in arms.trials.get("ssd-restore", [])
             if (why := self._why(t, best))
         ]
-        cold = result.measurements.get("cold-proof")
-        if fast and cold is not None:
-            result.measurements["cold-proof"] = replace(
-                cold, invalid_reason=_join(cold.invalid_reason, *fast)
-            )
-        result.predictions = self.compare(result.arms)
-        result.g2_figures = self.recorded()
+        return replace(cold, invalid_reason=_join(cold.invalid_reason, *fast)) if fast else cold
 
     def recorded(self) -> dict[str, Any]:
         """G2's figures of the tier's volume as the run record keeps them (bytes/s; None: unknown)."""

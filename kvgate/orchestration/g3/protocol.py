@@ -22,8 +22,11 @@ disk connectors need CUDA) has no ssd-restore arm: one engine answers each promp
 once (populate) and again (warm). Engines that batch requests then run the
 concurrency levels (:mod:`kvgate.orchestration.g3.load_arms`). Then the capacity arms, the engine
 without and with its SSD tier on sessions over shared documents, at every level and, with
-several instances, on the whole machine (:mod:`kvgate.orchestration.g3.capacity`); and on a deployment
-that names a serial and a parallel tier reader, R1's cold read (:mod:`kvgate.orchestration.g3.cold_read`).
+several instances, on the whole machine (:mod:`kvgate.orchestration.g3.capacity`: kvgate's own figure,
+bound to no reference); and R2/R3 as the seed measured them, the same SSD tier on the deployment's
+baseline volume and on the candidate (:mod:`kvgate.orchestration.g3.volumes`). On a deployment
+that names a serial and a parallel tier reader, R1's cold read (:mod:`kvgate.orchestration.g3.cold_read`)
+runs right after the recompute block, so a reader that cannot start shows early, not after hours.
 
 Arms run in blocks: first every recompute trial and load on the recompute engine,
 which then stops, then the tier engines'. No two engines of one instance run at
@@ -40,76 +43,34 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.engine_series import selector
-from kvgate.configuration.gate_profiles import G3Profile
+from kvgate.configuration.gate_profiles import READ_ARMS, G3Profile
 from kvgate.orchestration.g3 import client
 from kvgate.orchestration.g3.arms import Outcome, Trial, Window
 from kvgate.orchestration.g3.capacity import capacity_mismatches, run_capacity
 from kvgate.orchestration.g3.cold_read import read_mismatches, run_cold_read
+from kvgate.orchestration.g3.context import DeploymentContext, Setup, Sink
 from kvgate.orchestration.g3.evidence import shape_reason, write_through_reason
 from kvgate.orchestration.g3.load_arms import Loader, LoadTrial, output_mismatches, run_levels
 from kvgate.orchestration.g3.plan import cold_read_blocker, measures_levels
 from kvgate.orchestration.g3.staging import staging_reason
+from kvgate.orchestration.g3.volumes import Site, run_volumes, ssd_tier_profile, volume_mismatches
 from kvgate.orchestration.g3.window import EngineWindow, restore_reason
 from kvgate.probes import scratch
 from kvgate.probes.engines import (
     EngineService,
     MetricsError,
-    Placement,
     Snapshot,
+    read_pool_missing,
     scrape,
     settled_kv_bytes,
 )
-from kvgate.probes.evidence import Resolved
-from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.loadgen import Output, PromptSpec, compare_outputs, fit_tokens_per_word
-from kvgate.probes.scratch import ScratchDir
-from kvgate.record import EngineLaunch
 from kvgate.transport import Executor
 
 CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
-
-
-@dataclass(frozen=True)
-class Phase:
-    """Where one phase's engines run and on what, when not as the deployment's first instance (R1)."""
-
-    env: dict[str, str] = field(default_factory=dict)
-    args: tuple[str, ...] = ()
-    model: str | None = None  # None: the deployment's model
-    state_bytes_per_token: int | None = None  # with ``model``
-
-
-@dataclass(frozen=True)
-class Setup:
-    """One engine deployment on one host, resolved: profiles, interpreter, model, where, salt."""
-
-    deployment: str
-    tier: EngineProfile
-    recompute: EngineProfile
-    python: str
-    model: str
-    work: ScratchDir  # on the candidate volume (checked); the tier directories live below it
-    port: int
-    state_bytes_per_token: int
-    sudo: bool
-    salt: str  # unique to the run, host and deployment
-    envs: tuple[dict[str, str], ...] = ({},)  # per engine instance; the per-instance arms run on the first
-    engine_args: tuple[str, ...] = ()  # appended to every engine's launch command (inventory engine_args)
-    readers: dict[str, EngineProfile] = field(default_factory=dict)  # R1: serial-read/parallel-read → profile
-    read: Phase = field(default_factory=Phase)  # R1's readers: where, and on which model
-    capacity: dict[str, EngineProfile] = field(default_factory=dict)  # dram-only/ssd-tier → profile
-    capacity_env: dict[str, str] = field(default_factory=dict)  # the capacity levels' engine: its env …
-    capacity_args: tuple[str, ...] = ()  # … and arguments (default: the first instance's, engine_args)
-    # inventory loadgen: controller — the engine host's address as the controller reaches it
-    loadgen_address: str | None = None  # None: the load generator runs on the engine host
-
-    @property
-    def work_dir(self) -> str:
-        return self.work.path
 
 
 @dataclass(frozen=True)
@@ -138,14 +99,6 @@ class TierProbe:
         }
 
 
-class Sink(Protocol):
-    """Where the protocol stores evidence as it goes and reports progress."""
-
-    def save(self, name: str, text: str) -> str: ...
-    def notify(self, event: str) -> None: ...
-    def engine(self, arm: str, record: EngineLaunch) -> None: ...
-
-
 @dataclass
 class ArmsResult:
     """Every trial of every arm on one host, plus what the comparison needs."""
@@ -160,8 +113,10 @@ class ArmsResult:
     whole_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # capacity arms, every instance
     near_ties: list[str] = field(default_factory=list)  # outputs that differ only from a near-tie on
     read_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # serial vs parallel reader (R1)
+    volume_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # baseline vs candidate volume
     probe: TierProbe | None = None  # what the tier probe found (ColdRestore.probe_tier)
     unmeasurable: str | None = None  # why the probe stopped the deployment before any arm
+    read_unmeasurable: str | None = None  # why R1's readers were not run (the installed LMCache)
 
     def arm(self, name: str) -> list[Trial]:
         return self.trials.setdefault(name, [])
@@ -172,12 +127,9 @@ class ColdRestore:
 
     def __init__(self, ex: Executor, setup: Setup, profile: G3Profile, sink: Sink) -> None:
         self.ex, self.setup, self.profile, self.sink = ex, setup, profile, sink
+        self.ctx = DeploymentContext(ex, setup, profile, sink)  # what the arms receive
         self.result = ArmsResult()
         self.fitted: dict[str, float] = {}  # trial salt → tokens per word fitted to its own prompt
-        self.site: client.LoadSite | None = None
-        self.model_id = ""
-        self.he = HostEvidence(ex, python=setup.python, sudo=setup.sudo)
-        self.volume: Resolved | None = None
 
     def run(self, *, probe_only: bool = False) -> ArmsResult:
         """Every phase; within each, the recompute engine's block, then the tier engines' block.
@@ -186,20 +138,20 @@ class ColdRestore:
         """
         addr = self.setup.loadgen_address
         if addr is None:
-            self.site = client.on_host(self.ex, self.setup.python, self.setup.work_dir)
+            self.ctx.site = client.on_host(self.ex, self.setup.python, self.setup.work_dir)
         else:
-            self.site = client.on_controller(addr)
+            self.ctx.site = client.on_controller(addr)
         try:
             # a fresh work directory: a tier left by an interrupted run would fake (or hide) write-through
             scratch.create(self.ex, self.setup.work, fresh=True)
-            self.volume = self.he.resolve(self.setup.work_dir)
-            self.result.device = self.volume.how
+            self.ctx.volume = self.ctx.he.resolve(self.setup.work_dir)
+            self.result.device = self.ctx.volume.how
             if probe_only:
                 self.result.probe = self.probe_tier()
                 return self.result
             return self._run()
         finally:
-            self.site.close()
+            self.ctx.load_site.close()
 
     def _run(self) -> ArmsResult:
         if self.setup.tier.cache is not None:
@@ -216,6 +168,7 @@ class ColdRestore:
                 self.result.arm("recompute").append(self._recompute(rc, t, self._salt(t)))
             if levels:
                 self._levels(rc=rc)
+        self._cold_read()  # early: a reader that cannot start or read shows before hours of other arms
         if self.setup.tier.cache is None:
             self._warm_only()
         else:
@@ -225,22 +178,51 @@ class ColdRestore:
                 with self._engine(self.setup.tier, "load", 0) as eng:
                     self._levels(tier=eng)
         if self.setup.capacity and self.profile.capacity is not None:
-            self.result.capacity_trials, self.result.whole_trials = run_capacity(self, self.setup.capacity)
-        readers = tuple(self.setup.readers.values())
-        if readers and cold_read_blocker(readers, self.profile, args=self.setup.read.args) is None:
-            self.result.read_trials = run_cold_read(self, self.setup.readers)
+            self.result.capacity_trials, self.result.whole_trials = run_capacity(
+                self.ctx, self.setup.capacity
+            )
+        self._volumes()
         self.result.mismatches, self.result.near_ties = self._compare()
         compared = [
             output_mismatches(self.result.load_trials),
             capacity_mismatches(self.result.capacity_trials),
             capacity_mismatches(self.result.whole_trials),
             read_mismatches(self.result.read_trials),
+            volume_mismatches(self.result.volume_trials),
         ]
         for bad, ties in compared:
             self.result.load_mismatches += bad
             self.result.near_ties += ties
         self.result.mismatches += self.result.load_mismatches
         return self.result
+
+    def _cold_read(self) -> None:
+        """R1's readers, where the deployment names them, the gate profile measures them and the
+        installed LMCache can read a request's chunks in parallel."""
+        readers = tuple(self.setup.readers.values())
+        if not readers or cold_read_blocker(readers, self.profile, args=self.setup.read.args) is not None:
+            return
+        parallel = self.setup.readers[READ_ARMS[1]]
+        why = read_pool_missing(self.ex, self.setup.python, parallel)
+        if why is not None:
+            self.sink.notify(f"cold read not run: {why}")
+            self.result.read_unmeasurable = why
+            return
+        self.result.read_trials = run_cold_read(self.ctx, self.setup.readers)
+
+    def _volumes(self) -> None:
+        """R2/R3: the SSD tier on the baseline volume, then on the candidate (g3.volumes)."""
+        profile = ssd_tier_profile(self.setup.capacity, self.setup.tier)
+        if self.profile.volumes is None or self.setup.baseline is None or profile is None:
+            return
+        name, work = self.setup.baseline
+        scratch.create(self.ex, work, fresh=True)
+        assert self.ctx.volume is not None
+        sites = {
+            "baseline-volume": Site(name, work.path, self.ctx.he.resolve(work.path)),
+            "candidate-volume": Site(self.setup.candidate, self.setup.work_dir, self.ctx.volume),
+        }
+        self.result.volume_trials = run_volumes(self.ctx, profile, sites)
 
     def _salt(self, t: int) -> str:
         return f"{self.setup.salt}/trial-{t}"
@@ -266,10 +248,10 @@ class ColdRestore:
         """Concurrency 8/16 (the profile's levels): the recompute block, or the tier engine's block."""
         p = self.profile
         loader = Loader(
-            self.load_site,
-            self.model_id,
+            self.ctx.load_site,
+            self.ctx.model_id,
             p.load_prompt_tokens or p.prompt_tokens,
-            self.result.tokens_per_word,
+            self.ctx.tokens_per_word,
             p.max_tokens,
             p.waves,
             p.request_timeout_s,
@@ -277,15 +259,16 @@ class ColdRestore:
             fixed_output=self.setup.tier.fixed_output,
         )
         measured = run_levels(
-            self.he,
+            self.ctx.he,
             loader,
             p,
             rc=rc,
             tier=tier,
-            volume=self.volume,
+            volume=self.ctx.volume,
             salt=f"{self.setup.salt}/load",
             save=self.sink.save,
             notify=self.sink.notify,
+            state_bytes_per_token=self.setup.state_bytes_per_token,
         )
         for arm, trials in measured.items():
             self.result.load_trials.setdefault(arm, []).extend(trials)
@@ -384,10 +367,10 @@ class ColdRestore:
         self, eng: EngineService, name: str, salt: str, tokens: int | None, predicted: int, *, index: int
     ) -> Trial:
         """Drop the page cache, then send the prompt with counters bracketing exactly that request."""
-        drop = self.he.drop()
-        self.load_site.warm_up()
+        drop = self.ctx.he.drop()
+        self.ctx.load_site.warm_up()
         self.sink.notify(f"{name}: cold restore")
-        with EngineWindow(self.he, self.volume, [eng]) as w:
+        with EngineWindow(self.ctx.he, self.ctx.volume, [eng]) as w:
             out, ev = self._send(eng, salt, f"{name}/ssd-restore")
         assert w.counts is not None
         ev += (self.sink.save(f"{name}/ssd-restore.engine-log.txt", w.logs[0]),)
@@ -397,6 +380,7 @@ class ColdRestore:
             engine_read_bytes=w.engine_read_bytes,
             hit_tokens=w.hit_tokens,
             caches_dropped=drop.dropped,
+            host_load=w.counts.host_load,
         )
         ev += (self.sink.save(f"{name}/ssd-restore.window.json", _window_json(window, predicted, drop.how)),)
         cold = restore_reason(
@@ -413,48 +397,31 @@ class ColdRestore:
         )
 
     # -- helpers ------------------------------------------------------------------------------
-    @property
-    def load_site(self) -> client.LoadSite:
-        assert self.site is not None, "run() sets the load site up"
-        return self.site
-
-    def _engine(self, profile: EngineProfile, name: str, port_offset: int) -> EngineService:
+    def _engine(self, profile: EngineProfile, name: str, slot: int) -> EngineService:
         """An engine of the first instance (its environment)."""
         return EngineService(
             self.ex,
             profile,
-            self.placement(name, port_offset),
+            self.ctx.placement(name, slot),
             env=self.setup.envs[0],
             args=self.setup.engine_args,
         )
 
-    def placement(self, name: str, port_offset: int) -> Placement:
-        """Where engine ``name`` runs: its own run and cache directories, ``port + port_offset``."""
-        base = f"{self.setup.work_dir}/{name}"
-        return Placement(
-            run_dir=f"{base}/run",
-            model=self.setup.model,
-            cache_dir=f"{base}/cache",
-            port=self.setup.port + port_offset,
-            python=self.setup.python,
-            host="127.0.0.1" if self.setup.loadgen_address is None else "0.0.0.0",  # from the controller
-        )
-
     def _spec(self, salt: str) -> PromptSpec:
-        tpw = self.fitted.get(salt, self.result.tokens_per_word)
+        tpw = self.fitted.get(salt, self.ctx.tokens_per_word)
         return PromptSpec(salt=salt, prompt_tokens=self.profile.prompt_tokens, tokens_per_word=tpw)
 
     def _prepare(self, eng: EngineService) -> None:
         """The served model's id and the tokenizer's words per token, from the first engine up."""
-        if not self.model_id:
-            self.model_id = eng.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
-            self.result.tokens_per_word = self._calibrate(eng)
+        if not self.ctx.model_id:
+            self.ctx.model_id = eng.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
+            self.ctx.tokens_per_word = self.result.tokens_per_word = self._calibrate(eng)
 
     def _calibrate(self, eng: EngineService) -> float:
         """Tokens per prompt word for this engine's tokenizer, from a prompt CALIBRATION_X times as long."""
         words = CALIBRATION_X * self.profile.prompt_tokens
         spec = PromptSpec(salt=f"{self.setup.salt}/calibrate", prompt_tokens=words)
-        n = self.tokens(eng, spec.prompt(0))
+        n = self.ctx.tokens(eng, spec.prompt(0))
         return fit_tokens_per_word(spec, n) if n else 1.0
 
     def _count(self, eng: EngineService, salt: str) -> int | None:
@@ -465,22 +432,15 @@ class ColdRestore:
         prompt are a prefix-stable draw, so refitting on the prompt itself brings it within a
         few tokens; every arm then sends the same fitted prompt for this salt.
         """
-        if salt not in self.fitted and (first := self.tokens(eng, self._spec(salt).prompt(0))):
+        if salt not in self.fitted and (first := self.ctx.tokens(eng, self._spec(salt).prompt(0))):
             self.fitted[salt] = fit_tokens_per_word(self._spec(salt), first)
-        return self.tokens(eng, self._spec(salt).prompt(0))
-
-    def tokens(self, eng: EngineService, prompt: str) -> int | None:
-        """The prompt's length in the engine's own tokens; None when the profile has no tokenizer for it."""
-        tok = self.profile.tokenize.get(eng.profile.kind.value)
-        if tok is None:
-            return None
-        return eng.count_tokens(tok.path, tok.field, prompt)
+        return self.ctx.tokens(eng, self._spec(salt).prompt(0))
 
     def _send(self, eng: EngineService, salt: str, name: str) -> tuple[Outcome, tuple[str, ...]]:
         spec, p = self._spec(salt), self.profile
         req = client.Request(
-            url=self.load_site.url(eng),
-            model=self.model_id,
+            url=self.ctx.load_site.url(eng),
+            model=self.ctx.model_id,
             salt=salt,
             prompt_tokens=spec.prompt_tokens,
             tokens_per_word=spec.tokens_per_word,
@@ -489,7 +449,7 @@ class ColdRestore:
             logprobs=p.logprobs,
             fixed_output=eng.profile.fixed_output,
         )
-        out, raw = self.load_site.send(req, "req.json")
+        out, raw = self.ctx.load_site.send(req, "req.json")
         if not out.ok:
             eng.ensure_alive()  # a crashed engine is an ERROR with its log tail, not a failed request
         return out, (self.sink.save(f"{name}.loadgen.json", raw),)

@@ -8,31 +8,15 @@ so a better formatter changes every stored run's tables; its charts read the sam
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from kvgate.base.criteria import Inputs, Measurement
-from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS
 from kvgate.orchestration.g3 import serving
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import G3Check
 from kvgate.orchestration.g3.storage import StorageCheck, StorageResult, evaluate_storage
 from kvgate.orchestration.verdict_rows import verdict_row
-from kvgate.record import measurements_to_record
-
-
-def arm_order(arms: Collection[str]) -> list[str]:
-    """The arms in the order the report shows them: one prompt, each concurrency, whole machine, R1.
-
-    >>> arm_order(["parallel-read@c4", "recompute", "recompute@c8", "serial-read@c4", "warm", "warm@c8"])
-    ['recompute', 'warm', 'recompute@c8', 'warm@c8', 'serial-read@c4', 'parallel-read@c4']
-    """
-    levels = sorted({int(k.split("@c")[1]) for k in arms if "@c" in k and k.split("@")[0] not in READ_ARMS})
-    names = ("recompute", "ssd-restore", "warm", *CAPACITY_ARMS)
-    order = [a for a in names if a in arms]
-    order += [f"{a}@c{c}" for c in levels for a in names if f"{a}@c{c}" in arms]
-    order += [f"{a}@whole" for a in names if f"{a}@whole" in arms]
-    return order + [k for r in READ_ARMS for k in arms if k.split("@")[0] == r]  # serial, then parallel
+from kvgate.record import arm_order, measurements_to_record
 
 
 def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
@@ -95,7 +79,8 @@ def storage_figures(r: StorageResult) -> dict[str, dict[str, Any]]:
             k: r.statistic(volume, k) if k == "model_load_s" else ms.get(m)
             for k, m in STORAGE_FIGURES.items()
         }
-        out[volume] = {"role": role} | {k: _trusted(m) for k, m in found.items()}
+        loaded = {"model_load_metric": r.model_load_metric(volume)}
+        out[volume] = {"role": role} | {k: _trusted(m) for k, m in found.items()} | loaded
     return out
 
 

@@ -16,8 +16,7 @@ from typing import Any
 
 from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, LoadTrial, level_key
 from kvgate.probes.loadgen import median
-
-KEYS = ("p50_ttft_ms", "mean_ttft_ms", "p50_tpot_ms", "mean_tpot_ms", "p50_itl_ms", "mean_itl_ms")
+from kvgate.record import SERVING_KEYS
 
 
 def level_latency(
@@ -46,7 +45,7 @@ def _medians(trials: list[LoadTrial]) -> dict[str, dict[str, float]]:
 
 def _median_of(docs: list[dict[str, Any]]) -> dict[str, float]:
     out = {}
-    for key in KEYS:
+    for key in SERVING_KEYS:
         values = [float(d[key]) for d in docs if isinstance(d.get(key), int | float)]
         if values:
             out[key] = median(values)

@@ -10,14 +10,10 @@ arm, and ``kvgate preflight`` says so in minutes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
 from kvgate.configuration.gate_profiles import G3Profile
+from kvgate.orchestration.g3.context import Setup
 from kvgate.probes.engines import staging_shortfall
-
-if TYPE_CHECKING:
-    from kvgate.orchestration.g3.protocol import Setup
 
 Demand = tuple[EngineProfile, int, int, int, int]  # profile, concurrency, prompt tokens, TP, state B/token
 

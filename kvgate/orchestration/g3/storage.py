@@ -8,7 +8,9 @@ beside it: weights only. R1's checkpoint is the agent's multi-rank save (at full
 in the verdict). The agent's own model-load workload is measured and shown, not judged: it reads
 the weights and nothing else. Per host and candidate volume, each runs cold on the candidate and
 on the host's first scratch baseline volume (or the model load's baseline copy); the improvement is
-computed the way the reference states it. Without a baseline volume, or when both volumes sit on
+computed the way the reference states it. The engine starts run without order bias
+(:mod:`kvgate.orchestration.g3.starts`: one untimed warm-up, then timed starts alternating the volumes,
+their median judged and their spread shown). Without a baseline volume, or when both volumes sit on
 the same block device (a ratio of a disk with itself), the verdict follows the gate profile's
 declared policy — SKIP or INVALID, never PASS — with the measured numbers shown.
 """
@@ -29,6 +31,7 @@ from kvgate.configuration.references import improvement_measurement
 from kvgate.judgement import Bound, Check, Ruling
 from kvgate.orchestration.g3.engine_load import ColdSite, engine_load, service_load
 from kvgate.orchestration.g3.measure import remove_work_dir
+from kvgate.orchestration.g3.starts import run_starts
 from kvgate.probes import agentctl
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
@@ -64,16 +67,23 @@ class StorageResult:
         """
         ms = self.measured.get(volume, {})
         if name == "model_load_s":
-            loads = [m for k, m in ms.items() if k.startswith("model_load.") and k.endswith(".elapsed_s")]
-            trusted = [m for m in loads if not m.invalid_reason and isinstance(m.value, (int, float))]
-            if trusted:
-                return min(trusted, key=lambda m: float(m.value or 0))
-            return loads[0] if loads else ms.get("model_load.status")
+            metric = self.model_load_metric(volume)
+            return None if metric is None else ms[metric]
         engine = f"service[{model_load}]" if model_load else "engine"
         if name in ENGINE_STATISTICS:
             return ms.get(f"{engine}.{ENGINE_STATISTICS[name]}") or ms.get(f"{engine}.status")
         key = {"checkpoint_write_s": "checkpoint.write_s"}.get(name, "checkpoint.write_bw_bytes_per_s")
         return ms.get(key) or ms.get("checkpoint.status")
+
+    def model_load_metric(self, volume: str) -> str | None:
+        """Which measurement is the volume's model-load time: the fastest trusted loader's (none
+        trusted: the first loader's, or the status saying why none ran)."""
+        ms = self.measured.get(volume, {})
+        loads = [k for k in ms if k.startswith("model_load.") and k.endswith(".elapsed_s")]
+        trusted = [k for k in loads if not ms[k].invalid_reason and isinstance(ms[k].value, (int, float))]
+        if trusted:
+            return min(trusted, key=lambda k: float(ms[k].value or 0))
+        return loads[0] if loads else "model_load.status" if "model_load.status" in ms else None
 
     def improvement(self, b: StorageBinding, ref: Reference) -> Measurement:
         """The candidate's improvement over the baseline for one binding, with every doubt attached."""
@@ -131,24 +141,44 @@ def storage_inputs(check: StorageCheck, result: StorageResult) -> Inputs:
 
 
 def _beside(pair: StoragePair, result: StorageResult) -> str:
-    """Service load: the weight load within it, on each volume (weights only, not judged)."""
+    """Service load: every timed start with its spread, and the weight load within it (not judged)."""
     if pair.binding.statistic != "engine_ready_s" or pair.baseline is None:
         return ""
-    shown = []
+    engine = f"service[{pair.binding.model_load}]" if pair.binding.model_load else "engine"
+    starts, weights = [], []
     for volume in (pair.candidate, pair.baseline):
+        ms = result.measured.get(volume, {})
+        each, spread = ms.get(f"{engine}.ready_s_starts"), ms.get(f"{engine}.ready_s_spread")
+        if each is not None:
+            pct = f"{float(spread.value) * 100:.0f}%" if spread and isinstance(spread.value, float) else "—"
+            starts.append(f"{volume} {each.value} (spread {pct})")
         m = result.statistic(volume, "engine_weights_load_s", pair.binding.model_load)
         value = m.value if m is not None and isinstance(m.value, int | float) else None
-        shown.append(f"{volume} {'—' if value is None else fmt(float(value))} s")
-    return f"weights only (not judged): {', '.join(shown)}"
+        weights.append(f"{volume} {'—' if value is None else fmt(float(value))} s")
+    timed = (
+        f"median of timed starts after an untimed warm-up, volumes alternating: {'; '.join(starts)}; "
+        if starts
+        else ""
+    )
+    return f"{timed}weights only (not judged): {', '.join(weights)}"
 
 
 def storage_pairs(inv: Inventory) -> list[tuple[str, str, str | None]]:
-    """(host, candidate volume, baseline volume or None) for every engine host's deployment volumes."""
+    """(host, candidate volume, baseline volume or None) for every engine host's deployment volumes.
+
+    The baseline is the host's first scratch baseline volume that no deployment names as its KV
+    tier's baseline (``baseline_volume``: R2/R3's local NVMe, not R9's NFS).
+    """
     pairs: dict[tuple[str, str], str | None] = {}
+    kv_baselines = {d.baseline_volume for d in inv.engines.values()}
     for name, dep in inv.engines.items():
         for host in inv.engine_hosts(name):
             vols = inv.volumes_of(host)
-            base = sorted(v for v, vol in vols.items() if vol.kind is VolumeKind.BASELINE and vol.scratch)
+            base = sorted(
+                v
+                for v, vol in vols.items()
+                if vol.kind is VolumeKind.BASELINE and vol.scratch and v not in kv_baselines
+            )
             pairs[(host, dep.volume)] = base[0] if base else None
     return [(h, c, b) for (h, c), b in pairs.items()]
 
@@ -252,18 +282,29 @@ def measure_storage(
     result = StorageResult(host, first.candidate, first.baseline)
     needs = _Needs.of(checks)
     run = AgentRun(ex, config, store, notify, sudo=inv.hosts[host].sudo)
-    for volume in (first.candidate, first.baseline):
-        vol = inv.volumes[volume]
-        run_dir = run_directory(vol, gate="g3", host=host, run=store.path.name)
-        work = checked(ex, vol, f"{run_dir}/storage")  # before anything is made
-        try:
+    sites: dict[str, tuple[ScratchDir, ServerCache | None]] = {}
+    try:
+        for volume in (first.candidate, first.baseline):
+            vol = inv.volumes[volume]
+            run_dir = run_directory(vol, gate="g3", host=host, run=store.path.name)
+            work = checked(ex, vol, f"{run_dir}/storage")  # before anything is made
+            sites[volume] = (work, None)
             create(ex, work, fresh=True)
             resolved = HostEvidence(ex).resolve(work.path)
             result.devices[volume] = "+".join(resolved.carriers) if resolved.carriers else None
             server = servers.get(volume) if resolved.kind == "nfs" else None
+            sites[volume] = (work, server)
             result.measured[volume] = run.workloads(volume, work, server) if needs.agent else {}
-            result.measured[volume] |= run.engines(needs, checks[0], volume, work.path, server)
-        finally:
+        if needs.engine or needs.model_loads:
+            starts = run_starts(
+                (first.candidate, first.baseline),
+                config.g3.storage.engine_starts if config.g3.storage else 2,
+                lambda volume, label: run.engines(needs, checks[0], volume, sites[volume], label),
+            )
+            for volume, found in starts.items():
+                result.measured[volume] |= found
+    finally:
+        for work, _ in sites.values():
             remove_work_dir(ex, work)
     return result
 
@@ -295,17 +336,23 @@ class AgentRun:
     sudo: bool
 
     def engines(
-        self, needs: _Needs, check: StorageCheck, volume: str, work: str, server: ServerCache | None
+        self,
+        needs: _Needs,
+        check: StorageCheck,
+        volume: str,
+        where: tuple[ScratchDir, ServerCache | None],
+        label: str,
     ) -> dict[str, Measurement]:
-        """The engines ``check``'s group needs, each started cold from its model's copy on ``volume``."""
+        """One start (``label``) of each engine ``check``'s group needs, cold from its copy on ``volume``."""
         found: dict[str, Measurement] = {}
         sudo = self.config.inventory.inventory.hosts[check.host].sudo
-        site = ColdSite(self.ex, check.host, sudo, volume, work, self.store, server)
+        work, server = where
+        site = ColdSite(self.ex, check.host, sudo, volume, work.path, self.store, server, label)
         if needs.engine:
-            self.notify(f"g3 storage {volume}: engine cold start")
+            self.notify(f"g3 storage {volume}: engine cold start ({label})")
             found |= engine_load(site, self.config, candidate=check.spec.candidate)
         for name in needs.model_loads:
-            self.notify(f"g3 storage {volume}: {name} service load")
+            self.notify(f"g3 storage {volume}: {name} service load ({label})")
             found |= service_load(site, self.config, name=name)
         return found
 

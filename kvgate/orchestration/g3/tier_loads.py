@@ -22,15 +22,15 @@ from contextlib import ExitStack
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kvgate.orchestration.g3.evidence import shape_reason, write_through_reason
-from kvgate.orchestration.g3.load_arms import Loader, LoadTrial, load_trial
-from kvgate.orchestration.g3.window import EngineWindow, restore_reason
+from kvgate.orchestration.g3.context import DeploymentContext, Phase
+from kvgate.orchestration.g3.evidence import shape_reasons, write_through_reason
+from kvgate.orchestration.g3.load_arms import Loader, LoadTrial, judged, load_trial
+from kvgate.orchestration.g3.window import EngineWindow, cold_load_reason
 from kvgate.probes.engines import EngineService, settled_kv_bytes
 from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile
-    from kvgate.orchestration.g3.protocol import ColdRestore, Phase
 
 
 class TierLoads:
@@ -40,7 +40,7 @@ class TierLoads:
 
     def __init__(
         self,
-        proto: ColdRestore,
+        ctx: DeploymentContext,
         where: Phase,
         *,
         concurrency: int,
@@ -49,30 +49,28 @@ class TierLoads:
         usage: bool,
     ) -> None:
         """``concurrency``: prompts per trial, all in flight; ``usage``: the engines stream usage."""
-        self.proto, self.where, self.ex, self.setup = proto, where, proto.ex, proto.setup
+        self.ctx, self.where, self.ex, self.setup = ctx, where, ctx.ex, ctx.setup
         self.envs = (where.env,)
-        self.state_bytes_per_token = where.state_bytes_per_token or proto.setup.state_bytes_per_token
+        self.state_bytes_per_token = where.state_bytes_per_token or ctx.setup.state_bytes_per_token
         self.trials_n, self.prompt_tokens, self.concurrency = trials, prompt_tokens, concurrency
-        p = proto.profile
+        p = ctx.profile
         self.loader = Loader(
-            proto.load_site,
-            proto.model_id,
+            ctx.load_site,
+            ctx.model_id,
             prompt_tokens,
-            proto.result.tokens_per_word,
+            ctx.tokens_per_word,
             p.max_tokens,
             1,
             p.request_timeout_s,
             usage,
             p.logprobs,
-            fixed_output=proto.setup.tier.fixed_output,
+            fixed_output=ctx.setup.tier.fixed_output,
         )
         self.out: dict[str, list[LoadTrial]] = {}
         self.fitted: dict[str, tuple[float, ...]] = {}  # salt → each prompt's own tokens per word
 
-    def _engine(
-        self, profile: EngineProfile, name: str, port_offset: int, env: dict[str, str]
-    ) -> EngineService:
-        where = replace(self.proto.placement(name, port_offset), model=self.where.model or self.setup.model)
+    def _engine(self, profile: EngineProfile, name: str, slot: int, env: dict[str, str]) -> EngineService:
+        where = replace(self.ctx.placement(name, slot), model=self.where.model or self.setup.model)
         return EngineService(self.ex, profile, where, env=env, args=self.where.args)
 
     def tier_cycle(
@@ -98,9 +96,7 @@ class TierLoads:
             ]
             self._serve_model(tiers[0])
             tokens = self._count(tiers, salt) if tokens is None else tokens
-            self.proto.sink.notify(
-                f"{self.phase} trial {t}: populate {len(tiers)} engine(s) ({profile.name})"
-            )
+            self.ctx.sink.notify(f"{self.phase} trial {t}: populate {len(tiers)} engine(s) ({profile.name})")
             empty = sum(e.kv_dir_bytes() for e in tiers) if has_tier else 0
             populated = self.loader.run(tiers, salt, self.concurrency, self.fitted.get(salt, ()))
             if has_tier:
@@ -108,21 +104,21 @@ class TierLoads:
                 predicted = sum(known) * self.state_bytes_per_token if len(known) == len(tokens) else 0
                 growth = settled_kv_bytes(tiers, at_least=empty + predicted if predicted else 0) - empty
                 wrote = write_through_reason(
-                    self.proto.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
+                    self.ctx.profile.write_through, growth_bytes=growth, predicted_bytes=predicted
                 )
-                self.proto.sink.notify(f"{self.phase} trial {t}: restart + drop caches")
+                self.ctx.sink.notify(f"{self.phase} trial {t}: restart + drop caches")
                 for e in tiers:
                     e.make_cold()
-                drop = self.proto.he.drop()
-                self.proto.load_site.warm_up()
+                drop = self.ctx.he.drop()
+                self.ctx.load_site.warm_up()
                 self._measure(arm, tiers, t, salt, tokens, dropped=drop.dropped, wrote=wrote)
-            if self.warm and (self.proto.profile.warm or not has_tier):
+            if self.warm and (self.ctx.profile.warm or not has_tier):
                 self._measure("warm", tiers, t, salt, tokens)
         return populated
 
     def _serve_model(self, eng: EngineService) -> None:
         """Send the requests to the model these engines serve (the phase's, maybe not the deployment's)."""
-        if self.where.model is not None and self.loader.model == self.proto.model_id:
+        if self.where.model is not None and self.loader.model == self.ctx.model_id:
             served = eng.request("GET", "/v1/models", timeout_s=30).json()["data"][0]["id"]
             self.loader = replace(self.loader, model=served)
 
@@ -130,7 +126,7 @@ class TierLoads:
         """Each prompt's tokens, by the tokenizer of the engine it goes to; first fitted to its target.
 
         The calibrated ratio is a mean: one prompt lands ±2 % around it with an uneven
-        tokenizer (ColdRestore._count). Each prompt of ``salt`` is refitted once, and every
+        tokenizer (the protocol's _count). Each prompt of ``salt`` is refitted once, and every
         load of ``salt`` then sends the fitted prompts.
         """
         spec = PromptSpec(
@@ -138,11 +134,11 @@ class TierLoads:
         )
         to = [engines[i % len(engines)] for i in range(self.concurrency)]  # request i's engine
         if salt not in self.fitted:
-            first = [self.proto.tokens(eng, spec.prompt(i)) for i, eng in enumerate(to)]
+            first = [self.ctx.tokens(eng, spec.prompt(i)) for i, eng in enumerate(to)]
             if None not in first:
                 self.fitted[salt] = tuple(fit_tokens_per_word(spec, c or 1) for c in first)
         prompts = spec.prompts(len(to), self.fitted.get(salt, ()))
-        return [self.proto.tokens(eng, prompt) for eng, prompt in zip(to, prompts, strict=True)]
+        return [self.ctx.tokens(eng, prompt) for eng, prompt in zip(to, prompts, strict=True)]
 
     def _measure(
         self,
@@ -155,55 +151,28 @@ class TierLoads:
         dropped: bool = False,
         wrote: str | None = None,
     ) -> None:
-        self.proto.sink.notify(f"{self.phase} trial {t}: {arm} on {len(engines)} engine(s)")
-        with EngineWindow(self.proto.he, self.proto.volume, engines, resident=arm == "warm") as w:
+        self.ctx.sink.notify(f"{self.phase} trial {t}: {arm} on {len(engines)} engine(s)")
+        with EngineWindow(self.ctx.he, self.ctx.volume, engines, resident=arm == "warm") as w:
             doc = self.loader.run(engines, salt, self.concurrency, self.fitted.get(salt, ()))
-        ev = self.proto.sink.save(f"{self.artifacts}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
-        min_hit = self.proto.profile.cold.min_hit_ratio
-        if not self.loader.usage:  # the loadgen's usage-based shape check cannot apply: _shape replaces it
+        ev = self.ctx.sink.save(f"{self.artifacts}/trial-{t}/{arm}.loadgen.json", json.dumps(doc))
+        min_hit, tolerance = self.ctx.profile.cold.min_hit_ratio, self.ctx.profile.prompt_tolerance
+        if not self.loader.usage:  # no usage: the loadgen cannot check the shape, shape_reasons does
             doc = {**doc, "workload_invalid_reason": None}
-        trial = load_trial(arm, self.concurrency, t, salt, doc=doc, bracket=w, min_hit=min_hit)
-        reasons = [trial.invalid_reason, wrote, *self._shape(doc, tokens)]
+        client = self.ctx.profile.client
+        trial = load_trial(arm, self.concurrency, t, salt, doc=doc, bracket=w, min_hit=min_hit, client=client)
+        shapes = shape_reasons(
+            doc.get("records") or [], tokens, target=self.prompt_tokens, tolerance=tolerance
+        )
+        reasons = [trial.invalid_reason, wrote, *shapes]
         known = None if None in tokens else sum(t or 0 for t in tokens)
         if arm not in ("recompute", "warm"):  # a restore: served cold from the SSD
-            reasons.append(self._cold(w, known, dropped))
+            bpt = self.state_bytes_per_token
+            reasons.append(
+                cold_load_reason(w, self.ctx.profile.cold, known, bytes_per_token=bpt, dropped=dropped)
+            )
         elif arm == "warm" and known and w.hit_tokens is not None and w.hit_tokens < min_hit * known:
             reasons.append(f"warm: the engines served {w.hit_tokens} of {known} prompt tokens from cache")
         elif arm == "recompute" and w.hit_tokens:
             reasons.append(f"recompute: the engines served {w.hit_tokens} prompt tokens from cache")
-        why = "; ".join(dict.fromkeys(r for r in reasons if r)) or None
-        trial = replace(
-            trial,
-            invalid_reason=why,
-            evidence=(ev,),
-            engine_read_bytes=w.engine_read_bytes,
-            counted_prompt_tokens=known,
-        )
+        trial = judged(trial, reasons, evidence=ev, tokens=known)
         self.out.setdefault(arm, []).append(trial)
-
-    def _shape(self, doc: dict[str, Any], tokens: list[int | None]) -> list[str | None]:
-        """Each request's prompt length (the engine's tokenizer) and finish reason against the profile."""
-        p = self.proto.profile
-        records = sorted(doc.get("records") or [], key=lambda r: int(r.get("index", 0)))
-        target, tolerance = self.prompt_tokens, p.prompt_tolerance
-        return [
-            shape_reason(
-                prompt_tokens=n, target=target, tolerance=tolerance, finish_reason=r.get("finish_reason")
-            )
-            for r, n in zip(records, tokens, strict=False)
-            if r.get("success")
-        ]
-
-    def _cold(self, w: EngineWindow, tokens: int | None, dropped: bool) -> str | None:
-        """The restore load was served from the SSD: device, engine and hit counters agree."""
-        if tokens is None:
-            return "prompt tokens unknown (no tokenizer endpoint for this engine): cold not proven"
-        assert w.counts is not None
-        return restore_reason(
-            self.proto.profile.cold,
-            w.counts,
-            predicted_bytes=tokens * self.state_bytes_per_token,
-            prompt_tokens=tokens,
-            hit_tokens=w.hit_tokens,
-            caches_dropped=dropped,
-        )

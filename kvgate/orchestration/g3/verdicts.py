@@ -105,7 +105,7 @@ def reference_measurements(
     >>> b = VerdictBinding(check="t", reference="R2-ttft-p50-tp8", statistic="ttft_p50_s",
     ...                    baseline_arm="dram-only", candidate_arm="ssd-tier", concurrency=(4, 8))
     >>> def arm(name, ttft):
-    ...     unmeasured = dict.fromkeys(ArmFigures.model_fields.keys() - {"invalid_reasons"})
+    ...     unmeasured = dict.fromkeys(ArmFigures.model_fields.keys() - {"invalid_reasons", "qualifications"})
     ...     measured = dict(arm=name, trials=3, completed=3, ttft_p50_s=ttft, ttft_cv=0.0)
     ...     return ArmFigures(**unmeasured | measured)
     >>> arms = {"dram-only@c4": arm("dram-only@c4", 10.0), "ssd-tier@c4": arm("ssd-tier@c4", 5.0),

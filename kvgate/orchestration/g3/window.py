@@ -168,3 +168,20 @@ def restore_reason(
             f"({share} < {bounds.min_hit_ratio:.0%}): the rest was recomputed"
         )
     return "; ".join(r for r in reasons if r) or None
+
+
+def cold_load_reason(
+    w: EngineWindow, bounds: ColdBounds, tokens: int | None, *, bytes_per_token: int, dropped: bool
+) -> str | None:
+    """Why a restore load over ``w`` cannot count as served cold from the SSD (unknown tokens: unproven)."""
+    if tokens is None:
+        return "prompt tokens unknown (no tokenizer endpoint for this engine): cold not proven"
+    assert w.counts is not None
+    return restore_reason(
+        bounds,
+        w.counts,
+        predicted_bytes=tokens * bytes_per_token,
+        prompt_tokens=tokens,
+        hit_tokens=w.hit_tokens,
+        caches_dropped=dropped,
+    )

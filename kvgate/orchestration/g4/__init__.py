@@ -5,6 +5,12 @@ plan.py         per engine deployment and engine host, what the soak must hold (
 fixtures.py     every engine host soaked at once (its deployments in turn), then each check judged
 soak.py         one deployment on one host: engines started detached, the soak run by the agent,
                 each window stored as it arrives; the job recorded first, so ``--resume`` reattaches
+integrity.py    the integrity load beside the soak (fio crc32c, checkpoints, KV chunks read back): started,
+                followed to the soak's end, its failures kept once per place with time and window
+health.py       NVMe SMART, NVMe-oF paths and NIC loss counters at the start, every hour and at the end,
+                judged as deltas; the kernel log of the soak's window, each line with its time and window
+drift.py        RSS, TTFT p99, throughput and the tier against its cap judged as slopes per hour over every
+                window after warm-up, a plateau by its tail, with a 95 % interval and a 72-h projection
 trends.py       the soak's windows → the numbers G4 judges: errors, drift, memory, capacity, hits,
                 canary (pure)
 stop.py         ``kvgate stop RUN``: a detached soak ended early (SIGTERM to its agent job)
@@ -15,6 +21,8 @@ from __future__ import annotations
 
 from kvgate.orchestration.g4.plan import plan
 from kvgate.orchestration.g4.stop import stop_soak
-from kvgate.orchestration.g4.trends import Soak, Window, hit_ratio, slopes, trend_windows
 
-__all__ = ["Soak", "Window", "hit_ratio", "plan", "slopes", "stop_soak", "trend_windows"]
+__all__ = [
+    "plan",
+    "stop_soak",
+]

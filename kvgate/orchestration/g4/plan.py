@@ -18,12 +18,13 @@ with that reason; a soak too short to show a trend is INVALID.
 
 from __future__ import annotations
 
-from kvgate.base.criteria import Criterion
+from kvgate.base.criteria import Criterion, Verdict
 from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import CLUSTER
 from kvgate.judgement import Check, Ruling
+from kvgate.orchestration.g4.health import KEYS, limits
 
 G4Check = Check[None]  # subject: the deployment; key: which soak measurement judges it
 
@@ -31,19 +32,36 @@ G4Check = Check[None]  # subject: the deployment; key: which soak measurement ju
 def g4_check(
     host: str, deployment: str, check: str, key: str, criterion: Criterion, *, ruled: Ruling | None
 ) -> G4Check:
-    """One soak criterion for one deployment on one host; the soak's detail is said when not PASS."""
+    """One soak criterion for one deployment on one host; the soak's detail is said when not PASS.
+
+    A health check the host has nothing for (no NVMe drive, no such NIC counter) is SKIP, said why.
+    """
+    blocked = Verdict.SKIP if key in KEYS else Verdict.INVALID
     return Check(
-        host=host, check=check, criterion=criterion, spec=None, key=key, subject=deployment, ruled=ruled
+        host=host,
+        check=check,
+        criterion=criterion,
+        spec=None,
+        key=key,
+        subject=deployment,
+        ruled=ruled,
+        when_blocked=blocked,
     )
 
 
 def criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
     """(key, criterion) of every soak check, in report order."""
+    return [*soak_criteria(profile), *health_criteria(profile)]
+
+
+def soak_criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
+    """(key, criterion) of the soak's own checks: coverage, errors, canary, integrity, drift, capacity."""
     src = f"workloads/g4/{profile.name}.yaml limits"
     lim = profile.limits
     first_last = (
         f"median of the last {lim.baseline_windows} windows / the first {lim.baseline_windows} after warm-up"
     )
+    slope = "Theil-Sen slope over every window after warm-up, a plateau judged by its tail, 95 % interval"
     return [
         (
             "coverage",
@@ -97,36 +115,59 @@ def criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
             ),
         ),
         (
+            "integrity",
+            Criterion(
+                "G4-INT-1",
+                "integrity_mismatches",
+                "==",
+                0,
+                "places",
+                source="every block fio wrote (crc32c), every checkpoint and KV-chunk cell "
+                f"({profile.integrity.checksum}) read back equal to what was written",
+            ),
+        ),
+        (
+            "integrity-reads",
+            Criterion(
+                "G4-INT-2",
+                "integrity_io_errors",
+                "==",
+                0,
+                "places",
+                source="the integrity load's reads and writes: no I/O error (none retried)",
+            ),
+        ),
+        (
             "ttft-drift",
             Criterion(
                 "G4-DRIFT-1",
-                "ttft_p50_ratio",
+                "ttft_p99_growth_per_h",
                 "<=",
-                lim.max_ttft_p50_ratio,
-                "x",
-                source=f"{src}.max_ttft_p50_ratio ({first_last})",
+                lim.max_ttft_p99_growth_per_h,
+                "x/h",
+                source=f"{src}.max_ttft_p99_growth_per_h ({slope} of TTFT p99 / the first windows')",
             ),
         ),
         (
             "throughput-retention",
             Criterion(
                 "G4-DRIFT-2",
-                "throughput_retention",
-                ">=",
-                lim.min_throughput_retention,
-                "x",
-                source=f"{src}.min_throughput_retention ({first_last})",
+                "throughput_loss_per_h",
+                "<=",
+                lim.max_throughput_loss_per_h,
+                "x/h",
+                source=f"{src}.max_throughput_loss_per_h ({slope} of output tok/s / the first windows')",
             ),
         ),
         (
             "memory-growth",
             Criterion(
                 "G4-MEM-1",
-                "engine_rss_growth_mib",
+                "engine_rss_growth_mib_per_h",
                 "<=",
-                lim.max_rss_growth_mib,
-                "MiB",
-                source=f"{src}.max_rss_growth_mib (engines' RSS, last − first)",
+                lim.max_rss_growth_mib_per_h,
+                "MiB/h",
+                source=f"{src}.max_rss_growth_mib_per_h ({slope} of the engines' RSS)",
             ),
         ),
         (
@@ -138,6 +179,17 @@ def criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
                 1.0,
                 "x",
                 source="the tiers' largest size / their capacity (engine profile)",
+            ),
+        ),
+        (
+            "tier-growth",
+            Criterion(
+                "G4-CAP-2",
+                "tier_cap_share_at_72h",
+                "<=",
+                1.0,
+                "x",
+                source=f"the tiers' size / capacity projected to 72 h by its {slope}",
             ),
         ),
         (
@@ -154,11 +206,57 @@ def criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
     ]
 
 
+HEALTH_SOURCES = {
+    "nvme-media-errors": (
+        "G4-NVME-1",
+        "<=",
+        "max_media_errors",
+        "nvme smart-log media and data-integrity errors, added",
+    ),
+    "nvme-critical-warning": ("G4-NVME-2", "<=", None, "nvme smart-log critical warning, at any snapshot"),
+    "nvme-temperature": ("G4-NVME-3", "<=", "max_temperature_c", "nvme smart-log temperature, the hottest"),
+    "nvme-wear": ("G4-NVME-4", "<=", "max_percentage_used_increase", "nvme smart-log percentage used, added"),
+    "nvme-error-log": ("G4-NVME-5", "<=", "max_error_log_entries", "nvme smart-log error-log entries, added"),
+    "nic-pause": ("G4-NIC-1", "<=", "max_pause_frames", "pause frames (ethtool -S), added"),
+    "nic-cnp": ("G4-NIC-2", "<=", "max_cnp", "CNPs (ethtool -S, RDMA hw_counters), added"),
+    "nic-discard": ("G4-NIC-3", "<=", "max_discards", "discards (ethtool -S, RDMA counters), added"),
+    "nic-out-of-buffer": (
+        "G4-NIC-4",
+        "<=",
+        "max_out_of_buffer",
+        "out-of-buffer drops (RDMA hw_counters), added",
+    ),
+    "paths": ("G4-PATH-1", "<=", "max_path_changes", "NVMe-oF path and ANA state changes between snapshots"),
+    "kernel-log": (
+        "G4-KLOG-1",
+        "<=",
+        "max_kernel_log_lines",
+        "kernel log lines about NVMe, NVMe-oF, RDMA, multipath, I/O errors, hung tasks, OOM in the soak",
+    ),
+}
+
+
+def health_criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
+    """(key, criterion) of every health and kernel check: deltas from the first snapshot to the last."""
+    src = f"workloads/g4/{profile.name}.yaml health"
+    lim = limits(profile)
+    out = []
+    for key, (rule, op, field, what) in HEALTH_SOURCES.items():
+        metric, unit = KEYS[key]
+        where = f"{src}.{field}" if field else "never set (NVMe base specification)"
+        out.append((key, Criterion(rule, metric, op, lim[key], unit, source=f"{where}: {what}")))
+    return out
+
+
 def skip_reason(key: str, tier: EngineProfile) -> str | None:
     """Why this deployment cannot measure ``key`` (declared by its profile), or None."""
-    if key == "cache-capacity" and tier.cache is None:
+    if key in ("cache-capacity", "tier-growth") and tier.cache is None:
         return f"{tier.name} has no external KV tier (cache: null): there is no tier size to hold to a cap"
-    if key == "cache-capacity" and tier.cache is not None and tier.cache.capacity_bytes is None:
+    if (
+        key in ("cache-capacity", "tier-growth")
+        and tier.cache is not None
+        and tier.cache.capacity_bytes is None
+    ):
         return f"{tier.name} declares no tier capacity (cache.capacity_bytes)"
     if key == "empty-responses" and tier.fixed_output is None:
         return (
@@ -168,6 +266,20 @@ def skip_reason(key: str, tier: EngineProfile) -> str | None:
     if key == "hit-retention" and (tier.metrics is None or not tier.hit_counter):
         return f"{tier.name} exposes no hit counter on /metrics (hit_counter): hits cannot be trended"
     return None
+
+
+SLOPES = ("ttft-drift", "throughput-retention", "memory-growth", "tier-growth")
+
+
+def too_short_for_slopes(profile: G4Profile) -> str | None:
+    """Why this profile's soak is too short to judge a drift slope (its figures are still shown), or None."""
+    if profile.duration_s >= profile.limits.min_slope_span_s:
+        return None
+    return (
+        f"not judged at this soak length: {profile.duration_s} s cannot establish an hourly slope "
+        f"(drift is judged on soaks of at least {profile.limits.min_slope_span_s} s); "
+        "the slopes are shown in the report, not judged"
+    )
 
 
 def plan(config: GateConfig) -> list[G4Check]:
@@ -189,7 +301,7 @@ def plan(config: GateConfig) -> list[G4Check]:
             )
         for host in inventory.engine_hosts(name):
             for key, crit in criteria(profile):
-                skip = skip_reason(key, tier)
+                skip = skip_reason(key, tier) or (too_short_for_slopes(profile) if key in SLOPES else None)
                 ruled = Ruling.skip(skip) if skip else None
                 checks.append(g4_check(host, name, f"soak[{name}].{key}", key, crit, ruled=ruled))
     return checks

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.base.criteria import Inputs
 from kvgate.orchestration.g4.plan import G4Check
 from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.orchestration.verdict_rows import verdict_row
@@ -18,7 +17,7 @@ from kvgate.orchestration.verdict_rows import verdict_row
 
 def rows(r: SoakResult, checks: list[G4Check]) -> dict[str, Any]:
     """Everything the G4 tables show for one deployment on one host, beside its stored windows."""
-    judged = [(c, c.evaluate(Inputs(r.measurements, detail=r.detail(c.key)))) for c in checks]
+    judged = [(c, c.evaluate(r.inputs(c.key))) for c in checks]
     return {
         "verdicts": [verdict_row(c, j) for c, j in judged],
         "soak": {
@@ -29,4 +28,7 @@ def rows(r: SoakResult, checks: list[G4Check]) -> dict[str, Any]:
         },
         # for the report's charts: the tiers' summed capacity (the windows are in windows.jsonl)
         "figures": {"cap_bytes": r.soak.cap_bytes},
+        "integrity": r.integrity,
+        "drift": r.drift,
+        "health": r.health,
     }

@@ -17,11 +17,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kvgate.base.criteria import Measurement
+from kvgate.base.criteria import Inputs, Measurement
 from kvgate.base.errors import CommandTimeout, Interrupted, LabError, TransportError
 from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.orchestration.g4 import trends
+from kvgate.orchestration.g4 import drift, health, integrity, trends
 from kvgate.probes import agentctl
 from kvgate.probes.engines import (
     EngineCallFailed,
@@ -53,9 +53,17 @@ class SoakResult:
     details: dict[str, str] = field(default_factory=dict)  # check key → first error / mismatch
     near_ties: list[str] = field(default_factory=list)
     engine_log_tails: list[str] = field(default_factory=list)
+    integrity: dict[str, Any] = field(default_factory=dict)  # kvgate.record.IntegrityFigures, as JSON
+    drift: list[dict[str, Any]] = field(default_factory=list)  # kvgate.record.DriftFigure, as JSON
+    health: dict[str, Any] = field(default_factory=dict)  # kvgate.record.HealthFigures, as JSON
+    blocked: dict[str, str] = field(default_factory=dict)  # check key → what this host has none of
 
     def detail(self, key: str) -> str:
         return self.details.get(key, "")
+
+    def inputs(self, key: str) -> Inputs:
+        """What the check ``key`` is judged on: the measurements, its detail, what blocks it."""
+        return Inputs(self.measurements, detail=self.detail(key), blocked=self.blocked.get(key, ""))
 
 
 class SoakRun:
@@ -79,6 +87,8 @@ class SoakRun:
         self.python = engine_python(inv.hosts[host], self.dep)
         self.key = f"{host}/{name}"
         self.windows: dict[int, dict[str, Any]] = {}
+        taken = health.stored(store.path, host, name)
+        self.last_snapshot = taken[-1]["time_unix_s"] if taken else 0.0
 
     def notify(self, event: str) -> None:
         self._notify(f"g4 {self.name}: {event}")
@@ -97,6 +107,8 @@ class SoakRun:
         job = agentctl.RemoteJob(**state.job.model_dump())
         try:
             outcome = self._follow(job)
+            checked = self._follow_integrity(state)
+            self._snapshot()  # the end
         except Interrupted:
             self.notify("detached: the soak runs on to its end on the host; --resume RUN reattaches")
             raise
@@ -109,7 +121,7 @@ class SoakRun:
             self._finish(engines, state)
             raise
         tails = self._finish(engines, state, outcome)
-        return self._measure(outcome, state, tails)
+        return self._measure(outcome, state, tails, checked)
 
     # -- start ----------------------------------------------------------------------------------
     def _start(self) -> G4Job:
@@ -128,6 +140,8 @@ class SoakRun:
                 engines.append(eng)
                 eng.start()
             state = self._launch(engines, model, work.path)
+            state = self._start_integrity(state, work.path)
+            self._snapshot()  # the start
         except BaseException:
             for eng in engines:
                 eng.stop()
@@ -136,18 +150,39 @@ class SoakRun:
         self.store.merge_meta(g4_jobs={self.key: state.model_dump()})
         return state
 
+    def _start_integrity(self, state: G4Job, work: str) -> G4Job:
+        """The integrity load beside the soak, in the work directory; a start that failed is kept as why."""
+        spec = integrity.spec(self.profile, soak_state_dir=state.job.state_dir, duration_s=self._timeout_s())
+        try:
+            job = integrity.start(self.ex, self._work_dir(f"{work}/integrity"), spec, python=self.python)
+        except LabError as exc:
+            self.notify(f"the integrity load did not start: {exc}")
+            return state.model_copy(update={"integrity_error": f"it did not start: {exc}"})
+        i = self.profile.integrity
+        self.notify(f"integrity load started: a cycle every {i.cycle_s} s, at most {i.max_bytes_per_s} B/s")
+        return state.model_copy(update={"integrity": AgentJob(**asdict(job))})
+
+    def _follow_integrity(self, state: G4Job) -> integrity.Followed:
+        """The integrity job to its end (it ends after its cycle in progress, once the soak has)."""
+        job = agentctl.RemoteJob(**state.integrity.model_dump()) if state.integrity else None
+        i = self.profile.integrity
+        timeout = i.cycle_s + 4 * i.bytes_per_cycle / i.max_bytes_per_s + ENGINE_STOP_S
+        return integrity.follow(
+            self.ex, job, timeout_s=timeout, poll_s=self.profile.poll_s, why=state.integrity_error
+        )
+
     def _work_dir(self, path: str) -> ScratchDir:
         """The deployment's work directory on its volume, once the scratch check passed it."""
         return checked(self.ex, self.inv.volumes[self.dep.volume], path)
 
     def _placement(self, work: str, model: str, i: int) -> Placement:
-        """Engine instance ``i``: its own run and cache directories, port + 2i (as in G3)."""
+        """Engine instance ``i``: its own run and cache directories, its slot's port (as in G3)."""
         base = f"{work}/engine-{i}"
         return Placement(
             run_dir=f"{base}/run",
             model=model,
             cache_dir=f"{base}/cache",
-            port=self.dep.port + 2 * i,
+            port=self.dep.engine_port(2 * i),
             python=self.python,
         )
 
@@ -229,10 +264,7 @@ class SoakRun:
         A lost link is retried for LOST_CONTACT_S; a soak past its duration by more than
         the last window's worst case, or whose agent hangs (stale heartbeat), is cancelled.
         """
-        load = self.profile.load
-        last_window_s = self.profile.window_s + load.request_timeout_s * (1 + self.profile.canary.prompts)
-        soak_s = max(self.profile.duration_s, self.profile.needed_windows * last_window_s)
-        timeout = soak_s + last_window_s + ENGINE_STOP_S
+        timeout = self._timeout_s()
         try:
             return agentctl.wait(
                 self.ex,
@@ -251,6 +283,19 @@ class SoakRun:
             agentctl.cancel(self.ex, job, grace_s=ENGINE_STOP_S)
             raise
 
+    def _snapshot(self) -> None:
+        """Device health now, kept as an artifact (so a resumed run judges it too)."""
+        snap = health.snapshot(self.ex, host=self.host, sudo=self.inv.hosts[self.host].sudo)
+        self.store.artifact(self.host, health.artifact_name(self.name, snap), json.dumps(snap))
+        self.last_snapshot = snap["time_unix_s"]
+
+    def _timeout_s(self) -> float:
+        """How long the soak may take: its duration (or its needed windows), its last window, the stop."""
+        load = self.profile.load
+        last_window_s = self.profile.window_s + load.request_timeout_s * (1 + self.profile.canary.prompts)
+        soak_s = max(self.profile.duration_s, self.profile.needed_windows * last_window_s)
+        return soak_s + last_window_s + ENGINE_STOP_S
+
     def _on_event(self, event: dict[str, Any]) -> None:
         if event.get("event") == "note":
             self.notify(str(event.get("message")))
@@ -260,6 +305,8 @@ class SoakRun:
         self.store.artifact(
             self.host, f"g4/{self.name}/windows/w{event['index']:05d}.json", json.dumps(event)
         )
+        if event["end_unix_s"] - self.last_snapshot >= self.profile.health.snapshot_s:
+            self._snapshot()  # every snapshot_s (an hour on a lab)
         s = event["summary"]
         self.notify(
             f"window {event['index'] + 1}/{self.profile.planned_windows}: {s['completed']} ok, "
@@ -288,6 +335,11 @@ class SoakRun:
         stopped_by_agent = outcome is not None and outcome.get("engines_left") == []
         tails: list[str] = []
         errors: list[LabError] = []
+        if state.integrity is not None:  # ended by now, unless the soak broke: then it is stopped here
+            try:
+                agentctl.cancel(self.ex, agentctl.RemoteJob(**state.integrity.model_dump()), grace_s=60)
+            except LabError as exc:
+                errors.append(exc)
         for i, eng in enumerate(engines):
             try:
                 log = self.ex.run("tail -c 2000000 %s 2>/dev/null", eng.log_path, timeout_s=60).stdout
@@ -307,7 +359,9 @@ class SoakRun:
         return tails
 
     # -- measure --------------------------------------------------------------------------------
-    def _measure(self, outcome: dict[str, Any], state: G4Job, tails: list[str]) -> SoakResult:
+    def _measure(
+        self, outcome: dict[str, Any], state: G4Job, tails: list[str], checked: integrity.Followed
+    ) -> SoakResult:
         windows = tuple(self.windows[i] for i in sorted(self.windows))
         doc = "".join(json.dumps(w) + "\n" for w in windows)
         ev = (
@@ -329,18 +383,40 @@ class SoakRun:
             "empty-responses": trends.empty_responses(soak),
             "engines-up": trends.engine_deaths(soak),
             "canary": canary,
-            "ttft-drift": trends.ttft_ratio(soak, p),
-            "throughput-retention": trends.throughput_retention(soak, p),
-            "memory-growth": trends.rss_growth(soak, p),
             "cache-capacity": trends.cache_peak(soak),
             "hit-retention": trends.hit_retention(soak, p),
         }
-        result.details = self._details(soak, bad, tails, outcome)
+        result.drift = drift.drift(windows, p, soak.cap_bytes)
+        result.measurements |= {f["key"]: drift.measurement(f, ev) for f in result.drift}
+        no_tier = "no tier size was sampled against a capacity (no tier directory or no cache.capacity_bytes)"
+        result.measurements.setdefault(
+            "tier-growth", Measurement("tier_cap_share_at_72h", None, "x", ev, no_tier)
+        )
+        self._judge_health(result, windows)
+        volume = self.dep.volume
+        fig = integrity.figures(checked, windows, volume=volume, share=p.integrity.max_bytes_per_s)
+        doc = "".join(json.dumps(c) + "\n" for c in checked.cycles)
+        i_ev = (self.store.artifact(self.host, f"g4/{self.name}/integrity.jsonl", doc),)
+        result.integrity = fig
+        result.measurements |= integrity.measurements(fig, i_ev)
+        result.details = self._details(soak, bad, tails, outcome) | integrity.details(fig, self.host)
         data = {k: asdict(m) for k, m in result.measurements.items()}
         self.store.artifact(
             self.host, f"g4/{self.name}/measurements.json", json.dumps(data, indent=1, default=str)
         )
         return result
+
+    def _judge_health(self, result: SoakResult, windows: tuple[dict[str, Any], ...]) -> None:
+        """Health deltas over the snapshots and the kernel log of the soak's window."""
+        snaps = health.stored(self.store.path, self.host, self.name)
+        since = windows[0]["start_unix_s"] if windows else (snaps[0]["time_unix_s"] if snaps else time.time())
+        sudo = self.inv.hosts[self.host].sudo
+        log = health.with_windows(health.kernel(self.ex, since=since, until=time.time(), sudo=sudo), windows)
+        ev = (self.store.artifact(self.host, f"g4/{self.name}/kernel-log.json", json.dumps(log, indent=1)),)
+        values, said = health.judged(snaps, log)
+        result.measurements |= health.measurements(values, log, ev, said)
+        result.blocked = said
+        result.health = health.figures(snaps, log, values, said)
 
     def _details(
         self, soak: trends.Soak, bad: list[str], tails: list[str], outcome: dict[str, Any]

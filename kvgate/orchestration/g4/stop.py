@@ -15,7 +15,7 @@ from kvgate.base.errors import LabError, StoreError, UsageError
 from kvgate.configuration.gateconfig import load_config
 from kvgate.orchestration.g4.soak import ENGINE_STOP_S
 from kvgate.probes import agentctl
-from kvgate.record import RunStore, utc_now
+from kvgate.record import RunStore, utc_now, verify_manifest, write_manifest
 from kvgate.transport import connect
 
 
@@ -31,7 +31,10 @@ def stop_soak(run_dir: Path) -> dict[str, str]:
     if record.gate != "g4" or not jobs:
         raise UsageError(f"{run_dir}: no G4 soak was started in this run (run.json has no g4_jobs)")
     inv = load_config(store.inventory_path()).inventory.inventory
+    intact = verify_manifest(run_dir).status == "verified"
     store.update_meta(g4_stopped=utc_now())  # a resume starts no deployment that had not started
+    if intact:  # kvgate's own change to a run still as sealed: sealed again, so --resume accepts it
+        write_manifest(run_dir)
     out: dict[str, str] = {}
     failed: list[LabError] = []
     for key, state in sorted(jobs.items()):

@@ -1,40 +1,24 @@
 """From the soak's windows to the numbers G4 judges: errors, drift, memory, capacity, hits, canary.
 
-Pure functions over the ``window`` records the agent wrote (kvgate.probes.agent.soak). Trends
-compare the first ``baseline_windows`` after ``warmup_windows`` with the last
-``baseline_windows``, by their medians (one slow window does not make drift); the
-least-squares slope per hour is shown beside them. Too few windows to compare is
-INVALID with the count, never PASS.
-
->>> slope_per_hour([0.0, 3600.0, 7200.0], [100.0, 110.0, 120.0])
-10.0
+Pure functions over the ``window`` records the agent wrote (kvgate.probes.agent.soak). The hit
+ratio compares the first ``baseline_windows`` after ``warmup_windows`` with the last
+``baseline_windows``, by their medians; RSS, TTFT, throughput and the tier are judged as slopes
+(drift.py). Too few windows to compare is INVALID with the count, never PASS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from kvgate.base.criteria import Measurement
-from kvgate.base.units import MiB
 from kvgate.configuration.gate_profiles import G4Profile
+from kvgate.probes.agent import hit_ratio
 from kvgate.probes.loadgen import Output, TokenLogprob, compare_outputs, median
 
 Window = dict[str, Any]
 ENDINGS = ("duration", "engine-died", "cancelled")  # how a soak ends; anything else: its agent broke
-
-
-def slope_per_hour(t_s: Sequence[float], values: Sequence[float]) -> float | None:
-    """Least-squares slope of ``values`` over time, per hour; None with fewer than two points."""
-    n = len(t_s)
-    if n < 2:
-        return None
-    mt, mv = sum(t_s) / n, sum(values) / n
-    var = sum((t - mt) ** 2 for t in t_s)
-    if var == 0:
-        return None
-    return sum((t - mt) * (v - mv) for t, v in zip(t_s, values, strict=True)) / var * 3600
 
 
 @dataclass(frozen=True)
@@ -145,25 +129,6 @@ def _ratio(
     return _m(metric, round(median(last) / median(first), 4), unit, soak)
 
 
-def ttft_ratio(soak: Soak, profile: G4Profile) -> Measurement:
-    return _ratio(soak, profile, "ttft_p50_ratio", "x", lambda w: w["summary"]["p50_ttft_ms"])
-
-
-def throughput_retention(soak: Soak, profile: G4Profile) -> Measurement:
-    return _ratio(
-        soak, profile, "throughput_retention", "x", lambda w: w["summary"]["output_throughput_tok_per_s"]
-    )
-
-
-def hit_ratio(w: Window) -> float | None:
-    """Tokens the engines served from cache over the window's prompt tokens (load and canary)."""
-    prompt = w["summary"]["total_input_tokens"]
-    if w["hit_tokens"] is None or not prompt:
-        return None
-    canary = sum(c["prompt_tokens"] or 0 for c in w["canary"])
-    return float(w["hit_tokens"]) / float(prompt + canary)
-
-
 def hit_retention(soak: Soak, profile: G4Profile) -> Measurement:
     """Hit ratio retained from the first windows to the last; zero hits at the start is INVALID."""
     m = _ratio(soak, profile, "hit_ratio_retention", "x", hit_ratio)
@@ -185,15 +150,6 @@ def hit_retention(soak: Soak, profile: G4Profile) -> Measurement:
     return m
 
 
-def rss_growth(soak: Soak, profile: G4Profile) -> Measurement:
-    """The engines' RSS (MiB), median of the last windows minus median of the first."""
-    split = trend_windows(soak, profile)
-    if isinstance(split, str):
-        return _m("engine_rss_growth_mib", None, "MiB", soak, split)
-    first, last = ([w["rss_kib"] / 1024 for w in ws] for ws in split)
-    return _m("engine_rss_growth_mib", round(median(last) - median(first), 1), "MiB", soak)
-
-
 def cache_peak(soak: Soak) -> Measurement:
     """The tiers' largest size in any window over their configured capacity."""
     sizes = [w["cache_dir_bytes"] for w in soak.windows if w["cache_dir_bytes"] is not None]
@@ -202,19 +158,3 @@ def cache_peak(soak: Soak) -> Measurement:
     if max(sizes) == 0:
         return _m("cache_peak_ratio", 0.0, "x", soak, "the tier directory stayed empty: nothing was written")
     return _m("cache_peak_ratio", round(max(sizes) / soak.cap_bytes, 6), "x", soak)
-
-
-def slopes(soak: Soak) -> dict[str, float | None]:
-    """Per-hour slopes of the trended series over all windows (shown, not judged)."""
-    w = list(soak.windows)
-    t = [x["end_unix_s"] - w[0]["start_unix_s"] for x in w] if w else []
-    series = {
-        "ttft_p50_ms_per_h": [x["summary"]["p50_ttft_ms"] for x in w],
-        "rss_mib_per_h": [x["rss_kib"] / 1024 for x in w],
-        "cache_mib_per_h": [(x["cache_dir_bytes"] or 0) / MiB for x in w],
-    }
-    out = {}
-    for name, values in series.items():
-        pts = [(a, b) for a, b in zip(t, values, strict=True) if b is not None]
-        out[name] = slope_per_hour([a for a, _ in pts], [b for _, b in pts])
-    return out

@@ -14,16 +14,24 @@ from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.plan.deployments import Options, plan_inventory
 from kvgate.orchestration.plan.render import CAPTION, COLUMNS, inputs, row, title, why_empty
 
+MAX_PREFILL_TOK_PER_S = 1e9  # beyond any engine: a typo, and inf or nan is no rate
+MAX_DOCUMENTS = 10**12  # distinct prefixes: beyond any tier
+
 
 def options(args: argparse.Namespace) -> Options:
     """The declared options, each checked with the flag it came from."""
-    if args.prefill_tok_per_s is not None and not args.prefill_tok_per_s > 0:
-        raise UsageError(f"--prefill-tok-per-s must be > 0 tokens/s, got {args.prefill_tok_per_s}")
+    rate = args.prefill_tok_per_s
+    if rate is not None and not 0 < rate <= MAX_PREFILL_TOK_PER_S:
+        raise UsageError(
+            f"--prefill-tok-per-s must be > 0 and ≤ {MAX_PREFILL_TOK_PER_S:g} tokens/s, got {rate}"
+        )
     for flag, value in (("--reuse", args.reuse), ("--dram-hit", args.dram_hit)):
         if not 0 <= value <= 1:
             raise UsageError(f"{flag} must be a share within [0, 1], got {value}")
-    if args.documents is not None and args.documents < 1:
-        raise UsageError(f"--documents must be ≥ 1, got {args.documents}")
+    if args.documents is not None and not 1 <= args.documents <= MAX_DOCUMENTS:
+        digits = str(args.documents)
+        shown = digits if len(digits) <= 20 else f"{digits[:12]}… ({len(digits)} digits)"
+        raise UsageError(f"--documents must be within [1, {MAX_DOCUMENTS:.0e}], got {shown}")
     return Options(args.prefill_tok_per_s, args.reuse, args.documents, args.dram_hit)
 
 

@@ -19,13 +19,13 @@ says where it came from, so ``kvgate plan`` and G3 can print what they assumed.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from kvgate.base.criteria import Verdict
 from kvgate.base.errors import StoreError
 from kvgate.base.units import GB
 from kvgate.configuration.engine_profile import EngineKind
@@ -34,7 +34,7 @@ from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.configuration.inventory import EngineDeployment, Inventory
 from kvgate.probes.engines import tiny_hf_kv_bytes_per_token
 from kvgate.probes.fio import CEILING_CELL, configuration
-from kvgate.record import ArmFigures, RunStore, outcome
+from kvgate.record import ArmFigures, RunStore, check_seal, outcome, read_text
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,11 @@ class Sourced:
 
     value: float | None
     source: str
+
+    def __post_init__(self) -> None:
+        """A figure no lab produces (an infinite ceiling, a 400-digit count) is refused, never planned on."""
+        if self.value is not None and not math.isfinite(self.value):
+            raise StoreError(f"{self.source}: {self.value} is not a finite figure to plan on")
 
     @property
     def known(self) -> bool:
@@ -59,25 +64,30 @@ class TierFigures:
 
 
 def runs_newest_first(root: Path, site: str, gate: str, sha256: str) -> list[RunStore]:
-    """Every stored run of ``gate`` for this site and inventory, newest first."""
+    """Every sealed run of ``gate`` for this site and inventory, newest first. Any run of it modified
+    after its end stops the plan (ModifiedRun, exit 2); one cut before its end is no evidence."""
     found = sorted((root / site).glob(f"{gate}-*"), key=lambda p: p.name, reverse=True)
     out = []
     for path in found:
         try:
             store = RunStore.open(path)
             recorded = store.run_record().inventory
-            if recorded is not None and recorded.sha256 == sha256:
-                out.append(store)
         except StoreError:
             continue  # not a run directory (or a torn one): not evidence
+        if recorded is not None and recorded.sha256 == sha256 and _sealed(path):
+            out.append(store)
     return out
+
+
+def _sealed(path: Path) -> bool:
+    return check_seal(path, "a plan from its figures").status == "verified"
 
 
 def latest_passed(root: Path, site: str, gate: str, sha256: str) -> RunStore | None:
     """The newest run of ``gate`` for this inventory whose every check is final and none failed."""
     for store in runs_newest_first(root, site, gate, sha256):
         verdict, missing = outcome(store)
-        if verdict.gate_ok and verdict is not Verdict.ERROR and not missing:
+        if verdict.gate_ok and not missing:
             return store
     return None
 
@@ -85,8 +95,8 @@ def latest_passed(root: Path, site: str, gate: str, sha256: str) -> RunStore | N
 def _artifact(store: RunStore, host: str, name: str) -> Any:
     path = store.path / "artifacts" / host / name
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        return json.loads(read_text(path))
+    except (FileNotFoundError, StoreError, ValueError):
         return None
 
 
@@ -97,7 +107,7 @@ def g2_storage(store: RunStore, host: str, volume: str) -> TierFigures | None:
         return None
     where = f"G2 {store.path}"
     ceiling = _trusted(ms, f"{CEILING_CELL}.read_bw_bytes_per_s")
-    config = _configuration(ms)
+    config = _configuration(ms, where)
     per_request = _trusted(ms, "kv_restore.parallel.request_bytes_per_s")
     requests = _trusted(ms, "kv_restore.requests")
     best = _trusted(ms, f"{CEILING_CELL}.best_read_bw_bytes_per_s") or ceiling
@@ -115,11 +125,19 @@ def g2_storage(store: RunStore, host: str, volume: str) -> TierFigures | None:
     )
 
 
-def _configuration(ms: dict[str, Any]) -> str:
-    """How G2 reached the ceiling: ``bs 4m, 8 jobs × QD 16``."""
+def _configuration(ms: dict[str, Any], where: str) -> str:
+    """How G2 reached the ceiling: ``bs 4m, 8 jobs × QD 16``, or the read that raised it; a StoreError
+    when the recorded cell is no fio job."""
+    raised = ms.get(f"{CEILING_CELL}.raised_by")
+    if isinstance(raised, dict) and isinstance(raised.get("value"), str):
+        return str(raised["value"]).split(": ")[0]  # "KV restore, … read 3.87 GB/s, above the fio sweep's …"
     bs, nj, qd = (_trusted(ms, f"{CEILING_CELL}.{k}") for k in ("bs_bytes", "numjobs", "iodepth"))
     if bs is None or nj is None or qd is None:
         return "configuration not recorded"
+    if not all(math.isfinite(v) and 1 <= v == int(v) for v in (bs, nj, qd)):
+        raise StoreError(
+            f"{where}: ceiling bs_bytes, numjobs, iodepth = {bs}, {nj}, {qd}: expected whole numbers ≥ 1"
+        )
     return configuration(SweepPoint(int(nj), int(qd), 0.0, fio_size(int(bs))))
 
 
@@ -127,7 +145,10 @@ def _trusted(ms: dict[str, Any], metric: str) -> float | None:
     m = ms.get(metric)
     if not isinstance(m, dict) or m.get("invalid_reason") or not isinstance(m.get("value"), int | float):
         return None
-    return float(m["value"])
+    try:
+        return float(m["value"])
+    except OverflowError:  # an integer past any float: as infinite, which Sourced refuses
+        return math.inf
 
 
 def assumed_storage(inv: Inventory, host: str, volume: str) -> TierFigures:

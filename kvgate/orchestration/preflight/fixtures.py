@@ -11,7 +11,6 @@ from kvgate.base.errors import LabError
 from kvgate.orchestration.gatefixtures import GateRun
 from kvgate.orchestration.preflight.measure import Found, Probe
 from kvgate.orchestration.preflight.plan import PreflightCheck
-from kvgate.transport import fan_out
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +23,7 @@ def preflight_measured(gate_run: GateRun) -> dict[str, Found | LabError]:
             exs[host], config, host, gate_run.store, functools.partial(session.notify, host), exs
         ).all()
 
-    results = fan_out({h: h for h in sorted(session.hosts_pending)}, probe)
+    results = gate_run.fan_out(sorted(session.hosts_pending), probe)
     for host, r in results.items():
         session.notify(host, "probed" if not isinstance(r, LabError) else f"ERROR: {r}")
     return results

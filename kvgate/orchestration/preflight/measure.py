@@ -17,7 +17,9 @@ from kvgate.base.criteria import Measurement
 from kvgate.base.errors import Interrupted, LabError
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import Inventory
-from kvgate.orchestration.g3 import probe_deployment
+from kvgate.orchestration.g3 import launches, probe_deployment, start_each, storage_pairs
+from kvgate.orchestration.preflight.nfs_reads import planned_reads, shortfall
+from kvgate.probes.engines import engine_python, read_pool_missing
 from kvgate.probes.evidence import DEFAULT_MIB
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.nfs_server import ServerCache
@@ -56,6 +58,9 @@ class Probe:
                 self.notify(f"engine {name}: start, metrics, tokenizer, tier cycle")
                 checks = tuple(f"engine[{name}].{k}" for k in ("start", "metrics", "tokenizer", "tier-cycle"))
                 found |= guarded(functools.partial(self.deployment, name), checks)
+                found |= guarded(functools.partial(self.read_pool, name), (f"engine[{name}].read-pool",))
+                starts = tuple(f"engine[{name}].start[{arm}]" for arm in started_arms(self.config, name))
+                found |= guarded(functools.partial(self.arm_starts, name), starts)
         return found
 
     def basics(self) -> Found:
@@ -86,16 +91,20 @@ class Probe:
         return {f"volume[{name}].counters": counters, f"volume[{name}].nfs": self.server_cache(name, ev)}
 
     def server_cache(self, name: str, ev: tuple[str, ...]) -> Measurement:
-        """Whether G2 and G3 will control this NFS volume's server cache: a real drop, or its declared RAM."""
+        """Whether the NFS server's cache can be made cold for every read the gates plan on the volume."""
         cache = ServerCache.of(self.inv, name, self.executors)
-        if cache.evidence is not None:
-            cold = cache.make_cold(data_bytes=0)
-            return Measurement(
-                "nfs_server_cache", "dropped" if cold.controlled else None, "", ev, cold.reason
-            )
-        if cache.server is not None and cache.server.ram_gib is not None:
-            return Measurement("nfs_server_cache", "ram_gib declared", "", ev)
-        return Measurement("nfs_server_cache", None, "", ev, cache.make_cold(data_bytes=0).reason)
+        if cache.evidence is not None and (cold := cache.make_cold(data_bytes=0)).reason:
+            return Measurement("nfs_server_cache", None, "", ev, cold.reason)
+        if cache.evidence is None and (cache.server is None or cache.server.ram_gib is None):
+            return Measurement("nfs_server_cache", None, "", ev, cache.make_cold(data_bytes=0).reason)
+        reads = planned_reads(self.config, name, g3_storage=self._storage_baseline(name))
+        if why := shortfall(reads, cache.server, dropped=cache.evidence is not None):
+            return Measurement("nfs_server_cache", None, "", ev, f"NFS server cache not controlled: {why}")
+        return Measurement("nfs_server_cache", "dropped" if cache.evidence else "ram_gib declared", "", ev)
+
+    def _storage_baseline(self, volume: str) -> bool:
+        """Whether G3 runs its model-load and checkpoint workloads on ``volume`` from this host."""
+        return any(h == self.host and base == volume for h, _, base in storage_pairs(self.inv))
 
     def deployment(self, name: str) -> Found:
         """G3's tier probe on one deployment: start, /metrics, tokenizer, one prompt's tier cycle."""
@@ -116,6 +125,27 @@ class Probe:
                 "restore_read_ratio", ratio, "x", r.evidence, r.invalid_reason
             )
         return found
+
+    def arm_starts(self, name: str) -> Found:
+        """Every other engine G3 starts for the deployment, each started once: "ready in N s" or why not."""
+        said = start_each(
+            self.ex, self.config, host=self.host, name=name, store=self.store, notify=self.notify
+        )
+        return {f"engine[{name}].start[{arm}]": Measurement("engine_start", s) for arm, s in said.items()}
+
+    def read_pool(self, name: str) -> Found:
+        """Whether the LMCache R1's parallel reader runs with has its parallel disk-read pool."""
+        dep = self.inv.engines[name]
+        if dep.cold_read is None:
+            return {}
+        python = engine_python(self.inv.hosts[self.host], dep)
+        why = read_pool_missing(self.ex, python, self.config.engine(dep.cold_read.parallel))
+        return {f"engine[{name}].read-pool": _verdict("read_pool", True, "", why)}
+
+
+def started_arms(config: GateConfig, name: str) -> list[str]:
+    """The arms whose launch preflight starts once (the tier probe's own is ``engine[<name>].start``)."""
+    return [launch.arm for launch in launches(config, name)[1:]]
 
 
 def _verdict(metric: str, good: object, unit: str, why: str | None) -> Measurement:

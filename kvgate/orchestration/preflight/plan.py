@@ -14,6 +14,8 @@ from kvgate.base.criteria import Criterion
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import Inventory
 from kvgate.judgement import Check, Ruling
+from kvgate.orchestration.preflight.measure import started_arms
+from kvgate.probes.engines import reads_in_parallel
 
 NFS_TYPES = ("nfs", "nfs4")
 
@@ -59,7 +61,8 @@ NFS_CACHE = (
     "in",
     ("dropped", "ram_gib declared"),
     "",
-    "the NFS server's page cache is dropped over SSH, or its RAM is declared (larger data sets are cold)",
+    "every cold read the gates plan on the volume: after a drop of the server's page cache over SSH, "
+    "or larger than its declared RAM (an agent workload: only larger)",
 )
 START = ("PF-ENG-1", "ready_s", ">", 0, "s", "the engine starts and answers")
 METRICS = (
@@ -78,6 +81,24 @@ TIER_CYCLE = (
     0.9,
     "x",
     "one prompt populated, made cold the profile's way, restored from the SSD with hits",
+)
+
+
+READ_POOL = (
+    "PF-ENG-5",
+    "read_pool",
+    "==",
+    True,
+    "",
+    "the installed LMCache reads a request's disk chunks in parallel, as R1's parallel reader asks",
+)
+ARM_START = (
+    "PF-ENG-6",
+    "engine_start",
+    "matches",
+    "^ready in ",
+    "",
+    "every other engine G3 starts for the deployment (each distinct launch once) starts and answers",
 )
 
 
@@ -108,7 +129,19 @@ def deployment_checks(config: GateConfig, host: str, name: str) -> list[Prefligh
         _check(host, f"{d}.metrics", METRICS),
         _check(host, f"{d}.tokenizer", TOKENIZER),
         _check(host, f"{d}.tier-cycle", TIER_CYCLE, no_tier),
+        _check(host, f"{d}.read-pool", READ_POOL, no_parallel_reader(config, name)),
+        *(_check(host, f"{d}.start[{arm}]", ARM_START) for arm in started_arms(config, name)),
     ]
+
+
+def no_parallel_reader(config: GateConfig, name: str) -> str | None:
+    """Why the deployment has no parallel reader to probe (None: it has one)."""
+    cold_read = config.inventory.inventory.engines[name].cold_read
+    if cold_read is None:
+        return "the deployment names no R1 readers (cold_read:)"
+    if not reads_in_parallel(config.engine(cold_read.parallel)):
+        return f"{cold_read.parallel} does not ask LMCache for parallel disk reads (disk_io_threads)"
+    return None
 
 
 def plan(config: GateConfig) -> list[PreflightCheck]:

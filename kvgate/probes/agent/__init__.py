@@ -18,12 +18,16 @@ zipapp runs on a bare lab host:
     checkpoint.py      checkpoint: R ranks write their shard with fsync, then a cold, verified read-back
     sessions.py        sessions of turns over shared documents (G3's capacity arms), beside the engine
     soak.py            the G4 soak: windows of mixed load, a correctness canary, samples; for hours
+    integrity.py       integrity: beside the soak, fio (crc32c), checkpoints and KV chunks written and read
+                       back by checksum every cycle; a mismatch or I/O error named by file, offset, time
+    integrity_fio.py   its fio part: the previous cycle's file verified at rest, then written and verified
     soak_sample.py     what the soak samples after every window: memory, tier bytes, device I/O, hits
     cold.py            the cold read windows: the page cache dropped, the volume's reads counted
     content.py         deterministic file content and its cell checksums (a bad byte located to its cell)
     writers.py         pattern files written from one pre-filled aligned buffer
     readers.py         cells read with T threads (aligned, O_DIRECT when asked), every one verified
     odirect.py         O_DIRECT with aligned buffers; a fallback to buffered I/O counted, never silent
+    reads.py           the bytes a workload reads back cold, from its spec (preflight's NFS comparison)
     stats.py           percentiles as numpy computes them by default (linear), in the stdlib
 
 The state directory is the whole contract with the controller (kvgate.probes.agentctl):
@@ -52,8 +56,10 @@ The state directory is the whole contract with the controller (kvgate.probes.age
 
 from __future__ import annotations
 
+from kvgate.probes.agent.reads import cold_read_bytes
 from kvgate.probes.agent.sessions import Sessions
+from kvgate.probes.agent.soak import hit_ratio
 
 AGENT_VERSION = "1"
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "cold_read_bytes", "hit_ratio"]

@@ -31,13 +31,14 @@ if TYPE_CHECKING:  # the alias is for the type checker only: python 3.8 cannot s
 
 def workloads() -> dict[str, Workload]:
     """Workload name → its ``run(spec, log, stop)``; imported lazily."""
-    from kvgate.probes.agent import checkpoint, kv_restore, model_load, soak
+    from kvgate.probes.agent import checkpoint, integrity, kv_restore, model_load, soak
 
     return {
         "kv-restore": kv_restore.run,
         "model-load": model_load.run,
         "checkpoint": checkpoint.run,
         "soak": soak.run,
+        "integrity": integrity.run,
     }
 
 

@@ -2,8 +2,11 @@
 
 Everything the controller needs to reattach after an SSH drop lives in files
 (scylla-cluster-tests PR #7834): events are appended one JSON line per
-``write`` and flushed; result.json and exit_code are written atomically, in
-that order, so ``exit_code`` existing means the result is complete.
+``write``; result.json and exit_code are written atomically, in that order, so
+``exit_code`` existing means the result is complete. A full disk must not leave a torn
+event nor a run without its result: an event that does not fit is cut back off (the
+journal ends at its last whole event) and fails the workload, and a small reserve file,
+removed before the result is written, leaves room for the result and its exit code.
 
 >>> import tempfile
 >>> log = EventLog(tempfile.mkdtemp())
@@ -27,6 +30,8 @@ RESULT = "result.json"
 EXIT_CODE = "exit_code"
 PID = "pid"
 HEARTBEAT = "heartbeat"
+RESERVE = "reserve"
+RESERVE_BYTES = 16 * 1024  # room for result.json, exit_code and the result event on a full disk
 HEARTBEAT_INTERVAL_S = 2.0
 PROGRESS_INTERVAL_S = 0.5
 
@@ -75,29 +80,45 @@ def write_pid(state_dir: str) -> None:
 
 
 class EventLog:
-    """Append-only JSON-lines event log; thread-safe, one flushed write per event."""
+    """Append-only JSON-lines event log; thread-safe, one unbuffered write per event, never a torn one."""
 
     def __init__(self, state_dir: str) -> None:
         self.state_dir = state_dir
         self._t0 = time.monotonic()
         self._seq = 0
         self._lock = threading.Lock()
-        self._file = open(os.path.join(state_dir, EVENTS), "a")  # noqa: SIM115 - lives as long as the run
+        self._fd = os.open(os.path.join(state_dir, EVENTS), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._reserve = os.path.join(state_dir, RESERVE)
+        with contextlib.suppress(OSError):  # a disk full already: the first event fails the run
+            write_atomic(self._reserve, "\0" * RESERVE_BYTES)
 
     def emit(self, event: str, **fields: Any) -> dict[str, Any]:
         """Append one event; every event carries seq, t_s (since start) and time_unix_s."""
         with self._lock:
-            self._seq += 1
-            record = {"event": event, "seq": self._seq, "t_s": round(time.monotonic() - self._t0, 6)}
+            record = {"event": event, "seq": self._seq + 1, "t_s": round(time.monotonic() - self._t0, 6)}
             record["time_unix_s"] = round(time.time(), 6)
             record.update(clean(fields))
-            self._file.write(json.dumps(record, ensure_ascii=True, allow_nan=False) + "\n")
-            self._file.flush()
+            self._append((json.dumps(record, ensure_ascii=True, allow_nan=False) + "\n").encode())
+            self._seq += 1  # an event that did not fit takes no number: the journal shows no gap
         return record
+
+    def _append(self, line: bytes) -> None:
+        """Write the whole line, or cut what got written back off and raise (ENOSPC: the disk is full)."""
+        size = os.fstat(self._fd).st_size
+        try:
+            done = 0
+            while done < len(line):
+                done += os.write(self._fd, line[done:])
+        except OSError:
+            os.ftruncate(self._fd, size)
+            raise
 
     def finish(self, result: dict[str, Any], exit_code: int) -> None:
         """Emit the result event, then write result.json, then exit_code (the completion mark)."""
-        self.emit("result", **result)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(self._reserve)
+        with contextlib.suppress(OSError):  # a full journal: result.json still carries the result
+            self.emit("result", **result)
         body = json.dumps(clean(result), ensure_ascii=True, allow_nan=False, indent=1)
         write_atomic(os.path.join(self.state_dir, RESULT), body + "\n")
         write_atomic(os.path.join(self.state_dir, EXIT_CODE), f"{exit_code}\n")
@@ -105,7 +126,7 @@ class EventLog:
 
     def close(self) -> None:
         """Close the events file (finish does it)."""
-        self._file.close()
+        os.close(self._fd)
 
 
 class Progress:

@@ -14,7 +14,8 @@ soak too short to judge its trends would be wasted):
 2. **canary**: the same ``canary_prompts`` prompts every window, greedy, with top-k
    logprobs: the first window computes them, every later one is served from cache,
    so its outputs must stay those of the first (the judge compares them).
-3. **sample**: the engines' memory, tier bytes, device bytes, hit counter (soak_sample).
+3. **sample**: the engines' memory, tier bytes, device bytes, hit counter (soak_sample), with
+   the CPU seconds the sample took (``sample_cpu_s``: the sampler's own cost, ≤ 1 % of a core).
 
 A ``window`` event carries all of it; an engine that died ends the soak early
 (the judge fails it). At the end, however it ends, the engines' process groups
@@ -169,7 +170,7 @@ def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     spec = SoakSpec(data)
     start, index, ended = time.monotonic(), 0, "duration"
     try:
-        before = sample(spec.engines, spec.volume)
+        before = timed_sample(spec)
         while not stop.is_set() and (time.monotonic() - start < spec.duration_s or index < spec.min_windows):
             window, before = run_window(spec, index, before)
             log.emit("window", **window)
@@ -181,6 +182,14 @@ def run(data: Any, log: EventLog, stop: threading.Event) -> dict[str, Any]:
     finally:
         stopped = stop_engines(spec.engines) if spec.stop_engines_at_end else None
     return {"windows": index, "soak_s": time.monotonic() - start, "ended": ended, "engines_left": stopped}
+
+
+def timed_sample(spec: SoakSpec) -> dict[str, Any]:
+    """A sample with the CPU seconds this thread spent taking it (the sampler's own cost)."""
+    cpu0 = time.thread_time()
+    out = sample(spec.engines, spec.volume)
+    out["sample_cpu_s"] = time.thread_time() - cpu0
+    return out
 
 
 def run_window(spec: SoakSpec, index: int, before: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -204,7 +213,7 @@ def run_window(spec: SoakSpec, index: int, before: dict[str, Any]) -> tuple[dict
             break  # an engine died: the sample below says so, and the soak ends
     load_s = time.monotonic() - start
     canary = run_load(spec.load_config(canary=True), spec.canaries()) if spec.canary_prompts else None
-    after = sample(spec.engines, spec.volume)
+    after = timed_sample(spec)
     window = {
         "index": index,
         "start_unix_s": start_unix,
@@ -240,6 +249,15 @@ def load_numbers(
     }
 
 
+def hit_ratio(w: dict[str, Any]) -> float | None:
+    """Tokens the engines served from cache over a window's prompt tokens (load and canary)."""
+    prompt = w["summary"]["total_input_tokens"]
+    if w["hit_tokens"] is None or not prompt:
+        return None
+    canary = sum(c["prompt_tokens"] or 0 for c in w["canary"])
+    return float(w["hit_tokens"]) / float(prompt + canary)
+
+
 def canary_record(r: RequestRecord) -> dict[str, Any]:
     return {
         "index": r.index,
@@ -269,6 +287,7 @@ def sample_numbers(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
         "device_write_bytes": dev_a["write_bytes"] - dev_b["write_bytes"] if dev_a and dev_b else None,
         "hit_tokens": hits,
         "metrics_errors": after["metrics_errors"],
+        "sample_cpu_s": after["sample_cpu_s"],  # the sampler's CPU for this window's sample
     }
 
 
@@ -288,4 +307,4 @@ def stop_engines(engines: list[dict[str, Any]]) -> list[int]:
     return [p for e in engines for p in group_pids(e["pgid"])]
 
 
-__all__ = ["SoakSpec", "SpecError", "run"]
+__all__ = ["SoakSpec", "SpecError", "hit_ratio", "run"]

@@ -88,6 +88,36 @@ for d in os.listdir("/proc"):
 print(json.dumps(sorted(alive)))
 """
 
+# The TCP ports the group's processes listen on, as "address:port" (/proc/net/tcp{,6} state 0A,
+# matched to the sockets in each member's fd table): what the engine opened to the network.
+_LISTENING = r"""
+import ipaddress, json, os, sys
+pgid, inodes = int(sys.argv[1]), set()
+for d in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[2]) != pgid:
+            continue
+        links = [os.readlink(f"/proc/{d}/fd/{fd}") for fd in os.listdir(f"/proc/{d}/fd")]
+    except OSError:
+        continue
+    inodes |= {link[8:-1] for link in links if link.startswith("socket:[")}
+found = set()
+for table, size in (("tcp", 4), ("tcp6", 16)):
+    try:
+        rows = open(f"/proc/net/{table}").read().splitlines()[1:]
+    except OSError:
+        continue
+    for row in rows:
+        f = row.split()
+        if f[3] != "0A" or f[9] not in inodes:
+            continue
+        raw, port = f[1].split(":")
+        words = [bytes.fromhex(raw[i:i + 8])[::-1] for i in range(0, len(raw), 8)]
+        addr = ipaddress.ip_address(b"".join(words))
+        found.add(f"{addr}:{int(port, 16)}" if size == 4 else f"[{addr}]:{int(port, 16)}")
+print(json.dumps(sorted(found)))
+"""
+
 
 @dataclass(frozen=True)
 class HttpResult:
@@ -167,4 +197,9 @@ def group_members(ex: Executor, python: str, pgid: int, signal_name: str = "0") 
     return [int(p) for p in _json_line(ex, "%s -c %s %s %s", python, _GROUP, pgid, signal_name, timeout_s=30)]
 
 
-__all__ = ["HttpResult", "group_members", "http", "probe"]
+def listening(ex: Executor, python: str, pgid: int) -> list[str]:
+    """The TCP ``address:port`` pairs a process group listens on (``0.0.0.0``, ``[::]``: every interface)."""
+    return [str(p) for p in _json_line(ex, "%s -c %s %s", python, _LISTENING, pgid, timeout_s=30)]
+
+
+__all__ = ["HttpResult", "group_members", "http", "listening", "probe"]

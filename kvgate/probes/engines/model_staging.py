@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from kvgate.base.errors import LabError
+from kvgate.base.safefile import own_directory
 from kvgate.configuration.engine_profile import EngineKind
 from kvgate.configuration.inventory import EngineDeployment, Host
 from kvgate.probes import agentctl
@@ -41,7 +42,7 @@ def stage_model(
     try:
         from kvgate.probes.engines.tinymodel import TinyLlamaSpec, ensure_tiny_gguf
 
-        local = ensure_tiny_gguf(MODEL_CACHE)
+        local = ensure_tiny_gguf(own_directory(MODEL_CACHE))
     except ImportError as exc:
         raise LabError(
             f"the tiny model needs the engine extra on the controller (`make engine`): {exc}"
@@ -57,7 +58,7 @@ def _tiny_hf(ex: Executor, host: Host, python: str) -> str:
     script = Path(tinyhf.__file__)
     digest = hashlib.sha256(script.read_bytes()).hexdigest()[:12]
     if host.transport == "local":
-        where, run = str(MODEL_CACHE), str(script)
+        where, run = str(own_directory(MODEL_CACHE)), str(script)
     else:
         where = f"{agentctl.remote_home(ex)}/.cache/kvgate/models"
         run = f"{where}/tinyhf-{digest}.py"

@@ -28,8 +28,9 @@ from pathlib import Path
 from types import TracebackType
 
 from kvgate.base import redact
-from kvgate.configuration.engine_profile import API_PORT_OFFSET, EngineProfile, Launch, fill, tensor_parallel
-from kvgate.probes.engines import hostcall
+from kvgate.configuration.engine_profile import EngineProfile, Launch, fill, tensor_parallel
+from kvgate.configuration.inventory import API_PORT_OFFSET
+from kvgate.probes.engines import environment, hostcall
 from kvgate.probes.engines.errors import EngineCallFailed, EngineCrashed, EngineLeftover, EngineNotReady
 from kvgate.probes.engines.hostcall import HttpResult
 from kvgate.record import EngineLaunch
@@ -76,11 +77,15 @@ class EngineService:
         self.ex, self.profile, self.placement = ex, profile, placement
         launch = profile.render(placement.values())
         self.launch: Launch = replace(launch, env={**launch.env, **(env or {})}, argv=(*launch.argv, *args))
-        redact.remember(redact.secrets_in(self.launch.env, self.launch.argv))  # masked wherever stored
+        found = redact.secrets_in(self.launch.env, self.launch.argv) | redact.secrets_in_data(
+            profile.model_dump(by_alias=True)  # its files' data and JSON arguments, at any depth
+        )
+        redact.remember(found)  # masked wherever stored
         self.pid: int | None = None
         self.record: EngineLaunch | None = None
         self.launches = 0
         self.container_name: str | None = None  # the running container, for a containerized profile
+        self.env_dropped: list[str] = []  # the host's engine variables the last launch unset
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> EngineService:
@@ -277,8 +282,13 @@ class EngineService:
         env_args, argv = [f"{k}={v}" for k, v in self.launch.env.items()], list(self.launch.argv)
         if self.launch.container is not None:  # the environment goes into the container, not the client
             argv, env_args = self._in_container(argv, env_args), []
+        unset = environment.unset_options(self._strays())
         inner = quote(
-            "echo $$ > %s; exec nohup env" + " %s" * (len(env_args) + len(argv)), pid_file, *env_args, *argv
+            "echo $$ > %s; exec nohup env" + " %s" * len(unset) + " --" + " %s" * (len(env_args) + len(argv)),
+            pid_file,
+            *unset,
+            *env_args,
+            *argv,
         )
         try:
             out = self.ex.run(
@@ -297,6 +307,15 @@ class EngineService:
             raise
         self.pid = int(out.stdout.split()[0])
         return self.pid
+
+    def _strays(self) -> list[str]:
+        """The host's engine variables this launch drops (none for a container: it inherits nothing)."""
+        if self.launch.container is not None:
+            self.env_dropped = []
+        else:
+            names = environment.host_variable_names(self.ex)
+            self.env_dropped = environment.strays(names, self.launch.env)
+        return self.env_dropped
 
     def _stop_unannounced(self, pid_file: str) -> None:
         """Stop an engine whose launch was cut before it told its pid: its pid file tells it."""
@@ -369,6 +388,8 @@ class EngineService:
             host=self.ex.host,
             argv=list(redact.argv(launch.argv)),
             env=redact.env(launch.env),
+            env_dropped=list(self.env_dropped),
+            listening=self._listening(pid),
             workdir=launch.workdir,
             files=files,
             version=self._version(),
@@ -379,6 +400,14 @@ class EngineService:
             serves_concurrently=p.serves_concurrently,
             notes=p.notes,
             weights_load_s=self._weights_load_s(),
+        )
+
+    def _listening(self, pid: int) -> list[str] | None:
+        """The ports the engine opened, once ready; None in a container (not the group's processes)."""
+        return (
+            None
+            if self.container_name is not None
+            else hostcall.listening(self.ex, self.placement.python, pid)
         )
 
     def _weights_load_s(self) -> float | None:

@@ -14,7 +14,7 @@ for the controller (kvgate.probes.hostevidence):
     nfs.py       an NFS mount → its client counters (/proc/self/mountstats: bytes read
                  from the server) and mount options
     counters.py  device read bytes by kernel name (/proc/diskstats, 512-byte sectors),
-                 the page cache, dropping it
+                 the page cache, dropping it, the host's load (load average, CPU steal)
     engines.py   an engine is a process tree (vLLM's EngineCore and workers, SGLang's
                  schedulers): its read bytes summed over its session (kvgate starts it
                  under setsid), or its cgroup v2 ``io.stat`` when it runs in one (a container)
@@ -31,11 +31,10 @@ from kvgate.probes.evidence.blockdev import Resolved, resolve
 from kvgate.probes.evidence.cli import main
 from kvgate.probes.evidence.counters import device_bytes, drop_caches
 from kvgate.probes.evidence.probe import DEFAULT_MIB
-from kvgate.probes.evidence.window import MIN_COLD_RATIO, Counts, cold_reason, snapshot
+from kvgate.probes.evidence.window import Counts, cold_reason, snapshot
 
 __all__ = [
     "DEFAULT_MIB",
-    "MIN_COLD_RATIO",
     "Counts",
     "Resolved",
     "cold_reason",

@@ -54,6 +54,32 @@ def meminfo_bytes(field: str, *, proc_root: str = "/proc") -> int:
     raise CounterError(f"no {field} line in {os.path.join(proc_root, 'meminfo')}")
 
 
+def load_average(*, proc_root: str = "/proc") -> float | None:
+    """The host's 1-minute load average (/proc/loadavg); None where it cannot be read."""
+    try:
+        with open(os.path.join(proc_root, "loadavg")) as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cpu_ticks(*, proc_root: str = "/proc") -> list[int] | None:
+    """[all CPU ticks, stolen ticks] so far from /proc/stat's ``cpu`` line; None where unreadable.
+
+    >>> import tempfile, pathlib; d = tempfile.mkdtemp()
+    >>> _ = pathlib.Path(d, "stat").write_text("cpu  10 0 5 80 1 0 0 4 0 0\\ncpu0 1 0 0 0 0 0 0 0 0 0\\n")
+    >>> cpu_ticks(proc_root=d)
+    [100, 4]
+    """
+    try:
+        with open(os.path.join(proc_root, "stat")) as f:
+            fields = f.readline().split()
+        ticks = [int(v) for v in fields[1:9]]  # user .. steal; guest time is inside user already
+        return [sum(ticks), ticks[7]] if fields[0] == "cpu" and len(ticks) == 8 else None
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def drop_caches() -> dict[str, Any]:
     """sync, then drop the page cache, dentries and inodes (needs root); says what happened.
 

@@ -2,8 +2,9 @@
 
 A snapshot reads, in one go on the host: the read and written bytes of every device
 that carries the volume (or, on NFS, the bytes its client read from the server), the
-read bytes of every engine (its session or cgroup), the page cache, and the length of
-any log the caller will read the window's part of. Two snapshots give ``Counts``;
+read bytes of every engine (its session or cgroup), the page cache, the host's load
+(load average, CPU time stolen by the hypervisor: what else ran beside the window), and
+the length of any log the caller will read the window's part of. Two snapshots give ``Counts``;
 ``cold_reason`` judges them against what the measured reads needed. Other readers of
 the same devices can only raise the counts: a proof can be fooled by concurrent load,
 never failed by it.
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kvgate.probes.evidence.blockdev import Resolved
-from kvgate.probes.evidence.counters import device_bytes, meminfo_bytes
+from kvgate.probes.evidence.counters import cpu_ticks, device_bytes, load_average, meminfo_bytes
 from kvgate.probes.evidence.engines import engine_reads
 from kvgate.probes.evidence.nfs import mount
 
@@ -39,6 +40,8 @@ def snapshot(
         "t_unix_s": time.time(),
         "cached_bytes": meminfo_bytes("Cached", proc_root=proc_root),
         "mem_total_bytes": meminfo_bytes("MemTotal", proc_root=proc_root),
+        "load_avg_1m": load_average(proc_root=proc_root),
+        "cpu_ticks": cpu_ticks(proc_root=proc_root),
     }
     if volume is not None and volume.kind == "nfs":
         nfs = mount(volume.mount_point, proc_root=proc_root)
@@ -65,6 +68,8 @@ class Counts:
     counted_on: str  # what the device numbers are: "nvme2c1n1+nvme2c2n1", "NFS server reads of /mnt/nfs"
     page_cache_bytes_before: int = 0
     page_cache_bytes_after: int = 0
+    load_avg_1m: float | None = None  # the host's 1-minute load average at the window's end
+    cpu_steal_share: float | None = None  # of the host's CPU time in the window, stolen by the hypervisor
 
     @classmethod
     def between(cls, before: dict[str, Any], after: dict[str, Any]) -> Counts:
@@ -76,7 +81,17 @@ class Counts:
             counted_on=on,
             page_cache_bytes_before=int(before["cached_bytes"]),
             page_cache_bytes_after=int(after["cached_bytes"]),
+            load_avg_1m=after.get("load_avg_1m"),
+            cpu_steal_share=_steal_share(before.get("cpu_ticks"), after.get("cpu_ticks")),
         )
+
+    @property
+    def host_load(self) -> str:
+        """What else the host ran in the window, as one phrase: ``load 3.2 (1 min), CPU steal 4%``."""
+        parts = [f"load {self.load_avg_1m:.1f} (1 min)" if self.load_avg_1m is not None else "load unknown"]
+        if self.cpu_steal_share is not None:
+            parts.append(f"CPU steal {self.cpu_steal_share:.0%}")
+        return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,6 +109,13 @@ def _device_delta(before: dict[str, Any], after: dict[str, Any]) -> tuple[int | 
         read = a["counts"].get("server_read", 0) - b["counts"].get("server_read", 0)
         return read, a["counts"].get("server_write", 0) - b["counts"].get("server_write", 0), where
     return None, None, "no counter"
+
+
+def _steal_share(before: list[int] | None, after: list[int] | None) -> float | None:
+    """Stolen over all CPU ticks between two ``[total, steal]`` readings of /proc/stat."""
+    if not before or not after or after[0] <= before[0]:
+        return None
+    return (after[1] - before[1]) / (after[0] - before[0])
 
 
 def _engine_delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> int | None:

@@ -26,6 +26,9 @@ only a TransportError (host unreachable, connection dropped) and Interrupted
     tuning.py    host tuning: /dev/shm size, kernel command line, NUMA balancing, the login's groups
     counters.py  whether each volume's counters see its reads (kvgate.probes.evidence's sanity probe)
     odirect.py   O_DIRECT capability of every volume: written and read back on scratch, else only read
+    kernlog.py   kernel log lines about NVMe(-oF), RDMA, multipath, I/O errors, hung tasks, OOM in a time
+                 window (journal, else dmesg), each with its unix time (G4's soak)
+    nic_counters.py  NIC pause, CNP, discard and out-of-buffer counters (ethtool -S, RDMA sysfs) (G4)
 
 ``FAMILIES`` (here) names each family's collector; ``collect_host`` runs them all on one host.
 
@@ -64,6 +67,8 @@ from kvgate.probes.facts import (
 )
 from kvgate.probes.facts.base import Collected, HostContext, ParseError, artifact_name, int_or_none
 from kvgate.probes.facts.gpus import TOOLS
+from kvgate.probes.facts.kernlog import kernel_window
+from kvgate.probes.facts.nic_counters import nic_counters
 from kvgate.transport import Executor
 
 Collector = Callable[[Executor, HostContext], Collected]
@@ -117,9 +122,17 @@ class HostFacts:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HostFacts:
-        """Rebuild stored facts, e.g. to re-judge a run offline."""
-        families = {n: Collected.from_json(c) for n, c in data.get("families", {}).items()}
-        return cls(host=str(data["host"]), families=families)
+        """Rebuild stored facts, e.g. to re-judge a run offline; ValueError naming a family that is wrong."""
+        stored = data.get("families", {})
+        if not isinstance(stored, dict) or not isinstance(data.get("host"), str):
+            raise ValueError("expected {host: name, families: {family: {facts, missing_tools, errors}}}")
+        families = {}
+        for name, c in stored.items():
+            try:
+                families[name] = Collected.from_json(c)
+            except ValueError as exc:
+                raise ValueError(f"families.{name}: {exc}") from None
+        return cls(host=data["host"], families=families)
 
 
 def collect_family(collector: Collector, ex: Executor, ctx: HostContext) -> Collected:
@@ -148,11 +161,12 @@ __all__ = [
     "FAMILIES",
     "TOOLS",
     "Collected",
-    "Collector",
     "HostContext",
     "HostFacts",
     "ParseError",
     "artifact_name",
     "collect_host",
     "int_or_none",
+    "kernel_window",
+    "nic_counters",
 ]

@@ -57,7 +57,13 @@ class Collected:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Collected:
-        """Rebuild from `to_json()` output (artifacts are not part of it)."""
+        """Rebuild from `to_json()` output (artifacts are not part of it); ValueError when it is not that."""
+        parts = {"facts": dict, "missing_tools": list, "errors": dict}
+        if not isinstance(data, dict):
+            raise ValueError(f"expected an object with {', '.join(parts)}, got {type(data).__name__}")
+        for key, kind in parts.items():
+            if not isinstance(data.get(key, kind()), kind):
+                raise ValueError(f"{key}: expected {'an object' if kind is dict else 'a list'}")
         return cls(
             facts=dict(data.get("facts", {})),
             missing_tools=list(data.get("missing_tools", [])),

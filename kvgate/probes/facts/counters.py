@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from kvgate.base.errors import LabError
+from kvgate.base.errors import Interrupted, LabError, TransportError
 from kvgate.probes.evidence import DEFAULT_MIB
 from kvgate.probes.facts.base import Collected, HostContext
 from kvgate.probes.hostevidence import HostEvidence
@@ -30,6 +30,8 @@ def collect(ex: Executor, ctx: HostContext) -> Collected:
         writable = vol.scratch and not write_refusals(ex, vol, vol.path)
         try:
             result = he.probe(vol.path, mib=DEFAULT_MIB, scratch=writable)
+        except (TransportError, Interrupted):
+            raise  # not a fact about the volume: the check stays unevaluated, and --resume retries it
         except LabError as exc:
             col.errors[name] = str(exc)
             continue

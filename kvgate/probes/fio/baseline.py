@@ -23,13 +23,23 @@ from dataclasses import dataclass
 
 from kvgate.base.criteria import Measurement
 from kvgate.configuration.fio_job import FioJob
-from kvgate.configuration.fio_matrix import Knee, MatrixProfile, SweepPoint, load_profile, saturation_knee
+from kvgate.configuration.fio_matrix import (
+    Knee,
+    MatrixProfile,
+    SweepPoint,
+    load_profile,
+    saturation_knee,
+    sweep_cell,
+)
 from kvgate.configuration.inventory import Volume
 from kvgate.probes.fio.ceiling import (
     CEILING_CELL,
+    Reach,
     best_cell,
     ceiling_measurements,
     ceiling_spec,
+    cell_point,
+    next_level,
     sweep_points,
 )
 from kvgate.probes.fio.cold import MeasuredRun, run_measured
@@ -79,12 +89,16 @@ def run_matrix(
     directory: str,
     opts: RunOptions | None = None,
     on_run: OnRun | None = None,
+    reach: Reach | None = None,
 ) -> BaselineResult:
-    """Every cell (``profile.repeats_of`` times) under ``directory`` (inside ``volume``), then the ceiling."""
+    """Every cell (``profile.repeats_of`` times) under ``directory`` (inside ``volume``), the sweep
+    carried on to the readers' ``reach`` and a plateau (:func:`extend`), then the ceiling."""
     runner, tag = _Runner(ex, volume, opts, on_run), re.sub(r"[^A-Za-z0-9_.-]", "-", ex.host)
     jobs = profile.fio_jobs(directory, tag=tag)
     runs = {cell: runner.repeat(cell, job, profile.repeats_of(cell)) for cell, job in jobs.items()}
     points = sweep_points(profile, runs)
+    if reach is not None and profile.sweep is not None:
+        points += extend(runner, profile, points, reach, runs, directory=directory, tag=tag)
     best = best_cell(points) if points else None
     if best is not None:
         assert profile.sweep is not None  # a best cell comes from the sweep
@@ -98,7 +112,35 @@ def run_matrix(
         found += knee_measurements(profile.sweep.name, knee)
     if best is not None:
         found += ceiling_measurements(best, runs[CEILING_CELL])
+    if reach is not None and profile.sweep:
+        found.append(
+            Measurement(f"{profile.sweep.name}.reach_parallelism", reach.parallelism, "I/Os in flight")
+        )
     return BaselineResult(profile.name, runs, tuple(found), knee, best, tuple(points))
+
+
+def extend(
+    runner: _Runner,
+    profile: MatrixProfile,
+    points: list[SweepPoint],
+    reach: Reach,
+    runs: dict[str, tuple[MeasuredRun, ...]],
+    *,
+    directory: str,
+    tag: str,
+) -> list[SweepPoint]:
+    """Cells past the grid along ``reach.bs`` until :func:`next_level` is done (or a cell is invalid)."""
+    sweep, added = profile.sweep, list[SweepPoint]()
+    assert sweep is not None
+    while (spec := next_level(sweep, [*points, *added], reach)) is not None:
+        cell = sweep_cell(sweep.name, spec.bs, spec.numjobs, spec.iodepth)
+        job = profile.job(sweep.name, spec, directory, tag)  # the sweep's files (more clones: more files)
+        runs[cell] = runner.repeat(cell, job, profile.repeats_of(cell))
+        point = cell_point(spec, runs[cell])
+        if point is None:
+            break  # no valid run: its reason is in the cell's measurements
+        added.append(point)
+    return added
 
 
 def sweep_knee(profile: MatrixProfile, points: list[SweepPoint], best: SweepPoint | None) -> Knee | None:

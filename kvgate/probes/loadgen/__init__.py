@@ -17,9 +17,9 @@ network does not distort TTFT. Nothing here imports the rest of kvgate.
     record.py      what is recorded of one request (chunk times, usage, logprobs) and its TTFT, ITL, E2EL
     metrics.py     serving metrics exactly as ``vllm bench serve`` defines them; no samples raises
     shape.py       did the workload have its shape (prompts not truncated, completions not cut short)
+    starvation.py  was the client starved: its event loop's lag, token stamps read in bunches
     outputs.py     two greedy outputs the same up to a near-tie (vLLM's ``check_logprobs_close``)
     prompts.py     deterministic long prompts with a controlled shared prefix, unique to a salt
-    nullserver.py  a null OpenAI-compatible streaming server with vLLM's /metrics, for tests and benches
     cli.py         what the two command lines share (this one and the agent's ``sessions``)
     __main__.py    ``python -m kvgate.probes.loadgen``: one load on the engine host → a result JSON
 """
@@ -33,34 +33,29 @@ from kvgate.probes.loadgen.prompts import WORDS
 from kvgate.probes.loadgen.record import TokenLogprob
 from kvgate.probes.loadgen.run import FIXED_OUTPUT
 
-from .metrics import NoSamples, distribution, metric, percentile, summarize
+from .metrics import percentile, summarize
 from .prompts import PromptSpec, fit_tokens_per_word
-from .record import MissingUsage, RequestRecord
-from .run import LoadConfig, LoadResult, arrival_offsets_s, run, run_async
+from .record import RequestRecord
+from .run import LoadConfig, run
 from .shape import invalid_reason
+from .starvation import starved_reason
 
 __all__ = [
     "FIXED_OUTPUT",
     "WORDS",
     "LoadConfig",
-    "LoadResult",
-    "MissingUsage",
-    "NoSamples",
     "Output",
     "PromptSpec",
     "RequestRecord",
     "TokenLogprob",
-    "arrival_offsets_s",
     "compare_outputs",
-    "distribution",
     "fit_tokens_per_word",
     "invalid_reason",
     "median",
-    "metric",
     "percentile",
     "ratios",
     "run",
-    "run_async",
+    "starved_reason",
     "summarize",
     "write_atomically",
 ]

@@ -36,6 +36,7 @@ from typing import Any
 from .client import Pool, stream_completion
 from .metrics import summarize
 from .record import MissingUsage, RequestRecord
+from .starvation import LagMonitor, client_health
 
 RESULT_KIND = "kvgate.loadgen.result/1"
 # The request field that makes a server generate exactly max_tokens, as `vllm bench serve` asks for
@@ -107,6 +108,8 @@ class LoadResult:
     # this client's own CPU seconds over the run: on a host it shares with the engine, the share
     # of a core it took from the server (set beside the engine's own latency histograms)
     client_cpu_s: float | None = None
+    # how late the client's event loop ran over the load (ns per tick): a starved client stamps late
+    loop_lags_ns: list[int] = field(default_factory=list)
 
     def summary(self, **options: Any) -> dict[str, Any]:
         """Metrics over every endpoint's records together (``summarize`` options pass through)."""
@@ -124,6 +127,7 @@ class LoadResult:
             "started_unix_s": self.started_unix_s,
             "duration_s": self.duration_s,
             "client_cpu_s": self.client_cpu_s,
+            "client_health": client_health(self.loop_lags_ns, self.records),
             "summary": None,
             "summary_error": None,
             "per_endpoint": {},
@@ -171,17 +175,19 @@ async def run_async(config: LoadConfig, prompts: Sequence[str]) -> LoadResult:
     offsets = arrival_offsets_s(
         len(prompts), request_rate=config.request_rate, burstiness=config.burstiness, seed=config.seed
     )
-    started_unix_s, cpu0 = time.time(), time.process_time()
+    started_unix_s, cpu0, lag = time.time(), time.process_time(), LagMonitor()
+    lag.start()
     try:
         start_ns = await _dispatch(config, pools, prompts, records, offsets)
         duration_ns, cpu_s = time.perf_counter_ns() - start_ns, time.process_time() - cpu0
     finally:
+        await lag.stop()
         for pool in pools:
             await pool.close()
         await asyncio.sleep(0)  # let transports closed on error paths finish closing
     for record in records:
         record.shift(start_ns)
-    return LoadResult(config, records, duration_ns / 1e9, started_unix_s, cpu_s)
+    return LoadResult(config, records, duration_ns / 1e9, started_unix_s, cpu_s, lag.lags_ns)
 
 
 async def _dispatch(

@@ -6,8 +6,10 @@ version, verdict and every numeric figure with its unit, better direction and th
 noise its repeats showed (CV). ``compare_figures`` joins two runs' figures and flags a
 regression only when a figure moved the wrong way by more than that noise.
 
-    entry.py    HistoryEntry: what the history keeps of one run, its identity and numeric Figures
-    store.py    History: the SQLite file under the results root, written as each run is rendered
+    entry.py    HistoryEntry: what the history keeps of one run, its identity and numeric Figures;
+                which runs are comparable (same gate, site and inventory)
+    store.py    History: the SQLite file under the results root, written as each run is rendered,
+                checked when read (never through a link, never in a run directory)
     compare.py  two runs' figures side by side: the change, the repeats' noise, regression or not
 
 Usage::
@@ -21,7 +23,14 @@ Usage::
 from __future__ import annotations
 
 from kvgate.report.history.compare import compare_figures, regressions
-from kvgate.report.history.entry import HistoryEntry, RunFigure
+from kvgate.report.history.entry import HistoryEntry, not_comparable, run_id_of
 from kvgate.report.history.store import History
 
-__all__ = ["History", "HistoryEntry", "RunFigure", "compare_figures", "regressions"]
+__all__ = [
+    "History",
+    "HistoryEntry",
+    "compare_figures",
+    "not_comparable",
+    "regressions",
+    "run_id_of",
+]

@@ -1,0 +1,69 @@
+"""What page 1 and the sign-off say of a gate's coverage: the references it did not judge, and why.
+
+The counts come from the run's outcome (kvgate.judgement.gate_outcome, through RunView.outcome);
+this module only names each reference the way the seed states it and groups them by reason, so
+a signer reads "R2 TTFT p50 against recompute … (R2-recompute-ttft-p50-conc16): the engine serves
+one request at a time", once per reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kvgate.configuration.reference_schema import Reference
+from kvgate.judgement import Coverage
+from kvgate.report.model import RunView
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """References of the gate's profile that no check judged, with the reason they share."""
+
+    reason: str
+    references: tuple[str, ...]  # "R2 TTFT p50 … (R2-recompute-ttft-p50-conc16)"
+
+
+def reference_name(ref: Reference | None, ref_id: str) -> str:
+    """'R2 TTFT p50 against recompute … (R2-recompute-ttft-p50-conc16)': the seed's words, then the id."""
+    return f"{ref.report} {ref.scenario.en} ({ref_id})" if ref is not None else ref_id
+
+
+def reason(condition: str) -> str:
+    """The why of a check's condition ('metric: not applicable — why' → 'why'); a plan's ruling as it is."""
+    return condition.split(" — ", 1)[-1].strip().rstrip(".") or "not evaluated"
+
+
+def grouped(cover: Coverage, name: Callable[[str], str]) -> tuple[Unjudged, ...]:
+    """The references ``cover`` leaves unjudged, named, grouped by reason."""
+    groups: dict[str, list[str]] = {}
+    for ref_id, why in cover.unjudged.items():
+        groups.setdefault(reason(why), []).append(name(ref_id))
+    return tuple(Unjudged(why, tuple(names)) for why, names in groups.items())
+
+
+def unjudged(view: RunView) -> tuple[Unjudged, ...]:
+    """The references the gate's profile binds that it did not judge, grouped by reason."""
+    return grouped(view.outcome.coverage, lambda r: reference_name(view.reference(r), r))
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """Preflight: what G3 can judge with this inventory, from G3's plan (kvgate.judgement.reach)."""
+
+    coverage: Coverage
+    unjudged: tuple[Unjudged, ...]
+    judged: tuple[str, ...]  # the references G3 can judge, named
+
+
+def g3_outlook(view: RunView) -> Outlook | None:
+    """What a preflight run recorded of G3's plan; None for a gate run (or a preflight before it did)."""
+    found = view.record.g3_reach
+    if found is None:
+        return None
+    cover = Coverage(tuple(found.references), dict(found.unjudged))
+
+    def name(ref_id: str) -> str:
+        return reference_name(found.references.get(ref_id), ref_id)
+
+    return Outlook(cover, grouped(cover, name), tuple(name(r) for r in cover.judged))

@@ -1,0 +1,219 @@
+"""G4's evidence tables beside the windows and verdicts: drift as slopes, the integrity load, health.
+
+Laid out from what G4 stored per host/deployment (``g4_rows``: ``drift``, ``integrity``,
+``health``; kvgate.orchestration.g4.report_rows); nothing is fitted or judged here.
+
+>>> utc(0)
+'1970-01-01 00:00:00'
+"""
+
+from __future__ import annotations
+
+import time
+
+from kvgate.base.units import MiB
+from kvgate.record import (
+    DriftFigure,
+    G4Row,
+    HealthFigures,
+    IntegrityFailure,
+    IntegrityFigures,
+    Section,
+)
+from kvgate.report.numbers import cell
+from kvgate.report.tables import table
+
+INTEGRITY_COLUMNS = [
+    "host/engine",
+    "volume",
+    "cycles",
+    "share declared MiB/s",
+    "integrity MiB/s measured",
+    "of the device's bytes",
+    "fio blocks verified MiB",
+    "checkpoint + KV cells verified MiB",
+    "agent CPU % of a core",
+    "failures",
+]
+FAILURE_COLUMNS = [
+    "host/engine",
+    "kind",
+    "volume",
+    "file",
+    "offset",
+    "first seen (UTC)",
+    "windows",
+    "seen",
+    "detail",
+]
+INTEGRITY_NOTE = (
+    "Beside the engines, on the candidate volume, every cycle: fio's file of the previous cycle verified at "
+    "rest (crc32c per block, its verify state loaded), then written anew and read back; a checkpoint written "
+    "with fsync and every cell read back against its checksum; every KV chunk (written once at the start) "
+    "restored and compared. A mismatch or I/O error is kept once per place with the time it was first seen "
+    "and the windows it was seen in; nothing is retried. Its I/O is paced to the share the G4 profile "
+    "declares (integrity.max_bytes_per_s); 'of the device's bytes' is its bytes over the device counters' "
+    "bytes in the same windows (engines and integrity together). Agent CPU excludes fio's own."
+)
+DRIFT_COLUMNS = [
+    "host/engine",
+    "series",
+    "judged slope per hour (95 %)",
+    "limit per hour",
+    "all windows / last half per hour",
+    "judged on",
+    "at 72 h (projected)",
+    "limit at 72 h",
+]
+DRIFT_NOTE = (
+    "Each series fitted (Theil-Sen: the median of every pair's slope) over every window after warm-up "
+    "and over the last half of them. "
+    "Where the whole soak grew past the limit and the last half did not, the growth levelled off (a "
+    "plateau) and the last half is judged; otherwise the worse of the two. PASS needs the slope's 95 % "
+    "interval within the limit, FAIL wholly past it; across it is INVALID. Relative series (TTFT p99, "
+    "throughput) are shares of their first windows' median per hour; worse is positive (throughput: a "
+    "loss). The tier is judged by its share of its capacity projected to 72 h."
+)
+NAMES = {
+    "memory-growth": "engine RSS (MiB)",
+    "ttft-drift": "TTFT p99 (s)",
+    "throughput-retention": "output (tok/s)",
+    "tier-growth": "tier (share of capacity)",
+}
+
+
+SHOWN_PER_RECORDED = {"ttft-drift": 1000.0}  # G4 fits TTFT in ms; the report shows every TTFT in s
+
+
+def drift_cells(where: str, d: DriftFigure) -> list[str]:
+    name = NAMES.get(d.key, d.key)
+    if d.growth_per_h is None:
+        return [where, name, f"— ({d.invalid})", cell(d.limit_per_h), "—", "—", "—", "—"]
+    pm = "" if d.interval_per_h is None else f" ± {cell(d.interval_per_h)}"
+    judged = f"{cell(d.growth_per_h)}{pm} {d.unit}" + (f" (INVALID: {d.invalid})" if d.invalid else "")
+    on = f"{d.judged_on} ({d.tail_windows} of {d.windows})" if d.judged_on == "tail" else f"all {d.windows}"
+    on += ", plateau" if d.plateau else ""
+    return [
+        where,
+        name,
+        judged,
+        f"{cell(d.limit_per_h)} {d.unit}",
+        f"{cell(d.whole_per_h)} / {cell(d.tail_per_h)}",
+        on,
+        cell(d.projected_72h, SHOWN_PER_RECORDED.get(d.key, 1.0)),
+        cell(d.limit_72h, SHOWN_PER_RECORDED.get(d.key, 1.0)),
+    ]
+
+
+def utc(unix_s: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(unix_s))
+
+
+def integrity_cells(where: str, fig: IntegrityFigures) -> list[str]:
+    rate = fig.io_bytes / fig.span_s if fig.span_s else None
+    of_device = fig.io_bytes / fig.device_bytes if fig.device_bytes else None
+    cpu = 100 * fig.cpu_s / fig.span_s if fig.cpu_s is not None and fig.span_s else None
+    failures = str(len(fig.failures)) + (f" ({fig.error})" if fig.error else "")
+    return [
+        where,
+        fig.volume,
+        str(fig.cycles),
+        cell(fig.share_bytes_per_s / MiB),
+        cell(None if rate is None else rate / MiB),
+        "—" if of_device is None else f"{100 * of_device:.1f} %",
+        cell(fig.fio_verified_bytes / MiB),
+        cell(fig.verified_bytes / MiB),
+        cell(cpu, digits=2),
+        failures,
+    ]
+
+
+def failure_cells(where: str, f: IntegrityFailure) -> list[str]:
+    windows = ", ".join(map(str, f.windows)) or "—"
+    offset = "—" if f.offset_bytes is None else str(f.offset_bytes)
+    kind = f"{f.kind} ({f.source})"
+    return [
+        where,
+        kind,
+        f.volume,
+        f.file,
+        offset,
+        utc(f.first_seen_unix_s),
+        windows,
+        str(f.times_seen),
+        f.detail,
+    ]
+
+
+def integrity_sections(stored: list[tuple[str, G4Row]]) -> list[Section]:
+    """The integrity load per deployment, and every place it found wrong."""
+    figs = [(k, r.integrity) for k, r in stored]
+    if not figs:
+        return []
+    failures = [failure_cells(k, f) for k, fig in figs for f in fig.failures]
+    return [
+        table(
+            "G4 integrity load", INTEGRITY_COLUMNS, [integrity_cells(k, f) for k, f in figs], INTEGRITY_NOTE
+        ),
+        table(
+            "G4 integrity failures",
+            FAILURE_COLUMNS,
+            failures or [["—", "none: everything read back equal", "", "", "", "", "", "", ""]],
+            "Each place once, with the time the integrity load first found it wrong and the soak windows.",
+        ),
+    ]
+
+
+HEALTH_COLUMNS = ["host/engine", "snapshots", "first (UTC)", "last (UTC)", "kernel log", "not on this host"]
+KERNEL_COLUMNS = ["host/engine", "time (UTC)", "window", "kind", "kernel line"]
+HEALTH_NOTE = (
+    "NVMe SMART (G1's nvme smart-log), NVMe-oF paths and ANA states (G1's sysfs probe) and the NICs' pause, "
+    "CNP, discard and out-of-buffer counters, at the soak's start, every health.snapshot_s and at its end; "
+    "each judged as a delta from the first to the last (warning and temperature: their worst) in the "
+    "verdicts above. The kernel log is read for the soak's window only."
+)
+
+
+def health_cells(where: str, h: HealthFigures) -> list[str]:
+    log = (
+        h.kernel_error
+        or f"{h.kernel_source}: {len(h.kernel_lines)} line(s) of a storage, fabric or memory kind"
+    )
+    window = f"{utc(h.kernel_since_unix_s)} – {utc(h.kernel_until_unix_s)}"
+    skipped = "; ".join(f"{k}: {v}" for k, v in sorted(h.skipped.items())) or "—"
+    first = "—" if h.first_unix_s is None else utc(h.first_unix_s)
+    last = "—" if h.last_unix_s is None else utc(h.last_unix_s)
+    return [where, str(h.snapshots), first, last, f"{log} ({window})", skipped]
+
+
+def health_sections(stored: list[tuple[str, G4Row]]) -> list[Section]:
+    """Each deployment's snapshots and kernel log, and every kernel line beside its window."""
+    rows = [(k, r.health) for k, r in stored]
+    if not rows:
+        return []
+    lines = [
+        [k, utc(x.time_unix_s), "—" if x.window is None else str(x.window), x.kind, x.line]
+        for k, h in rows
+        for x in h.kernel_lines
+    ]
+    return [
+        table(
+            "G4 device health and kernel log",
+            HEALTH_COLUMNS,
+            [health_cells(k, h) for k, h in rows],
+            HEALTH_NOTE,
+        ),
+        table(
+            "G4 kernel log lines during the soak",
+            KERNEL_COLUMNS,
+            lines or [["—", "", "", "", "none of a storage, fabric or memory kind"]],
+            "Each line with its time and the soak window it fell in (—: between windows).",
+        ),
+    ]
+
+
+def evidence_sections(stored: list[tuple[str, G4Row]]) -> list[Section]:
+    """Drift, integrity and health sections of every stored host/deployment."""
+    drift = [drift_cells(k, d) for k, r in stored for d in r.drift]
+    slopes = [table("G4 drift as slopes", DRIFT_COLUMNS, drift, DRIFT_NOTE)] if drift else []
+    return [*slopes, *integrity_sections(stored), *health_sections(stored)]

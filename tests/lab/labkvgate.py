@@ -1,0 +1,65 @@
+"""kvgate run on the QEMU lab: the CLI on inventory/lab-vm.yaml, or G1's facts of one host in-process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from kvgate.base.criteria import Judgement
+from kvgate.configuration.gateconfig import load_config
+from kvgate.orchestration.g1.checks import evaluate_facts
+from kvgate.orchestration.g1.plan import plan
+from kvgate.probes.facts import FAMILIES, HostContext, HostFacts, collect_family
+from kvgate.transport import connect
+from lab import labctl
+from lab.guests import ARRAY
+
+INVENTORY = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
+
+
+def kvgate(*args: str, results: Path, timeout: float = 1200) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`kvgate ARGS --inventory lab-vm.yaml --results RESULTS` and the run directory it made."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "kvgate.cli",
+        *args,
+        "--inventory",
+        str(INVENTORY),
+        "--results",
+        str(results),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    runs = sorted((results / "lab-vm").glob("*/run.json"))
+    assert runs, f"no run directory: {done.stdout[-2000:]} {done.stderr[-2000:]}"
+    return done, runs[-1].parent
+
+
+def judged(run: Path) -> dict[str, dict[str, Any]]:
+    """checks.jsonl by check id (host/check)."""
+    return {r["id"]: r for r in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}
+
+
+def g1_checks(host: str, *families: str) -> dict[str, Judgement]:
+    """G1's checks of ``families`` on one lab host, from facts collected now over SSH."""
+    cfg = load_config(INVENTORY)
+    inv = cfg.inventory.inventory
+    ex = connect(host, inv.hosts[host])
+    try:
+        ctx = HostContext(host, inv.volumes_of(host), inv.hosts[host].sudo)
+        facts = HostFacts(host=host, families={f: collect_family(FAMILIES[f], ex, ctx) for f in families})
+    finally:
+        ex.close()
+    return {
+        c.check: evaluate_facts(c, facts) for c in plan(cfg) if c.host == host and c.spec.family in families
+    }
+
+
+def on_array(command: str) -> str:
+    """Run a command as root on the array guest; it must succeed."""
+    done = labctl.ssh(ARRAY, command)
+    assert done.returncode == 0, f"{command}: {done.stderr}"
+    return done.stdout

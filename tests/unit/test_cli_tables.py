@@ -1,0 +1,54 @@
+"""The console tables after a run: every host shown, and nothing cut in an 80-column terminal (issue 27)."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from rich.console import Console
+
+from kvgate.base.criteria import Verdict
+from kvgate.cli.live import checks_table, summary_table
+from kvgate.record import JudgementRecord
+from kvgate.record.store import RunStore
+
+
+def store_with(tmp_path: Path, planned: list[str], *records: JudgementRecord, gate: str = "g1") -> RunStore:
+    meta = {"planned": planned, "inventory": {"path": "i.yaml", "sha256": "ab"}}
+    store = RunStore.create(tmp_path, site="s", gate=gate, meta=meta)
+    for rec in records:
+        store.record(rec)
+    return store
+
+
+def printed(table: object) -> str:
+    console = Console(width=80, record=True, file=io.StringIO())
+    console.print(table)
+    return console.export_text()
+
+
+def test_an_early_ctrl_c_still_shows_every_host_and_what_was_not_evaluated(tmp_path: Path) -> None:
+    """Before: only the header, when Ctrl-C came before any check had a verdict."""
+    store = store_with(tmp_path, ["gpu-1/cpu.threads", "gpu-1/memory.total", "gpu-2/cpu.threads"])
+    text = printed(summary_table(store))
+    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if line.startswith("│")}
+    assert set(rows) == {"gpu-1", "gpu-2"}
+    assert re.search(r"│\s+2\s│\s*ERROR\s*│$", rows["gpu-1"]), rows["gpu-1"]
+
+
+def test_a_condition_keeps_its_numbers_whole_at_80_columns(tmp_path: Path) -> None:
+    """Before: "command_round_trip_s=0.004 / 184 s" across two lines, beside preflight's long check names."""
+    conditions = {
+        "ssh": "command_round_trip_s=0.004184 s ≥ 0 s",
+        "engine[tiny-llama].tier-cycle": "restore_read_ratio=1.142 x ≥ 0.9 x",
+        "engine[tiny-vllm].tokenizer": "tokenizer_ok=True = True",
+    }
+    records = [
+        JudgementRecord(id=f"localhost/{c}", host="localhost", check=c, verdict=Verdict.PASS, condition=cond)
+        for c, cond in conditions.items()
+    ]
+    store = store_with(tmp_path, [r.id for r in records], *records, gate="preflight")
+    text = printed(checks_table(store))
+    for number in ("command_round_trip_s=0.004184", "restore_read_ratio=1.142"):
+        assert number in text, text

@@ -1,0 +1,67 @@
+"""A restore's bandwidth is the engine's own bytes; another reader of the device qualifies its evidence.
+
+Figures from `make demo` (issue 25 item 3): at concurrency 16 the capacity arm's device read
+5.26 GB while the engine read 0.77 GB (~85 % was other readers'), and the report showed
+"restore 175 MB/s" (every device byte over the restore time) with every row trusted.
+"""
+
+from __future__ import annotations
+
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
+from kvgate.configuration.gate_profiles.g3 import ColdBounds, load_g3_profile
+from kvgate.orchestration.g3.load_arms import LoadTrial, summaries
+from kvgate.orchestration.g3.measure import DeploymentResult, contradictions, qualify
+from kvgate.orchestration.g3.protocol import ArmsResult
+from kvgate.report.g3_tables import evidence_cells
+from kvgate.report.restore_evidence import restore_rates
+
+LOAD = "load 3.4 (1 min), CPU steal 1%"
+
+
+def demo_round(k: int, *, device: int = 5_260_000_000) -> LoadTrial:
+    """One ssd-tier round at conc 16 as the demo measured it: 30 s to its last first token."""
+    summary = {"completed": 16, "failed": 0, "p50_ttft_ms": 9000.0, "output_throughput_tok_per_s": 5.0}
+    return LoadTrial(
+        "ssd-tier", 16, k, f"s{k}", summary, 4096, device, (), first_tokens_done_s=30.0,
+        engine_read_bytes=770_000_000, host_load=LOAD,
+    )  # fmt: skip
+
+
+def test_the_restore_is_the_engines_bytes_and_a_shared_device_qualifies_it() -> None:
+    arms = qualify(ArmsResult(capacity_trials={"ssd-tier": [demo_round(k) for k in range(3)]}), ColdBounds())
+    s = summaries(arms.capacity_trials)["ssd-tier@c16"]
+    assert s.read_bw_gb_per_s is not None
+    assert round(s.read_bw_gb_per_s * 1000, 1) == 25.7  # MB/s: 0.77 GB / 30 s, not 5.26 GB / 30 s (175)
+    assert (s.device_read_bytes_p50, s.engine_read_bytes_p50) == (5.26e9, 0.77e9)  # both stay
+    assert len(s.qualifications) == 3
+    assert s.qualifications[0] == (
+        "trial 0: another reader shared the device: it read 5.26 GB while the engine read 0.77 GB "
+        f"(6.8× > 1.5×); {LOAD}"
+    )
+    trusted = evidence_cells("h/tiny", s)[-1]
+    assert trusted.startswith("qualified (3 of 3): trial 0: another reader shared the device")  # not "yes"
+    binding = next(b for b in load_g3_profile("smoke").verdicts if b.check == "throughput-gain-conc16")
+    (rate,) = restore_rates({"candidate-volume@c16": s}, binding)  # R2's arm since the volume arms
+    assert rate.startswith(
+        "25.7 MB/s by the engine's bytes (candidate-volume · conc 16; another reader shared"
+    )
+    assert LOAD in rate
+
+
+def test_a_device_within_the_declared_ratio_is_plainly_trusted() -> None:
+    assert load_g3_profile("smoke").cold.max_device_ratio == 1.5  # declared in the profile
+    alone = [demo_round(k, device=800_000_000) for k in range(3)]  # readahead, metadata: 1.04×
+    s = summaries(qualify(ArmsResult(capacity_trials={"ssd-tier": alone}), ColdBounds()).capacity_trials)
+    assert s["ssd-tier@c16"].qualifications == []
+    assert evidence_cells("h/tiny", s["ssd-tier@c16"])[-1] == "yes"
+
+
+def test_the_shared_device_is_recorded_as_a_contradiction_with_both_figures() -> None:
+    arms = qualify(ArmsResult(capacity_trials={"ssd-tier": [demo_round(k) for k in range(3)]}), ColdBounds())
+    result = DeploymentResult("h", "tiny", load_profile(PROFILE_DIR / "llama-cpp-disk.yaml"), device="vda")
+    result.arms = summaries(arms.capacity_trials)
+    (found,) = contradictions(result)
+    assert (found.where, found.first.value, found.second.value) == ("h/tiny", 0.77e9, 5.26e9)
+    assert found.second.name == "ssd-tier@c16: the device's reads (vda)"
+    assert "In 3 of 3 loads the device read far more than the engine" in found.meaning
+    assert LOAD in found.meaning

@@ -1,0 +1,100 @@
+"""A gate's verdict carries its coverage (DESIGN rule 6), wherever the verdict is read.
+
+G3 judging 1 of the 12 references its profile binds reads "PASS — limited coverage: 1 of 12
+references" in the run record's outcome, the CLI's summary line, JUnit, the history and the
+report, whose sign-off lists each unjudged reference as an exception. G2 that judged no figure
+against a threshold reads "BASELINE RECORDED", and still opens G3.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from rich.console import Console
+
+from kvgate.base.criteria import Verdict
+from kvgate.cli.commands import finish
+from kvgate.judgement import Judged, gate_outcome
+from kvgate.record import RunStore, outcome, require_previous, write_manifest
+from kvgate.report import render
+from kvgate.report.junit import render_junit
+from kvgate.report.model import load_run
+from tests.integration.report_runs import build
+
+LIMITED = "PASS — limited coverage: 1 of 12 references"
+
+
+def test_the_rule_counts_references_judged_not_checks() -> None:
+    judged = [
+        Judged(Verdict.PASS, "R2-a"),
+        Judged(Verdict.SKIP, "R2-a", why="second deployment"),  # judged on the first: covered
+        Judged(Verdict.INVALID, "R1-b", why="the SSD did not serve the cold restore"),
+        Judged(Verdict.PASS, "G3-KV-2"),  # an evidence check is no reference
+    ]
+    got = gate_outcome(judged, ["R2-a", "R1-b", "R9-c"])
+    assert got.verdict is Verdict.INVALID
+    assert got.text == "INVALID — limited coverage: 1 of 3 references"
+    assert got.coverage.unjudged == {
+        "R1-b": "the SSD did not serve the cold restore",
+        "R9-c": "no check of this run holds it",
+    }
+    assert gate_outcome([Judged(Verdict.PASS, "R2-a")], ["R2-a"]).text == "PASS"
+
+
+def test_the_run_records_outcome_and_the_cli_summary_line_carry_the_coverage(tmp_path: Path) -> None:
+    store = RunStore.open(build(tmp_path, "g3", outcome="limited"))
+    verdict, missing = outcome(store)
+    assert (verdict.text, missing) == (LIMITED, [])
+    out = io.StringIO()
+    code = finish(store, Console(file=out, width=200), no_pdf=True)
+    assert f"gate verdict: {LIMITED}" in out.getvalue()
+    assert code == 0  # limited coverage is said, not turned into a failure
+
+
+def test_junit_and_history_carry_the_coverage(tmp_path: Path) -> None:
+    view = load_run(build(tmp_path, "g3", outcome="limited"))
+    suite = ET.fromstring(render_junit(view)).find("testsuite")
+    assert suite is not None
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert (props["verdict"], props["coverage"]) == (LIMITED, "1 of 12 references")
+    (case,) = [c for c in suite.iter("testcase") if c.get("classname") == "g3.coverage"]
+    skipped = case.find("skipped")
+    assert skipped is not None
+    assert "R9-load-time-deepseek-70b: " in str(skipped.get("message"))
+    assert view.history_entry().verdict == LIMITED
+
+
+def pdf_text(pdf: Path, first: int = 1, last: int = 0) -> str:
+    args = ["pdftotext", "-layout", "-f", str(first)] + (["-l", str(last)] if last else [])
+    return subprocess.run([*args, str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_page_1_and_the_sign_off_name_every_reference_not_judged(tmp_path: Path) -> None:
+    paths = render(build(tmp_path, "g3", outcome="limited"))
+    assert paths.pdf is not None
+    page1 = " ".join(pdf_text(paths.pdf, last=1).split())
+    assert "limited coverage: 1 of 12 references" in page1
+    assert "R9 DeepSeek-70B service load time against NFS (Ascend)" in page1
+    signoff = " ".join(pdf_text(paths.pdf).rsplit("Acceptance", 1)[-1].split())
+    assert "Exceptions None" not in signoff
+    assert signoff.count("Not judged:") == 11
+    assert "Not judged: R2 TTFT p50 against recompute without external storage, concurrency 16" in signoff
+    findings = " ".join(pdf_text(paths.pdf, first=2, last=2).split())
+    assert "could not be evaluated" not in findings
+
+
+def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path: Path) -> None:
+    run = build(tmp_path, "g2")
+    write_manifest(run)
+    verdict, _ = outcome(RunStore.open(run))
+    assert verdict.text == "BASELINE RECORDED"
+    render(run, pdf=False)
+    assert '<div class="vb-verdict">BASELINE RECORDED</div>' in (run / "report.html").read_text()
+    sha = RunStore.open(run).run_record().inventory
+    assert sha is not None
+    opened = require_previous(tmp_path, site="lab-a", gate="g3", inventory_sha256=sha.sha256)
+    assert opened is not None
+    assert opened.path == run

@@ -1,0 +1,112 @@
+"""A customer report says what a reader needs once, in words: G4's length against the seed's 72 h,
+its headline figures by name, no advice repeated under every SKIP reason, no developer notes,
+every cross-check id explained."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from test_g3_tables import inventory as g3_inventory
+from test_g3_tables import result as g3_result
+from test_report_tables import soak_window, soaked
+
+from kvgate.base.config_file import repo_root
+from kvgate.base.criteria import Verdict
+from kvgate.configuration.gateconfig import in_memory
+from kvgate.orchestration.g3.plan import plan as g3_plan
+from kvgate.orchestration.g3.report_rows import rows as g3_rows
+from kvgate.orchestration.g4.report_rows import rows as g4_rows
+from kvgate.record import JudgementRecord, RunStore
+from kvgate.report import render
+from kvgate.report.model import load_run
+from kvgate.report.summary import summarize
+from tests.integration.report_runs import build
+
+
+def text(pdf: Path | None, *, last: int = 0) -> str:
+    assert pdf is not None
+    args = ["pdftotext", "-raw"] + (["-l", str(last)] if last else [])  # reading order: a cell stays whole
+    out = subprocess.run([*args, str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return " ".join(out.split())
+
+
+def test_g4_page_1_states_its_length_against_the_seeds_72_h_and_names_figures_in_words(
+    tmp_path: Path,
+) -> None:
+    page1 = text(render(build(tmp_path, "g4")).pdf, last=1)
+    assert "Soak length 2 min 0 s of the seed's 72 h: proves the pipeline, not 72 h of stability" in page1
+    assert "empty answers (HTTP 200, no token) — tiny" in page1
+    assert "tiny.empty-responses 319" not in page1  # the id as a figure's name
+
+
+def test_skip_advice_is_given_once_after_the_reasons(tmp_path: Path) -> None:
+    whole = text(render(build(tmp_path, "g1")).pdf)
+    assert "declare the item in the inventory" not in whole
+    assert whole.count("once the inventory (or the gate profile) declares what its reason names") == 1
+    assert "inventory declares gpus.count: 0 — 1 check" in whole  # the reason whole, once
+
+
+def test_engine_profiles_carry_no_notes_to_kvgates_developers() -> None:
+    profiles = sorted((repo_root() / "workloads" / "engines").glob("*.yaml"))
+    assert len(profiles) > 10
+    said = " ".join(" ".join(p.read_text().split()) for p in profiles)
+    for developer_text in ("the report must say so", "verify with a probe"):
+        assert developer_text not in said
+
+
+def test_reference_notes_say_what_an_x_line_is(tmp_path: Path) -> None:
+    run = build(tmp_path, "g3")
+    note = (
+        "X1-checkpoint-one-snapshot-baseline-bw (mismatch): one 65.6 GB snapshot saved in 178 s is 3.26 GB/s"
+    )
+    RunStore(run).update_meta(reference_notes=[note])
+    whole = text(render(run).pdf)
+    assert "a line named X1, X2, … is a cross-check between published figures of one experiment" in whole
+
+
+def test_engine_command_lines_are_an_appendix_with_short_paths_and_the_limits_said_once(
+    tmp_path: Path,
+) -> None:
+    r = g3_result()
+    launches = {
+        arm: e | {"argv": ["/opt/lab/.venv/bin/python3", "--model", "/var/tmp/m/tiny.gguf"]}
+        for arm, e in r.engines.items()
+    }
+    store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": []})
+    store.merge_meta(engines={"h/tiny": launches})
+    store.merge_meta(g3_rows={"h/tiny": g3_rows(r, g3_plan(in_memory(g3_inventory())))})
+    store.finish("complete")
+    sections = load_run(store.path).sections
+    assert sections[-1].title == "Appendix: G3 engine command lines"
+    assert sections[-1].data["rows"][0][4] == "…/python3 --model …/tiny.gguf"
+    notes = " ".join(str(s.data.get("note", "")) for s in sections)
+    assert notes.count("pops the best prefix match") == 1  # the engine's limits, under "G3 arms" only
+
+
+def test_the_seed_is_cited_as_an_article_not_by_its_file_name(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": []})
+    source = "R2 (seed: 000_994578b198b8e21d.txt)"  # as gates/references.yaml names the document
+    store.record(JudgementRecord(id="h/x", host="h", check="x", verdict=Verdict.PASS, source=source))
+    store.finish("complete")
+    html = render(store.path, pdf=False).html.read_text()
+    assert "000_994578b198b8e21d" not in html
+    assert "R2 (the seed article)" in html
+
+
+def test_g4s_windows_explain_the_first_windows_large_io(tmp_path: Path) -> None:
+    windows = [soak_window(i) for i in range(6)]
+    r, checks = soaked(windows)
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
+    store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
+    store.merge_meta(g4_rows={"gpu-1/tiny": g4_rows(r, checks)})
+    store.finish("complete")
+    (soak,) = [s for s in load_run(store.path).sections if s.title == "G4 soak windows"]
+    assert "The first window's device I/O is the largest: the tier starts empty" in str(soak.data["note"])
+
+
+def test_a_check_on_page_1_is_not_listed_again_among_the_passes(tmp_path: Path) -> None:
+    summary = summarize(load_run(build(tmp_path, "g4")))
+    assert "localhost/tiny.alive" in {h.check_id for h in summary.headline}
+    assert [p.row.id for _, rows in summary.passes for p in rows] == []
