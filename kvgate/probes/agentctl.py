@@ -25,11 +25,15 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvgate.base.errors import CommandTimeout, LabError, ToolMissing, TransportError
+from kvgate.probes.agent import server_drop_file
 from kvgate.probes.scratch import ScratchDir
 from kvgate.transport import Executor
+
+if TYPE_CHECKING:  # nfs_server reaches hosts through hostevidence, which ships the agent from here
+    from kvgate.probes.nfs_server import ServerCache
 
 PROBES_DIR = Path(__file__).parent  # the agent and what it ships beside it
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -247,8 +251,12 @@ def wait(
     interval_s: float = 1.0,
     offset: int = 0,
     tolerate_s: float = 0.0,
+    server_cache: ServerCache | None = None,
 ) -> dict[str, Any]:
     """Poll until the job finishes, feeding every event to ``on_event``; returns ``result()``.
+
+    A ``server-drop`` event (an NFS volume's cold read, kvgate.probes.agent.cold) is answered
+    with ``server_cache.make_cold``, or "not controlled" where the caller gave none.
 
     Raises JobOverran after ``timeout_s`` (the job keeps running: cancel it or wait
     again) and LabError if the agent died or its heartbeat went stale. A poll that
@@ -268,6 +276,8 @@ def wait(
             continue
         lost_since = None
         for event in events:
+            if event.get("event") == "server-drop":
+                _answer_server_drop(ex, job, event, server_cache)
             if on_event is not None:
                 on_event(event)
         if status.startswith("exit"):
@@ -279,6 +289,20 @@ def wait(
         if time.monotonic() >= deadline:
             raise JobOverran(ex.host, f"agent {job.workload} in {job.state_dir}", timeout_s)
         time.sleep(interval_s)
+
+
+def _answer_server_drop(
+    ex: Executor, job: RemoteJob, event: dict[str, Any], server: ServerCache | None
+) -> None:
+    """Drop the NFS server's cache for the agent's next cold read and tell it how that went."""
+    answer = {"controlled": False, "how": "this run controls no NFS server"}
+    if server is not None:
+        cold = server.make_cold(data_bytes=int(event["data_bytes"]))
+        answer = {"controlled": cold.controlled, "how": cold.how}
+    name = f"{job.state_dir}/{server_drop_file(int(event['seq']))}"
+    ex.run(
+        "printf %%s %s > %s.tmp && mv %s.tmp %s", answer, name, name, name, timeout_s=SHORT_S, sudo=job.sudo
+    )
 
 
 def result(ex: Executor, job: RemoteJob) -> dict[str, Any]:

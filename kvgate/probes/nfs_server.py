@@ -12,8 +12,9 @@ storage under test. A volume's ``nfs_server`` (inventory) says how kvgate contro
   accepts that limit waives the checks (``kvgate waive``): the limit then shows on every
   row, with the approver's name, instead of silently in none.
 
-Reads that the agent runs on the client (G2's workloads) write their data and read it
-back in one call, so only ``ram_gib`` can control the server's cache for them.
+Reads that the agent runs on the client (G2's workloads, G3's storage baselines) write their
+data and read it back in one run: between the two the agent asks the controller for the drop
+(a ``server-drop`` event, :func:`kvgate.probes.agentctl.wait`), which answers with ``make_cold``.
 """
 
 from __future__ import annotations
@@ -71,14 +72,14 @@ class ServerCache:
         return ServerCold(False, self._undeclared(data_bytes, ram))
 
     def outsized(self, *, data_bytes: int) -> ServerCold:
-        """For reads that write their data and read it back in one agent run: only the data's size helps."""
+        """Whether ``data_bytes`` outsize the server's declared RAM (then no drop is needed)."""
         ram = self.server.ram_gib if self.server else None
         if ram is not None and data_bytes > ram * GiB:
             return ServerCold(True, f"data set {data_bytes / 1e9:.1f} GB > server RAM {ram:g} GiB")
         return ServerCold(
             False,
-            f"the agent writes {data_bytes / 1e9:.1f} GB and reads it back in one run: only a data set "
-            f"larger than the server's RAM (volumes.{self.volume}.nfs_server.ram_gib) defeats its cache",
+            f"no drop asked and the {data_bytes / 1e9:.1f} GB data set is not larger than the server's "
+            f"RAM (volumes.{self.volume}.nfs_server.ram_gib)",
         )
 
     def _undeclared(self, data_bytes: int, ram: float | None) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from kvgate.base.criteria import Measurement
 from kvgate.probes.evidence import Counts
 from kvgate.probes.evidence import cold_reason as evidence_cold_reason
-from kvgate.probes.nfs_server import ServerCache
+from kvgate.probes.nfs_server import ServerCache, ServerCold
 
 
 def cold_reason(
@@ -21,8 +21,16 @@ def cold_reason(
     """Why a read cannot count as cold, from the agent's cold record (probes.agent.cold); None if proven."""
     if not cold or "counts" not in cold:
         return "no cold record"
-    if (cold.get("volume") or {}).get("kind") == "nfs":  # its server's cache: only outsized by the data
-        nfs = (server or ServerCache("?", None, None)).outsized(data_bytes=int(cold["expected_read_bytes"]))
+    if (cold.get("volume") or {}).get(
+        "kind"
+    ) == "nfs":  # its server's cache: dropped, or outsized by the data
+        dropped = cold.get("server_drop")
+        if dropped is not None:
+            nfs = ServerCold(bool(dropped["controlled"]), str(dropped["how"]))
+        else:  # the spec asked for no drop
+            nfs = (server or ServerCache("?", None, None)).outsized(
+                data_bytes=int(cold["expected_read_bytes"])
+            )
         if nfs.reason:
             return nfs.reason
     drop = cold.get("drop_caches") or {}

@@ -174,8 +174,8 @@ def test_io_errors_under_the_candidate_volume_fail_naming_place_and_time(flakey:
             n, offset = cycles_seen(ex, job, offset)
             seen += n
             time.sleep(1)
+        failed_at = time.time()  # the fault starts inside the swap: an I/O may fail before ssh returns
         labctl.ssh(CLIENT, SWAP_TABLE.format("flakey", " 0 3600")).check_returncode()  # every I/O fails
-        failed_at = time.time()
         time.sleep(10)
         ex.run("echo 0 > %s/exit_code", soak_dir, check=True)  # the soak ended: the load stops
         followed = integrity.follow(ex, job, timeout_s=300, poll_s=1)

@@ -94,18 +94,25 @@ def test_a_fio_read_on_nfs_carries_the_servers_cache_in_its_proof() -> None:
     assert unproven.to_json()["nfs_server_cache"] == uncontrolled.how
 
 
-def test_agent_reads_on_nfs_are_cold_only_when_their_data_outsizes_the_server() -> None:
+def test_agent_reads_on_nfs_are_cold_when_the_server_dropped_or_their_data_outsizes_it() -> None:
     cold = {
         "volume": NFS.to_json(),
         "counts": Counts(2 * GB, 2 * GB, None, "NFS server reads of /mnt/nfs").to_json(),
         "drop_caches": {"requested": True, "done": True},
+        "server_drop": {"controlled": True, "how": "dropped on filer (root)"},
         "expected_read_bytes": 2 * GB,
     }
+    assert cold_reason(cold, {}, None) is None  # the controller dropped the server's cache
+    refused = {**cold, "server_drop": {"controlled": False, "how": "drop on filer: permission denied"}}
+    assert (
+        cold_reason(refused, {}, None) == "NFS server cache not controlled: drop on filer: permission denied"
+    )
+    undropped = {**cold, "server_drop": None}  # the spec asked for no drop: only the data's size counts
     declared = ServerCache("nfs", NfsServer(host="filer", ram_gib=1), None)
-    assert cold_reason(cold, {}, declared) is None  # 2 GB > 1 GiB of server RAM
-    why = cold_reason(cold, {}, ServerCache("nfs", NfsServer(host="filer", ram_gib=256), None))
+    assert cold_reason(undropped, {}, declared) is None  # 2 GB > 1 GiB of server RAM
+    why = cold_reason(undropped, {}, ServerCache("nfs", NfsServer(host="filer", ram_gib=256), None))
     assert why is not None
-    assert "writes 2.0 GB and reads it back in one run" in why
+    assert "no drop asked and the 2.0 GB data set is not larger" in why
     assert "volumes.nfs.nfs_server.ram_gib" in why
     local = {**cold, "volume": Resolved("vda", ("vda",), "disk", "ext4", "/", "/dev/vda").to_json()}
     assert cold_reason(local, {}, None) is None  # a block device needs no server
@@ -117,8 +124,8 @@ def test_agent_reads_on_nfs_are_cold_only_when_their_data_outsizes_the_server() 
         # every read the gates plan outsizes 1 MiB of server RAM, and the host's cache is dropped
         ({"host": "filer", "ram_gib": 0.001}, "dropped", None),
         ({"ram_gib": 0.001}, "ram_gib declared", None),
-        # a drop cannot come between the agent's write and its read-back: only a larger data set is cold
-        ({"host": "filer"}, None, "a drop cannot come between"),
+        # a drop covers every read, the agent's too (between its write and its read-back)
+        ({"host": "filer"}, "dropped", None),
         ({"ram_gib": 256}, None, "≤ the server's 256 GiB of RAM"),
         (None, None, "volumes.nfs.nfs_server"),
     ],

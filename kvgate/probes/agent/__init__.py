@@ -41,12 +41,14 @@ The state directory is the whole contract with the controller (kvgate.probes.age
     ``progress``  phase, done_bytes, total_bytes, elapsed_s (+ readers_per_request / loader);
                   at most ~2 per second per phase, plus the phase's first and last count
     ``note``      message (e.g. the page cache could not be dropped)
+    ``server-drop``  data_bytes: on NFS, before a cold read, the agent waits for the controller
+                  to drop the server's cache and write ``server-drop-<seq>.json`` {controlled, how}
     ``result``    the same object as result.json
 - ``result.json``: the start fields plus ``status`` (ok | invalid-spec | failed |
   cancelled), ``exit_code``, ``elapsed_s``, ``labels`` (echoed from the spec),
   ``error``/``traceback`` when not ok, and the workload's measurements; units are
   in every key (``_bytes``, ``_bytes_per_s``, ``_s``). Each read phase carries
-  ``cold`` {drop_caches, device, device_read_bytes, expected_read_bytes,
+  ``cold`` {drop_caches, server_drop, device, device_read_bytes, expected_read_bytes,
   device_read_ratio, page_cache_bytes_before/after}, ``direct_*`` (requested,
   engaged, fallback reason) and verification (checksum_algorithm,
   checksums_verified, checksums_failed, verify_ok, corrupt[] with file and
@@ -56,10 +58,11 @@ The state directory is the whole contract with the controller (kvgate.probes.age
 
 from __future__ import annotations
 
+from kvgate.probes.agent.cold import server_drop_file
 from kvgate.probes.agent.reads import cold_read_bytes
 from kvgate.probes.agent.sessions import Sessions
 from kvgate.probes.agent.soak import hit_ratio
 
 AGENT_VERSION = "1"
 
-__all__ = ["Sessions", "cold_read_bytes", "hit_ratio"]
+__all__ = ["Sessions", "cold_read_bytes", "hit_ratio", "server_drop_file"]

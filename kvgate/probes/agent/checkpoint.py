@@ -137,7 +137,9 @@ def read_back(run: WorkloadRun, paths: list[str], shard: int) -> dict[str, Any]:
     )
     verifier = Verifier(pattern)
     progress = Progress(log, "readback", shard * len(paths))
-    window = cold_window(os.path.dirname(paths[0]), drop=cfg["drop_caches"], log=log)
+    window = cold_window(
+        os.path.dirname(paths[0]), drop=cfg["drop_caches"], data_bytes=shard * len(paths), log=log
+    )
     start = time.monotonic()
     try:
         with VerifyPool(verifier) as pool:

@@ -147,7 +147,7 @@ def restore_phase(run: WorkloadRun, layout: Layout, *, per_request: int) -> dict
     ]
     verifier = Verifier(pattern)
     progress = Progress(log, "restore", layout.total_bytes, readers_per_request=per_request)
-    window = cold_window(run_dir, drop=common["drop_caches"], log=log)
+    window = cold_window(run_dir, drop=common["drop_caches"], data_bytes=layout.total_bytes, log=log)
     with VerifyPool(verifier) as pool:
         latencies, restored, elapsed = concurrent_restore(cells, readers, pool, progress, run.stop)
     cold = window.end(layout.total_bytes)

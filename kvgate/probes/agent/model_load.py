@@ -82,7 +82,9 @@ def load(run: WorkloadRun, name: str, files: list[ModelFile]) -> dict[str, Any]:
     tracker = DirectTracker(cfg["direct"] and name == "parallel")
     progress = Progress(log, f"load-{name}", total, loader=name)
     with VerifyPool(verifier) as pool, prepared(name, files, pool, cfg, tracker) as loader:
-        window = cold_window(os.path.dirname(files[0].path), drop=cfg["drop_caches"], log=log)
+        window = cold_window(
+            os.path.dirname(files[0].path), drop=cfg["drop_caches"], data_bytes=total, log=log
+        )
         start = time.monotonic()
         out = loader(progress, run.stop)
         elapsed = time.monotonic() - start
