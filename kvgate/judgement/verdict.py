@@ -2,8 +2,9 @@
 
 A gate's verdict is the worst of its checks, and it carries its coverage: how many of the
 references its profile binds it judged (DESIGN rule 6). A gate that judged fewer reads
-"PASS — limited coverage: 1 of 12 references"; one whose every figure was recorded as the
-site's baseline, none judged against a specification, reads "BASELINE RECORDED".
+"PASS — limited coverage: 1 of 12 references", and one that judged none of them reads "NO
+REFERENCE JUDGED", never PASS; one whose every figure was recorded as the site's baseline, none
+judged against a specification, reads "BASELINE RECORDED".
 
 >>> from kvgate.base.criteria import Verdict
 >>> gate_verdict([Verdict.PASS, Verdict.SKIP])
@@ -13,6 +14,8 @@ site's baseline, none judged against a specification, reads "BASELINE RECORDED".
 >>> judged = [Judged(Verdict.PASS, "R2-a"), Judged(Verdict.SKIP, "R2-b", why="no arms")]
 >>> gate_outcome(judged, ["R2-a", "R2-b"]).text
 'PASS — limited coverage: 1 of 2 references'
+>>> gate_outcome([Judged(Verdict.PASS, "engines-up"), judged[1]], ["R2-a", "R2-b"]).text
+'NO REFERENCE JUDGED — limited coverage: 0 of 2 references'
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ RECORDED_BASELINE = "no site threshold: measured as the site baseline"
 # Verdicts that say a check was judged against its criterion (a waiver follows a judgement).
 JUDGED = (Verdict.PASS, Verdict.FAIL, Verdict.WAIVED)
 BASELINE_RECORDED = "BASELINE RECORDED"
+NO_REFERENCE_JUDGED = "NO REFERENCE JUDGED"  # a passing gate that judged none of the references it binds
 
 
 def gate_verdict(verdicts: Iterable[Verdict | None]) -> Verdict:
@@ -105,8 +109,13 @@ class GateVerdict:
 
     @property
     def label(self) -> str:
-        """The verdict's word: BASELINE RECORDED for a PASS that judged no figure, else the verdict."""
-        return BASELINE_RECORDED if self.baseline_only else self.verdict.value
+        """The verdict's word: BASELINE RECORDED for a PASS that judged no figure, NO REFERENCE JUDGED
+        for a PASS that judged none of the references it binds, else the verdict."""
+        if self.baseline_only:
+            return BASELINE_RECORDED
+        if self.verdict is Verdict.PASS and self.coverage.bound and not self.coverage.judged:
+            return NO_REFERENCE_JUDGED
+        return self.verdict.value
 
     @property
     def text(self) -> str:

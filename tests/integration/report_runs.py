@@ -142,11 +142,20 @@ def g3_checks() -> list[JudgementRecord]:
     ]
 
 
-def g3_limited_checks() -> list[JudgementRecord]:
+def g3_limited_checks(*, judge_reference: bool = True) -> list[JudgementRecord]:
     """A G3 that passed on one deployment judging one reference of the twelve its profile binds:
-    every other one SKIP, with the profile's reason (as the 2026-12 demo's G3 on one llama.cpp)."""
+    every other one SKIP, with the profile's reason (as the 2026-12 demo's G3 on one llama.cpp).
+    Without ``judge_reference`` the R2 check is SKIP too: the gate judged none of them."""
     profile = load_g3_profile("smoke")
     judged = g3_checks()[:3]  # cold proof, correctness, R2 TTFT p50 (PASS)
+    if not judge_reference:
+        judged[2] = check(
+            "tiny.ttft-p50",
+            Verdict.SKIP,
+            rule=judged[2].rule,
+            metric=judged[2].metric,
+            condition=f"{judged[2].metric}: not applicable — the engine serves one request at a time",
+        )
     skipped = [
         check(
             f"engine[tiny].{v.check}",  # the deployment g3_rows draws: its charts mark what was not judged
@@ -316,8 +325,9 @@ PROFILE = {"g3": load_g3_profile, "g4": load_g4_profile}  # as G3 and G4 record 
 
 def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
     """One stored run of ``gate``; outcome: complete | error | interrupted | resumed | limited (G3: one
-    reference of twelve judged, the rest SKIP)."""
-    checks = g3_limited_checks() if outcome == "limited" else CHECKS[gate]()
+    reference of twelve judged, the rest SKIP) | unjudged (G3: none of the twelve judged)."""
+    limited = outcome in ("limited", "unjudged")
+    checks = g3_limited_checks(judge_reference=outcome == "limited") if limited else CHECKS[gate]()
     planned = [c.id for c in checks] + ([f"{HOST}/late.check"] if outcome == "interrupted" else [])
     meta: dict[str, Any] = {
         "inventory": {"path": "inventory/lab-a.yaml", "sha256": "ab" * 32},
@@ -340,9 +350,7 @@ def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
         meta["g3_rows"] = g3_rows()
         judged = {c.rule for c in checks if c.verdict in (Verdict.PASS, Verdict.FAIL)}
         bound = bound_references().items()
-        meta["configuration"]["bound_references"] = {
-            i: r for i, r in bound if outcome == "limited" or i in judged
-        }
+        meta["configuration"]["bound_references"] = {i: r for i, r in bound if limited or i in judged}
     store = RunStore.create(root, site="lab-a", gate=gate, meta=meta)
     for rec in checks:
         store.record(rec)

@@ -86,6 +86,18 @@ def test_page_1_and_the_sign_off_name_every_reference_not_judged(tmp_path: Path)
     assert "could not be evaluated" not in findings
 
 
+def test_g3_that_judged_none_of_its_references_is_not_a_pass(tmp_path: Path) -> None:
+    """Every check PASS or SKIP, none of the 12 references judged: the gate says so, not PASS."""
+    run = build(tmp_path, "g3", outcome="unjudged")
+    verdict, _ = outcome(RunStore.open(run))
+    assert verdict.verdict is Verdict.PASS  # its checks: the rule's verdict is unchanged ...
+    assert verdict.text == "NO REFERENCE JUDGED — limited coverage: 0 of 12 references"  # ... its word is not
+    render(run, pdf=False)
+    page = (run / "report.html").read_text()
+    assert '<div class="vb-verdict">NO REFERENCE JUDGED</div>' in page
+    assert 'class="verdict-box v-no-reference-judged v-limited"' in page
+
+
 def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path: Path) -> None:
     run = build(tmp_path, "g2")
     write_manifest(run)
