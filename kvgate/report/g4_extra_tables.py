@@ -70,9 +70,11 @@ DRIFT_NOTE = (
     "and over the last half of them. "
     "Where the whole soak grew past the limit and the last half did not, the growth levelled off (a "
     "plateau) and the last half is judged; otherwise the worse of the two. PASS needs the slope's 95 % "
-    "interval within the limit, FAIL wholly past it; across it is INVALID. Relative series (TTFT p99, "
-    "throughput) are shares of their first windows' median per hour; worse is positive (throughput: a "
-    "loss). The tier is judged by its share of its capacity projected to 72 h."
+    "interval within the limit, FAIL wholly past it; across it, INVALID (too short or too noisy to tell). A "
+    "soak shorter than the profile's minimum span is not judged at all: its slopes are shown. Relative series "
+    "(TTFT p99, throughput) grow as a share of their first windows' median per hour; worse is positive "
+    "(throughput: a loss). The tier is judged by its share of its capacity projected to 72 h; other slopes "
+    "are projected to 72 h only when judged on a soak of at least 1 h."
 )
 NAMES = {
     "memory-growth": "engine RSS (MiB)",
@@ -85,23 +87,33 @@ NAMES = {
 SHOWN_PER_RECORDED = {"ttft-drift": 1000.0}  # G4 fits TTFT in ms; the report shows every TTFT in s
 
 
+MIN_PROJECTED_H = 1.0  # a shorter soak's slope says nothing of 72 h: its projection is not shown
+UNIT_WORDS = {"x/h": "of the first windows per hour"}  # relative series: a share of their start
+
+
 def drift_cells(where: str, d: DriftFigure) -> list[str]:
     name = NAMES.get(d.key, d.key)
+    unit = UNIT_WORDS.get(d.unit, d.unit)
     if d.growth_per_h is None:
-        return [where, name, f"— ({d.invalid})", cell(d.limit_per_h), "—", "—", "—", "—"]
+        return [where, name, f"— (not judged: {d.invalid})", f"{cell(d.limit_per_h)} {unit}", "—", "—", "—", "—"]
     pm = "" if d.interval_per_h is None else f" ± {cell(d.interval_per_h)}"
-    judged = f"{cell(d.growth_per_h)}{pm} {d.unit}" + (f" (INVALID: {d.invalid})" if d.invalid else "")
+    judged = f"{cell(d.growth_per_h)}{pm} {unit}" + (f" (not judged: {d.invalid})" if d.invalid else "")
     on = f"{d.judged_on} ({d.tail_windows} of {d.windows})" if d.judged_on == "tail" else f"all {d.windows}"
     on += ", plateau" if d.plateau else ""
+    shown = SHOWN_PER_RECORDED.get(d.key, 1.0)
+    if d.invalid is None and (d.key == "tier-growth" or (d.span_h or 0.0) >= MIN_PROJECTED_H):
+        at_72h, limit_72h = cell(d.projected_72h, shown), cell(d.limit_72h, shown)
+    else:  # an unjudged slope, or one of a soak too short to speak for 72 h, is not projected
+        at_72h, limit_72h = f"— (not projected: a {cell(d.span_h)} h soak)" if not d.invalid else "—", "—"
     return [
         where,
         name,
         judged,
-        f"{cell(d.limit_per_h)} {d.unit}",
+        f"{cell(d.limit_per_h)} {unit}",
         f"{cell(d.whole_per_h)} / {cell(d.tail_per_h)}",
         on,
-        cell(d.projected_72h, SHOWN_PER_RECORDED.get(d.key, 1.0)),
-        cell(d.limit_72h, SHOWN_PER_RECORDED.get(d.key, 1.0)),
+        at_72h,
+        limit_72h,
     ]
 
 
