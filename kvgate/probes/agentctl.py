@@ -300,9 +300,8 @@ def _answer_server_drop(
         cold = server.make_cold(data_bytes=int(event["data_bytes"]))
         answer = {"controlled": cold.controlled, "how": cold.how}
     name = f"{job.state_dir}/{server_drop_file(int(event['seq']))}"
-    ex.run(
-        "printf %%s %s > %s.tmp && mv %s.tmp %s", answer, name, name, name, timeout_s=SHORT_S, sudo=job.sudo
-    )
+    text = json.dumps(answer)
+    ex.run("printf %%s %s > %s.tmp && mv %s.tmp %s", text, name, name, name, timeout_s=SHORT_S, sudo=job.sudo)
 
 
 def result(ex: Executor, job: RemoteJob) -> dict[str, Any]:

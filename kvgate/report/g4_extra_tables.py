@@ -70,9 +70,9 @@ DRIFT_NOTE = (
     "and over the last half of them. "
     "Where the whole soak grew past the limit and the last half did not, the growth levelled off (a "
     "plateau) and the last half is judged; otherwise the worse of the two. PASS needs the slope's 95 % "
-    "interval within the limit, FAIL wholly past it; across it, INVALID (too short or too noisy to tell). A "
-    "soak shorter than the profile's minimum span is not judged at all: its slopes are shown. Relative series "
-    "(TTFT p99, throughput) grow as a share of their first windows' median per hour; worse is positive "
+    "interval within the limit, FAIL wholly past it; across it, INVALID (too short or too noisy to tell). "
+    "A soak shorter than the profile's minimum span is not judged at all: its slopes are shown. Relative "
+    "series (TTFT p99, throughput) grow as a share of their first windows' median per hour; worse is positive "
     "(throughput: a loss). The tier is judged by its share of its capacity projected to 72 h; other slopes "
     "are projected to 72 h only when judged on a soak of at least 1 h."
 )
@@ -95,7 +95,8 @@ def drift_cells(where: str, d: DriftFigure) -> list[str]:
     name = NAMES.get(d.key, d.key)
     unit = UNIT_WORDS.get(d.unit, d.unit)
     if d.growth_per_h is None:
-        return [where, name, f"— (not judged: {d.invalid})", f"{cell(d.limit_per_h)} {unit}", "—", "—", "—", "—"]
+        limit = f"{cell(d.limit_per_h)} {unit}"
+        return [where, name, f"— (not judged: {d.invalid})", limit, "—", "—", "—", "—"]
     pm = "" if d.interval_per_h is None else f" ± {cell(d.interval_per_h)}"
     judged = f"{cell(d.growth_per_h)}{pm} {unit}" + (f" (not judged: {d.invalid})" if d.invalid else "")
     on = f"{d.judged_on} ({d.tail_windows} of {d.windows})" if d.judged_on == "tail" else f"all {d.windows}"

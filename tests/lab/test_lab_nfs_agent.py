@@ -18,7 +18,7 @@ from labkvgate import INVENTORY
 from kvgate.configuration.gateconfig import load_config
 from kvgate.probes import agentctl
 from kvgate.probes.nfs_server import ServerCache
-from kvgate.probes.scratch import checked
+from kvgate.probes.scratch import checked, create, remove
 from kvgate.probes.workload_results import cold_reason
 from kvgate.transport import Executor, connect
 
@@ -40,9 +40,13 @@ def load_on_nfs(executors: dict[str, Executor], server: ServerCache | None, name
     inv = load_config(INVENTORY).inventory.inventory
     ex = executors["lab-client"]
     target = checked(ex, inv.volumes["nfs"], f"/mnt/nfs/kvgate/lab-agent-{name}")
-    job = agentctl.start(ex, "model-load", MODEL | {"target_dir": target.path}, target=target)
-    res = agentctl.wait(ex, job, None, timeout_s=900, server_cache=server)
-    assert res["status"] == "ok", res
+    create(ex, target, fresh=True)
+    try:
+        job = agentctl.start(ex, "model-load", MODEL | {"target_dir": target.path}, target=target)
+        res = agentctl.wait(ex, job, None, timeout_s=900, server_cache=server)
+    finally:
+        remove(ex, target)
+    assert res["status"] == "ok", res.get("error")
     (load,) = res["loads"]
     return dict(load)
 
