@@ -73,8 +73,8 @@ DRIFT_NOTE = (
     "interval within the limit, FAIL wholly past it; across it, INVALID (too short or too noisy to tell). "
     "A soak shorter than the profile's minimum span is not judged at all: its slopes are shown. Relative "
     "series (TTFT p99, throughput) grow as a share of their first windows' median per hour; worse is "
-    "positive (throughput: a loss). The tier is judged by its share of its capacity projected to 72 h; other slopes "
-    "are projected to 72 h only when judged on a soak of at least 1 h."
+    "positive (throughput: a loss). The tier is judged by its share of its capacity projected to 72 h; "
+    "other slopes are projected to 72 h only when judged on a soak of at least 1 h."
 )
 NAMES = {
     "memory-growth": "engine RSS (MiB)",
