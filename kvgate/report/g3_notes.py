@@ -39,7 +39,7 @@ ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key o
         " Rows dram-only@… / ssd-tier@… (kvgate's own capacity figure, bound to no reference): the same "
         "engine without and with "
         "its SSD tier (its profile's capacity_arms), the same turns over shared documents visited "
-        "round-robin (workloads/g3/<scale>.yaml capacity), warm-up excluded, the page cache dropped "
+        "round-robin (the G3 profile's capacity load), warm-up excluded, the page cache dropped "
         "before each round; medians over rounds of each round's TTFT p50 and output throughput. "
         "Tokens restored: every prompt token the engine reused in the round.",
     ),
@@ -47,7 +47,7 @@ ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key o
         lambda key: key.split("@")[0] in VOLUME_ARMS + WHOLE_VOLUME_ARMS,
         " Rows baseline-volume@c<N> / candidate-volume@c<N> (R2/R3, as the seed's reports measured "
         "them): the same engine's SSD tier on the deployment's baseline volume and on the candidate "
-        "(workloads/g3/<scale>.yaml volumes), its sessions populated once, then per level one wave of "
+        "(the G3 profile's volume load), its sessions populated once, then per level one wave of "
         "sessions 0..N−1, each read once, the engine made cold and the page cache dropped before it; "
         "each load proven cold by the bytes its own volume's devices and the engine read (-whole: every "
         "instance together, R3).",
@@ -56,7 +56,8 @@ ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key o
         lambda key: key.split("@")[0] in READ_ARMS,
         " Rows serial-read@c<C> / parallel-read@c<C> (R1): the same C prompts restored cold by the "
         "deployment's serial and parallel tier reader (engines.<name>.cold_read), each on a fresh tier; "
-        "restore read GB/s = device bytes / time from the load's start to its last first token.",
+        "restore read GB/s = the engine's own read bytes / time from the load's start to its last first "
+        "token.",
     ),
 )
 

@@ -78,8 +78,8 @@ ENGINE_COLUMNS = [
     "listening on (TCP)",
 ]
 VERDICT_NOTE = (
-    "Site threshold = the reference's lower bound × the gate profile's threshold_fraction "
-    "(workloads/g3/<scale>.yaml). Verdicts before waivers; the checks table shows waivers."
+    "Site threshold = the reference's lower bound × the G3 profile's threshold fraction (its "
+    "allowance for a smaller lab than the seed's). Verdicts before waivers; the checks table shows waivers."
 )
 Engines = Mapping[str, Mapping[str, EngineLaunch]]  # run.json's engines: host/deployment → arm → launch
 

@@ -18,9 +18,10 @@ refuses it. Per trial (its own salt), for each reader in turn:
   the ssd-restore arm, INVALID with the numbers when it fails.
 
 The restored outputs must equal the populate outputs (near-ties aside, as
-everywhere in G3). Read bandwidth of a load: the candidate device's read bytes
-over the time from the load's start to its last first token, when every restore
-is done; the same definition for both readers, so their ratio is R1's.
+everywhere in G3). Read bandwidth of a load: the engine's own read bytes (its process
+tree's) over the time from the load's start to its last first token, when every restore
+is done (LoadTrial.read_bw_gb_per_s); the device's bytes prove the load cold and show
+another reader of the device. The same definition for both readers, so their ratio is R1's.
 """
 
 from __future__ import annotations
