@@ -60,6 +60,13 @@ class HostEntry(_Record):
     roles: list[str] = []
 
 
+class VolumeEntry(_Record):
+    """A volume of the inventory as the reports name it: its kind and the site's description."""
+
+    kind: str
+    description: str | None = None
+
+
 class Forced(_Record):
     """A gate run without a passed earlier gate: who forced it, and why."""
 
@@ -182,6 +189,7 @@ class RunRecord(_Record):
     previous_run: str | None = None
     inventory: InventoryRef | None = None
     hosts: dict[Name, HostEntry] = {}
+    volumes: dict[Name, VolumeEntry] = {}
     configuration: Configuration = Configuration()
     waivers: list[WaiverRecord] = []  # the waivers file in force, as loaded
     manifest: dict[str, HostManifest] = {}  # the environment G1 recorded, per host

@@ -33,18 +33,34 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
         prof = view.record.configuration.gate_profile
         if isinstance(prof, MatrixProfile):
             out.append(("fio matrix", fio_matrix(prof)))
-        volumes = sorted(view.record.g2_rows)
-        out.append(("Volumes", ", ".join(volumes) if volumes else "none measured"))
+        measured = sorted(view.record.g2_rows)
+        out.append(("Volumes", volumes(view, measured) if measured else "none measured"))
+    elif view.record.volumes:
+        out.append(("Volumes", volumes(view, sorted(view.record.volumes))))
     return out
 
 
 def g1_scope(view: RunView) -> list[tuple[str, str]]:
     families = sorted({r.check.split(".")[0] for r in view.all_rows if not r.check.startswith("volume[")})
-    volumes = sorted({r.check.split(".")[0][7:-1] for r in view.all_rows if r.check.startswith("volume[")})
+    judged = sorted({r.check.split(".")[0][7:-1] for r in view.all_rows if r.check.startswith("volume[")})
     return [
         ("BOM families", f"{len(families)}: {', '.join(families)}" if families else "none checked"),
-        ("Volumes", ", ".join(volumes) if volumes else "none declared"),
+        ("Volumes", volumes(view, judged) if judged else "none declared"),
     ]
+
+
+def volumes(view: RunView, names: list[str]) -> str:
+    """'scratch (candidate): …; baseline (baseline): a throttled loop device …': each volume (or
+    host/volume) with its kind and the site's description, as the inventory declared them."""
+    out = []
+    for name in names:
+        entry = view.record.volumes.get(name.rpartition("/")[2])
+        if entry is None:
+            out.append(name)
+            continue
+        said = f": {entry.description}" if entry.description else ""
+        out.append(f"{name} ({entry.kind}){said}")
+    return "; ".join(out)
 
 
 def fio_matrix(prof: MatrixProfile) -> str:

@@ -1,4 +1,5 @@
-"""Page 1 tells what each gate ran: G1 its BOM families and volumes, G2 its fio matrix."""
+"""Page 1 tells what each gate ran: G1 its BOM families and volumes, G2 its fio matrix; every gate
+names its volumes with the site's description (a stand-in, a throttle, a filer)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
         "planned": [],
         "configuration": {"gate_profile": fio},  # as kvgate.orchestration.g2.fixtures records it
         "g2_rows": {"gpu-1/scratch": {"measurements": {}, "knee": None, "ceiling": None, "sweep": []}},
+        "volumes": {"scratch": {"kind": "candidate", "description": "a throttled loop device"}},
     }
     store = RunStore.create(tmp_path, site="lab-a", gate="g2", meta=meta)
     store.finish("complete")
@@ -37,4 +39,16 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     assert "seqread-1m (read, bs 1m, 1 × QD 8)" in lines["fio matrix"]
     assert "2 repeats, CV ≤ 50 %; sweep bs × jobs × QD 1m/4m/8m × 1/2 × 1/8 (12 cells)" in lines["fio matrix"]
     assert lines["fio matrix"].endswith("3 s runs on 32m files, O_DIRECT, libaio")
-    assert lines["Volumes"] == "gpu-1/scratch"
+    assert lines["Volumes"] == "gpu-1/scratch (candidate): a throttled loop device"
+
+
+def test_every_gate_names_the_inventorys_volumes_as_the_site_described_them(tmp_path: Path) -> None:
+    volumes = {
+        "fx100": {"kind": "candidate", "description": "XFS on the array's NVMe-oF namespace"},
+        "nfs": {"kind": "baseline", "description": None},
+    }
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": [], "volumes": volumes})
+    store.finish("complete")
+    assert scope(store.path)["Volumes"] == (
+        "fx100 (candidate): XFS on the array's NVMe-oF namespace; nfs (baseline)"
+    )

@@ -80,6 +80,8 @@ class Volume(Frozen):
 
     path: str = Field(max_length=4096, description="absolute directory on the host")
     kind: VolumeKind
+    # what the volume is, in the site's words: every report names it (a stand-in, a throttle, a filer)
+    description: str | None = Field(default=None, min_length=1, max_length=300)
     scratch: bool = False
     device: str | None = Field(default=None, pattern=r"^/dev/")
     fstype: str | None = None  # expected filesystem type, e.g. xfs, nfs4
