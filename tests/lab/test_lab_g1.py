@@ -1,4 +1,9 @@
-"""G1 on the QEMU lab: real NVMe-oF, ANA, native multipath and SMART, and faults made on the array."""
+"""G1 on the QEMU lab: real NVMe-oF, ANA, native multipath and SMART, and faults made on the array.
+
+G1 reads the client's kernel log since boot, as it must on an arriving lab: run on a lab that the
+fault tests (test_lab_g4_faults, after this module) have already shaken, its transport-error check
+rightly FAILs. `make test` boots a fresh lab; after a run of tests/lab, `make lab-down` first.
+"""
 
 from __future__ import annotations
 
