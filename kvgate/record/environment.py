@@ -30,6 +30,7 @@ class HostManifest(BaseModel):
     nvme_devices: list[str] = []
     nvmeof_subsystems: list[str | None] = []
     nvmeof_paths: list[str] = []
+    array_write_cache: list[str] = []  # each array namespace's volatile write cache, as the array reports it
     nics: list[str] = []
     rdma_ports: list[str] = []
     gpus: list[str] = []

@@ -217,6 +217,16 @@ def comparability(ref: Reference) -> str:
     )
 
 
+def array_cache(view: RunView) -> str:
+    """The array's write cache as G1 recorded it: the seed's reports do not state the FX100's."""
+    lines = [line for m in view.record.manifest.values() for line in m.array_write_cache]
+    said = "; ".join(dict.fromkeys(lines)) if lines else "no NVMe-oF namespace was recorded by G1"
+    return (
+        f"the seed's reports do not state their array's controller cache settings, which move every storage "
+        f"figure; this site's array reports its volatile write cache as: {said}"
+    )
+
+
 def grouped_setups(notes: Iterable[str]) -> tuple[str, ...]:
     """References measured on one setup said once: 'R2 (…) and R3 (…) were measured with …'."""
     by_setup: dict[str, list[str]] = {}
@@ -498,6 +508,7 @@ def summarize(view: RunView) -> Summary:
     heads = headline(view)
     rows = view.all_rows
     notes = grouped_setups(h.note for h in heads if h.note)
+    notes += (array_cache(view),) if notes else ()
     baselines = tuple(r for r in rows if is_recorded(r) and r.label == "PASS")
     return Summary(
         headline=heads,

@@ -314,6 +314,7 @@ def manifest() -> dict[str, Any]:
             "kernel": "6.18.44",
             "missing_tools": ["amd-smi", "nvidia-smi"],
             "nics": ["eth0 up speed n/a mtu 1400 virtio_net"],
+            "array_write_cache": ["nvme2n1 write back, FUA (nqn.2024-01.com.example:fx100)"],
             "tools": {"fio": "3.33", "python3": "3.11.7"},
         }
     }

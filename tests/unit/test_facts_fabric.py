@@ -180,6 +180,10 @@ def test_nvmeof_probe_reads_controllers_ana_states_and_iopolicy(tmp_path: Path) 
             f"{c}/nvme2c2n1/ana_state": "optimized\n",
             "sys/class/nvme-subsystem/nvme-subsys2/subsysnqn": "nqn.2024-01.com.example:fx100\n",
             "sys/class/nvme-subsystem/nvme-subsys2/iopolicy": "numa\n",
+            # the head: the array's volatile write cache (Identify Controller VWC) as the kernel set it
+            "sys/class/nvme-subsystem/nvme-subsys2/nvme2n1/queue/write_cache": "write back\n",
+            "sys/class/nvme-subsystem/nvme-subsys2/nvme2n1/queue/fua": "1\n",
+            "sys/class/nvme-subsystem/nvme-subsys2/nvme2/transport": "rdma\n",  # its controller: no head
         },
     )
     facts = nvmeof.parse_probe(run_probe(nvmeof.PROBE, tmp_path))
@@ -198,7 +202,12 @@ def test_nvmeof_probe_reads_controllers_ana_states_and_iopolicy(tmp_path: Path) 
         "paths": [{"namespace": "nvme2c2n1", "ana_state": "optimized"}],
     }
     assert facts["subsystems"] == [
-        {"name": "nvme-subsys2", "nqn": "nqn.2024-01.com.example:fx100", "iopolicy": "numa"}
+        {
+            "name": "nvme-subsys2",
+            "nqn": "nqn.2024-01.com.example:fx100",
+            "iopolicy": "numa",
+            "namespaces": [{"name": "nvme2n1", "write_cache": "write back", "fua": True}],
+        }
     ]
 
 

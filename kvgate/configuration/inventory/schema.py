@@ -202,6 +202,9 @@ class NvmeofExpect(Frozen):
     model: Regex | None = None  # regex on the array's namespaces
     firmware: Regex | None = None
     capacity_gb: Gib | None = Field(default=None, gt=0)  # per namespace, decimal GB
+    # the array's volatile write cache as its namespaces report it (NVMe VWC: the kernel's write_cache);
+    # unset: recorded in the environment manifest, not judged
+    write_cache: Literal["write back", "write through"] | None = None
 
 
 # -- G1 fabric, placement and host tuning (issue 14) ----------------------------------------

@@ -29,7 +29,7 @@ from kvgate.orchestration.g1.plan_hw import cpu_checks, memory_checks, nvme_chec
 from kvgate.orchestration.g1.plan_numa import numa_checks
 from kvgate.orchestration.g1.plan_nvmeof import nvmeof_quality_checks
 from kvgate.orchestration.g1.plan_tuning import tuning_checks
-from kvgate.probes.facts import HostFacts
+from kvgate.probes.facts import FABRIC, HostFacts
 
 PLANNERS: tuple[
     Callable[[PlanContext], list[PlannedCheck]], ...
@@ -97,6 +97,17 @@ def _path_line(c: dict[str, Any]) -> str:
     return f"{c['name']} {c['transport']} {c['address']} {c['state']} {ana}"
 
 
+def _write_cache_lines(nvmeof: dict[str, Any]) -> list[str]:
+    """'nvme0n1 write back, FUA (nqn…)': each array namespace's cache as the array reports it."""
+    fabric = {c["nqn"] for c in nvmeof.get("controllers", []) if c["transport"] in FABRIC}
+    lines = []
+    for s in nvmeof.get("subsystems", []):
+        for ns in s.get("namespaces", []) if s["nqn"] in fabric else []:
+            fua = {True: ", FUA", False: ", no FUA"}.get(ns["fua"], "")
+            lines.append(f"{ns['name']} {ns['write_cache'] or 'cache not reported'}{fua} ({s['nqn']})")
+    return lines
+
+
 def manifest(facts: HostFacts) -> dict[str, Any]:
     """A flat summary of one host for the report's environment manifest."""
     f = {name: col.facts for name, col in facts.families.items()}
@@ -113,6 +124,7 @@ def manifest(facts: HostFacts) -> dict[str, Any]:
         "nvme_devices": [_nvme_line(d) for d in f.get("nvme", {}).get("devices", [])],
         "nvmeof_subsystems": [s.get("nqn") for s in f.get("nvme", {}).get("subsystems", [])],
         "nvmeof_paths": [_path_line(c) for c in f.get("nvmeof", {}).get("controllers", []) if c["paths"]],
+        "array_write_cache": _write_cache_lines(f.get("nvmeof", {})),
         "nics": [_nic_line(n) for n in f.get("nics", {}).get("interfaces", []) if not n.get("virtual")],
         "rdma_ports": [
             f"{p['device']}/{p['port']} {p['state']} {p['link_layer']}"

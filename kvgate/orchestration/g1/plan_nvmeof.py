@@ -1,6 +1,7 @@
 """G1 checks on NVMe-oF path quality and on the array itself: ANA state per path, I/O policy,
 loss/reconnect/fast-fail timeouts, I/O queues, a persistent connect configuration, kernel-log
-transport errors, and the array namespaces' model, firmware and capacity against the BOM."""
+transport errors, and the array namespaces' model, firmware, capacity and volatile write cache
+against the BOM."""
 
 from __future__ import annotations
 
@@ -160,6 +161,21 @@ def _array(key: str, scale: float | None, transport: str, check: PlannedCheck, c
     return checks.combine(check, parts, f"no {transport} namespace in nvme list")
 
 
+def _write_cache(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
+    """Each of the array's namespace heads: the volatile write cache the array reports."""
+    nqns = set(_by_subsystem(col, transport))
+    heads = [
+        ns for s in col.facts.get("subsystems", []) if s["nqn"] in nqns for ns in s.get("namespaces", [])
+    ]
+    parts = [
+        checks.measure(check, col, ns["write_cache"], metric=f"{ns['name']}.write_cache")
+        if ns["write_cache"]
+        else checks.part_invalid(check, f"{ns['name']}.write_cache", "no queue/write_cache in sysfs")
+        for ns in heads
+    ]
+    return checks.combine(check, parts, checks.errors_text(col, "sysfs") or f"no {transport} namespace head")
+
+
 def _specs(e: NvmeofExpect) -> list[tuple[str, str, str, str, Any, str, str, Ev, str]]:
     t = e.transport  # check, rule, metric, comparator, expected, field, unit, evaluator, family
     return [
@@ -283,6 +299,17 @@ def _specs(e: NvmeofExpect) -> list[tuple[str, str, str, str, Any, str, str, Ev,
             "GB",
             partial(_array, "capacity_bytes", 1e-9, t),
             "nvme",
+        ),
+        (
+            "write_cache",
+            "G1-NVMEOF-14",
+            "write_cache",
+            "==",
+            e.write_cache,
+            "write_cache",
+            "",
+            partial(_write_cache, t),
+            "nvmeof",
         ),
     ]
 

@@ -69,6 +69,7 @@ from kvgate.probes.facts.base import Collected, HostContext, ParseError, artifac
 from kvgate.probes.facts.gpus import TOOLS
 from kvgate.probes.facts.kernlog import kernel_window
 from kvgate.probes.facts.nic_counters import nic_counters
+from kvgate.probes.facts.nvmeof import FABRIC
 from kvgate.transport import Executor
 
 Collector = Callable[[Executor, HostContext], Collected]
@@ -158,6 +159,7 @@ def collect_host(ex: Executor, ctx: HostContext, on_family: Callable[[str], None
 
 
 __all__ = [
+    "FABRIC",
     "FAMILIES",
     "TOOLS",
     "Collected",

@@ -5,7 +5,10 @@ The kernel prints a fabrics controller's `ctrl_loss_tmo` and `fast_io_fail_tmo` 
 seconds or `off` (retry forever / never fail fast; drivers/nvme/host/core.c), and
 `queue_count` counts the admin queue too. ANA states are read per path from
 `/sys/class/nvme/<ctrl>/<ns>/ana_state` (optimized, non-optimized, inaccessible,
-persistent-loss, change).
+persistent-loss, change). Each namespace head's ``queue/write_cache`` is the array's
+volatile write cache as its Identify Controller reports it (VWC: ``write back``, else
+``write through``) and ``queue/fua`` whether it honours forced unit access: the array
+acknowledging writes from its controller's cache is part of every figure measured on it.
 
 >>> parse_timeout("off"), parse_timeout("600"), parse_timeout("")
 ('off', 600, None)
@@ -30,7 +33,7 @@ from kvgate.probes.facts.base import (
 from kvgate.transport import Executor
 
 # ctrl|name|transport|address|state|subsysnqn|ctrl_loss_tmo|reconnect_delay|fast_io_fail_tmo|queue_count
-# ana|ctrl|namespace|state · subsys|name|nqn|iopolicy
+# ana|ctrl|namespace|state · subsys|name|nqn|iopolicy · ns|subsys name|head|write_cache|fua
 PROBE = (
     'for c in /sys/class/nvme/nvme*; do [ -e "$c" ] || continue; '
     'r() { cat "$c/$1" 2>/dev/null | tr -d "\\n"; }; '
@@ -39,9 +42,13 @@ PROBE = (
     'for a in "$c"/nvme*/ana_state; do [ -e "$a" ] || continue; n=${a%%/ana_state}; '
     'echo "ana|${c##*/}|${n##*/}|$(cat "$a" 2>/dev/null)"; done; done; '
     'for s in /sys/class/nvme-subsystem/nvme-subsys*; do [ -e "$s" ] || continue; '
-    'echo "subsys|${s##*/}|$(cat "$s/subsysnqn" 2>/dev/null)|$(cat "$s/iopolicy" 2>/dev/null)"; done; true'
+    'echo "subsys|${s##*/}|$(cat "$s/subsysnqn" 2>/dev/null)|$(cat "$s/iopolicy" 2>/dev/null)"; '
+    'for n in "$s"/nvme*n*; do [ -e "$n/queue" ] || continue; '
+    'echo "ns|${s##*/}|${n##*/}|$(cat "$n/queue/write_cache" 2>/dev/null)|'
+    '$(cat "$n/queue/fua" 2>/dev/null)"; '
+    "done; done; true"
 )
-FIELDS = {"ctrl": 10, "ana": 4, "subsys": 4}
+FIELDS = {"ctrl": 10, "ana": 4, "subsys": 4, "ns": 5}
 FABRIC = ("rdma", "tcp", "fc")
 KERNEL_LOG = (
     "{ if journalctl -k -b -q --no-pager -n 1 >/dev/null 2>&1; then echo '#source journalctl -k -b'; "
@@ -67,7 +74,9 @@ def _rows(text: str) -> list[list[str]]:
     for line in filter(str.strip, text.splitlines()):
         cells = [c.strip() for c in line.split("|")]
         if FIELDS.get(cells[0]) != len(cells):
-            raise ParseError("nvme-of sysfs probe", "ctrl|… (10 fields), ana|… (4), subsys|… (4) lines", line)
+            raise ParseError(
+                "nvme-of sysfs probe", "ctrl|… (10 fields), ana|… (4), subsys|… (4), ns|… (5) lines", line
+            )
         rows.append(cells)
     return rows
 
@@ -104,9 +113,15 @@ def parse_probe(text: str) -> dict[str, Any]:
     for _, ctrl, ns, state in (r for r in rows if r[0] == "ana"):
         if ctrl in ctrls:
             ctrls[ctrl]["paths"].append({"namespace": ns, "ana_state": state or None})
-    subsystems = {
-        r[2]: {"name": r[1], "nqn": r[2], "iopolicy": r[3] or None} for r in rows if r[0] == "subsys"
+    subsystems: dict[str, dict[str, Any]] = {
+        r[1]: {"name": r[1], "nqn": r[2], "iopolicy": r[3] or None, "namespaces": []}
+        for r in rows
+        if r[0] == "subsys"
     }
+    for _, subsys, head, cache, fua in (r for r in rows if r[0] == "ns"):
+        if subsys in subsystems:
+            namespace = {"name": head, "write_cache": cache or None, "fua": {"1": True, "0": False}.get(fua)}
+            subsystems[subsys]["namespaces"].append(namespace)
     return {"controllers": list(ctrls.values()), "subsystems": list(subsystems.values())}
 
 
