@@ -117,7 +117,8 @@ def test_g3_page1_says_the_reference_and_where_the_site_lands(rendered: dict) ->
     assert "480B model on AMD MI308X" in text  # comparability
     # the array's controller cache, as G1 recorded what the array reports (issue 28 item 14)
     assert "do not state their array's controller cache settings" in text
-    assert "reports its volatile write cache as: nvme2n1 write back, FUA (nqn.2024-01.com.example:fx100)" in text
+    cache = "reports its volatile write cache as: nvme2n1 write back, FUA (nqn.2024-01.com.example:fx100)"
+    assert cache in text
     assert "cold proven ✓ · outputs compared ✓" in text  # the evidence checklist beside the figure
 
 
