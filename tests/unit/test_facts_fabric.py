@@ -389,6 +389,16 @@ def array_g1(**nvmeof_expect: Any) -> dict[str, tuple[Verdict, str]]:
     }
 
 
+def test_a_check_combined_over_paths_keeps_the_evidence_it_was_judged_on() -> None:
+    """One judgement over several controllers or namespaces names the outputs behind its parts."""
+    inv = Inventory.model_validate({"site": "lab", "hosts": {HOST: {"expect": {"nvmeof": NVMEOF}}}})
+    facts = collect_host(Replay(lab_answers(), LAB_TOOLS), HostContext(HOST, {}, True))
+    (check,) = [c for c in plan(in_memory(inv)) if c.check == "nvmeof.ctrl_loss_tmo"]
+    judged = evaluate_facts(check, facts)
+    assert judged.measurement is not None
+    assert f"artifacts/{HOST}/nvmeof/sysfs.txt" in judged.measurement.evidence
+
+
 def test_the_arrays_model_firmware_and_capacity_are_judged_from_the_bom() -> None:
     results = array_g1(model="powerstore", firmware=r"^4\.1", capacity_gb=3)
     assert results["nvmeof.model"] == (Verdict.PASS, "nvme0n1.model=dellemc-powerstore matches /powerstore/")

@@ -106,14 +106,18 @@ def measure(check: PlannedCheck, col: Collected, value: Any, *, metric: str | No
 
 
 def combine(check: PlannedCheck, parts: Sequence[Judgement], none_found: str) -> Judgement:
-    """Several per-device judgements as one: the worst verdict, every condition listed."""
+    """Several per-device judgements as one: the worst verdict, every condition listed, the parts'
+    evidence kept (its value is the parts', in the condition)."""
     if not parts:
         return invalid(check, none_found)
     verdict = worst([p.verdict for p in parts])
+    shown = tuple(dict.fromkeys(e for p in parts if p.measurement for e in p.measurement.evidence))
+    c = check.criterion
     return Judgement(
         verdict,
         "; ".join(p.condition for p in parts),
-        check.criterion,
+        c,
+        Measurement(c.metric, None, c.unit, shown) if shown else None,
         extra={"parts": [{"verdict": str(p.verdict), "condition": p.condition} for p in parts]},
     )
 

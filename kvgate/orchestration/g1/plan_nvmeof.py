@@ -9,7 +9,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from kvgate.base.criteria import Criterion, Judgement, Verdict
+from kvgate.base.criteria import Criterion, Judgement, Measurement, Verdict
 from kvgate.configuration.inventory import NvmeofExpect
 from kvgate.orchestration.g1 import checks
 from kvgate.orchestration.g1.checks import PlanContext, PlannedCheck
@@ -97,7 +97,12 @@ def _timeout_part(key: str, check: PlannedCheck, col: Collected, ctrl: dict[str,
     ok = c.comparator == ">="  # off = never: meets any minimum, exceeds any maximum
     sym = "≥" if ok else "≤"
     text = f"{label}=off (never) {sym} {c.expected} {c.unit}".rstrip()
-    return Judgement(Verdict.PASS if ok else Verdict.FAIL, text, c)
+    return Judgement(
+        Verdict.PASS if ok else Verdict.FAIL,
+        text,
+        c,
+        Measurement(label, "off", c.unit, checks.evidence(check, col)),
+    )
 
 
 def _per_ctrl(key: str, transport: str, check: PlannedCheck, col: Collected) -> Judgement:
