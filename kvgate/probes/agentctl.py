@@ -296,9 +296,12 @@ def _answer_server_drop(
 ) -> None:
     """Drop the NFS server's cache for the agent's next cold read and tell it how that went."""
     answer = {"controlled": False, "how": "this run controls no NFS server"}
-    if server is not None:
-        cold = server.make_cold(data_bytes=int(event["data_bytes"]))
-        answer = {"controlled": cold.controlled, "how": cold.how}
+    try:
+        if server is not None:
+            cold = server.make_cold(data_bytes=int(event["data_bytes"]))
+            answer = {"controlled": cold.controlled, "how": cold.how}
+    except (CommandTimeout, LabError, TransportError) as exc:  # the server is out of reach: say so
+        answer = {"controlled": False, "how": f"the drop on the NFS server failed: {exc}"}
     name = f"{job.state_dir}/{server_drop_file(int(event['seq']))}"
     text = json.dumps(answer)
     ex.run("printf %%s %s > %s.tmp && mv %s.tmp %s", text, name, name, name, timeout_s=SHORT_S, sudo=job.sudo)
