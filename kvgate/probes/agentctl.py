@@ -25,15 +25,15 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvgate.base.errors import CommandTimeout, LabError, ToolMissing, TransportError
 from kvgate.probes.agent import server_drop_file
 from kvgate.probes.scratch import ScratchDir
 from kvgate.transport import Executor
 
-if TYPE_CHECKING:  # nfs_server reaches hosts through hostevidence, which ships the agent from here
-    from kvgate.probes.nfs_server import ServerCache
+# Drops an NFS server's cache before a cold read of N bytes: {controlled, how} (ServerCache.answer)
+ServerDrop = Callable[[int], dict[str, Any]]
 
 PROBES_DIR = Path(__file__).parent  # the agent and what it ships beside it
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -251,12 +251,12 @@ def wait(
     interval_s: float = 1.0,
     offset: int = 0,
     tolerate_s: float = 0.0,
-    server_cache: ServerCache | None = None,
+    server_drop: ServerDrop | None = None,
 ) -> dict[str, Any]:
     """Poll until the job finishes, feeding every event to ``on_event``; returns ``result()``.
 
     A ``server-drop`` event (an NFS volume's cold read, kvgate.probes.agent.cold) is answered
-    with ``server_cache.make_cold``, or "not controlled" where the caller gave none.
+    with ``server_drop(data_bytes)``, or "not controlled" where the caller gave none.
 
     Raises JobOverran after ``timeout_s`` (the job keeps running: cancel it or wait
     again) and LabError if the agent died or its heartbeat went stale. A poll that
@@ -277,7 +277,7 @@ def wait(
         lost_since = None
         for event in events:
             if event.get("event") == "server-drop":
-                _answer_server_drop(ex, job, event, server_cache)
+                _answer_server_drop(ex, job, event, server_drop)
             if on_event is not None:
                 on_event(event)
         if status.startswith("exit"):
@@ -291,15 +291,12 @@ def wait(
         time.sleep(interval_s)
 
 
-def _answer_server_drop(
-    ex: Executor, job: RemoteJob, event: dict[str, Any], server: ServerCache | None
-) -> None:
+def _answer_server_drop(ex: Executor, job: RemoteJob, event: dict[str, Any], drop: ServerDrop | None) -> None:
     """Drop the NFS server's cache for the agent's next cold read and tell it how that went."""
-    answer = {"controlled": False, "how": "this run controls no NFS server"}
+    answer: dict[str, Any] = {"controlled": False, "how": "this run controls no NFS server"}
     try:
-        if server is not None:
-            cold = server.make_cold(data_bytes=int(event["data_bytes"]))
-            answer = {"controlled": cold.controlled, "how": cold.how}
+        if drop is not None:
+            answer = drop(int(event["data_bytes"]))
     except (CommandTimeout, LabError, TransportError) as exc:  # the server is out of reach: say so
         answer = {"controlled": False, "how": f"the drop on the NFS server failed: {exc}"}
     name = f"{job.state_dir}/{server_drop_file(int(event['seq']))}"

@@ -14,7 +14,7 @@ storage under test. A volume's ``nfs_server`` (inventory) says how kvgate contro
 
 Reads that the agent runs on the client (G2's workloads, G3's storage baselines) write their
 data and read it back in one run: between the two the agent asks the controller for the drop
-(a ``server-drop`` event, :func:`kvgate.probes.agentctl.wait`), which answers with ``make_cold``.
+(a ``server-drop`` event, :func:`kvgate.probes.agentctl.wait`), which answers with ``answer``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kvgate.base.units import GiB
 from kvgate.configuration.inventory import Inventory, NfsServer
@@ -70,6 +71,11 @@ class ServerCache:
                 f"dropped on {host} ({drop.how})" if drop.dropped else f"drop on {host}: {drop.how}",
             )
         return ServerCold(False, self._undeclared(data_bytes, ram))
+
+    def answer(self, data_bytes: int) -> dict[str, Any]:
+        """make_cold as the agent's ``server-drop`` request is answered (kvgate.probes.agentctl.wait)."""
+        cold = self.make_cold(data_bytes=data_bytes)
+        return {"controlled": cold.controlled, "how": cold.how}
 
     def outsized(self, *, data_bytes: int) -> ServerCold:
         """Whether ``data_bytes`` outsize the server's declared RAM (then no drop is needed)."""

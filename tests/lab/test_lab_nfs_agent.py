@@ -43,7 +43,7 @@ def load_on_nfs(executors: dict[str, Executor], server: ServerCache | None, name
     create(ex, target, fresh=True)
     try:
         job = agentctl.start(ex, "model-load", MODEL | {"target_dir": target.path}, target=target)
-        res = agentctl.wait(ex, job, None, timeout_s=900, server_cache=server)
+        res = agentctl.wait(ex, job, None, timeout_s=900, server_drop=server.answer if server else None)
     finally:
         remove(ex, target)
     assert res["status"] == "ok", res.get("error")

@@ -52,7 +52,13 @@ def run_workloads(
         spec = agent_spec(profile, workload, target_dir=directory.path)
         job = agentctl.start(ex, workload, spec, target=directory, sudo=vut.host.sudo)
         on_event = functools.partial(_progress, vut.notify, workload)
-        res = agentctl.wait(ex, job, on_event, timeout_s=WORKLOAD_TIMEOUT_S, server_cache=vut.server_cache)
+        res = agentctl.wait(
+            ex,
+            job,
+            on_event,
+            timeout_s=WORKLOAD_TIMEOUT_S,
+            server_drop=vut.server_cache.answer if vut.server_cache else None,
+        )
         ev = vut.store.artifact(ex.host, f"g2/{vut.name}/agent/{workload}.json", json.dumps(res, indent=1))
         if res.get("status") != "ok":
             reason = f"agent {workload} failed: {res.get('error') or res.get('status')}"

@@ -365,7 +365,13 @@ class AgentRun:
             self.notify(f"g3 storage {volume}: agent {workload}")
             spec = agent_spec(self.config.models[model], workload, target_dir=work.path)
             job = agentctl.start(self.ex, workload, spec, target=work, sudo=self.sudo)
-            res = agentctl.wait(self.ex, job, None, timeout_s=WORKLOAD_TIMEOUT_S, server_cache=server)
+            res = agentctl.wait(
+                self.ex,
+                job,
+                None,
+                timeout_s=WORKLOAD_TIMEOUT_S,
+                server_drop=server.answer if server else None,
+            )
             ev = self.store.artifact(
                 self.ex.host, f"g3/storage/{volume}/{workload}.json", json.dumps(res, indent=1)
             )

@@ -10,7 +10,7 @@ controller judges with :func:`kvgate.probes.evidence.window.cold_reason` (kvgate
 On NFS the server's page cache sits in front of the storage too, and only the controller
 can reach the server. So between writing its data and reading it back the agent asks for
 that drop: a ``server-drop`` event, answered by the controller with a file in the state
-directory (:func:`kvgate.probes.agentctl.wait`'s ``server_cache``).
+directory (:func:`kvgate.probes.agentctl.wait`'s ``server_drop``).
 """
 
 from __future__ import annotations
