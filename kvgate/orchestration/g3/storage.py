@@ -215,7 +215,8 @@ def _check(
 ) -> StorageCheck:
     bound = Bound(ref, b.threshold_fraction, b.tolerance)
     policy = Verdict.SKIP if sp.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
-    why = missing or ("" if base else f"host {host} has no scratch baseline volume; {sp.reason}")
+    none = f"host {host} has no scratch baseline volume besides a KV tier's baseline_volume; {sp.reason}"
+    why = missing or ("" if base else none)
     return Check(
         host=host,
         check=f"storage[{cand or b.model_load}].{b.check}",
