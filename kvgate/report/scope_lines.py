@@ -20,11 +20,18 @@ G1_PROFILE = (
     "the same at every scale"
 )
 
+PREFLIGHT_PROFILE = (
+    "none: preflight probes, in minutes, what each gate's evidence needs (hosts, volumes' counters, "
+    "engines' tiers), the same at every scale"
+)
+
 
 def profile_lines(view: RunView) -> list[tuple[str, str]]:
     """('Profile', …) and what else tells the gate's scope: G1's families and volumes, G2's fio matrix."""
     if view.gate == "g1":
         return [("Profile", G1_PROFILE), *g1_scope(view)]
+    if view.gate == "preflight":
+        return [("Profile", PREFLIGHT_PROFILE), ("Volumes", volumes(view, sorted(view.record.volumes)))]
     out = [("Profile", view.profile_text)]
     prof = view.record.configuration.gate_profile
     if isinstance(prof, G4Profile):

@@ -52,3 +52,14 @@ def test_every_gate_names_the_inventorys_volumes_as_the_site_described_them(tmp_
     assert scope(store.path)["Volumes"] == (
         "fx100 (candidate): XFS on the array's NVMe-oF namespace; nfs (baseline)"
     )
+
+
+def test_preflight_says_it_has_no_profile_rather_than_not_recorded(tmp_path: Path) -> None:
+    volumes = {"scratch": {"kind": "candidate", "description": None}}
+    store = RunStore.create(
+        tmp_path, site="lab-a", gate="preflight", meta={"planned": [], "volumes": volumes}
+    )
+    store.finish("complete")
+    lines = scope(store.path)
+    assert lines["Profile"].startswith("none: preflight probes, in minutes, what each gate's evidence needs")
+    assert lines["Volumes"] == "scratch (candidate)"
