@@ -314,12 +314,21 @@ def family_headline(_host: str, family: str, rows: list[CheckRow]) -> Headline:
     return Headline(
         where=hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts",
         what=family,
-        measured=f"{len(ok)} of {len(judged)} as ordered" if judged else "not applicable",
+        measured=f"{len(ok)} of {len(judged)} as ordered" if judged else not_ordered(rows),
         against="the bill of materials (inventory expect)",
         position="",
         evidence="",
         verdict=worst,
     )
+
+
+def not_ordered(rows: list[CheckRow]) -> str:
+    """'none ordered (gpus.count: 0)': a family the BOM orders none of, said so on page 1."""
+    said = "inventory declares "
+    reasons = sorted({reason_of_skip(r.condition) for r in rows})
+    if reasons and all(r.startswith(said) for r in reasons):
+        return f"none ordered ({'; '.join(r.removeprefix(said) for r in reasons)})"
+    return "not applicable"
 
 
 def counts(view: RunView, baselines: int) -> tuple[tuple[str, int], ...]:

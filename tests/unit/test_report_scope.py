@@ -24,6 +24,12 @@ def test_g1_says_it_has_no_profile_and_what_it_covered(tmp_path: Path) -> None:
     assert lines["Volumes"] == "none declared"
 
 
+def test_g1_page_1_says_why_a_family_was_not_judged(tmp_path: Path) -> None:
+    heads = {h.what: h for h in summarize(load_run(build(tmp_path, "g1"))).headline}
+    assert heads["gpu"].measured == "none ordered (gpus.count: 0)"
+    assert heads["cpu"].measured == "1 of 1 as ordered"
+
+
 def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     fio = load_profile(repo_root() / "workloads" / "fio" / "smoke.yaml").model_dump(mode="json")
     meta = {
