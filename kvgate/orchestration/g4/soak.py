@@ -249,13 +249,21 @@ class SoakRun:
         }
 
     def _tokens_per_word(self, eng: EngineService) -> float:
-        """Tokens per prompt word of this engine's tokenizer (G3's tokenize endpoints); 1.0 without one."""
-        tok = self.config.g3.tokenize.get(self.tier.kind.value)
+        """Tokens per prompt word of this engine's tokenizer (G3's tokenize endpoints). Without one the
+        soak's prompts could not be sized as its profile says: the deployment stops, saying why."""
+        kind = self.tier.kind.value
+        tok = self.config.g3.tokenize.get(kind)
         if tok is None:
-            return 1.0
+            why = (
+                f"the G3 profile names no tokenizer endpoint for {kind} (tokenize:): prompts cannot be sized"
+            )
+            raise EngineCallFailed(self.host, self.tier.name, why)
         spec = PromptSpec(salt=f"{self.key}/calibrate", prompt_tokens=4 * self.profile.load.prompt_tokens)
         n = eng.count_tokens(tok.path, tok.field, spec.prompt(0))
-        return fit_tokens_per_word(spec, n) if n else 1.0
+        if not n:
+            why = f"{tok.path} counted no tokens (HTTP error or an empty list): prompts cannot be sized"
+            raise EngineCallFailed(self.host, self.tier.name, why)
+        return fit_tokens_per_word(spec, n)
 
     # -- follow ---------------------------------------------------------------------------------
     def _follow(self, job: agentctl.RemoteJob) -> dict[str, Any]:
