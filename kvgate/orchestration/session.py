@@ -87,7 +87,10 @@ class GateSession:
         meta = {
             "inventory": {"path": str(loaded.path), "sha256": loaded.sha256},
             "hosts": hosts,
-            "volumes": {n: {"kind": v.kind, "description": v.description} for n, v in inv.volumes.items()},
+            "volumes": {
+                n: {"kind": v.kind, "description": v.description, "max_cv": v.expect.max_cv}
+                for n, v in inv.volumes.items()
+            },
             "argv": sys.argv,
             "planned": planned,
             "forced": forced,

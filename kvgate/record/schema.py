@@ -65,6 +65,7 @@ class VolumeEntry(_Record):
 
     kind: str
     description: str | None = None
+    max_cv: float | None = None  # G2's run-to-run variation bound where the inventory sets its own
 
 
 class Forced(_Record):

@@ -39,7 +39,7 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
     if view.gate == "g2":
         prof = view.record.configuration.gate_profile
         if isinstance(prof, MatrixProfile):
-            out.append(("fio matrix", fio_matrix(prof)))
+            out.append(("fio matrix", fio_matrix(prof) + cv_overrides(view)))
         measured = sorted(view.record.g2_rows)
         out.append(("Volumes", volumes(view, measured) if measured else "none measured"))
     elif view.record.volumes:
@@ -68,6 +68,17 @@ def volumes(view: RunView, names: list[str]) -> str:
         said = f": {entry.description}" if entry.description else ""
         out.append(f"{name} ({entry.kind}){said}")
     return "; ".join(out)
+
+
+def cv_overrides(view: RunView) -> str:
+    """'; the inventory holds baseline, scratch to CV ≤ 100 %': where a volume's own bound replaces the
+    profile's, so the matrix line does not contradict the checks."""
+    by_bound: dict[float, list[str]] = {}
+    for name, v in sorted(view.record.volumes.items()):
+        if v.max_cv is not None:
+            by_bound.setdefault(v.max_cv, []).append(name)
+    said = [f"{', '.join(names)} to CV ≤ {human(cv, 'ratio')}" for cv, names in by_bound.items()]
+    return f"; the inventory holds {'; '.join(said)}" if said else ""
 
 
 def fio_matrix(prof: MatrixProfile) -> str:
