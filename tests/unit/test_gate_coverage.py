@@ -96,6 +96,8 @@ def test_g3_that_judged_none_of_its_references_is_not_a_pass(tmp_path: Path) -> 
     page = (run / "report.html").read_text()
     assert '<div class="vb-verdict">NO REFERENCE JUDGED</div>' in page
     assert 'class="verdict-box v-no-reference-judged v-limited"' in page
+    assert "Its checks prove what it ran (the cold proof, the outputs compared), not any reference." in page
+    assert "Its verdict covers only" not in page
 
 
 def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path: Path) -> None:
