@@ -223,6 +223,7 @@ class DeploymentFacts(_Row):
     tier_notes: str
     near_ties: list[str]
     loadgen_address: str | None
+    capacity_figure: bool  # False: the inventory turned kvgate's capacity figure off (not run)
 
 
 SERVING_KEYS = ("p50_ttft_ms", "mean_ttft_ms", "p50_tpot_ms", "mean_tpot_ms", "p50_itl_ms", "mean_itl_ms")

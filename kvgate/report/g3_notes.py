@@ -79,6 +79,11 @@ def limits_note(where: str, d: DeploymentFacts, arms: list[str]) -> str:
             f" {tier} has no external KV tier: only recompute and warm (DRAM prefix cache) were measured, "
             "so every SSD-restore verdict is not evaluable on it."
         )
+    if not d.capacity_figure:
+        conc += (
+            " kvgate's own capacity figure (the engine without its SSD tier against with it, bound to no "
+            "reference) was not run: the inventory turns it off (engines.<name>.capacity_figure: false)."
+        )
     if ties := d.near_ties:
         conc += (
             f" {len(ties)} cached output(s) differed from recompute's only from a near-tied token "

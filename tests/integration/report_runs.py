@@ -284,7 +284,7 @@ def g3_rows() -> dict[str, Any]:
         "serves_concurrently": False,
         "external_tier": True,
     }
-    facts |= {"tier_notes": "", "near_ties": [], "loadgen_address": None}
+    facts |= {"tier_notes": "", "near_ties": [], "loadgen_address": None, "capacity_figure": True}
     return {f"{HOST}/tiny": {"deployment": facts, "verdicts": [], "serving": [], "figures": figures}}
 
 

@@ -3,19 +3,21 @@
 `kvgate run g3` on a temporary inventory (local transport, forced gate order): the
 recompute and ssd-restore arms run with real engines, the restore is proven cold
 by the device and engine-process counters, outputs match recompute, and the report
-shows the arms table. The capacity arms (R2/R3) run llama.cpp without its disk tier (its
-RAM prompt cache, llama-cpp-ram) and with it (llama-cpp-disk-keep) on sessions over 16
-shared documents: the dram-only arm cannot keep them, the ssd-tier arm restores them from
-the candidate's device; R2's TTFT (three levels) and R2/R3's throughput (8, 16) are judged
-on them, and on two instances driven together R3's whole machine. Model loading (service
-load) and checkpoint run on the candidate and a "baseline" directory: both on this VM's one
-disk, so R9/R1 are measured but declared not evaluable (SKIP with the numbers).
+shows the arms table. The capacity arms (kvgate's own figure, judged by no check) run llama.cpp
+without its disk tier (its RAM prompt cache, llama-cpp-ram) and with it (llama-cpp-disk-keep) on
+sessions over 16 shared documents: the dram-only arm cannot keep them, the ssd-tier arm restores
+them from the candidate's device, on one engine and on two instances driven together. R2/R3
+compare volumes, and this deployment names no baseline volume: SKIP saying so. Model loading
+(service load) and checkpoint run on the candidate and a "baseline" directory: both on this VM's
+one disk, so R9/R1 are measured but declared not evaluable (SKIP with the numbers). Secrets in an
+instance's environment reach no file of the run, its PDF included.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +33,9 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = LLAMA_ENGINE
 
 
-def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Path:
+def inventory(
+    tmp_path: Path, scratch: Path, baseline: Path | None = None, instances: list[dict[str, str]] | int = 2
+) -> Path:
     inv = tmp_path / "inv.yaml"
     volumes: dict[str, Any] = {"scratch": {"path": str(scratch), "kind": "candidate", "scratch": True}}
     if baseline is not None:
@@ -47,7 +51,7 @@ def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Pa
                 "recompute_profile": "llama-cpp-recompute",
                 "volume": "scratch",
                 "port": free_port_pair(2),
-                "instances": 2,
+                "instances": instances,
                 "engine_args": ["--n_batch", "512"],  # the site's extra flags reach every engine
             }
         },
@@ -56,7 +60,7 @@ def inventory(tmp_path: Path, scratch: Path, baseline: Path | None = None) -> Pa
     return inv
 
 
-def run_g3(tmp_path: Path, inv: Path) -> subprocess.CompletedProcess[str]:
+def run_g3(tmp_path: Path, inv: Path, *, pdf: bool = False) -> subprocess.CompletedProcess[str]:
     cmd = [
         sys.executable,
         "-m",
@@ -65,7 +69,7 @@ def run_g3(tmp_path: Path, inv: Path) -> subprocess.CompletedProcess[str]:
         "g3",
         "--inventory",
         str(inv),
-        "--no-pdf",
+        *([] if pdf else ["--no-pdf"]),
         "--results",
         str(tmp_path / "r"),
         "--force-gate-order",
@@ -78,7 +82,11 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
     scratch, baseline = tmp_path / "scratch", tmp_path / "nfs"
     scratch.mkdir()
     baseline.mkdir()
-    proc = run_g3(tmp_path, inventory(tmp_path, scratch, baseline))
+    # a Hugging Face token (a known shape) and a key only its name marks as secret, in the environment
+    # of the first instance (every arm's engine on it): neither may reach any file of the run
+    token, key = "hf_" + secrets.token_hex(17), "plain-" + secrets.token_hex(8)
+    planted = [{"HF_TOKEN": token, "SITE_API_KEY": key}, {}]
+    proc = run_g3(tmp_path, inventory(tmp_path, scratch, baseline, planted), pdf=True)
 
     (run,) = (tmp_path / "r" / "g3test").glob("g3-*")
     checks = {c["check"]: c for c in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}
@@ -166,6 +174,18 @@ def test_g3_smoke_restores_cold_from_the_candidate_and_judges_against_r2(tmp_pat
         in checks["storage[scratch].checkpoint-save-speedup"]["condition"]
     )
     assert (run / "artifacts/here/g3/storage/nfs/checkpoint.json").is_file()
+
+    # the planted secrets: in no file of the run, the PDF included, read back as bytes
+    assert (run / "report.pdf").is_file()
+    leaked = [
+        str(p.relative_to(run))
+        for p in sorted(run.rglob("*"))
+        if p.is_file() and (token.encode() in p.read_bytes() or key.encode() in p.read_bytes())
+    ]
+    assert leaked == [], leaked
+    for arm in ("ssd-restore", "recompute", "dram-only", "ssd-tier"):
+        env = meta["engines"]["here/tiny"][arm]["env"]
+        assert env["HF_TOKEN"] == env["SITE_API_KEY"] == "<redacted>", arm
 
 
 def test_an_engine_that_cannot_start_is_a_lab_error_with_its_log_not_a_verdict(tmp_path: Path) -> None:

@@ -108,6 +108,7 @@ FACTS = {
     "tier_notes": "",
     "near_ties": [],
     "loadgen_address": None,
+    "capacity_figure": True,
 }
 STORAGE = {  # each volume's model load, the measurement its figures name
     "candidate": "scratch",

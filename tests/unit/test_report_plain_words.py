@@ -85,6 +85,20 @@ def test_engine_command_lines_are_an_appendix_with_short_paths_and_the_limits_sa
     assert notes.count("pops the best prefix match") == 1  # the engine's limits, under "G3 arms" only
 
 
+def test_a_capacity_figure_turned_off_is_said_under_the_arms(tmp_path: Path) -> None:
+    r = g3_result()
+    r.capacity_figure = False
+    store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": []})
+    store.merge_meta(g3_rows={"h/tiny": g3_rows(r, g3_plan(in_memory(g3_inventory())))})
+    store.finish("complete")
+    notes = " ".join(str(s.data.get("note", "")) for s in load_run(store.path).sections)
+    assert (
+        "capacity figure (the engine without its SSD tier against with it, bound to no reference) was not"
+        in notes
+    )
+    assert "engines.<name>.capacity_figure: false" in notes
+
+
 def test_the_seed_is_cited_as_an_article_not_by_its_file_name(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": []})
     source = "R2 (seed: 000_994578b198b8e21d.txt)"  # as gates/references.yaml names the document

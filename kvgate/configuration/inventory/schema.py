@@ -367,6 +367,10 @@ class EngineDeployment(Frozen):
     # where the capacity arms' levels run (R2's TTFT row: TP8 on the whole node); None: as the first
     # instance, with engine_args. The whole-machine rounds always run on every instance
     capacity: PhasePlacement | None = None
+    # kvgate's own capacity figure (the engine without its SSD tier against with it, the capacity
+    # arms): bound to no reference and judged by no check, it costs half of a smoke G3 and hours at
+    # full scale; false: not run, and the report says so
+    capacity_figure: bool = True
     # appended to the launch command of every engine of this deployment: what the site's hardware
     # needs beyond the profile, e.g. ["--tensor-parallel-size", "4"] for R3's TP4 instances
     engine_args: tuple[str, ...] = ()

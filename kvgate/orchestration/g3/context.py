@@ -55,6 +55,9 @@ class Setup:
     capacity: dict[str, EngineProfile] = field(default_factory=dict)  # dram-only/ssd-tier → profile
     capacity_env: dict[str, str] = field(default_factory=dict)  # the capacity levels' engine: its env …
     capacity_args: tuple[str, ...] = ()  # … and arguments (default: the first instance's, engine_args)
+    capacity_figure: bool = (
+        True  # inventory engines.<name>.capacity_figure: false, the capacity arms do not run
+    )
     # inventory loadgen: controller — the engine host's address as the controller reaches it
     loadgen_address: str | None = None  # None: the load generator runs on the engine host
     # R2/R3: the deployment's baseline volume (name) and a work directory there (checked); None: not run

@@ -86,6 +86,8 @@ def _reader_launches(config: GateConfig, name: str) -> list[Launch]:
 def _capacity_launches(config: GateConfig, name: str) -> list[Launch]:
     """The capacity arms (kvgate.orchestration.g3.capacity): the levels' engine, then one per instance."""
     dep = config.inventory.inventory.engines[name]
+    if not dep.capacity_figure:
+        return []
     env, args = _placement(config, name)
     whole = len(dep.instance_envs) > 1 and config.g3.whole_machine is not None
     out = []

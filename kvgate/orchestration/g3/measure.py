@@ -63,6 +63,7 @@ class DeploymentResult:
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     device: str | None = None
     loadgen_address: str | None = None  # where the controller reached the engines; None: loadgen on the host
+    capacity_figure: bool = True  # False: the inventory turned kvgate's capacity figure off
     predictions: list[dict[str, Any]] = field(
         default_factory=list
     )  # the planner beside the arms (prediction)
@@ -142,7 +143,9 @@ def deployment_setup(
     inv = config.inventory.inventory
     dep, h = inv.engines[name], inv.hosts[host]
     tier = config.engine(dep.tier_profile)
-    result = DeploymentResult(host, name, tier, loadgen_address=inv.loadgen_address(name, host))
+    result = DeploymentResult(
+        host, name, tier, loadgen_address=inv.loadgen_address(name, host), capacity_figure=dep.capacity_figure
+    )
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier.kind)
     model, bpt = stage_model(ex, h, dep, tier.kind, python)
@@ -173,6 +176,7 @@ def deployment_setup(
         capacity=capacity_profiles(tier, profiles=config.engine),
         capacity_env=at.env if at else dep.instance_envs[0],
         capacity_args=at.engine_args if at else dep.engine_args,
+        capacity_figure=dep.capacity_figure,
         loadgen_address=result.loadgen_address,
         baseline=baseline,
         candidate=dep.volume,

@@ -177,7 +177,7 @@ class ColdRestore:
             if levels:
                 with self._engine(self.setup.tier, "load", 0) as eng:
                     self._levels(tier=eng)
-        if self.setup.capacity and self.profile.capacity is not None:
+        if self.setup.capacity_figure and self.setup.capacity and self.profile.capacity is not None:
             self.result.capacity_trials, self.result.whole_trials = run_capacity(
                 self.ctx, self.setup.capacity
             )

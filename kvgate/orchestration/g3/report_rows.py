@@ -32,6 +32,7 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
             "tier_notes": t.notes,
             "near_ties": r.near_ties,
             "loadgen_address": r.loadgen_address,
+            "capacity_figure": r.capacity_figure,
         },
         "verdicts": [verdict_row(c, j) for c, j in judged],
         "serving": serving.as_recorded(r.serving),

@@ -27,7 +27,7 @@ def demands(setup: Setup, profile: G3Profile) -> list[Demand]:
         (setup.tier, max(profile.concurrency, default=1), load, tp, bpt),
     ]
     cap, ssd = profile.capacity, setup.capacity.get("ssd-tier")
-    if cap is not None and ssd is not None:
+    if setup.capacity_figure and cap is not None and ssd is not None:
         tokens = cap.prompt_tokens or profile.prompt_tokens
         out.append((ssd, max(cap.concurrency), tokens, tensor_parallel(setup.capacity_args), bpt))
         if profile.whole_machine is not None:
