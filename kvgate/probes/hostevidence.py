@@ -36,6 +36,7 @@ class CacheDrop:
     how: str  # "root", "sudo", or why not
     cached_before_bytes: int
     cached_after_bytes: int
+    arc_data_after_bytes: int | None = None  # file data left in OpenZFS's ARC; None: no ZFS on the host
 
 
 class HostEvidence:
@@ -100,7 +101,8 @@ class HostEvidence:
         result = self.call("drop", {}, sudo=not self.root)
         how = ("root" if self.root else "sudo") if result["done"] else f"failed: {result['error']}"
         before = int(result["cached_before_bytes"])
-        return CacheDrop(result["done"], how, before, int(result.get("cached_after_bytes", before)))
+        after, arc = int(result.get("cached_after_bytes", before)), result.get("arc_data_after_bytes")
+        return CacheDrop(result["done"], how, before, after, None if arc is None else int(arc))
 
     def probe(self, path: str, *, mib: int, scratch: bool) -> dict[str, Any]:
         """The counter sanity probe on ``path``'s volume (writes its own file only where ``scratch``)."""

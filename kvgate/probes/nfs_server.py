@@ -8,6 +8,9 @@ storage under test. A volume's ``nfs_server`` (inventory) says how kvgate contro
   drops its page cache over SSH before every cold read of the volume;
 - ``ram_gib``: the server's RAM; a read of a data set larger than it cannot be served
   from that cache;
+- on a ZFS server ``echo 3`` leaves the ARC as its shrinker chooses: a drop that left more
+  file data in the ARC than a tenth of the data set (the share a cold read may miss by,
+  ``cold.min_read_ratio``) does not make it cold;
 - neither: a cold read on the volume is INVALID with the reason below. A site that
   accepts that limit waives the checks (``kvgate waive``): the limit then shows on every
   row, with the approver's name, instead of silently in none.
@@ -26,8 +29,10 @@ from typing import Any
 
 from kvgate.base.units import GiB
 from kvgate.configuration.inventory import Inventory, NfsServer
-from kvgate.probes.hostevidence import HostEvidence
+from kvgate.probes.hostevidence import CacheDrop, HostEvidence
 from kvgate.transport import Executor
+
+ARC_SHARE = 0.1  # ARC data left after the drop, as a share of the data set, beyond which it is not cold
 
 
 @dataclass(frozen=True)
@@ -65,12 +70,25 @@ class ServerCache:
         if self.evidence is not None:
             with self._lock:
                 drop = self.evidence.drop()
-            host = self.evidence.ex.host
-            return ServerCold(
-                drop.dropped,
-                f"dropped on {host} ({drop.how})" if drop.dropped else f"drop on {host}: {drop.how}",
-            )
+            return self._dropped(self.evidence.ex.host, drop, data_bytes)
         return ServerCold(False, self._undeclared(data_bytes, ram))
+
+    def _dropped(self, host: str, drop: CacheDrop, data_bytes: int) -> ServerCold:
+        """What a drop on the server did, the ARC of a ZFS server included."""
+        if not drop.dropped:
+            return ServerCold(False, f"drop on {host}: {drop.how}")
+        left = drop.arc_data_after_bytes
+        if left is None:
+            return ServerCold(True, f"dropped on {host} ({drop.how})")
+        if data_bytes and left > ARC_SHARE * data_bytes:
+            return ServerCold(
+                False,
+                f"dropped on {host}, but its ZFS ARC still holds {left / 1e9:.2f} GB of file data, more than "
+                f"{ARC_SHARE:.0%} of the {data_bytes / 1e9:.2f} GB data set (echo 3 does not empty the ARC): "
+                "set primarycache=metadata on the exported dataset for the gate, or read a data set larger "
+                f"than the server's RAM (volumes.{self.volume}.nfs_server.ram_gib)",
+            )
+        return ServerCold(True, f"dropped on {host} ({drop.how}; ZFS ARC data left {left / 1e9:.2f} GB)")
 
     def answer(self, data_bytes: int) -> dict[str, Any]:
         """make_cold as the agent's ``server-drop`` request is answered (kvgate.probes.agentctl.wait)."""

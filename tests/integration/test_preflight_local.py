@@ -5,7 +5,8 @@ move with an O_DIRECT read, tmpfs has no device, so its counter probe is INVALID
 that reason and the preflight exits 2 (a gate would be INVALID by construction). The
 llama.cpp deployment's tier probe runs the whole cycle — populate, restart, restore —
 and passes, and every other engine G3 starts for it (recompute, the capacity and volume
-arms) starts once and passes. Recorded like a gate run (run.json, checks.jsonl, report, manifest).
+arms) starts once and passes, and so does R9's own model load from its copy on the candidate.
+Recorded like a gate run (run.json, checks.jsonl, report, manifest).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from gate_cli import run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 
+from kvgate.probes.engines.tinymodel import write_gguf
+
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = LLAMA_ENGINE
 
@@ -30,6 +33,10 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
     disk.mkdir()
     base = tmp_path / "base"
     base.mkdir()
+    copies = {}
+    for volume, d in (("disk", disk), ("base", base)):  # R9's model on each volume
+        (d / "r9").mkdir()
+        copies[volume] = write_gguf(d / "r9" / "tiny.gguf")
     shm = Path(tempfile.mkdtemp(prefix="kvgate-preflight-", dir="/dev/shm"))
     try:
         inv = tmp_path / "inv.yaml"
@@ -52,6 +59,15 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
                             "recompute_profile": "llama-cpp-recompute",
                             "volume": "disk",
                             "baseline_volume": "base",  # R2 compares the tier on it with the candidate
+                            "port": free_port_pair(1),
+                        }
+                    },
+                    "model_loads": {  # R9's own model: started once from the candidate's copy
+                        "tiny-r9": {
+                            "hosts": ["here"],
+                            "profile": "llama-cpp-recompute",
+                            "copies": {v: str(p) for v, p in copies.items()},
+                            "python": sys.executable,
                             "port": free_port_pair(1),
                         }
                     },
@@ -90,6 +106,9 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
     for c in starts.values():
         assert c["verdict"] == "PASS", shown
         assert "ready in " in c["condition"], shown  # its start time, as measured
+    r9 = checks["model-load[tiny-r9].start"]
+    assert r9["verdict"] == "PASS", shown
+    assert "from disk" in r9["condition"], shown  # the candidate's copy
     assert checks["sudo"]["verdict"] == "PASS", shown  # root needs no sudo
     assert "what can be measured" in proc.stderr  # the table, worst first
     assert (run / "manifest.json").is_file()
@@ -97,4 +116,4 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
     assert len(reach["references"]) == 12, shown
     assert set(reach["references"]) - set(reach["unjudged"]) == {"R2-ttft-p50-tp8"}, reach
     assert "readiness check" in (run / "report.html").read_text()
-    assert list(disk.iterdir()) == []  # the probe's files and the tier's work directory are gone
+    assert list(disk.iterdir()) == [disk / "r9"]  # the probe's files and the engines' directories are gone

@@ -20,7 +20,7 @@ from kvgate.orchestration.preflight.measure import Probe
 from kvgate.probes.evidence.blockdev import Resolved
 from kvgate.probes.evidence.window import Counts
 from kvgate.probes.fio.cold import ColdProof
-from kvgate.probes.hostevidence import HostEvidence
+from kvgate.probes.hostevidence import CacheDrop, HostEvidence
 from kvgate.probes.nfs_server import ServerCache
 from kvgate.probes.workload_results import cold_reason
 from kvgate.record.store import RunStore
@@ -72,6 +72,27 @@ def test_a_server_host_without_root_or_sudo_is_not_controlled() -> None:
     cold = ServerCache("nfs", NfsServer(host="filer"), he).make_cold(data_bytes=GB)
     assert not cold.controlled
     assert "not root and sudo not allowed" in (cold.reason or "")
+
+
+class ZfsFiler(HostEvidence):
+    """A server whose drop left ``arc`` bytes of file data in its ZFS ARC (no ZFS on this machine)."""
+
+    def __init__(self, arc: int) -> None:
+        super().__init__(LocalExecutor("filer"))
+        self.arc = arc
+
+    def drop(self) -> CacheDrop:
+        return CacheDrop(True, "root", 40 * GB, GB, arc_data_after_bytes=self.arc)
+
+
+def test_a_zfs_arc_left_holding_the_data_set_is_not_cold() -> None:
+    held = ServerCache("nfs", NfsServer(host="filer"), ZfsFiler(3 * GB)).make_cold(data_bytes=10 * GB)
+    assert not held.controlled
+    assert "ZFS ARC still holds 3.00 GB of file data, more than 10% of the 10.00 GB data set" in held.how
+    assert "primarycache=metadata" in held.how
+    emptied = ServerCache("nfs", NfsServer(host="filer"), ZfsFiler(GB // 2)).make_cold(data_bytes=10 * GB)
+    assert emptied.controlled
+    assert emptied.how == "dropped on filer (root; ZFS ARC data left 0.50 GB)"
 
 
 def test_the_server_host_must_be_in_the_inventory(tmp_path: Any) -> None:
@@ -141,3 +162,18 @@ def test_preflight_says_whether_the_gates_will_control_the_server_cache(
     assert m.value == value, m.invalid_reason
     assert (m.invalid_reason is None) == (said is None)
     assert said is None or said in (m.invalid_reason or "")
+
+
+def test_preflight_holds_a_zfs_arc_residue_against_the_smallest_planned_read(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(HostEvidence, "drop", lambda self: ZfsFiler(2 * GB).drop())
+    inv = Inventory.model_validate(inventory({"host": "filer"}))
+    ex = LocalExecutor("filer")
+    store = RunStore.create(tmp_path, site="s", gate="preflight", meta={})
+    m = Probe(ex, in_memory(inv), "client", store, print, {"client": ex, "filer": ex}).server_cache("nfs", ())
+    assert m.value is None
+    # 2 GB is more than a tenth of G2's smallest read at full scale (a 16 GiB sweep file)
+    assert "ZFS ARC still holds 2.00 GB of file data, more than 10% of the 17.18 GB data set" in (
+        m.invalid_reason or ""
+    ), m.invalid_reason

@@ -52,3 +52,12 @@ def test_a_start_that_failed_is_fail_with_the_engine_log() -> None:
     assert failed.verdict is Verdict.FAIL
     assert "bad -ngl" in failed.condition
     assert judge(check.criterion, Measurement("engine_start", "ready in 4.2 s")).verdict is Verdict.PASS
+
+
+def test_the_seed_labs_r9_model_loads_are_started_on_their_host_only() -> None:
+    checks = plan(load_config(INVENTORY / "example-lab.yaml"))
+    loads = {(c.host, c.check): c.criterion.rule for c in checks if c.check.startswith("model-load[")}
+    assert loads == {
+        ("npu-1", "model-load[deepseek-32b].start"): "PF-ENG-7",
+        ("npu-1", "model-load[deepseek-70b].start"): "PF-ENG-7",
+    }

@@ -40,7 +40,7 @@ report_rows.py  what G3 keeps in run.json for its report (``g3_rows``): each dep
 
 from __future__ import annotations
 
-from kvgate.orchestration.g3.launches import launches, start_each
+from kvgate.orchestration.g3.launches import launches, start_each, start_model_load
 from kvgate.orchestration.g3.measure import probe_deployment
 from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.storage import evaluate_storage, storage_pairs, storage_plan
@@ -51,6 +51,7 @@ __all__ = [
     "plan",
     "probe_deployment",
     "start_each",
+    "start_model_load",
     "storage_pairs",
     "storage_plan",
 ]

@@ -24,7 +24,7 @@ from kvgate.orchestration.g3.measure import StoreSink, deployment_setup, remove_
 from kvgate.orchestration.g3.plan import capacity_profiles, cold_read_blocker, read_profiles
 from kvgate.orchestration.g3.volumes import ssd_tier_profile
 from kvgate.probes import scratch
-from kvgate.probes.engines import EngineService
+from kvgate.probes.engines import EngineService, Placement
 from kvgate.record import RunStore
 from kvgate.transport import Executor
 
@@ -171,3 +171,39 @@ def start_once(ctx: DeploymentContext, launch: Launch) -> str:
             return f"did not start: {exc}"
         raise  # it started, but stopping it failed (processes left): a lab error
     return f"ready in {eng.record.ready_s:.1f} s"
+
+
+def start_model_load(ex: Executor, config: GateConfig, *, host: str, name: str, store: RunStore) -> str:
+    """R9's model load ``name`` (``model_loads:``) started once from its copy on a candidate volume, until it
+    answers, then stopped; every other copy only looked for (G3 starts it cold from each, for minutes).
+
+    "ready in N s", or why it cannot start as G3 will start it.
+    """
+    ml, inv = config.inventory.inventory.model_loads[name], config.inventory.inventory
+    missing = [f"{v}: {p}" for v, p in ml.copies.items() if not ex.run("test -e %s", p, timeout_s=60).ok]
+    if missing:
+        return f"copies not found on {host}: {'; '.join(missing)}"
+    candidates = [v for v in ml.copies if inv.volumes[v].kind == "candidate"]
+    volume = (candidates or list(ml.copies))[0]
+    vol = inv.volumes[volume]
+    run = scratch.run_directory(vol, gate="preflight", host=host, run=store.path.name)
+    work = scratch.checked(ex, vol, f"{run}/model-load-{name}")  # before anything is created
+    python = ml.python or "python3"
+    where = Placement(
+        f"{work.path}/run", ml.copies[volume], f"{work.path}/cache", port=ml.port, python=python
+    )
+    eng = EngineService(ex, config.engine(ml.profile), where, env=ml.env, args=ml.engine_args)
+    try:
+        scratch.create(ex, work, fresh=True)
+        with eng:
+            pass
+    except (TransportError, Interrupted):
+        raise  # the link or the run ended, not the engine
+    except LabError as exc:
+        if eng.record is None:
+            return f"did not start from {volume}: {exc}"
+        raise  # it started, but stopping it failed (processes left): a lab error
+    finally:
+        remove_work_dir(ex, work)
+    assert eng.record is not None
+    return f"ready in {eng.record.ready_s:.1f} s from {volume}"

@@ -17,7 +17,7 @@ from kvgate.base.criteria import Measurement
 from kvgate.base.errors import Interrupted, LabError
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import Inventory
-from kvgate.orchestration.g3 import launches, probe_deployment, start_each, storage_pairs
+from kvgate.orchestration.g3 import launches, probe_deployment, start_each, start_model_load, storage_pairs
 from kvgate.orchestration.preflight.nfs_reads import planned_reads, shortfall
 from kvgate.probes.engines import engine_python, read_pool_missing
 from kvgate.probes.evidence import DEFAULT_MIB
@@ -61,6 +61,9 @@ class Probe:
                 found |= guarded(functools.partial(self.read_pool, name), (f"engine[{name}].read-pool",))
                 starts = tuple(f"engine[{name}].start[{arm}]" for arm in started_arms(self.config, name))
                 found |= guarded(functools.partial(self.arm_starts, name), starts)
+        for name in model_loads_of(self.inv, self.host):
+            self.notify(f"model load {name}: start")
+            found |= guarded(functools.partial(self.model_load_start, name), (f"model-load[{name}].start",))
         return found
 
     def basics(self) -> Found:
@@ -93,11 +96,16 @@ class Probe:
     def server_cache(self, name: str, ev: tuple[str, ...]) -> Measurement:
         """Whether the NFS server's cache can be made cold for every read the gates plan on the volume."""
         cache = ServerCache.of(self.inv, name, self.executors)
-        if cache.evidence is not None and (cold := cache.make_cold(data_bytes=0)).reason:
-            return Measurement("nfs_server_cache", None, "", ev, cold.reason)
+        reads = planned_reads(self.config, name, g3_storage=self._storage_baseline(name))
+        smallest = min(
+            reads, key=lambda r: r.size_bytes, default=None
+        )  # what a ZFS ARC's residue spoils first
+        if cache.evidence is not None:
+            cold = cache.make_cold(data_bytes=smallest.size_bytes if smallest else 0)
+            if cold.reason:
+                return Measurement("nfs_server_cache", None, "", ev, cold.reason)
         if cache.evidence is None and (cache.server is None or cache.server.ram_gib is None):
             return Measurement("nfs_server_cache", None, "", ev, cache.make_cold(data_bytes=0).reason)
-        reads = planned_reads(self.config, name, g3_storage=self._storage_baseline(name))
         if why := shortfall(reads, cache.server, dropped=cache.evidence is not None):
             return Measurement("nfs_server_cache", None, "", ev, f"NFS server cache not controlled: {why}")
         return Measurement("nfs_server_cache", "dropped" if cache.evidence else "ram_gib declared", "", ev)
@@ -133,6 +141,11 @@ class Probe:
         )
         return {f"engine[{name}].start[{arm}]": Measurement("engine_start", s) for arm, s in said.items()}
 
+    def model_load_start(self, name: str) -> Found:
+        """R9's model load started once from a candidate's copy, its other copies looked for."""
+        said = start_model_load(self.ex, self.config, host=self.host, name=name, store=self.store)
+        return {f"model-load[{name}].start": Measurement("engine_start", said)}
+
     def read_pool(self, name: str) -> Found:
         """Whether the LMCache R1's parallel reader runs with has its parallel disk-read pool."""
         dep = self.inv.engines[name]
@@ -141,6 +154,11 @@ class Probe:
         python = engine_python(self.inv.hosts[self.host], dep)
         why = read_pool_missing(self.ex, python, self.config.engine(dep.cold_read.parallel))
         return {f"engine[{name}].read-pool": _verdict("read_pool", True, "", why)}
+
+
+def model_loads_of(inv: Inventory, host: str) -> list[str]:
+    """R9's model loads (``model_loads:``) that G3 starts on ``host``."""
+    return [name for name, ml in inv.model_loads.items() if host in ml.hosts]
 
 
 def started_arms(config: GateConfig, name: str) -> list[str]:

@@ -14,7 +14,7 @@ from kvgate.base.criteria import Criterion
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import Inventory
 from kvgate.judgement import Check, Ruling
-from kvgate.orchestration.preflight.measure import started_arms
+from kvgate.orchestration.preflight.measure import model_loads_of, started_arms
 from kvgate.probes.engines import reads_in_parallel
 
 NFS_TYPES = ("nfs", "nfs4")
@@ -101,6 +101,15 @@ ARM_START = (
     "every other engine G3 starts for the deployment (each distinct launch once) starts and answers",
 )
 
+MODEL_LOAD_START = (
+    "PF-ENG-7",
+    "engine_start",
+    "matches",
+    "^ready in ",
+    "",
+    "R9's model load starts from its copy on a candidate volume and answers; its other copies exist",
+)
+
 
 def host_checks(inv: Inventory, host: str) -> list[PreflightCheck]:
     no_sudo = None if inv.hosts[host].sudo else "the inventory does not allow sudo here (sudo: false)"
@@ -145,7 +154,7 @@ def no_parallel_reader(config: GateConfig, name: str) -> str | None:
 
 
 def plan(config: GateConfig) -> list[PreflightCheck]:
-    """Every probe of every host: the host, its volumes, the engine deployments it runs."""
+    """Every probe of every host: the host, its volumes, the engine deployments and R9 model loads it runs."""
     inventory, checks = config.inventory.inventory, []
     for host in inventory.hosts:
         checks += host_checks(inventory, host)
@@ -154,4 +163,7 @@ def plan(config: GateConfig) -> list[PreflightCheck]:
         for name in inventory.engines:
             if host in inventory.engine_hosts(name):
                 checks += deployment_checks(config, host, name)
+        checks += [
+            _check(host, f"model-load[{n}].start", MODEL_LOAD_START) for n in model_loads_of(inventory, host)
+        ]
     return checks

@@ -17,6 +17,7 @@ from typing import Any
 
 SECTOR_BYTES = 512
 DROP_CACHES = "/proc/sys/vm/drop_caches"
+ARCSTATS = "spl/kstat/zfs/arcstats"  # under /proc where OpenZFS is loaded
 
 
 class CounterError(Exception):
@@ -54,6 +55,30 @@ def meminfo_bytes(field: str, *, proc_root: str = "/proc") -> int:
     raise CounterError(f"no {field} line in {os.path.join(proc_root, 'meminfo')}")
 
 
+def zfs_arc_data_bytes(*, proc_root: str = "/proc") -> int | None:
+    """File data in OpenZFS's ARC (``data_size``; ``size`` on releases without it); None: no ZFS.
+
+    The ARC is DRAM outside the page cache: ``drop_caches`` shrinks it only as far as its
+    shrinker chooses, so a drop on a ZFS filer is proven by this figure, not by ``Cached``.
+
+    >>> import tempfile, pathlib; d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "spl/kstat/zfs").mkdir(parents=True)
+    >>> _ = (d / ARCSTATS).write_text(
+    ...     "13 1 0x01 123 33456 8402944205 632568437854307\\nname                            type data\\n"
+    ...     "size                            4    11675997984\\n"
+    ...     "data_size                       4    9663676416\\n")
+    >>> zfs_arc_data_bytes(proc_root=str(d)), zfs_arc_data_bytes(proc_root=f"{d}/none")
+    (9663676416, None)
+    """
+    try:
+        with open(os.path.join(proc_root, ARCSTATS)) as f:
+            rows = dict(line.split()[0::2] for line in f.read().splitlines()[2:] if len(line.split()) == 3)
+    except OSError:
+        return None
+    value = rows.get("data_size", rows.get("size"))
+    return int(value) if value is not None and value.isdigit() else None
+
+
 def load_average(*, proc_root: str = "/proc") -> float | None:
     """The host's 1-minute load average (/proc/loadavg); None where it cannot be read."""
     try:
@@ -86,7 +111,7 @@ def drop_caches() -> dict[str, Any]:
     The outcome, not an exception: a refusal is evidence too (the proof then rests on
     the device counters alone).
     """
-    cached_before = meminfo_bytes("Cached")
+    cached_before, arc_before = meminfo_bytes("Cached"), zfs_arc_data_bytes()
     start = time.monotonic()
     os.sync()
     try:
@@ -97,6 +122,7 @@ def drop_caches() -> dict[str, Any]:
             "done": False,
             "error": f"{DROP_CACHES}: {exc.strerror}",
             "cached_before_bytes": cached_before,
+            "arc_data_before_bytes": arc_before,
         }
     return {
         "done": True,
@@ -104,4 +130,6 @@ def drop_caches() -> dict[str, Any]:
         "duration_s": time.monotonic() - start,
         "cached_before_bytes": cached_before,
         "cached_after_bytes": meminfo_bytes("Cached"),
+        "arc_data_before_bytes": arc_before,
+        "arc_data_after_bytes": zfs_arc_data_bytes(),
     }
