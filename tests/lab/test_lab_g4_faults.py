@@ -30,8 +30,8 @@ from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.configuration.gateconfig import load_config
 from kvgate.configuration.inventory import Volume
 from kvgate.orchestration.g4 import health, integrity
+from kvgate.orchestration.g4.outcome import SoakResult
 from kvgate.orchestration.g4.plan import criteria, g4_check
-from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.probes import agentctl
 from kvgate.probes.scratch import checked
 from kvgate.transport import connect

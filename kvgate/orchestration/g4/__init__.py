@@ -5,6 +5,8 @@ plan.py         per engine deployment and engine host, what the soak must hold (
 fixtures.py     every engine host soaked at once (its deployments in turn), then each check judged
 soak.py         one deployment on one host: engines started detached, the soak run by the agent,
                 each window stored as it arrives; the job recorded first, so ``--resume`` reattaches
+outcome.py      a finished soak (its windows, the agent's result, health, integrity) → the measurements
+                its checks judge, each stored as evidence first
 integrity.py    the integrity load beside the soak (fio crc32c, checkpoints, KV chunks read back): started,
                 followed to the soak's end, its failures kept once per place with time and window
 health.py       NVMe SMART, NVMe-oF paths and NIC loss counters at the start, every hour and at the end,

@@ -7,9 +7,10 @@ import pytest
 from kvgate.base.criteria import Inputs
 from kvgate.base.errors import LabError, UsageError
 from kvgate.orchestration.deployments import deployment_result
+from kvgate.orchestration.g4.outcome import SoakResult
 from kvgate.orchestration.g4.plan import G4Check, plan
 from kvgate.orchestration.g4.report_rows import rows
-from kvgate.orchestration.g4.soak import SoakResult, measure_soak
+from kvgate.orchestration.g4.soak import measure_soak
 from kvgate.orchestration.gatefixtures import GateRun, measure_each_deployment
 
 HostResults = dict[str, SoakResult | LabError]

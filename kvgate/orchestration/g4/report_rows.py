@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvgate.orchestration.g4.outcome import SoakResult
 from kvgate.orchestration.g4.plan import G4Check
-from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.orchestration.verdict_rows import verdict_row
 
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
-from kvgate.base.criteria import Inputs, Measurement
 from kvgate.base.errors import CommandTimeout, Interrupted, LabError, TransportError
-from kvgate.configuration.engine_profile import EngineProfile, tensor_parallel
+from kvgate.configuration.engine_profile import tensor_parallel
 from kvgate.configuration.gateconfig import GateConfig
-from kvgate.orchestration.g4 import drift, health, integrity, trends
+from kvgate.orchestration.g4 import health, integrity
+from kvgate.orchestration.g4.outcome import Soaked, SoakResult, measure
 from kvgate.probes import agentctl
 from kvgate.probes.engines import (
     EngineCallFailed,
@@ -39,31 +39,6 @@ from kvgate.transport import Executor
 
 ENGINE_STOP_S = 90.0  # the agent stops its engines: SIGTERM, SIGKILL after 15 s each
 LOST_CONTACT_S = 900.0  # polls failing on the link this long: the controller gives up (the soak runs on)
-
-
-@dataclass
-class SoakResult:
-    """What G4 measured for one deployment on one host."""
-
-    host: str
-    deployment: str
-    tier: EngineProfile
-    soak: trends.Soak
-    measurements: dict[str, Measurement] = field(default_factory=dict)
-    details: dict[str, str] = field(default_factory=dict)  # check key → first error / mismatch
-    near_ties: list[str] = field(default_factory=list)
-    engine_log_tails: list[str] = field(default_factory=list)
-    integrity: dict[str, Any] = field(default_factory=dict)  # kvgate.record.IntegrityFigures, as JSON
-    drift: list[dict[str, Any]] = field(default_factory=list)  # kvgate.record.DriftFigure, as JSON
-    health: dict[str, Any] = field(default_factory=dict)  # kvgate.record.HealthFigures, as JSON
-    blocked: dict[str, str] = field(default_factory=dict)  # check key → what this host has none of
-
-    def detail(self, key: str) -> str:
-        return self.details.get(key, "")
-
-    def inputs(self, key: str) -> Inputs:
-        """What the check ``key`` is judged on: the measurements, its detail, what blocks it."""
-        return Inputs(self.measurements, detail=self.detail(key), blocked=self.blocked.get(key, ""))
 
 
 class SoakRun:
@@ -121,7 +96,24 @@ class SoakRun:
             self._finish(engines, state)
             raise
         tails = self._finish(engines, state, outcome)
-        return self._measure(outcome, state, tails, checked)
+        per_rank = self.tier.cache.capacity_bytes if self.tier.cache is not None else None
+        soaked = Soaked(
+            self.ex,
+            self.store,
+            self.host,
+            self.name,
+            self.tier,
+            self.profile,
+            sudo=self.inv.hosts[self.host].sudo,
+            volume=self.dep.volume,
+            engines=len(state.engines),
+            cap_bytes=None if per_rank is None else per_rank * tensor_parallel(self.dep.engine_args),
+            windows=tuple(self.windows[i] for i in sorted(self.windows)),
+            outcome=outcome,
+            tails=tails,
+            checked=checked,
+        )
+        return measure(soaked)
 
     # -- start ----------------------------------------------------------------------------------
     def _start(self) -> G4Job:
@@ -365,86 +357,6 @@ class SoakRun:
         if errors:
             raise errors[0]
         return tails
-
-    # -- measure --------------------------------------------------------------------------------
-    def _measure(
-        self, outcome: dict[str, Any], state: G4Job, tails: list[str], checked: integrity.Followed
-    ) -> SoakResult:
-        windows = tuple(self.windows[i] for i in sorted(self.windows))
-        doc = "".join(json.dumps(w) + "\n" for w in windows)
-        ev = (
-            self.store.artifact(self.host, f"g4/{self.name}/windows.jsonl", doc),
-            self.store.artifact(self.host, f"g4/{self.name}/soak-result.json", json.dumps(outcome, indent=1)),
-        )
-        n = len(state.engines)
-        per_rank = self.tier.cache.capacity_bytes if self.tier.cache is not None else None
-        cap = None if per_rank is None else per_rank * tensor_parallel(self.dep.engine_args)  # per engine
-        ended = str(outcome.get("ended", outcome.get("status")))
-        soak = trends.Soak(windows, self.profile.duration_s, n, None if cap is None else cap * n, ev, ended)
-        result = SoakResult(self.host, self.name, self.tier, soak, engine_log_tails=tails)
-        canary, bad, ties = trends.canary_mismatches(soak)
-        result.near_ties = ties
-        p = self.profile
-        result.measurements = {
-            "coverage": trends.coverage(soak),
-            "failed-requests": trends.failed_requests(soak),
-            "empty-responses": trends.empty_responses(soak),
-            "engines-up": trends.engine_deaths(soak),
-            "canary": canary,
-            "cache-capacity": trends.cache_peak(soak),
-            "hit-retention": trends.hit_retention(soak, p),
-        }
-        result.drift = drift.drift(windows, p, soak.cap_bytes)
-        result.measurements |= {f["key"]: drift.measurement(f, ev) for f in result.drift}
-        no_tier = "no tier size was sampled against a capacity (no tier directory or no cache.capacity_bytes)"
-        result.measurements.setdefault(
-            "tier-growth", Measurement("tier_cap_share_at_72h", None, "x", ev, no_tier)
-        )
-        self._judge_health(result, windows)
-        volume = self.dep.volume
-        fig = integrity.figures(checked, windows, volume=volume, share=p.integrity.max_bytes_per_s)
-        doc = "".join(json.dumps(c) + "\n" for c in checked.cycles)
-        i_ev = (self.store.artifact(self.host, f"g4/{self.name}/integrity.jsonl", doc),)
-        result.integrity = fig
-        result.measurements |= integrity.measurements(fig, i_ev)
-        result.details = self._details(soak, bad, tails, outcome) | integrity.details(fig, self.host)
-        data = {k: asdict(m) for k, m in result.measurements.items()}
-        self.store.artifact(
-            self.host, f"g4/{self.name}/measurements.json", json.dumps(data, indent=1, default=str)
-        )
-        return result
-
-    def _judge_health(self, result: SoakResult, windows: tuple[dict[str, Any], ...]) -> None:
-        """Health deltas over the snapshots and the kernel log of the soak's window."""
-        snaps = health.stored(self.store.path, self.host, self.name)
-        since = windows[0]["start_unix_s"] if windows else (snaps[0]["time_unix_s"] if snaps else time.time())
-        sudo = self.inv.hosts[self.host].sudo
-        log = health.with_windows(health.kernel(self.ex, since=since, until=time.time(), sudo=sudo), windows)
-        ev = (self.store.artifact(self.host, f"g4/{self.name}/kernel-log.json", json.dumps(log, indent=1)),)
-        values, said = health.judged(snaps, log)
-        result.measurements |= health.measurements(values, log, ev, said)
-        result.blocked = said
-        result.health = health.figures(snaps, log, values, said)
-
-    def _details(
-        self, soak: trends.Soak, bad: list[str], tails: list[str], outcome: dict[str, Any]
-    ) -> dict[str, str]:
-        """The first error, mismatch or death, shown with a verdict that is not PASS."""
-        out = {}
-        errors = [e for w in soak.windows for e in (w["summary"]["error_counts"] or {})]
-        if errors:
-            out["failed-requests"] = f"first error: {errors[0][:300]}"
-        if bad:
-            out["canary"] = f"first mismatch: {bad[0]}"
-        died = [w["index"] for w in soak.windows if w["engines_alive"] < soak.engines]
-        if died:
-            out["engines-up"] = (
-                f"after window {died[0]}; engine log tail: {tails[0][-600:] if tails else '?'}"
-            )
-        if outcome.get("status") != "ok" or outcome.get("ended") != "duration":
-            why = outcome.get("ended") or outcome.get("status")
-            out["coverage"] = f"the soak ended: {why} {outcome.get('error') or ''}".strip()
-        return out
 
 
 def _ms(value: float | None) -> str:
