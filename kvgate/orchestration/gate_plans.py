@@ -47,5 +47,11 @@ def record_g3_reach(store: RunStore, config: GateConfig) -> None:
     and why not each other, in the preflight's run record (``g3_reach``)."""
     bound = config.g3.reference_ids()
     refs = {i: config.references.get(i).model_dump(mode="json") for i in bound}
-    unjudged = reach([c for p in plans("g3") for c in p(config)], bound).unjudged
-    store.merge_meta(g3_reach={"references": refs, "unjudged": unjudged})
+    planned = [c for p in plans("g3") for c in p(config)]
+    unjudged = reach(planned, bound).unjudged
+    far_above = {  # judged only if the figure lands within reach of the seed's range
+        c.rule: f"{c.bound.far_above.verdict.value}: {c.bound.far_above.reason}"
+        for c in planned
+        if c.ruled is None and c.bound is not None and c.bound.far_above is not None
+    }
+    store.merge_meta(g3_reach={"references": refs, "unjudged": unjudged, "far_above": far_above})

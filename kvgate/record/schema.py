@@ -170,6 +170,9 @@ class Reach(_Record):
 
     references: dict[str, Reference] = {}
     unjudged: dict[str, str] = {}  # reference id → why G3 cannot judge it here
+    far_above: dict[
+        str, str
+    ] = {}  # reference id → its verdict and why, if its figure lands far above the seed's
 
 
 class RunRecord(_Record):

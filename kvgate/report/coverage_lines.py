@@ -54,6 +54,7 @@ class Outlook:
     coverage: Coverage
     unjudged: tuple[Unjudged, ...]
     judged: tuple[str, ...]  # the references G3 can judge, named
+    far_above: tuple[str, ...] = ()  # of those, judged only if the figure is not far above the seed's range
 
 
 def g3_outlook(view: RunView) -> Outlook | None:
@@ -66,4 +67,5 @@ def g3_outlook(view: RunView) -> Outlook | None:
     def name(ref_id: str) -> str:
         return reference_name(found.references.get(ref_id), ref_id)
 
-    return Outlook(cover, grouped(cover, name), tuple(name(r) for r in cover.judged))
+    far = tuple(f"{name(r)}: {found.far_above[r]}" for r in cover.judged if r in found.far_above)
+    return Outlook(cover, grouped(cover, name), tuple(name(r) for r in cover.judged), far)

@@ -21,7 +21,7 @@ from pathlib import Path
 from kvgate.base.criteria import Verdict, symbol
 from kvgate.configuration.reference_schema import Reference
 from kvgate.configuration.waivers import Waivers
-from kvgate.judgement import GateVerdict, gate_verdict
+from kvgate.judgement import GateVerdict, Judged, gate_outcome, is_baseline, is_figure
 from kvgate.record import (
     PREFLIGHT,
     Contradiction,
@@ -84,7 +84,7 @@ class CheckRow:
 @dataclass(frozen=True)
 class HostSummary:
     host: str
-    verdict: Verdict
+    outcome: GateVerdict  # the gate-verdict rule over this host's checks, as over the gate's: the same words
     counts: dict[str, int]
     roles: tuple[str, ...] = ()
 
@@ -406,15 +406,28 @@ def count(rows: Iterable[CheckRow]) -> dict[str, int]:
     return counts
 
 
-def verdict_of(rows: Iterable[CheckRow]) -> Verdict:
-    """The gate-verdict rule (kvgate.judgement.gate_verdict) over rows; a planned row without one is None."""
-    return gate_verdict(r.verdict for r in rows)
+def host_outcome(rows: Iterable[CheckRow], bound: Iterable[str]) -> GateVerdict:
+    """The gate's rule (kvgate.judgement.gate_outcome) over one host's rows: a host that judged none of
+    the references the gate binds, or recorded only baselines, is labelled as the gate would be."""
+    judged = [
+        Judged(
+            r.verdict,
+            r.rule,
+            baseline=is_baseline(
+                comparator=r.comparator, expected=r.expected_value, unit=r.unit, source=r.source
+            ),
+            figure=is_figure(r.unit),
+            why=r.condition,
+        )
+        for r in rows
+    ]
+    return gate_outcome(judged, bound)
 
 
 def host_summaries(rows: dict[str, tuple[CheckRow, ...]], record: RunRecord) -> tuple[HostSummary, ...]:
-    hosts = record.hosts
+    hosts, bound = record.hosts, record.configuration.bound_references
     return tuple(
-        HostSummary(h, verdict_of(rs), count(rs), tuple(hosts[h].roles) if h in hosts else ())
+        HostSummary(h, host_outcome(rs, bound), count(rs), tuple(hosts[h].roles) if h in hosts else ())
         for h, rs in rows.items()
     )
 

@@ -86,6 +86,10 @@ def recorded_profile(view: RunView) -> G4Profile | None:
 
 def soak_charts(view: RunView) -> list[Chart]:
     profile, caps, drift = recorded_profile(view), view.g4_figures(), view.g4_drift()
+    judged_keys = {  # host/deployment → the drift checks G4 judged (PASS or FAIL), not only fitted
+        key: {v.check.rsplit(".", 1)[-1] for v in row.verdicts if v.verdict in ("PASS", "FAIL")}
+        for key, row in view.record.g4_rows.items()
+    }
     out = []
     for path in sorted((view.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
         key = f"{path.parts[-4]}/{path.parts[-2]}"
@@ -93,8 +97,17 @@ def soak_charts(view: RunView) -> list[Chart]:
         if windows:
             figs = caps.get(key)
             cap = figs.cap_bytes if figs is not None else None
-            judged = {d.key: d for d in drift.get(key, [])}
-            out.append(soak_chart(key, windows, warmup(profile), cap, judged))
+            fits = {d.key: d for d in drift.get(key, [])}
+            out.append(
+                soak_chart(
+                    key,
+                    windows,
+                    warmup_windows=warmup(profile),
+                    cap=cap,
+                    drift=fits,
+                    judged=judged_keys.get(key, set()),
+                )
+            )
     return out
 
 
@@ -103,8 +116,15 @@ def warmup(profile: G4Profile | None) -> int:
 
 
 def soak_chart(
-    key: str, windows: list[Window], warmup_windows: int, cap: int | None, drift: dict[str, DriftFigure]
+    key: str,
+    windows: list[Window],
+    *,
+    warmup_windows: int,
+    cap: int | None,
+    drift: dict[str, DriftFigure],
+    judged: set[str],
 ) -> Chart:
+    """Every series of one soak; a drift fit is drawn as judged only where its check was (PASS/FAIL)."""
     first = windows[0].get("start_unix_s")
     start = float(first if isinstance(first, int | float) else windows[0]["end_unix_s"])
     span_s = float(windows[-1]["end_unix_s"]) - start
@@ -118,9 +138,9 @@ def soak_chart(
             draw(axis, panel, *thinned(hours, windows))
             if warmup_windows:
                 axis.axvspan(0, hours[min(warmup_windows, len(hours)) - 1], color="#eeeeee", linewidth=0)
-            judged = drift.get(panel.drift or "")
-            if judged is not None and judged.growth_per_h is not None:
-                fitted(axis, panel, judged, 3600.0 / per)
+            fit = drift.get(panel.drift or "")
+            if fit is not None and fit.growth_per_h is not None:
+                fitted(axis, panel, fit, 3600.0 / per, judged=fit.key in judged)
         axes[-1].set_xlabel(f"{unit} since the soak started")
         legend_of(fig, axes)
         svg = to_svg(fig)
@@ -143,7 +163,8 @@ CAPTION = (
     "One point per soak window (TTFT: p50 solid, p99 dashed; G4 judges TTFT drift on the p99, so its "
     "slope and limit start from the p99 line). Red: the slope G4 judged (Theil-Sen over every window "
     "after warm-up, or over the last half where the growth levelled off: a plateau); red dashed: the "
-    "limit's slope from the same start (the G4 profile's per-hour limit), named at its end. Grey: "
+    "limit's slope from the same start (the G4 profile's per-hour limit), named at its end. A grey "
+    "slope was fitted but not judged (its check is SKIP: too short a soak for an hourly slope). Shaded: "
     "warm-up. The tier is shown as a share of its capacity (red dotted), which is its bound."
 )
 
@@ -197,11 +218,13 @@ def draw(axis: Any, panel: Panel, hours: list[float], windows: list[Window]) -> 
         axis.set_ylim(top=max(axis.get_ylim()[1], 108.0))
 
 
-def fitted(axis: Any, panel: Panel, d: DriftFigure, x_per_h: float) -> None:
-    """The judged fit from its first window to the last, and the limit's slope from the same start."""
+def fitted(axis: Any, panel: Panel, d: DriftFigure, x_per_h: float, *, judged: bool) -> None:
+    """The fit from its first window to the last, and the limit's slope from the same start; a fit whose
+    check was not judged (a soak too short for an hourly slope) is drawn grey and says so."""
     x0, x1 = (d.fit_from_h or 0.0) * x_per_h, (d.span_h or 0.0) * x_per_h
     y0, y1 = (d.fit_from_value or 0.0) * panel.factor, (d.end_value or 0.0) * panel.factor
-    axis.plot([x0, x1], [y0, y1], color=THRESHOLD, linewidth=1.2, label="slope G4 judged")
+    color, label = (THRESHOLD, "slope G4 judged") if judged else (OTHER, "slope (not judged)")
+    axis.plot([x0, x1], [y0, y1], color=color, linewidth=1.2, label=label)
     worse = -1.0 if d.key == "throughput-retention" else 1.0
     rise = worse * d.limit_per_h * (d.scale or 1.0) * (x1 - x0) / x_per_h * panel.factor
     limit = f"{LIMITS.get(d.key, d.key)} limit"

@@ -416,10 +416,17 @@ def shown_conditions(rows: Iterable[CheckRow]) -> dict[str, str]:
 
 
 def reason_of_skip(condition: str) -> str:
-    """'metric: not applicable — why' → 'why' (the heading says "not applicable")."""
+    """'metric: not applicable — why' → 'why' (the heading says "not applicable"); a measured figure
+    ruled not comparable keeps its ruling.
+
+    >>> reason_of_skip("x=76.6 ≥ 25.5 (R2: ↓26–32%) — not comparable: far above")
+    'not comparable: far above'
+    """
     said = "not applicable — "
     if said in condition:
         return condition.split(said, 1)[-1]
+    if " — " in condition:
+        return condition.split(" — ", 1)[-1]
     return condition.split(": ", 1)[-1] if ": " in condition else condition
 
 

@@ -98,6 +98,10 @@ def test_g3_that_judged_none_of_its_references_is_not_a_pass(tmp_path: Path) -> 
     assert 'class="verdict-box v-no-reference-judged v-limited"' in page
     assert "Its checks prove what it ran (the cold proof, the outputs compared), not any reference." in page
     assert "Its verdict covers only" not in page
+    # its host's row in the summary says the same word, and the legend says what it means
+    hosts = load_run(run).hosts
+    assert [h.outcome.label for h in hosts] == ["NO REFERENCE JUDGED"]
+    assert "NO REFERENCE JUDGED: it passed, but judged none of the references" in " ".join(page.split())
 
 
 def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path: Path) -> None:
@@ -106,7 +110,11 @@ def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path:
     verdict, _ = outcome(RunStore.open(run))
     assert verdict.text == "BASELINE RECORDED"
     render(run, pdf=False)
-    assert '<div class="vb-verdict">BASELINE RECORDED</div>' in (run / "report.html").read_text()
+    page = (run / "report.html").read_text()
+    assert '<div class="vb-verdict">BASELINE RECORDED</div>' in page
+    assert [h.outcome.label for h in load_run(run).hosts] == ["BASELINE RECORDED"]  # not PASS beside it
+    assert "BASELINE RECORDED: it passed, and every figure was recorded" in " ".join(page.split())
+    assert "can be trusted" not in page
     sha = RunStore.open(run).run_record().inventory
     assert sha is not None
     opened = require_previous(tmp_path, site="lab-a", gate="g3", inventory_sha256=sha.sha256)

@@ -194,7 +194,7 @@ def test_not_evaluated_is_never_pass(tmp_path: Path) -> None:
     store = RunStore.create(tmp_path, site="s", gate="g2", meta={"planned": ["h/a", "h/b"]})
     store.record(JudgementRecord(id="h/a", host="h", check="a", verdict=Verdict.PASS, condition="ok"))
     view = load_run(store.path)
-    assert (view.verdict, view.hosts[0].verdict, view.counts["NOT EVALUATED"]) == (
+    assert (view.verdict, view.hosts[0].outcome.verdict, view.counts["NOT EVALUATED"]) == (
         Verdict.ERROR,
         Verdict.ERROR,
         1,

@@ -232,14 +232,30 @@ def window(i: int, *, ttft: float, tput: float, rss_mib: float, tier: int, hits:
     }
 
 
-def g4_run(root: Path, windows: int = 6, *, judged: bool = True) -> Path:
+def drift_verdict(key: str, verdict: str) -> dict[str, object]:
+    return {
+        "check": f"soak[tiny].{key}",
+        "measured": 1.0,
+        "unit": "x",
+        "comparator": "<=",
+        "expected": 2.0,
+        "expected_unit": "x",
+        "source": "G4-DRIFT",
+        "verdict": verdict,
+    }
+
+
+def g4_run(root: Path, windows: int = 6, *, judged: bool = True, verdict: str = "PASS") -> Path:
+    """A G4 run of ``windows`` soak windows; its slopes fitted (judged=False: none) and their checks
+    ruled ``verdict`` (SKIP: fitted, not judged, as on a soak too short for an hourly slope)."""
     profile = load_g4_profile("smoke")
     lines = [
         window(i, ttft=100 + i, tput=160 - i, rss_mib=900 + i, tier=(i + 1) << 20, hits=500)
         for i in range(windows)
     ]
-    row = {  # as G4 stores it: the slopes it judged (judged=False: none) beside its figures
-        "verdicts": [],
+    keys = ("ttft-drift", "throughput-retention", "memory-growth", "tier-growth")
+    row = {  # as G4 stores it: its verdicts and the slopes it fitted beside its figures
+        "verdicts": [drift_verdict(k, verdict) for k in keys] if judged else [],
         "soak": {"ended": "duration", "near_ties": [], "tier": "t", "serves_concurrently": True},
         "figures": {"cap_bytes": 4 << 30},
         "integrity": integrity.figures(integrity.Followed(), lines, volume="v", share=1 << 20),
@@ -270,6 +286,13 @@ def test_a_soak_shows_every_series_with_its_windows_and_drift_bounds(tmp_path: P
     assert chart.svg.count('stroke="#c62828"') == 9 + 3  # and the legend's keys of fit, limit and cap
     assert "TTFT p99 limit" in shown  # each limit line named on the chart
     assert set(re.findall(r'font-size="([\d.]+)"', chart.svg)) == {"8"}  # none smaller: legible on a phone
+
+
+def test_a_slope_fitted_on_a_soak_too_short_to_judge_is_grey_and_says_not_judged(tmp_path: Path) -> None:
+    chart = by_title(charts(load_run(g4_run(tmp_path, verdict="SKIP"))), "Soak over time — h/tiny")
+    assert "slope G4 judged" not in chart.svg
+    assert "slope (not judged)" in texts(chart.svg)
+    assert chart.svg.count('stroke="#c62828"') == 4 + 1 + 2  # the 4 limits' slopes, the cap, 2 legend keys
 
 
 def test_a_soak_stored_without_judged_slopes_draws_none(tmp_path: Path) -> None:
