@@ -33,6 +33,7 @@ RECORDED_BASELINE = "no site threshold: measured as the site baseline"
 JUDGED = (Verdict.PASS, Verdict.FAIL, Verdict.WAIVED)
 BASELINE_RECORDED = "BASELINE RECORDED"
 NO_REFERENCE_JUDGED = "NO REFERENCE JUDGED"  # a passing gate that judged none of the references it binds
+SHORT_SOAK = "SHORT SOAK"  # a passing G4 whose soak was too short to judge any drift
 
 
 def gate_verdict(verdicts: Iterable[Verdict | None]) -> Verdict:
@@ -101,6 +102,7 @@ class GateVerdict:
     verdict: Verdict
     coverage: Coverage = Coverage()
     baseline_only: bool = False  # every figure recorded as a baseline, none judged against a threshold
+    short_soak: str = ""  # G4: why its soak was too short to judge drift (its profile's own words)
 
     @property
     def gate_ok(self) -> bool:
@@ -110,11 +112,14 @@ class GateVerdict:
     @property
     def label(self) -> str:
         """The verdict's word: BASELINE RECORDED for a PASS that judged no figure, NO REFERENCE JUDGED
-        for a PASS that judged none of the references it binds, else the verdict."""
+        for a PASS that judged none of the references it binds, SHORT SOAK for a passing G4 too short
+        to judge drift, else the verdict."""
         if self.baseline_only:
             return BASELINE_RECORDED
         if self.verdict is Verdict.PASS and self.coverage.bound and not self.coverage.judged:
             return NO_REFERENCE_JUDGED
+        if self.verdict is Verdict.PASS and self.short_soak:
+            return SHORT_SOAK
         return self.verdict.value
 
     @property
@@ -158,7 +163,7 @@ def reach(planned: Iterable[Check[Any]], bound: Iterable[str]) -> Coverage:
     return Coverage(refs, {r: why.get(r, "no check of the plan holds it") for r in refs if r not in can})
 
 
-def gate_outcome(judged: Iterable[Judged], bound: Iterable[str] = ()) -> GateVerdict:
+def gate_outcome(judged: Iterable[Judged], bound: Iterable[str] = (), *, short_soak: str = "") -> GateVerdict:
     """The gate's verdict (gate_verdict) with its coverage of the bound references.
 
     BASELINE RECORDED: a PASS of a gate that binds no reference and recorded figures as the
@@ -169,4 +174,4 @@ def gate_outcome(judged: Iterable[Judged], bound: Iterable[str] = ()) -> GateVer
     cover = coverage(given, bound)
     figures = [j for j in given if j.figure and j.verdict in JUDGED]
     recorded = bool(figures) and all(j.baseline for j in figures)
-    return GateVerdict(verdict, cover, verdict is Verdict.PASS and not cover.bound and recorded)
+    return GateVerdict(verdict, cover, verdict is Verdict.PASS and not cover.bound and recorded, short_soak)

@@ -53,7 +53,7 @@ from kvgate.record.launches import AgentJob, EngineLaunch, G4Job, SoakEngine
 from kvgate.record.manifest import Verification, check_seal, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.run_files import MAX_RUN_FILE_BYTES, read_text
 from kvgate.record.schema import Forced, JudgementRecord, RunRecord, Section, measurements_to_record
-from kvgate.record.store import RunStore, judged_outcome, outcome, utc_now
+from kvgate.record.store import RunStore, judged_outcome, outcome, short_soak, utc_now
 
 __all__ = [
     "GATES",
@@ -103,6 +103,7 @@ __all__ = [
     "outcome",
     "read_text",
     "require_previous",
+    "short_soak",
     "sign_manifest",
     "utc_now",
     "verify_manifest",

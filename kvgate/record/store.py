@@ -27,6 +27,7 @@ from kvgate.base import redact
 from kvgate.base.criteria import Verdict
 from kvgate.base.errors import StoreError
 from kvgate.base.safefile import append_line, make_dirs, write_file
+from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.judgement import GateVerdict, Judged, gate_outcome, is_baseline, is_figure
 from kvgate.record.run_files import Line, check_meta, parse_json, parse_lines, read_text
 from kvgate.record.schema import SCHEMA, ArtifactRecord, InventoryRef, JudgementRecord, RunRecord
@@ -264,7 +265,13 @@ def judged_outcome(
     judged = [judged_of(c) for c in checks] + [
         Judged(None, why="not evaluated: the run stopped") for _ in missing
     ]
-    return gate_outcome(judged, record.configuration.bound_references)
+    return gate_outcome(judged, record.configuration.bound_references, short_soak=short_soak(record))
+
+
+def short_soak(record: RunRecord) -> str:
+    """G4: why the soak its recorded profile ran was too short to judge drift; '' otherwise."""
+    profile = record.configuration.gate_profile
+    return (profile.too_short_for_slopes() or "") if isinstance(profile, G4Profile) else ""
 
 
 def judged_of(c: JudgementRecord) -> Judged:

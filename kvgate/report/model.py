@@ -36,6 +36,7 @@ from kvgate.record import (
     StorageFigures,
     Verification,
     judged_outcome,
+    short_soak,
     verify_manifest,
 )
 from kvgate.report.gate_tables import stored_sections
@@ -406,7 +407,7 @@ def count(rows: Iterable[CheckRow]) -> dict[str, int]:
     return counts
 
 
-def host_outcome(rows: Iterable[CheckRow], bound: Iterable[str]) -> GateVerdict:
+def host_outcome(rows: Iterable[CheckRow], record: RunRecord) -> GateVerdict:
     """The gate's rule (kvgate.judgement.gate_outcome) over one host's rows: a host that judged none of
     the references the gate binds, or recorded only baselines, is labelled as the gate would be."""
     judged = [
@@ -421,13 +422,13 @@ def host_outcome(rows: Iterable[CheckRow], bound: Iterable[str]) -> GateVerdict:
         )
         for r in rows
     ]
-    return gate_outcome(judged, bound)
+    return gate_outcome(judged, record.configuration.bound_references, short_soak=short_soak(record))
 
 
 def host_summaries(rows: dict[str, tuple[CheckRow, ...]], record: RunRecord) -> tuple[HostSummary, ...]:
-    hosts, bound = record.hosts, record.configuration.bound_references
+    hosts = record.hosts
     return tuple(
-        HostSummary(h, host_outcome(rs, bound), count(rs), tuple(hosts[h].roles) if h in hosts else ())
+        HostSummary(h, host_outcome(rs, record), count(rs), tuple(hosts[h].roles) if h in hosts else ())
         for h, rs in rows.items()
     )
 

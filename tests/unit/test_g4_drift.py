@@ -10,7 +10,7 @@ from test_g4_trends import SMOKE, window
 from kvgate.base.criteria import Inputs, Verdict
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.orchestration.g4 import drift
-from kvgate.orchestration.g4.plan import SLOPES, criteria, g4_check, too_short_for_slopes
+from kvgate.orchestration.g4.plan import SLOPES, criteria, g4_check
 
 FULL = load_g4_profile("full")  # 10-minute windows, warm-up 3, baseline 6
 
@@ -96,8 +96,8 @@ def test_too_few_windows_for_a_slope_is_invalid() -> None:
 def test_a_soak_shorter_than_the_slope_span_shows_its_slopes_without_judging_them() -> None:
     """Two minutes of a warming engine are no hourly rate: the demo's G4 once FAILed (or was INVALID)
     on the RSS of an engine still filling its caches; the smoke profile now says why it is not judged."""
-    why = too_short_for_slopes(SMOKE)
+    why = SMOKE.too_short_for_slopes()
     assert why is not None
     assert "120 s cannot establish an hourly slope" in why
-    assert too_short_for_slopes(FULL) is None  # 72 h
+    assert FULL.too_short_for_slopes() is None  # 72 h
     assert set(SLOPES) <= {key for key, _ in criteria(SMOKE)}

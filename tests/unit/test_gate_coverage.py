@@ -18,7 +18,8 @@ from rich.console import Console
 from kvgate.base.criteria import Verdict
 from kvgate.cli.commands import finish
 from kvgate.judgement import Judged, gate_outcome
-from kvgate.record import RunStore, outcome, require_previous, write_manifest
+from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.record import JudgementRecord, RunStore, outcome, require_previous, write_manifest
 from kvgate.report import render
 from kvgate.report.junit import render_junit
 from kvgate.report.model import load_run
@@ -120,3 +121,25 @@ def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path:
     opened = require_previous(tmp_path, site="lab-a", gate="g3", inventory_sha256=sha.sha256)
     assert opened is not None
     assert opened.path == run
+
+
+def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_path: Path) -> None:
+    """The demo's 2-minute soak passed its checks, but proves no drift: not a green PASS."""
+    meta = {"planned": ["h/soak[tiny].alive"], "hosts": {"h": {"roles": ["engine"]}}}
+    meta["configuration"] = {"gate_profile": load_g4_profile("smoke").model_dump(mode="json")}
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta=meta)
+    store.record(
+        JudgementRecord(id="h/soak[tiny].alive", host="h", check="soak[tiny].alive", verdict=Verdict.PASS)
+    )
+    store.finish("complete")
+    run = store.path
+    verdict, _ = outcome(RunStore.open(run))
+    assert verdict.verdict is Verdict.PASS  # the rule's verdict and the exit code are unchanged ...
+    assert verdict.text == "SHORT SOAK"  # ... its word is not
+    assert "120 s cannot establish an hourly slope" in verdict.short_soak
+    render(run, pdf=False)
+    page = " ".join((run / "report.html").read_text().split())
+    assert '<div class="vb-verdict">SHORT SOAK</div>' in page
+    assert "A short soak: its drift was not judged." in page
+    assert "they do not prove the seed's 72 hours of stability" in page
+    assert [h.outcome.label for h in load_run(run).hosts] == ["SHORT SOAK"]

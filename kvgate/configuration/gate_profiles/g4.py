@@ -151,6 +151,16 @@ class G4Profile(Profile):
     def planned_windows(self) -> int:
         return self.duration_s // self.window_s
 
+    def too_short_for_slopes(self) -> str | None:
+        """Why this soak is too short to judge a drift slope (its figures are still shown), or None."""
+        if self.duration_s >= self.limits.min_slope_span_s:
+            return None
+        return (
+            f"not judged at this soak length: {self.duration_s} s cannot establish an hourly slope "
+            f"(drift is judged on soaks of at least {self.limits.min_slope_span_s} s); "
+            "the slopes are shown in the report, not judged"
+        )
+
 
 # by inventory scale ("smoke" or "full"), and from one file; errors name the file and the field
 load_g4_profile = functools.partial(load_gate_profile, "g4", model=G4Profile)

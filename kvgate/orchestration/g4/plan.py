@@ -271,17 +271,6 @@ def skip_reason(key: str, tier: EngineProfile) -> str | None:
 SLOPES = ("ttft-drift", "throughput-retention", "memory-growth", "tier-growth")
 
 
-def too_short_for_slopes(profile: G4Profile) -> str | None:
-    """Why this profile's soak is too short to judge a drift slope (its figures are still shown), or None."""
-    if profile.duration_s >= profile.limits.min_slope_span_s:
-        return None
-    return (
-        f"not judged at this soak length: {profile.duration_s} s cannot establish an hourly slope "
-        f"(drift is judged on soaks of at least {profile.limits.min_slope_span_s} s); "
-        "the slopes are shown in the report, not judged"
-    )
-
-
 def plan(config: GateConfig) -> list[G4Check]:
     """G4 checks for every engine deployment on every one of its hosts."""
     inventory = config.inventory.inventory
@@ -301,7 +290,7 @@ def plan(config: GateConfig) -> list[G4Check]:
             )
         for host in inventory.engine_hosts(name):
             for key, crit in criteria(profile):
-                skip = skip_reason(key, tier) or (too_short_for_slopes(profile) if key in SLOPES else None)
+                skip = skip_reason(key, tier) or (profile.too_short_for_slopes() if key in SLOPES else None)
                 ruled = Ruling.skip(skip) if skip else None
                 checks.append(g4_check(host, name, f"soak[{name}].{key}", key, crit, ruled=ruled))
     return checks
