@@ -17,8 +17,8 @@ from rich.console import Console
 
 from kvgate.base.criteria import Verdict
 from kvgate.cli.commands import finish
-from kvgate.judgement import Judged, gate_outcome
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.judgement import Judged, gate_outcome
 from kvgate.record import JudgementRecord, RunStore, outcome, require_previous, write_manifest
 from kvgate.report import render
 from kvgate.report.junit import render_junit
