@@ -108,7 +108,7 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
         assert "ready in " in c["condition"], shown  # its start time, as measured
     r9 = checks["model-load[tiny-r9].start"]
     assert r9["verdict"] == "PASS", shown
-    assert "from disk" in r9["condition"], shown  # the candidate's copy
+    assert "(from its copy on disk)" in r9["condition"], shown  # the candidate's copy
     assert checks["sudo"]["verdict"] == "PASS", shown  # root needs no sudo
     assert "what can be measured" in proc.stderr  # the table, worst first
     assert (run / "manifest.json").is_file()

@@ -12,6 +12,7 @@ on the candidate's work directory here: their launch differs from G3's only in t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +26,7 @@ from kvgate.orchestration.g3.plan import capacity_profiles, cold_read_blocker, r
 from kvgate.orchestration.g3.volumes import ssd_tier_profile
 from kvgate.probes import scratch
 from kvgate.probes.engines import EngineService, Placement
-from kvgate.record import RunStore
+from kvgate.record import EngineLaunch, RunStore
 from kvgate.transport import Executor
 
 PROBE = "probe"  # the tier probe's launch: preflight's engine[<dep>].start already starts it
@@ -160,16 +161,23 @@ def start_once(ctx: DeploymentContext, launch: Launch) -> str:
     where = ctx.placement(f"start-{launch.arm.replace('#', '-')}", launch.slot)
     where = replace(where, model=launch.model or where.model)
     eng = EngineService(ctx.ex, launch.profile, where, env=dict(launch.env), args=launch.args)
+    return started(eng, lambda record: ctx.sink.engine(f"start[{launch.arm}]", record))
+
+
+def started(eng: EngineService, ready: Callable[[EngineLaunch], None] = lambda _: None) -> str:
+    """Start ``eng`` until it answers (``ready`` gets its record), then stop it: "ready in N s", or
+    "did not start: why". A lost link or an interrupt is raised, as is an engine that would not stop."""
     try:
         with eng:
             assert eng.record is not None
-            ctx.sink.engine(f"start[{launch.arm}]", eng.record)
+            ready(eng.record)
     except (TransportError, Interrupted):
         raise  # the link or the run ended, not the engine
     except LabError as exc:
         if eng.record is None:
             return f"did not start: {exc}"
         raise  # it started, but stopping it failed (processes left): a lab error
+    assert eng.record is not None
     return f"ready in {eng.record.ready_s:.1f} s"
 
 
@@ -195,15 +203,6 @@ def start_model_load(ex: Executor, config: GateConfig, *, host: str, name: str, 
     eng = EngineService(ex, config.engine(ml.profile), where, env=ml.env, args=ml.engine_args)
     try:
         scratch.create(ex, work, fresh=True)
-        with eng:
-            pass
-    except (TransportError, Interrupted):
-        raise  # the link or the run ended, not the engine
-    except LabError as exc:
-        if eng.record is None:
-            return f"did not start from {volume}: {exc}"
-        raise  # it started, but stopping it failed (processes left): a lab error
+        return f"{started(eng)} (from its copy on {volume})"
     finally:
         remove_work_dir(ex, work)
-    assert eng.record is not None
-    return f"ready in {eng.record.ready_s:.1f} s from {volume}"
