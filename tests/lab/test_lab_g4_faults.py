@@ -11,6 +11,9 @@ snapshots and the kernel log do not depend on one.
   (qom-set over QMP). The kernel's nvmet cannot raise one: its SMART log page carries only
   the I/O counters, so the warning is raised on the drive under the target, not on the target.
 - An NVMe-oF path down and back: the array stops serving port 2, then serves it again.
+- I/O errors under the NVMe-oF head: the array's backing device of a namespace swapped live to
+  dm-flakey; G4's integrity load on the client's multipath head reads them as a real site would
+  see a failing array, through nvmet, the fabric and the host's retries.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from kvgate.probes import agentctl
 from kvgate.probes.scratch import checked
 from kvgate.transport import connect
 from lab import labctl, qemu
-from lab.guests import ARRAY, CLIENT
+from lab.guests import ARRAY, CLIENT, links
 
 pytestmark = pytest.mark.timeout(1800)  # the first lab test waits for the lab to boot
 SMOKE = load_g4_profile("smoke")  # the lab inventory's scale
@@ -124,18 +127,36 @@ def test_an_nvmeof_path_down_and_back_is_counted_and_judged_by_the_profile(lab: 
     assert kernel.verdict is Verdict.FAIL  # the kernel logged the path's loss and its reconnection
 
 
+# I/O errors under the NVMe-oF head: on the array, a loop file under a device-mapper device (linear
+# for now) exported as its own subsystem on both ports; on the client, its multipath head formatted
+# and mounted. The fault is the array's: its table swapped live to dm-flakey, every I/O failing.
+FLAKEY_NQN = f"{NQN}-flakey"
 FLAKEY_IMG, FLAKEY_MNT = "/var/tmp/kvgate-flakey.img", "/mnt/kvgate-flakey"
-FLAKEY_UP = (  # a loop file under a dm device (linear for now), ext4 on it, mounted
-    f"modprobe dm-flakey && truncate -s 256M {FLAKEY_IMG} && L=$(losetup -f --show {FLAKEY_IMG}) && "
+CFG = "/sys/kernel/config/nvmet"
+ARRAY_FLAKEY_UP = (
+    f"truncate -s 256M {FLAKEY_IMG} && L=$(losetup -f --show {FLAKEY_IMG}) && "
     'dmsetup create kvflakey --table "0 $(blockdev --getsz $L) linear $L 0" && '
-    f"mkfs.ext4 -q /dev/mapper/kvflakey && mkdir -p {FLAKEY_MNT} && mount /dev/mapper/kvflakey {FLAKEY_MNT}"
+    f"S={CFG}/subsystems/{FLAKEY_NQN} && mkdir $S && echo 1 > $S/attr_allow_any_host && "
+    "mkdir $S/namespaces/1 && echo /dev/mapper/kvflakey > $S/namespaces/1/device_path && "
+    "echo 1 > $S/namespaces/1/enable && "
+    f"for p in 1 2; do ln -s $S {CFG}/ports/$p/subsystems/{FLAKEY_NQN}; done"
 )
-SWAP_TABLE = (  # the same device, its table swapped live: %s is the target and its arguments
+CLIENT_FLAKEY_UP = (
+    f"for a in {links()[0].subnet}.1 {links()[1].subnet}.1; do "
+    f"nvme connect -t tcp -a $a -s 4420 -n {FLAKEY_NQN} --keep-alive-tmo=30 || exit 1; done; "
+    "for i in $(seq 50); do for b in /sys/block/nvme*n1; do case ${b##*/} in *c*) continue ;; esac; "
+    f"grep -qx {FLAKEY_NQN} $b/device/subsysnqn 2>/dev/null && D=/dev/${{b##*/}}; done; "
+    f'[ -n "$D" ] && break; sleep 0.2; done; '
+    f'[ -n "$D" ] && mkfs.ext4 -q $D && mkdir -p {FLAKEY_MNT} && mount $D {FLAKEY_MNT}'
+)
+SWAP_TABLE = (  # on the array, the same device, its table swapped live: %s is the target and its arguments
     f"L=$(losetup -j {FLAKEY_IMG} | cut -d: -f1) && S=$(blockdev --getsz /dev/mapper/kvflakey) && "
     'dmsetup suspend kvflakey && dmsetup load kvflakey --table "0 $S {} $L 0{}" && dmsetup resume kvflakey'
 )
-FLAKEY_DOWN = (
-    f"umount -l {FLAKEY_MNT}; dmsetup remove --force kvflakey; "
+CLIENT_FLAKEY_DOWN = f"umount -l {FLAKEY_MNT}; nvme disconnect -n {FLAKEY_NQN}"
+ARRAY_FLAKEY_DOWN = (
+    f"rm -f {CFG}/ports/*/subsystems/{FLAKEY_NQN}; rmdir {CFG}/subsystems/{FLAKEY_NQN}/namespaces/1 "
+    f"{CFG}/subsystems/{FLAKEY_NQN}; dmsetup remove --force kvflakey; "
     f"for l in $(losetup -j {FLAKEY_IMG} | cut -d: -f1); do losetup -d $l; done; rm -f {FLAKEY_IMG}"
 )
 SMALL = {"cycle_s": 1, "rate_bytes_per_s": 32 << 20, "fio_bytes": 2 << 20, "checkpoint_bytes": 1 << 20}
@@ -144,13 +165,17 @@ SMALL |= {"kv_chunk_bytes": 256 << 10, "kv_chunks": 4, "io_bytes": 64 << 10}
 
 @pytest.fixture
 def flakey(lab: dict[str, object]) -> Iterator[None]:
-    """A scratch volume on the client over a device-mapper device that can be made to fail."""
-    done = labctl.ssh(CLIENT, FLAKEY_UP)
+    """A scratch volume on the client over an NVMe-oF namespace whose backing device can be made to fail."""
     try:
-        assert done.returncode == 0, done.stderr
+        up = labctl.ssh(ARRAY, ARRAY_FLAKEY_UP)
+        assert up.returncode == 0, up.stderr
+        up = labctl.ssh(CLIENT, CLIENT_FLAKEY_UP, timeout=120)
+        assert up.returncode == 0, up.stderr
         yield
     finally:
-        labctl.ssh(CLIENT, SWAP_TABLE.format("linear", "") + "; " + FLAKEY_DOWN)
+        labctl.ssh(ARRAY, SWAP_TABLE.format("linear", ""))  # the client's pending I/O completes, then it goes
+        labctl.ssh(CLIENT, CLIENT_FLAKEY_DOWN)
+        labctl.ssh(ARRAY, ARRAY_FLAKEY_DOWN)
 
 
 def cycles_seen(ex: Any, job: agentctl.RemoteJob, offset: int) -> tuple[int, int]:
@@ -158,7 +183,7 @@ def cycles_seen(ex: Any, job: agentctl.RemoteJob, offset: int) -> tuple[int, int
     return sum(1 for e in events if e["event"] == "cycle"), offset
 
 
-def test_io_errors_under_the_candidate_volume_fail_naming_place_and_time(flakey: None) -> None:
+def test_io_errors_under_the_nvmeof_head_fail_naming_place_and_time(flakey: None) -> None:
     inv = load_config(INVENTORY).inventory.inventory
     ex = connect("lab-client", inv.hosts["lab-client"])
     soak_dir = "/var/tmp/kvgate-flakey-soak"
@@ -175,7 +200,7 @@ def test_io_errors_under_the_candidate_volume_fail_naming_place_and_time(flakey:
             seen += n
             time.sleep(1)
         failed_at = time.time()  # the fault starts inside the swap: an I/O may fail before ssh returns
-        labctl.ssh(CLIENT, SWAP_TABLE.format("flakey", " 0 3600")).check_returncode()  # every I/O fails
+        labctl.ssh(ARRAY, SWAP_TABLE.format("flakey", " 0 3600")).check_returncode()  # every I/O fails
         time.sleep(10)
         ex.run("echo 0 > %s/exit_code", soak_dir, check=True)  # the soak ended: the load stops
         followed = integrity.follow(ex, job, timeout_s=300, poll_s=1)
