@@ -11,10 +11,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kvgate.base.criteria import SEVERITY, Verdict
-from kvgate.judgement import gate_verdict
+from kvgate.base.criteria import SEVERITY
 from kvgate.orchestration.session import GateSession
-from kvgate.record import RunStore
+from kvgate.record import JudgementRecord, RunStore, judged_outcome
 
 STYLE = {"PASS": "green", "FAIL": "bold red", "INVALID": "dark_orange", "ERROR": "bold magenta"}
 
@@ -72,25 +71,28 @@ def title(store: RunStore) -> str:
 
 
 def summary_table(store: RunStore) -> Table:
-    """Per host: counts per verdict and the worst verdict; the gate line last."""
+    """Per host: counts per verdict and the host's verdict in the gate's words (the gate line follows)."""
     table = Table(title=title(store), pad_edge=False, collapse_padding=True)
     table.add_column("host")
     for v in SEVERITY:
         table.add_column(str(v), justify="right")
     table.add_column("not evaluated", justify="right")
-    table.add_column("worst")
-    checks = store.checks()
-    by_host: dict[str, list[Verdict | None]] = {}
+    table.add_column("verdict", no_wrap=True)
+    record, checks = store.run_record(), store.checks()
+    by_host: dict[str, list[JudgementRecord]] = {}
     for rec in checks.values():
-        by_host.setdefault(rec.host, []).append(rec.verdict)
-    for planned in store.run_record().planned:  # an early Ctrl-C leaves most checks without a verdict
+        by_host.setdefault(rec.host, []).append(rec)
+    missing: dict[str, list[str]] = {}
+    for planned in record.planned:  # an early Ctrl-C leaves most checks without a verdict
         if planned not in checks:
-            by_host.setdefault(planned.split("/", 1)[0], []).append(None)
-    for host, verdicts in sorted(by_host.items()):
-        counts = Counter(verdicts)
-        worst = gate_verdict(verdicts)
+            host = planned.split("/", 1)[0]
+            by_host.setdefault(host, [])
+            missing.setdefault(host, []).append(planned)
+    for host, recs in sorted(by_host.items()):
+        counts = Counter([r.verdict for r in recs] + [None] * len(missing.get(host, [])))
+        said = judged_outcome(record, recs, missing.get(host, []))  # BASELINE RECORDED, not PASS
         cells = [str(counts[v] or "") for v in (*SEVERITY, None)]
-        table.add_row(host, *cells, f"[{STYLE.get(worst, 'white')}]{worst}")
+        table.add_row(host, *cells, f"[{STYLE.get(said.verdict, 'white')}]{said.label}")
     return table
 
 

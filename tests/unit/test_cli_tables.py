@@ -52,3 +52,20 @@ def test_a_condition_keeps_its_numbers_whole_at_80_columns(tmp_path: Path) -> No
     text = printed(checks_table(store))
     for number in ("command_round_trip_s=0.004184", "restore_read_ratio=1.142"):
         assert number in text, text
+
+
+def test_a_host_row_says_the_gates_word_not_pass_beside_it(tmp_path: Path) -> None:
+    """G2 on the lab printed 'worst PASS' for its host above 'gate verdict: BASELINE RECORDED'."""
+    recorded = JudgementRecord(
+        id="h/volume[v].fio.seqread-1m.bw",
+        host="h",
+        check="volume[v].fio.seqread-1m.bw",
+        verdict=Verdict.PASS,
+        comparator=">",
+        expected=0,
+        unit="B/s",
+        source="no site threshold: measured as the site baseline",
+    )
+    store = store_with(tmp_path, [recorded.id], recorded, gate="g2")
+    (row,) = [line for line in printed(summary_table(store)).splitlines() if line.startswith("│h")]
+    assert "BASELINE RECORDED" in row
