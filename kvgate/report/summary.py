@@ -315,7 +315,7 @@ def family_headline(_host: str, family: str, rows: list[CheckRow]) -> Headline:
         where=hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts",
         what=family,
         measured=f"{len(ok)} of {len(judged)} as ordered" if judged else not_ordered(rows),
-        against="the bill of materials (inventory expect)",
+        against="the volume as declared" if family.startswith("volume[") else "the BOM (expect:)",
         position="",
         evidence="",
         verdict=worst,

@@ -28,6 +28,7 @@ def test_g1_page_1_says_why_a_family_was_not_judged(tmp_path: Path) -> None:
     heads = {h.what: h for h in summarize(load_run(build(tmp_path, "g1"))).headline}
     assert heads["gpu"].measured == "none ordered (gpus.count: 0)"
     assert heads["cpu"].measured == "1 of 1 as ordered"
+    assert heads["cpu"].against == "the BOM (expect:)"  # short: it wrapped over four lines in every row
 
 
 def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
