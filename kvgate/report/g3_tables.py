@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from kvgate.base.units import MiB
+from kvgate.base.units import MB
 from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.record import (
@@ -48,11 +48,11 @@ ARM_COLUMNS = [
 EVIDENCE_COLUMNS = [
     "host/engine",
     "arm",
-    "device MiB read",
-    "engine MiB read",
+    "device MB read",
+    "engine MB read",
     "restore read GB/s",
     "tokens restored",
-    "tier growth MiB (predicted)",
+    "tier growth MB (predicted)",
     "restart-to-ready s",
     "trusted",
 ]
@@ -112,12 +112,12 @@ def evidence_cells(where: str, s: ArmFigures) -> list[str]:
     """One arm's storage evidence (medians over trials) and whether its numbers can be trusted."""
     growth = "—"
     if s.cache_growth_bytes_p50 is not None:
-        growth = f"{s.cache_growth_bytes_p50 / MiB:.1f} ({cell(s.predicted_bytes_p50, MiB)})"
-    return [
+        growth = f"{s.cache_growth_bytes_p50 / MB:.1f} ({cell(s.predicted_bytes_p50, MB)})"
+    return [  # decimal MB, as the page-1 figures and the GB/s beside them (the reader met MB, MiB and GB)
         where,
         s.arm,
-        cell(s.device_read_bytes_p50, MiB),
-        cell(s.engine_read_bytes_p50, MiB),
+        cell(s.device_read_bytes_p50, MB),
+        cell(s.engine_read_bytes_p50, MB),
         cell(s.read_bw_gb_per_s),
         cell(s.hit_tokens_p50, digits=0),
         growth,

@@ -131,7 +131,8 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
     assert "pops the best prefix match" in arms["note"]
     evidence = found["G3 restore evidence (medians over trials)"]["rows"][1]
     # restore GB/s: the engine's own 96 MiB over the median TTFT of 0.3, 0.4, 0.5 s (the device read 100)
-    assert evidence[2:8] == ["100", "96", f"{96 * MiB / 0.4 / 1e9:.3g}", "2047", "92.0 (91)", "1.5"]
+    # in decimal MB, as page 1 and the GB/s beside them: 100 MiB = 105 MB
+    assert evidence[2:8] == ["105", "101", f"{96 * MiB / 0.4 / 1e9:.3g}", "2047", "96.5 (95.4)", "1.5"]
     assert evidence[8] == "yes"
     verdicts = {r[1]: r for r in found["G3 verdicts against the references"]["rows"]}
     reduction = verdicts["engine[tiny].ttft-p50-reduction"]
