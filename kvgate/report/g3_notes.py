@@ -18,12 +18,10 @@ from kvgate.record import DeploymentFacts
 # What kvgate found about an engine kind's tier, and how the protocol copes (said in the report).
 KIND_LIMITS = {
     "llama-cpp": (
-        "Its disk cache (llama-cpp-python 0.3.36 LlamaDiskCache) pops the best prefix match on every "
-        "lookup, even a one-token (BOS) match, so populating a second prompt deletes the first one's "
-        "entry: each trial runs on a fresh tier directory, and the engine's own restored-token count "
-        "(its log) is part of the cold proof. So it cannot hold a document set (and its diskcache keeps "
-        "diskcache's 1 GiB limit): the capacity arms' ssd-tier runs llama-cpp-disk-keep, the same server "
-        "with a disk cache that keeps what it serves, sized by --cache_size."
+        "Its disk cache (llama-cpp-python 0.3.36) keeps one prompt's state at a time: a lookup removes "
+        "the entry it matches. So each trial runs on a fresh tier directory, the engine's own count of "
+        "restored tokens is part of the cold proof, and the capacity arms' ssd-tier runs "
+        "llama-cpp-disk-keep, the same server with a cache that keeps what it serves."
     ),
 }
 
@@ -119,8 +117,8 @@ NOTE = (
     "candidate volume, check write-through, restart the engine and drop the page cache, then send the prompt "
     "again with the volume's device counters, the engine's process-tree read bytes and its hit counter "
     "bracketing "
-    "exactly that request. warm: the same prompt once more without restart. Arms run in blocks (every "
-    "recompute trial, then the tier engines'), so no two engines share a GPU group. TTFT percentiles over "
+    "exactly that request. warm: the same prompt once more without restart. Arms run one after the other "
+    "(every recompute trial, then the tier engines'), never two engines at once. TTFT percentiles over "
     "the trials (numpy linear, as vllm bench serve); CV = population std / mean, in %. Completion tokens: "
     "llama-cpp-python sends no usage when streaming, so every request must end by length (max_tokens); "
     "prompt tokens are counted with the engine's tokenizer."

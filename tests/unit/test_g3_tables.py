@@ -128,7 +128,7 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
         "Rows dram-only@… / ssd-tier@… (kvgate's own capacity figure, bound to no reference)" in arms["note"]
     )
     assert "serves one request at a time" in arms["note"]
-    assert "pops the best prefix match" in arms["note"]
+    assert "keeps one prompt's state at a time" in arms["note"]
     evidence = found["G3 restore evidence (medians over trials)"]["rows"][1]
     # restore GB/s: the engine's own 96 MiB over the median TTFT of 0.3, 0.4, 0.5 s (the device read 100)
     # in decimal MB, as page 1 and the GB/s beside them: 100 MiB = 105 MB

@@ -82,7 +82,7 @@ def test_engine_command_lines_are_an_appendix_with_short_paths_and_the_limits_sa
     assert sections[-1].title == "Appendix: G3 engine command lines"
     assert sections[-1].data["rows"][0][4] == "…/python3 --model …/tiny.gguf"
     notes = " ".join(str(s.data.get("note", "")) for s in sections)
-    assert notes.count("pops the best prefix match") == 1  # the engine's limits, under "G3 arms" only
+    assert notes.count("keeps one prompt's state at a time") == 1  # the engine's limits, under "G3 arms" only
 
 
 def test_a_capacity_figure_turned_off_is_said_under_the_arms(tmp_path: Path) -> None:

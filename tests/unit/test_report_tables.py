@@ -290,7 +290,9 @@ def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(
             "not read",  # a stored launch from before kvgate read the engine's listening ports
         ]
     ]
-    assert "pops the best prefix match" in notes(store.path)["G3 arms: recompute vs SSD restore vs warm"]
+    assert (
+        "keeps one prompt's state at a time" in notes(store.path)["G3 arms: recompute vs SSD restore vs warm"]
+    )
 
 
 UNTRUSTED = "no: page cache not dropped"
