@@ -18,7 +18,7 @@ from labkvgate import g1_checks, judged, kvgate, on_array
 
 from kvgate.base.criteria import Verdict
 from lab import labctl, qemu
-from lab.guests import ARRAY, CLIENT
+from lab.guests import ARRAY, CLIENT, links
 
 pytestmark = pytest.mark.timeout(1800)  # the first test waits for the lab to boot (and build once)
 
@@ -67,17 +67,17 @@ def test_g1_reads_the_array_drives_smart_and_counts_the_head_on_its_paths(
     )
 
 
-def _port2_ctrl_state() -> str:
-    done = labctl.ssh(
-        CLIENT, "cat $(dirname $(grep -l traddr=10.99.2.1, /sys/class/nvme/nvme*/address))/state"
-    )
+def port_ctrl_state(port: int) -> str:
+    """The state of the client's controller on the array's port 1 or 2 (live, connecting, …)."""
+    addr = f"{links()[port - 1].subnet}.1"
+    done = labctl.ssh(CLIENT, f"cat $(dirname $(grep -l traddr={addr}, /sys/class/nvme/nvme*/address))/state")
     return done.stdout.strip()
 
 
-def _wait_port2(live: bool, seconds: float = 90) -> None:
+def wait_port(port: int, *, live: bool, seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
-    while (_port2_ctrl_state() == "live") != live:
-        assert time.monotonic() < deadline, f"port 2's path is still {_port2_ctrl_state()}"
+    while (port_ctrl_state(port) == "live") != live:
+        assert time.monotonic() < deadline, f"port {port}'s path is still {port_ctrl_state(port)}"
         time.sleep(2)
 
 
@@ -86,11 +86,11 @@ def port2_down(lab: dict[str, object]) -> Iterator[None]:
     """The array stops serving the subsystem on port 2 (its link under the port removed)."""
     on_array(f"rm {PORT2}")
     try:
-        _wait_port2(live=False)
+        wait_port(2, live=False)
         yield
     finally:
         on_array(f"[ -e {PORT2} ] || ln -s /sys/kernel/config/nvmet/subsystems/{NQN} {PORT2}")
-        _wait_port2(live=True)
+        wait_port(2, live=True)
 
 
 def test_a_port_taken_down_on_the_array_is_seen_as_such(port2_down: None) -> None:
