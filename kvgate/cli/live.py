@@ -13,7 +13,7 @@ from rich.table import Table
 
 from kvgate.base.criteria import SEVERITY
 from kvgate.orchestration.session import GateSession
-from kvgate.record import JudgementRecord, RunStore, judged_outcome
+from kvgate.record import RunStore, host_outcomes
 
 STYLE = {"PASS": "green", "FAIL": "bold red", "INVALID": "dark_orange", "ERROR": "bold magenta"}
 
@@ -79,18 +79,10 @@ def summary_table(store: RunStore) -> Table:
     table.add_column("not evaluated", justify="right")
     table.add_column("verdict", no_wrap=True)
     record, checks = store.run_record(), store.checks()
-    by_host: dict[str, list[JudgementRecord]] = {}
-    for rec in checks.values():
-        by_host.setdefault(rec.host, []).append(rec)
-    missing: dict[str, list[str]] = {}
-    for planned in record.planned:  # an early Ctrl-C leaves most checks without a verdict
-        if planned not in checks:
-            host = planned.split("/", 1)[0]
-            by_host.setdefault(host, [])
-            missing.setdefault(host, []).append(planned)
-    for host, recs in sorted(by_host.items()):
-        counts = Counter([r.verdict for r in recs] + [None] * len(missing.get(host, [])))
-        said = judged_outcome(record, recs, missing.get(host, []))  # BASELINE RECORDED, not PASS
+    missing = [c for c in record.planned if c not in checks]  # an early Ctrl-C: most have no verdict
+    for host, said in sorted(host_outcomes(record, checks.values(), missing).items()):
+        verdicts = [c.verdict for c in checks.values() if c.host == host]
+        counts = Counter(verdicts + [None] * sum(m.split("/", 1)[0] == host for m in missing))
         cells = [str(counts[v] or "") for v in (*SEVERITY, None)]
         table.add_row(host, *cells, f"[{STYLE.get(said.verdict, 'white')}]{said.label}")
     return table

@@ -268,6 +268,22 @@ def judged_outcome(
     return gate_outcome(judged, record.configuration.bound_references, short_soak=short_soak(record))
 
 
+def host_outcomes(
+    record: RunRecord, checks: Iterable[JudgementRecord], missing: Iterable[str]
+) -> dict[str, GateVerdict]:
+    """The gate-verdict rule over each host's checks: a host is labelled in the gate's words (a host that
+    recorded only baselines reads BASELINE RECORDED, not PASS beside the gate's word)."""
+    by_host: dict[str, list[JudgementRecord]] = {}
+    gaps: dict[str, list[str]] = {}
+    for c in checks:
+        by_host.setdefault(c.host, []).append(c)
+    for planned in missing:  # an early Ctrl-C leaves most checks without a verdict
+        host = planned.split("/", 1)[0]
+        by_host.setdefault(host, [])
+        gaps.setdefault(host, []).append(planned)
+    return {h: judged_outcome(record, cs, gaps.get(h, [])) for h, cs in by_host.items()}
+
+
 def short_soak(record: RunRecord) -> str:
     """G4: why the soak its recorded profile ran was too short to judge drift; '' otherwise."""
     profile = record.configuration.gate_profile

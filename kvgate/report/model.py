@@ -21,7 +21,7 @@ from pathlib import Path
 from kvgate.base.criteria import Verdict, symbol
 from kvgate.configuration.reference_schema import Reference
 from kvgate.configuration.waivers import Waivers
-from kvgate.judgement import GateVerdict, Judged, gate_outcome, is_baseline, is_figure
+from kvgate.judgement import GateVerdict
 from kvgate.record import (
     PREFLIGHT,
     Contradiction,
@@ -35,8 +35,8 @@ from kvgate.record import (
     SoakFigures,
     StorageFigures,
     Verification,
+    host_outcomes,
     judged_outcome,
-    short_soak,
     verify_manifest,
 )
 from kvgate.report.gate_tables import stored_sections
@@ -407,28 +407,12 @@ def count(rows: Iterable[CheckRow]) -> dict[str, int]:
     return counts
 
 
-def host_outcome(rows: Iterable[CheckRow], record: RunRecord) -> GateVerdict:
-    """The gate's rule (kvgate.judgement.gate_outcome) over one host's rows: a host that judged none of
-    the references the gate binds, or recorded only baselines, is labelled as the gate would be."""
-    judged = [
-        Judged(
-            r.verdict,
-            r.rule,
-            baseline=is_baseline(
-                comparator=r.comparator, expected=r.expected_value, unit=r.unit, source=r.source
-            ),
-            figure=is_figure(r.unit),
-            why=r.condition,
-        )
-        for r in rows
-    ]
-    return gate_outcome(judged, record.configuration.bound_references, short_soak=short_soak(record))
-
-
-def host_summaries(rows: dict[str, tuple[CheckRow, ...]], record: RunRecord) -> tuple[HostSummary, ...]:
+def host_summaries(
+    rows: dict[str, tuple[CheckRow, ...]], record: RunRecord, outcomes: dict[str, GateVerdict]
+) -> tuple[HostSummary, ...]:
     hosts = record.hosts
     return tuple(
-        HostSummary(h, host_outcome(rs, record), count(rs), tuple(hosts[h].roles) if h in hosts else ())
+        HostSummary(h, outcomes[h], count(rs), tuple(hosts[h].roles) if h in hosts else ())
         for h, rs in rows.items()
     )
 
@@ -462,7 +446,7 @@ def load_run(run_dir: Path, *, allowed_signers: Path | None = None) -> RunView:
         status="incomplete" if reason else "complete",
         incomplete_reason=reason,
         counts=count(r for rs in rows.values() for r in rs),
-        hosts=host_summaries(rows, record),
+        hosts=host_summaries(rows, record, host_outcomes(record, stored, missing)),
         rows=rows,
         missing=missing,
         manifest=flat_table({h: m.model_dump(exclude_unset=True) for h, m in record.manifest.items()}),
