@@ -73,10 +73,10 @@ def title(store: RunStore) -> str:
 def summary_table(store: RunStore) -> Table:
     """Per host: counts per verdict and the host's verdict in the gate's words (the gate line follows)."""
     table = Table(title=title(store), pad_edge=False, collapse_padding=True)
-    table.add_column("host")
+    table.add_column("host", no_wrap=True)  # whole at 80 columns beside "NO REFERENCE JUDGED"
     for v in SEVERITY:
         table.add_column(str(v), justify="right")
-    table.add_column("not evaluated", justify="right")
+    table.add_column("not eval.", justify="right")
     table.add_column("verdict", no_wrap=True)
     record, checks = store.run_record(), store.checks()
     missing = [c for c in record.planned if c not in checks]  # an early Ctrl-C: most have no verdict

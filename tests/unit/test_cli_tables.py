@@ -10,6 +10,7 @@ from rich.console import Console
 
 from kvgate.base.criteria import Verdict
 from kvgate.cli.live import checks_table, summary_table
+from kvgate.configuration.references import load_references
 from kvgate.record import JudgementRecord
 from kvgate.record.store import RunStore
 
@@ -69,3 +70,14 @@ def test_a_host_row_says_the_gates_word_not_pass_beside_it(tmp_path: Path) -> No
     store = store_with(tmp_path, [recorded.id], recorded, gate="g2")
     (row,) = [line for line in printed(summary_table(store)).splitlines() if line.startswith("│h")]
     assert "BASELINE RECORDED" in row
+
+
+def test_the_host_stays_whole_beside_the_longest_word_at_80_columns(tmp_path: Path) -> None:
+    """make demo's console printed 'localh…' beside 'NO REFERENCE JUDGED'."""
+    rec = JudgementRecord(id="localhost/a", host="localhost", check="a", verdict=Verdict.PASS)
+    store = store_with(tmp_path, [rec.id], rec, gate="g3")
+    r2 = load_references().get("R2-ttft-p50-tp8").model_dump(mode="json")
+    RunStore(store.path).update_meta(configuration={"bound_references": {"R2-ttft-p50-tp8": r2}})
+    text = printed(summary_table(store))
+    assert "│localhost" in text, text
+    assert "NO REFERENCE JUDGED" in text, text
