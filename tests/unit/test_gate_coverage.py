@@ -140,6 +140,6 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     render(run, pdf=False)
     page = " ".join((run / "report.html").read_text().split())
     assert '<div class="vb-verdict">SHORT SOAK</div>' in page
-    assert "A short soak: its drift was not judged." in page
+    assert "A short soak:</strong> drift not judged at this soak length: 120 s cannot establish" in page
     assert "they do not prove the seed's 72 hours of stability" in page
     assert [h.outcome.label for h in load_run(run).hosts] == ["SHORT SOAK"]
