@@ -116,7 +116,8 @@ def _prepare(rd: Path, img: Image) -> None:
         known.append(f"[127.0.0.1]:{guest.ssh_port} {' '.join(pub)}\n")
         _qemu_img("-f", "qcow2", "-b", str(img.rootfs), "-F", "raw", str(d / "root.qcow2"))
         for n in range(len(guest.nvme_drives)):
-            _qemu_img("-f", "qcow2", str(d / f"nvme{n}.qcow2"), NVME_DRIVE_SIZE)
+            # raw and allocated up front: a qcow2 growing under a busy host stalled a drive
+            _qemu_img("-f", "raw", "-o", "preallocation=falloc", str(d / f"nvme{n}.raw"), NVME_DRIVE_SIZE)
     (rd / "known_hosts").write_text("".join(known))
 
 

@@ -19,7 +19,12 @@ from lab.guests import Guest, Link, links
 from lab.image import Image
 
 PROBE_SECONDS = 20
-KERNEL_ARGS = "root=/dev/vda rw console=ttyS0 net.ifnames=1 quiet systemd.show_status=0"
+# nvme_core's timeouts at their most: a TCG guest's emulated drive on a busy host once stalled
+# past the default 30 s, was aborted, and ext4 under the NFS export went read-only
+KERNEL_ARGS = (
+    "root=/dev/vda rw console=ttyS0 net.ifnames=1 quiet systemd.show_status=0"
+    " nvme_core.io_timeout=255 nvme_core.admin_timeout=255"
+)
 
 
 def accelerator(img: Image, run_dir: Path) -> str:
@@ -101,7 +106,7 @@ def _link_nic(guest: Guest, link: Link) -> list[str]:
 def _nvme(guest: Guest, d: Path) -> list[str]:
     out: list[str] = []
     for n, serial in enumerate(guest.nvme_drives):
-        out += ["-drive", f"file={d / f'nvme{n}.qcow2'},if=none,id=nvme{n},format=qcow2",
+        out += ["-drive", f"file={d / f'nvme{n}.raw'},if=none,id=nvme{n},format=raw",
                 "-device", f"nvme,serial={serial},drive=nvme{n},id=nvmedev{n}"]  # fmt: skip
     return out
 
