@@ -7,6 +7,7 @@ values become anchored regexes or lower bounds; review before committing.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -16,6 +17,7 @@ from kvgate.base.errors import UsageError
 from kvgate.base.units import GiB
 from kvgate.configuration.inventory import Expectations, LoadedInventory
 from kvgate.orchestration.g1 import tools_wanted
+from kvgate.orchestration.g1.plan_nvmeof import configured, optimized_per_namespace
 from kvgate.probes.facts import HostContext, HostFacts, collect_host
 from kvgate.transport import connect
 
@@ -38,6 +40,9 @@ def capture(loaded: LoadedInventory, host: str) -> str:
     return header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
 
 
+BOM_TRANSPORTS = ("rdma", "tcp", "fc")  # NvmeofExpect.transport
+
+
 def exact(text: str) -> str:
     return f"^{re.escape(text)}$"
 
@@ -51,7 +56,7 @@ def expectations(facts: HostFacts) -> dict[str, Any]:
         "nvme": _nvme(facts.family("nvme").facts),
         "nics": _nics(facts.family("nics").facts, facts.family("rdma").facts),
         "gpus": _gpus(facts.family("gpus").facts),
-        "nvmeof": _nvmeof(facts.family("nvme").facts),
+        "nvmeof": _nvmeof(facts.family("nvme").facts, facts.family("nvmeof").facts),
         "tools": {n: f">= {t['version']}" for n, t in facts.family("tools").facts.get("tools", {}).items()},
         "pcie_full_link": _full_link(facts.family("pcie").facts),
     }
@@ -96,10 +101,15 @@ def _nvme(f: dict[str, Any]) -> dict[str, Any] | None:
     for key in ("model", "firmware"):
         if value := _common(local, key):
             out[key] = value
-    sizes = {d["capacity_bytes"] for d in local if d.get("capacity_bytes")}
-    if len(sizes) == 1:
-        out["capacity_gb"] = round(sizes.pop() / 1e9)
+    if capacity := _capacity_gb(local):
+        out["capacity_gb"] = capacity
     return out
+
+
+def _capacity_gb(devices: list[dict[str, Any]]) -> float | None:
+    """The smallest device's size in GB, rounded down: G1 holds each device to ``>=`` it."""
+    sizes = [d["capacity_bytes"] for d in devices if d.get("capacity_bytes")]
+    return math.floor(min(sizes) / 1e8) / 10 if sizes else None
 
 
 def _nics(f: dict[str, Any], rdma: dict[str, Any]) -> list[dict[str, Any]]:
@@ -127,15 +137,44 @@ def _gpus(f: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _nvmeof(f: dict[str, Any]) -> dict[str, Any] | None:
-    if "subsystems" not in f:
+def _nvmeof(nvme: dict[str, Any], fabric: dict[str, Any]) -> dict[str, Any] | None:
+    """The array as this host reaches it: subsystems with a fabric path (a local drive's PCIe
+    subsystem is not one), their paths, ANA, multipath policy, connect timeouts and namespaces."""
+    if "subsystems" not in nvme:
         return None
-    subs = f["subsystems"]
-    paths = [p for s in subs for p in s.get("paths", [])]
-    transports = {p.get("transport") for p in paths}
-    out: dict[str, Any] = {"subsystems": len(subs)}
-    if len(transports) == 1 and (t := transports.pop()) in ("rdma", "tcp", "fc"):
-        out["transport"] = t
-    if subs:
-        out["min_live_paths"] = max(1, min(sum(p.get("state") == "live" for p in s["paths"]) for s in subs))
+    subs = [s for s in nvme["subsystems"] if any(p.get("transport") in BOM_TRANSPORTS for p in s["paths"])]
+    transports = {p["transport"] for s in subs for p in s["paths"] if p.get("transport") in BOM_TRANSPORTS}
+    if len(transports) != 1:  # none, or a host on two fabrics: the BOM names one transport
+        return {"subsystems": 0} if not subs else None
+    t = transports.pop()
+    out: dict[str, Any] = {"subsystems": len(subs), "transport": t}
+    out["min_live_paths"] = max(1, min(sum(p.get("state") == "live" for p in s["paths"]) for s in subs))
+    ctrls = [c for c in fabric.get("controllers", []) if c.get("transport") == t]
+    nqns = {c["nqn"] for c in ctrls}
+    optimized = [
+        n for q in nqns for n in optimized_per_namespace([c for c in ctrls if c["nqn"] == q]).values()
+    ]
+    if any(p.get("ana_state") for c in ctrls for p in c["paths"]):
+        out["min_optimized_paths"] = min(optimized, default=0)
+    policies = {s["iopolicy"] for s in fabric.get("subsystems", []) if s["nqn"] in nqns and s.get("iopolicy")}
+    if len(policies) == 1:
+        out["iopolicy"] = policies.pop()
+    if losses := [c["ctrl_loss_tmo_s"] for c in ctrls if isinstance(c.get("ctrl_loss_tmo_s"), int)]:
+        out["min_ctrl_loss_tmo_s"] = min(losses)
+    if delays := [c["reconnect_delay_s"] for c in ctrls if isinstance(c.get("reconnect_delay_s"), int)]:
+        out["max_reconnect_delay_s"] = max(delays)
+    if (persistent := fabric.get("persistent")) is not None:
+        out["persistent"] = (
+            all(configured(c, persistent) for c in ctrls) and persistent.get("autoconnect") == "enabled"
+        )
+    array = [d for d in nvme.get("devices", []) if d.get("transport") == t]
+    for key in ("model", "firmware"):
+        if value := _common(array, key):
+            out[key] = value
+    if capacity := _capacity_gb(array):
+        out["capacity_gb"] = capacity
+    heads = [n for s in fabric.get("subsystems", []) if s["nqn"] in nqns for n in s["namespaces"]]
+    caches = {n["write_cache"] for n in heads if n.get("write_cache")}
+    if len(caches) == 1:
+        out["write_cache"] = caches.pop()
     return out

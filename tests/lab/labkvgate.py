@@ -20,7 +20,9 @@ from lab.guests import ARRAY
 INVENTORY = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
 
 
-def kvgate(*args: str, results: Path, timeout: float = 1200) -> tuple[subprocess.CompletedProcess[str], Path]:
+def kvgate(
+    *args: str, results: Path, inventory: Path = INVENTORY, timeout: float = 1200
+) -> tuple[subprocess.CompletedProcess[str], Path]:
     """`kvgate ARGS --inventory lab-vm.yaml --results RESULTS` and the run directory it made."""
     cmd = [
         sys.executable,
@@ -28,7 +30,7 @@ def kvgate(*args: str, results: Path, timeout: float = 1200) -> tuple[subprocess
         "kvgate.cli",
         *args,
         "--inventory",
-        str(INVENTORY),
+        str(inventory),
         "--results",
         str(results),
     ]

@@ -7,14 +7,17 @@ rightly FAILs. `make test` boots a fresh lab; after a run of tests/lab, `make la
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
-from labkvgate import g1_checks, judged, kvgate, on_array
+from labkvgate import INVENTORY, g1_checks, judged, kvgate, on_array
 
 from kvgate.base.criteria import Verdict
 from lab import labctl, qemu
@@ -44,6 +47,28 @@ def test_g1_passes_on_both_guests(g1: dict[str, dict[str, Any]]) -> None:
     not_passed = {k for k, r in g1.items() if r["verdict"] != "PASS"}
     assert not_passed == EXPECTED_SKIPS
     assert {g1[k]["verdict"] for k in EXPECTED_SKIPS} == {"SKIP"}
+
+
+def test_capture_writes_boms_the_guests_then_pass(tmp_path: Path) -> None:
+    """`kvgate inventory capture` of both guests, as the BOM of a copy of the lab's inventory: G1
+    on it passes (capture once counted the array guest's own PCIe drives as NVMe-oF subsystems)."""
+    doc = yaml.safe_load(INVENTORY.read_text())
+    for host in (ARRAY.name, CLIENT.name):
+        done = subprocess.run(
+            [sys.executable, "-m", "kvgate.cli", "inventory", "capture", host, "--inventory", str(INVENTORY)],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        doc["hosts"][host]["expect"] = yaml.safe_load(done.stdout)["hosts"][host]["expect"]
+    assert doc["hosts"][CLIENT.name]["expect"]["nvmeof"]["transport"] == "tcp"
+    assert doc["hosts"][ARRAY.name]["expect"]["nvmeof"] == {"subsystems": 0}
+    golden = tmp_path / "captured.yaml"
+    golden.write_text(yaml.safe_dump(doc, sort_keys=False))
+    done, run = kvgate("run", "g1", "--no-pdf", results=tmp_path / "results", inventory=golden)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    verdicts = {k: r["verdict"] for k, r in judged(run).items()}
+    assert {k for k, v in verdicts.items() if v != "PASS"} == EXPECTED_SKIPS, verdicts
+    assert len(verdicts) > 40  # capture wrote more than the hand-written BOM asks: CPU, memory, NICs
 
 
 def test_g1_reads_two_live_paths_and_one_optimized_per_namespace(g1: dict[str, dict[str, Any]]) -> None:

@@ -19,7 +19,10 @@ from replay import ok
 from test_g1_plan import run_g1, scratch  # noqa: F401 (scratch is a fixture run_g1 needs)
 
 from kvgate.base.criteria import Verdict
-from kvgate.probes.facts import nvmeof
+from kvgate.configuration.inventory import Expectations
+from kvgate.orchestration.capture import expectations
+from kvgate.probes.facts import HostFacts, nvmeof
+from kvgate.probes.facts.base import Collected
 from kvgate.probes.facts.nvme import annotate, parse_list_subsys, parse_nvme_list, parse_smart_log
 from kvgate.probes.facts.nvmeof import parse_kernel_log
 from kvgate.probes.facts.nvmeof import parse_probe as parse_nvmeof_probe
@@ -234,3 +237,34 @@ def test_kernel_log_of_nvme_rdma_reconnecting_to_a_removed_target_port() -> None
         {"error recovery": 1, "reconnect failed": 9},
     )
     assert log["first"][0].endswith("nvme nvme5: starting error recovery")
+
+
+def test_capture_writes_the_array_as_the_host_reaches_it_not_its_local_drives() -> None:
+    """`kvgate inventory capture` on the lab's array guest once wrote `nvmeof: subsystems: 3`: its
+    own three PCIe drives, each its own NVMe subsystem, counted as arrays it connects to."""
+    subsystems = parse_list_subsys(
+        recorded("nvme/list-subsys/captured-qemu-nvme-cli-2.3-all-subsystems-no-ana.json")
+    )
+    pcie = [s for s in subsystems["subsystems"] if s["nqn"].startswith("nqn.2019-08.org.qemu")]
+    tcp = [s for s in subsystems["subsystems"] if s["nqn"] == TCP_NQN]
+    fabric = nvmeof.parse_probe(recorded(NVMEOF_PROBE)) | {
+        "persistent": {"discovery_conf": [], "autoconnect": None}
+    }
+
+    def captured(subs: list[dict[str, Any]]) -> dict[str, Any] | None:
+        families = {"nvme": Collected({"subsystems": subs}), "nvmeof": Collected(fabric)}
+        return expectations(HostFacts("h", families)).get("nvmeof")
+
+    assert captured(pcie) == {"subsystems": 0}
+    assert captured(pcie + tcp) == {
+        "subsystems": 1,
+        "transport": "tcp",
+        "min_live_paths": 3,
+        "min_optimized_paths": 1,  # of the three ports' ANA states, one is optimized
+        "iopolicy": "numa",
+        "min_ctrl_loss_tmo_s": 600,  # nvme-cli's defaults, as connected
+        "max_reconnect_delay_s": 10,
+        "persistent": False,
+    }
+    assert captured(subsystems["subsystems"]) is None  # two fabrics: the BOM names one, a person chooses
+    assert Expectations.model_validate({"nvmeof": captured(pcie + tcp)}).nvmeof.transport == "tcp"  # type: ignore[union-attr]

@@ -45,7 +45,7 @@ def _ana(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
                 )
             )
             continue
-        optimized = min(_optimized_per_namespace(ctrls).values())
+        optimized = min(optimized_per_namespace(ctrls).values())
         note = "; ".join(f"{c['name']} {c['address']}: {_path_state(states[c['name']], c)}" for c in ctrls)
         parts.append(
             checks.with_note(checks.measure(check, col, optimized, metric=f"{nqn}.optimized_paths"), note)
@@ -53,7 +53,7 @@ def _ana(transport: str, check: PlannedCheck, col: Collected) -> Judgement:
     return checks.combine(check, parts, checks.errors_text(col, "sysfs") or _none(transport))
 
 
-def _optimized_per_namespace(ctrls: list[dict[str, Any]]) -> dict[str, int]:
+def optimized_per_namespace(ctrls: list[dict[str, Any]]) -> dict[str, int]:
     """Live optimized paths of each namespace (``nvme0c1n2`` is namespace ``n2`` through ``nvme1``).
 
     ANA states are per namespace group: an array whose controllers each own some namespaces shows
@@ -110,7 +110,7 @@ def _per_ctrl(key: str, transport: str, check: PlannedCheck, col: Collected) -> 
     return checks.combine(check, parts, checks.errors_text(col, "sysfs") or _none(transport))
 
 
-def _configured(ctrl: dict[str, Any], persistent: dict[str, Any]) -> bool:
+def configured(ctrl: dict[str, Any], persistent: dict[str, Any]) -> bool:
     address = str(ctrl.get("address") or "")
     entries = persistent.get("discovery_conf", []) + persistent.get("config_json", [])
     return any(
@@ -126,11 +126,9 @@ def _persistent(transport: str, check: PlannedCheck, col: Collected) -> Judgemen
     unit = persistent.get("autoconnect")
     parts = []
     for c in _ctrls(col, transport):
-        configured = _configured(c, persistent)
-        note = (
-            f"{c['address']} in discovery.conf/config.json: {configured}; nvmf-autoconnect {unit or 'absent'}"
-        )
-        ok = configured and unit == "enabled"
+        found = configured(c, persistent)
+        note = f"{c['address']} in discovery.conf/config.json: {found}; nvmf-autoconnect {unit or 'absent'}"
+        ok = found and unit == "enabled"
         parts.append(checks.with_note(checks.measure(check, col, ok, metric=f"{c['name']}.persistent"), note))
     return checks.combine(check, parts, _none(transport))
 
