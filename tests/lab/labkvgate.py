@@ -45,9 +45,9 @@ def judged(run: Path) -> dict[str, dict[str, Any]]:
     return {r["id"]: r for r in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}
 
 
-def g1_checks(host: str, *families: str) -> dict[str, Judgement]:
+def g1_checks(host: str, *families: str, inventory: Path = INVENTORY) -> dict[str, Judgement]:
     """G1's checks of ``families`` on one lab host, from facts collected now over SSH."""
-    cfg = load_config(INVENTORY)
+    cfg = load_config(inventory)
     inv = cfg.inventory.inventory
     ex = connect(host, inv.hosts[host])
     try:

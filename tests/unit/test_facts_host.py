@@ -184,3 +184,10 @@ def test_tool_versions(name: str, version: str) -> None:
 
 def test_tool_version_absent() -> None:
     assert parse_version("usage: tool [options]\n") is None
+
+
+def test_a_soft_roce_port_names_the_interface_its_gids_are_bound_to() -> None:
+    """rdma_rxe has no PCI function (no device/net): G1 once found no RDMA port on the lab's links."""
+    (port,) = parse_rdma(recorded("sysfs-rdma/lab-vm-rxe-on-a-lab-link.txt"))["ports"]
+    assert (port["device"], port["state"], port["roce"]) == ("rxe1", "ACTIVE", True)
+    assert port["netdevs"] == ["enp0s3"]

@@ -61,7 +61,11 @@ TRANSPORT_ERRORS = {
     "timeout": r"\btimeout\b|timed out|keep[-_ ]alive",
     "error recovery": r"starting error recovery|reset controller|resetting controller",
     "reconnect failed": r"Failed reconnect attempt|failed to connect|connect(ion)? .*failed|rejected",
-    "controller lost": r"Removing ctrl|Removing after|ctrl_loss_tmo|controller is down|deleting controller",
+    # a controller given up after ctrl_loss_tmo logs "Removing controller..." (tcp.c, rdma.c) before
+    # the "Removing ctrl: NQN" every deletion logs, an operator's `nvme disconnect` included
+    "controller lost": (
+        r"Removing controller|Removing after|ctrl_loss_tmo|controller is down|deleting controller"
+    ),
     "transport error": r"for CQE .* failed|WC error|rdma_cm event|address resolution failed|route resolution",
     "no path": r"no usable path|no available path",
     "I/O error": r"I/O error|I/O \d+ .*(QID|qid)",

@@ -1,5 +1,8 @@
 """RDMA facts from /sys/class/infiniband: port state, link layer (Ethernet = RoCE), GIDs, netdevs.
 
+A port's netdevs are its PCI function's interfaces and those its GIDs are bound to: Soft-RoCE
+(rdma_rxe) has no PCI function, only the GIDs of the interface it was added on.
+
 >>> parse_rdma("mlx5_0|1|4: ACTIVE|5: LinkUp|Ethernet|100 Gb/sec (4X EDR)|2|ens1f0np0,\\n")[
 ...     "ports"][0]["roce"]
 True
@@ -15,14 +18,15 @@ from kvgate.transport import Executor
 
 TOOL = "rdma sysfs probe"
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
-# device|port|state|phys_state|link_layer|rate|non-zero GIDs|netdevs (comma-terminated)
+# device|port|state|phys_state|link_layer|rate|non-zero GIDs|netdevs (comma-terminated, sorted)
 PROBE = (
     'for p in /sys/class/infiniband/*/ports/*; do [ -d "$p" ] || continue; '
     'd=$(basename "$(dirname "$(dirname "$p")")"); '
     f'g=$(cat "$p"/gids/* 2>/dev/null | grep -vc "^{ZERO_GID}$"); '
     'echo "$d|${p##*/}|$(cat "$p/state" 2>/dev/null)|$(cat "$p/phys_state" 2>/dev/null)|'
     '$(cat "$p/link_layer" 2>/dev/null)|$(cat "$p/rate" 2>/dev/null)|$g|'
-    '$(ls "/sys/class/infiniband/$d/device/net" 2>/dev/null | tr "\\n" ",")"; done'
+    '$({ ls "/sys/class/infiniband/$d/device/net"; cat "$p"/gid_attrs/ndevs/*; } 2>/dev/null | sort -u | '
+    'tr "\\n" ",")"; done'
 )
 
 
