@@ -64,6 +64,14 @@ def test_ipv4_mapped_gids() -> None:
     assert roce.ipv4_of("fe80:0000:0000:0000:0ac0:ebff:fe21:03da") is None
 
 
+def test_an_operators_nvme_disconnect_is_not_a_controller_lost() -> None:
+    """Every deletion logs 'Removing ctrl: NQN'; one given up after ctrl_loss_tmo 'Removing controller...'."""
+    log = nvmeof.parse_kernel_log(recorded("kernel-log/lab-vm-nvme-rdma-disconnected.txt"))
+    assert (log["source"], log["errors"]) == ("journalctl -k -b", 0)
+    lost = nvmeof.parse_kernel_log("[ 9.1] nvme nvme2: Removing controller...\n")
+    assert lost["by_kind"] == {"controller lost": 1}
+
+
 def test_kernel_log_transport_errors_of_an_rdma_and_a_tcp_host() -> None:
     rdma = nvmeof.parse_kernel_log(recorded("kernel-log/lore-nvme-rdma-mlx5-local-protection-error.txt"))
     # RECV for CQE failed, starting error recovery, 10 x no usable path, the target's keep-alive expiry
