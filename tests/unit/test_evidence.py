@@ -169,6 +169,34 @@ def test_a_container_is_counted_on_its_cgroup_v2_io_stat_where_cgroup_v2_is_moun
     assert (reads["scope"], reads["read_bytes"], reads["processes"]) == ("cgroup", 1459200 + 90430464, 2)
 
 
+def test_a_containers_reads_of_the_volume_are_told_apart_from_its_root_disks(tmp_path: Path) -> None:
+    """On the lab, io.stat counted a 64 MiB restore on the head (259:1) and 0.5 MB of programs on vda."""
+    proc = container_proc(tmp_path, "cgroup2")
+    group = tmp_path / "cgroup" / "libpod_parent" / "libpod-ab"
+    group.mkdir(parents=True)
+    (group / "io.stat").write_text((RECORDED / "cgroup-v2-io-stat-kernel-doc.txt").read_text())
+    (group / "cgroup.procs").write_text("700\n")
+    reads = engine_reads(700, "cgroup", volume_devices=("8:16", "9:9"), proc_root=str(proc))
+    assert (reads["read_bytes"], reads["volume_read_bytes"]) == (1459200 + 90430464, 1459200)
+    earlier = reads | {"read_bytes": 0, "volume_read_bytes": 1000}
+    counts = Counts.between(
+        {"engines": [earlier], "cached_bytes": 0}, {"engines": [reads], "cached_bytes": 0}
+    )
+    assert counts.engine_read_bytes == 1459200 - 1000  # the volume's bytes, not the root disk's
+
+
+def test_a_container_reading_nfs_is_counted_over_its_inits_session(tmp_path: Path) -> None:
+    """io.stat counts block devices only: on the lab a container's 32 MiB read of the NFS share moved
+    its io.stat by 0.2 MB (its programs, from vda) and its init's read_bytes by all of it."""
+    proc = container_proc(tmp_path, "cgroup2")
+    group = tmp_path / "cgroup" / "libpod_parent" / "libpod-ab"
+    group.mkdir(parents=True)
+    (group / "io.stat").write_text("254:0 rbytes=221184 wbytes=0 rios=8 wios=0 dbytes=0 dios=0\n")
+    reads = engine_reads(700, "cgroup", block_volume=False, proc_root=str(proc))
+    assert (reads["scope"], reads["read_bytes"]) == ("session", 4096 + 90430464)
+    assert reads["fallback"].startswith("io.stat counts block devices only, and the volume is NFS")
+
+
 def test_a_container_on_a_host_without_io_stat_is_counted_over_its_inits_session(tmp_path: Path) -> None:
     """cgroup v1 or hybrid hosts (the io controller on v1 blkio): no io.stat, and the record says so."""
     proc = container_proc(tmp_path, "cgroup2")

@@ -67,6 +67,18 @@ class Resolved:
         return f"{self.mount_point} on {self.head} ({self.kind}){via}"
 
 
+def device_numbers(names: tuple[str, ...], *, sys_root: str = "/sys") -> tuple[str, ...]:
+    """``MAJ:MIN`` of each device that has one (a native multipath path, ``nvme0c0n1``, has none)."""
+    out = []
+    for name in names:
+        try:
+            with open(os.path.join(sys_root, "class", "block", name, "dev")) as f:
+                out.append(f.read().strip())
+        except OSError:
+            continue
+    return tuple(out)
+
+
 def carriers(name: str, *, sys_root: str = "/sys") -> tuple[str, tuple[str, ...]]:
     """(kind, leaf devices) of the block device ``name`` (e.g. ``nvme2n1``, ``dm-3``, ``vda1``)."""
     return _carriers(name, sys_root, 0)

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kvgate.probes.evidence.blockdev import Resolved
+from kvgate.probes.evidence.blockdev import Resolved, device_numbers
 from kvgate.probes.evidence.counters import cpu_ticks, device_bytes, load_average, meminfo_bytes
 from kvgate.probes.evidence.engines import engine_reads
 from kvgate.probes.evidence.nfs import mount
@@ -48,7 +48,12 @@ def snapshot(
         snap["nfs"] = nfs.to_json() if nfs else None
     elif volume is not None and volume.carriers:
         snap["devices"] = {n: list(v) for n, v in device_bytes(volume.carriers, proc_root=proc_root).items()}
-    snap["engines"] = [engine_reads(pid, scope, proc_root=proc_root) for pid, scope in engines]
+    numbers = device_numbers((volume.head, *volume.carriers)) if volume and volume.head else ()
+    block = volume is None or volume.kind != "nfs"
+    snap["engines"] = [
+        engine_reads(pid, scope, volume_devices=numbers, block_volume=block, proc_root=proc_root)
+        for pid, scope in engines
+    ]
     snap["lines"] = {path: _lines(path) for path in count_lines}
     return snap
 
@@ -123,9 +128,11 @@ def _engine_delta(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> 
         return None
     total = 0
     for b, a in zip(before, after):  # noqa: B905 - python 3.8 zip takes no strict
-        if a["read_bytes"] is None or b["read_bytes"] is None:
+        # the engine's reads of the volume where they can be told apart (io.stat), else all its reads
+        key = "volume_read_bytes" if "volume_read_bytes" in a and "volume_read_bytes" in b else "read_bytes"
+        if a[key] is None or b[key] is None:
             return None
-        total += a["read_bytes"] - b["read_bytes"]
+        total += a[key] - b[key]
     return total
 
 
