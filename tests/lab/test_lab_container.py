@@ -1,4 +1,4 @@
-"""An engine's reads in a container on the lab's NVMe-oF head, counted the two ways kvgate relies on.
+"""An engine's reads in a container on the lab's volumes, counted the two ways kvgate relies on.
 
 kvgate proves a restore cold by the engine's own bytes (for an engine in a container: its cgroup's
 ``io.stat``, else the session of the container's init) beside the bytes the volume's devices moved
@@ -6,8 +6,9 @@ kvgate proves a restore cold by the engine's own bytes (for an engine in a conta
 guest's kernel (cgroup v2, systemd, podman as a site runs it) can hold the two side by side.
 
 The container is the guest's own userland (a root of symlinks imported as an image, /usr and /etc
-mounted read-only) with the candidate volume mounted at /kv; its init waits for a start file and
-then reads a file on the head, as an engine's process tree restores its KV.
+mounted read-only) with a volume mounted at /kv: the NVMe/TCP head, then the NFS share; its init
+waits for a start file and then reads a file there, as an engine's process tree restores its KV.
+It is not an engine profile: the lab's TCG CPU has no AVX-512 for this machine's llama.cpp build.
 """
 
 from __future__ import annotations
