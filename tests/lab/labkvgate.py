@@ -21,7 +21,7 @@ INVENTORY = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
 
 
 def kvgate(
-    *args: str, results: Path, inventory: Path = INVENTORY, timeout: float = 1200
+    *args: str, results: Path, inventory: Path | None = None, timeout: float = 1200
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """`kvgate ARGS --inventory lab-vm.yaml --results RESULTS` and the run directory it made."""
     cmd = [
@@ -30,7 +30,7 @@ def kvgate(
         "kvgate.cli",
         *args,
         "--inventory",
-        str(inventory),
+        str(inventory or INVENTORY),
         "--results",
         str(results),
     ]
@@ -45,9 +45,9 @@ def judged(run: Path) -> dict[str, dict[str, Any]]:
     return {r["id"]: r for r in map(json.loads, (run / "checks.jsonl").read_text().splitlines())}
 
 
-def g1_checks(host: str, *families: str, inventory: Path = INVENTORY) -> dict[str, Judgement]:
+def g1_checks(host: str, *families: str, inventory: Path | None = None) -> dict[str, Judgement]:
     """G1's checks of ``families`` on one lab host, from facts collected now over SSH."""
-    cfg = load_config(inventory)
+    cfg = load_config(inventory or INVENTORY)
     inv = cfg.inventory.inventory
     ex = connect(host, inv.hosts[host])
     try:
