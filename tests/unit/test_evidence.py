@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.probes.evidence.blockdev import DeviceError, Resolved, carriers, resolve
+from kvgate.probes.evidence.blockdev import DeviceError, Resolved, carriers, device_numbers, resolve
 from kvgate.probes.evidence.counters import device_bytes, parse_diskstats
 from kvgate.probes.evidence.engines import engine_reads, parse_io_stat, process_read_bytes, session_members
 from kvgate.probes.evidence.nfs import parse_mountstats
@@ -183,6 +183,21 @@ def test_a_containers_reads_of_the_volume_are_told_apart_from_its_root_disks(tmp
         {"engines": [earlier], "cached_bytes": 0}, {"engines": [reads], "cached_bytes": 0}
     )
     assert counts.engine_read_bytes == 1459200 - 1000  # the volume's bytes, not the root disk's
+
+
+def test_io_stat_keys_a_partitions_reads_by_its_disk_and_a_path_by_nothing(tmp_path: Path) -> None:
+    head = "virtual/nvme-subsystem/nvme-subsys0/nvme0n1"
+    devices = {
+        "nvme0n1": head,
+        "nvme0n1p1": f"{head}/nvme0n1p1",
+        "nvme0c0n1": "pci/a/nvme0c0n1",
+        "vda": "pci/v/vda",
+    }
+    tree = sysfs(tmp_path, devices)
+    for name, number in {"nvme0n1": "259:1", "nvme0n1p1": "259:2", "vda": "254:0"}.items():
+        (tmp_path / "devices" / devices[name] / "dev").write_text(number + "\n")
+    assert device_numbers(("nvme0n1p1", "nvme0c0n1"), sys_root=tree) == ("259:1",)
+    assert device_numbers(("nvme0n1", "nvme0n1p1", "vda"), sys_root=tree) == ("259:1", "254:0")
 
 
 def test_a_container_reading_nfs_is_counted_over_its_inits_session(tmp_path: Path) -> None:

@@ -68,15 +68,19 @@ class Resolved:
 
 
 def device_numbers(names: tuple[str, ...], *, sys_root: str = "/sys") -> tuple[str, ...]:
-    """``MAJ:MIN`` of each device that has one (a native multipath path, ``nvme0c0n1``, has none)."""
+    """``MAJ:MIN`` as cgroup ``io.stat`` keys each device's I/O: a disk's own; a partition's disk
+    (io.stat counts per disk); none for a native multipath path (``nvme0c0n1`` has no number)."""
     out = []
     for name in names:
+        base = os.path.realpath(os.path.join(sys_root, "class", "block", name))
+        if os.path.exists(os.path.join(base, "partition")):
+            base = os.path.dirname(base)
         try:
-            with open(os.path.join(sys_root, "class", "block", name, "dev")) as f:
+            with open(os.path.join(base, "dev")) as f:
                 out.append(f.read().strip())
         except OSError:
             continue
-    return tuple(out)
+    return tuple(dict.fromkeys(out))
 
 
 def carriers(name: str, *, sys_root: str = "/sys") -> tuple[str, tuple[str, ...]]:
