@@ -106,3 +106,4 @@ def test_a_containers_reads_are_its_own_bytes_of_the_volume_beside_the_volumes_c
         head = on_client("cat /sys/class/block/nvme0n1/dev").strip()
         assert record["per_device"][head] >= want
         assert counts.engine_read_bytes == want, counts  # the volume's bytes, not the root disk's
+        assert counts.engines_counted[0].endswith("io.stat, its reads of the volume's devices")

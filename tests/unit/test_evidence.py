@@ -183,6 +183,9 @@ def test_a_containers_reads_of_the_volume_are_told_apart_from_its_root_disks(tmp
         {"engines": [earlier], "cached_bytes": 0}, {"engines": [reads], "cached_bytes": 0}
     )
     assert counts.engine_read_bytes == 1459200 - 1000  # the volume's bytes, not the root disk's
+    assert counts.engines_counted == (
+        "cgroup /libpod_parent/libpod-ab io.stat, its reads of the volume's devices",
+    )
 
 
 def test_io_stat_keys_a_partitions_reads_by_its_disk_and_a_path_by_nothing(tmp_path: Path) -> None:

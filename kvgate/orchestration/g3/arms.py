@@ -50,6 +50,7 @@ class Window:
     hit_tokens: int | None  # tokens the engine restored from its tier (its own count), None: unknown
     caches_dropped: bool = False
     host_load: str | None = None  # the host's load in the window (load average, CPU steal)
+    engine_counted: str | None = None  # how the engine's bytes were counted (evidence.window.engine_how)
 
 
 @dataclass(frozen=True)

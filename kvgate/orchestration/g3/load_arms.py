@@ -77,6 +77,7 @@ class LoadTrial:
     )
     reusable_tokens: int | None = None  # capacity arms: the prompt tokens its turns' documents hold
     host_load: str | None = None  # the host's load in the window (load average, CPU steal)
+    engine_counted: str | None = None  # how the engines' bytes were counted (evidence.window.engine_how)
     shared_device: str | None = None  # the device read far more than the engine: another reader's
 
     @property
@@ -244,6 +245,7 @@ def load_trial(
         server_latency=getattr(bracket, "server_latency", None),  # EngineWindow's; a populate load has none
         engine_read_bytes=counts.engine_read_bytes if counts else None,
         host_load=counts.host_load if counts else None,
+        engine_counted="; ".join(counts.engines_counted) or None if counts else None,
     )
 
 

@@ -381,6 +381,7 @@ class ColdRestore:
             hit_tokens=w.hit_tokens,
             caches_dropped=drop.dropped,
             host_load=w.counts.host_load,
+            engine_counted="; ".join(w.counts.engines_counted) or None,
         )
         ev += (self.sink.save(f"{name}/ssd-restore.window.json", _window_json(window, predicted, drop.how)),)
         cold = restore_reason(

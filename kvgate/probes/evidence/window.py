@@ -75,6 +75,7 @@ class Counts:
     page_cache_bytes_after: int = 0
     load_avg_1m: float | None = None  # the host's 1-minute load average at the window's end
     cpu_steal_share: float | None = None  # of the host's CPU time in the window, stolen by the hypervisor
+    engines_counted: tuple[str, ...] = ()  # how each engine's bytes were counted (``engine_how``)
 
     @classmethod
     def between(cls, before: dict[str, Any], after: dict[str, Any]) -> Counts:
@@ -88,6 +89,7 @@ class Counts:
             page_cache_bytes_after=int(after["cached_bytes"]),
             load_avg_1m=after.get("load_avg_1m"),
             cpu_steal_share=_steal_share(before.get("cpu_ticks"), after.get("cpu_ticks")),
+            engines_counted=tuple(engine_how(e) for e in after["engines"]),
         )
 
     @property
@@ -114,6 +116,15 @@ def _device_delta(before: dict[str, Any], after: dict[str, Any]) -> tuple[int | 
         read = a["counts"].get("server_read", 0) - b["counts"].get("server_read", 0)
         return read, a["counts"].get("server_write", 0) - b["counts"].get("server_write", 0), where
     return None, None, "no counter"
+
+
+def engine_how(reads: dict[str, Any]) -> str:
+    """One engine's count in words: ``cgroup /machine.slice/… io.stat, its reads of the volume's devices``."""
+    if reads.get("scope") == "cgroup":
+        which = "the volume's devices" if "volume_read_bytes" in reads else "every device"
+        return f"cgroup {reads['where']} io.stat, its reads of {which}"
+    how = f"{reads['where']}, read_bytes of /proc/<pid>/io"
+    return f"{how} ({reads['fallback']})" if "fallback" in reads else how
 
 
 def _steal_share(before: list[int] | None, after: list[int] | None) -> float | None:
