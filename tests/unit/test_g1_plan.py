@@ -151,6 +151,25 @@ def run_g1(
     }
 
 
+def test_a_check_over_several_devices_shows_the_value_its_verdict_rests_on(scratch: tuple[Path, str]) -> None:
+    """A customer's reader found 15 PASS rows of the lab's G1 with no measured value: each judged
+    every device (its condition lists them all) and showed none."""
+    path, probe = scratch
+    inv = Inventory.model_validate(bom(path))
+    ctx = HostContext(host=HOST, volumes=inv.volumes_of(HOST), sudo=True, tools=tools_wanted(inv, HOST))
+    facts = collect_host(Replay(answers(path, probe), TOOLS), ctx)
+    shown = {
+        c.check: j.measurement.value if (j := evaluate_facts(c, facts)).measurement else "no measurement"
+        for c in plan(in_memory(inv))
+        if c.check in ("nvme.temperature", "nvme.media_errors")
+    }
+    temperatures = [
+        float(t.split("=")[1].split()[0]) for t in run_g1(scratch)["nvme.temperature"][1].split("; ")
+    ]
+    assert shown["nvme.temperature"] == max(temperatures)  # ≤ 70 °C: the hottest drive
+    assert shown["nvme.media_errors"] == 0
+
+
 def test_a_matching_bom_passes_every_check(scratch: tuple[Path, str]) -> None:
     results = run_g1(scratch)
     failed = {k: v for k, v in results.items() if v[0] is not Verdict.PASS}

@@ -117,9 +117,20 @@ def combine(check: PlannedCheck, parts: Sequence[Judgement], none_found: str) ->
         verdict,
         "; ".join(p.condition for p in parts),
         c,
-        Measurement(c.metric, None, c.unit, shown) if shown else None,
+        Measurement(c.metric, _binding_value(c.comparator, parts, verdict), c.unit, shown) if shown else None,
         extra={"parts": [{"verdict": str(p.verdict), "condition": p.condition} for p in parts]},
     )
+
+
+def _binding_value(comparator: str, parts: Sequence[Judgement], verdict: Verdict) -> Any:
+    """The part value the verdict rests on, shown as the check's measured value: the least of
+    ``≥`` bounds, the most of ``≤`` ones, the one value every part shares, else the worst part's."""
+    worst_parts = [p for p in parts if p.verdict is verdict]
+    values = [p.measurement.value for p in worst_parts if p.measurement and p.measurement.value is not None]
+    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if numbers and len(numbers) == len(values) and comparator in (">=", ">", "<=", "<"):
+        return min(numbers) if comparator in (">=", ">") else max(numbers)
+    return values[0] if values and all(v == values[0] for v in values) else None
 
 
 def with_note(j: Judgement, note: str | None) -> Judgement:
