@@ -129,6 +129,18 @@ class RunView:
         return self.record.site
 
     @property
+    def held_and_not_judged(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """Each kind of check once (``canary``, ``nvme-wear``): held everywhere, held on some hosts or
+        engines only, and judged nowhere — so a passing gate names what it did not judge."""
+        by_name: dict[str, set[Verdict | None]] = {}
+        for row in (r for rs in self.rows.values() for r in rs):
+            by_name.setdefault(row.check.rsplit("].", 1)[-1], set()).add(row.verdict)
+        held = tuple(n for n, v in by_name.items() if v == {Verdict.PASS})
+        partly = tuple(n for n, v in by_name.items() if Verdict.PASS in v and v != {Verdict.PASS})
+        nowhere = tuple(n for n, v in by_name.items() if Verdict.PASS not in v)
+        return held, partly, nowhere
+
+    @property
     def complete(self) -> bool:
         return self.status == "complete"
 

@@ -125,12 +125,12 @@ def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path:
 
 def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_path: Path) -> None:
     """The demo's 2-minute soak passed its checks, but proves no drift: not a green PASS."""
-    meta = {"planned": ["h/soak[tiny].alive"], "hosts": {"h": {"roles": ["engine"]}}}
+    planned = ["h/soak[tiny].alive", "h/soak[tiny].nvme-wear"]
+    meta = {"planned": planned, "hosts": {"h": {"roles": ["engine"]}}}
     meta["configuration"] = {"gate_profile": load_g4_profile("smoke").model_dump(mode="json")}
     store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta=meta)
-    store.record(
-        JudgementRecord(id="h/soak[tiny].alive", host="h", check="soak[tiny].alive", verdict=Verdict.PASS)
-    )
+    for check, verdict in (("soak[tiny].alive", Verdict.PASS), ("soak[tiny].nvme-wear", Verdict.SKIP)):
+        store.record(JudgementRecord(id=f"h/{check}", host="h", check=check, verdict=verdict))
     store.finish("complete")
     run = store.path
     verdict, _ = outcome(RunStore.open(run))
@@ -141,5 +141,7 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     page = " ".join((run / "report.html").read_text().split())
     assert '<div class="vb-verdict">SHORT SOAK</div>' in page
     assert "A short soak:</strong> drift not judged at this soak length: 120 s cannot establish" in page
-    assert "they do not prove the seed's 72 hours of stability" in page
+    # what held is named, and what was not judged: not "device health holds" over SKIPs (a reader's find)
+    assert "these held for the soak it ran: alive. Not judged anywhere (SKIP): nvme-wear." in page
+    assert "None of it proves the seed's 72 hours of stability" in page
     assert [h.outcome.label for h in load_run(run).hosts] == ["SHORT SOAK"]
