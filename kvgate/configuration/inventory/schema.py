@@ -44,6 +44,7 @@ CLUSTER = "cluster"  # the host name of checks on the whole lab, never an invent
 class Role(StrEnum):
     GPU_NODE = "gpu-node"
     STORAGE_CLIENT = "storage-client"
+    STORAGE_TARGET = "storage-target"  # the array or NFS server's own host: G1, and its cache dropped
     ENGINE = "engine"
     CONTROL = "control"
 
