@@ -306,16 +306,16 @@ def families(rows: Iterable[CheckRow]) -> dict[tuple[str, str], list[CheckRow]]:
 
 
 def family_headline(_host: str, family: str, rows: list[CheckRow]) -> Headline:
-    """G1: one line per BOM family — how many items are as ordered, on how many hosts."""
+    """G1: one line per BOM family — how many items match the BOM, on the hosts that judged them."""
     ok = [r for r in rows if r.label in ("PASS", "WAIVED")]
     judged = [r for r in rows if r.label != "SKIP"]
     worst = next((r.label for r in rows if r.flagged), "PASS" if judged else "SKIP")
-    hosts = sorted({r.host for r in rows})
+    hosts = sorted({r.host for r in judged or rows})  # not a host whose BOM orders none of it
     return Headline(
         where=hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts",
         what=family,
-        measured=f"{len(ok)} of {len(judged)} as ordered" if judged else not_ordered(rows),
-        against="the volume as declared" if family.startswith("volume[") else "the BOM (expect:)",
+        measured=f"{len(ok)} of {len(judged)} match" if judged else not_ordered(rows),
+        against="the volume as declared" if family.startswith("volume[") else "the inventory's BOM",
         position="",
         evidence="",
         verdict=worst,

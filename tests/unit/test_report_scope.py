@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kvgate.base.criteria import Verdict
 from kvgate.configuration.fio_matrix import load_profile
 from kvgate.record.gate_order import repo_root
 from kvgate.record.store import RunStore
-from kvgate.report.model import load_run
-from kvgate.report.summary import summarize
+from kvgate.report.model import CheckRow, load_run
+from kvgate.report.summary import family_headline, summarize
 from tests.integration.report_runs import build
 
 
@@ -27,8 +28,8 @@ def test_g1_says_it_has_no_profile_and_what_it_covered(tmp_path: Path) -> None:
 def test_g1_page_1_says_why_a_family_was_not_judged(tmp_path: Path) -> None:
     heads = {h.what: h for h in summarize(load_run(build(tmp_path, "g1"))).headline}
     assert heads["gpu"].measured == "none ordered (gpus.count: 0)"
-    assert heads["cpu"].measured == "1 of 1 as ordered"
-    assert heads["cpu"].against == "the BOM (expect:)"  # short: it wrapped over four lines in every row
+    assert heads["cpu"].measured == "1 of 1 match"  # the inventory's BOM, not the order itself
+    assert heads["cpu"].against == "the inventory's BOM"  # short: it wrapped over four lines in every row
 
 
 def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
@@ -74,3 +75,14 @@ def test_preflight_says_it_has_no_profile_rather_than_not_recorded(tmp_path: Pat
     lines = scope(store.path)
     assert lines["Profile"].startswith("none: preflight probes, in minutes, what each gate's evidence needs")
     assert lines["Volumes"] == "scratch (candidate)"
+
+
+def test_a_g1_family_is_attributed_to_the_hosts_that_judged_it() -> None:
+    """The lab's G1 said '2 hosts nvme 7 of 7': all seven were the array's; the client orders none."""
+    rows = [
+        CheckRow("a/nvme.count", "a", "nvme.count", Verdict.PASS),
+        CheckRow("a/nvme.temperature", "a", "nvme.temperature", Verdict.PASS),
+        CheckRow("b/nvme.count", "b", "nvme.count", Verdict.SKIP, "inventory declares nvme.count: 0"),
+    ]
+    head = family_headline("", "nvme", rows)
+    assert (head.where, head.measured) == ("a", "2 of 2 match")
