@@ -107,10 +107,13 @@ EVIDENCE_NOTE = (
     "Counters bracketing exactly the measured request. Device bytes are those of the devices that carry "
     "the candidate volume (a multipath head's paths, an LV's disks; on NFS, the client's reads from the "
     "server) and count every reader during the window (another tenant's I/O can only raise them); engine "
-    "bytes are summed over every process the engine started (its session or container cgroup). "
+    "bytes are summed over every process the engine started (its session; in a container, its cgroup's "
+    "reads of the volume's devices, or on NFS its init's session). "
     "Tokens restored: the engine's own count (its log). Tier growth: the tier directory after "
-    "populate, against prompt tokens × the model's state bytes per token. Restore read GB/s: the device's "
-    "bytes over the request's TTFT (one prompt), or over the time to a load's last first token."
+    "populate, against prompt tokens × the model's state bytes per token. Restore read GB/s: the engine's "
+    "bytes over the request's TTFT (one prompt), or over the time to a load's last first token; that time "
+    "holds the engine's queueing and compute too, so the figure is a floor of what the storage delivered, "
+    "not its read rate (G2 measures that)."
 )
 NOTE = (
     "One prompt per trial, each with its own salt. ssd-restore: populate on a fresh tier directory on the "

@@ -78,8 +78,9 @@ ENGINE_COLUMNS = [
     "listening on (TCP)",
 ]
 VERDICT_NOTE = (
-    "Site threshold = the reference's lower bound × the G3 profile's threshold fraction (its "
-    "allowance for a smaller lab than the seed's). Verdicts before waivers; the checks table shows waivers."
+    "Site threshold = the reference's lower bound as printed, less half its last digit (the seed's 26 % "
+    "stands for 25.5 % and up), × the G3 profile's threshold fraction (1 unless the profile allows for a "
+    "smaller lab than the seed's). Verdicts before waivers; the checks table shows waivers."
 )
 Engines = Mapping[str, Mapping[str, EngineLaunch]]  # run.json's engines: host/deployment → arm → launch
 
