@@ -45,6 +45,8 @@ def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_j
     assert "kvgate PREFLIGHT readiness check — local" in page1
     assert "kvgate acceptance report" not in page1  # the page footer
     assert "PREFLIGHT acceptance report" not in page1
+    # the verdict box says it beside the PASS: a reader saw a green PASS over "G3 can judge 0 of 12"
+    assert "READINESS CHECK PASS G3 can judge 1 of 12 references" in page1
     assert "G3 can judge 1 of 12 references its profile binds: R2 480B TP8 TTFT p50" in page1
     assert "Judged only if the figure is not far above the seed's range (over twice its upper end's" in page1
     assert "R9 DeepSeek-70B service load time against NFS (Ascend) (R9-load-time-deepseek-70b)" in page1
