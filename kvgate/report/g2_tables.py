@@ -42,9 +42,10 @@ WORK_COLUMNS = [
 ]
 FIO_NOTE = (
     "Latency percentiles are merged from fio's json+ histograms across jobs and repeats. "
-    "Read ceiling: the best cell of the block size × jobs × depth sweep (carried on along the readers' "
-    "block size until it covers their I/Os in flight and stops growing), run again with the profile's "
-    "repeats (their mean); a G2 read faster than that raises it. The planner and G3 hold restores to it."
+    "Read ceiling: the most this device was seen to deliver — the best cell of the block size × jobs × "
+    "depth sweep (carried on along the readers' block size until it covers their I/Os in flight and stops "
+    "growing), that cell run again with the profile's repeats (their mean shown beside it), or a faster "
+    "G2 read. The planner and G3 hold restores to it."
 )
 WORK_NOTE = (
     "KV restore: all requests concurrently; serial = 1 reader per request, "
@@ -84,17 +85,18 @@ def fio_cells(host: str, volume: str, row: G2Row) -> list[str]:
 
 
 def ceiling(ms: Measured, cell: SweepCell | None) -> str:
-    """The re-measured ceiling and how it was reached: ``2.31 (bs 4m, 4 jobs × QD 8)``."""
+    """The ceiling and how it was reached: ``2.31 (bs 4m, 4 jobs × QD 8; re-run mean 2.2)``."""
     if cell is None:
         return "—"
     where = configuration(SweepPoint(**cell.model_dump()))
-    value = fixed(ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s"), scale=GB)
+    value = fixed(ms.get(f"{CEILING_CELL}.best_read_bw_bytes_per_s"), scale=GB)
     raised = ms.get(f"{CEILING_CELL}.raised_by")
     if raised is not None:
         fio = fixed(ms.get(f"{CEILING_CELL}.fio_read_bw_bytes_per_s"), scale=GB)
         by = str(raised.value).split(" read ")[0]  # the read that raised it: "KV restore, parallel readers"
-        return f"{value} (raised by a faster G2 read: {by}; fio {fio}, {where})"
-    return f"{value} ({where})"
+        return f"{value} (raised by a faster G2 read: {by}; fio re-run mean {fio}, {where})"
+    rerun = fixed(ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s"), scale=GB)
+    return f"{value} ({where}; re-run mean {rerun})"
 
 
 def work_cells(host: str, volume: str, row: G2Row) -> list[str]:

@@ -116,15 +116,20 @@ def ceiling_measurements(best: SweepPoint, confirmed: Sequence[MeasuredRun]) -> 
 
     Its bandwidth is the ``ceiling`` cell's own measurements (the mean of ``confirmed``).
     ``best_read_bw_bytes_per_s``, the highest of the sweep cell and every valid repeat,
-    bounds what G3 may believe a restore read from this device.
+    bounds what G3 may believe a restore read from this device; with no repeat proven cold,
+    it is not trusted either (the reason is the first repeat's).
     """
     repeats = [r.run.summary().read.bw_bytes_per_s for r in confirmed if not r.invalid_reason]
+    untrusted = None if repeats or not confirmed else confirmed[0].invalid_reason
     return [
         Measurement(f"{CEILING_CELL}.bs_bytes", parse_size(best.bs), "bytes"),
         Measurement(f"{CEILING_CELL}.numjobs", best.numjobs, "jobs"),
         Measurement(f"{CEILING_CELL}.iodepth", best.iodepth, "I/Os per job"),
         Measurement(f"{CEILING_CELL}.sweep_bw_bytes_per_s", best.bw_bytes_per_s, "bytes/s"),
         Measurement(
-            f"{CEILING_CELL}.best_read_bw_bytes_per_s", max([best.bw_bytes_per_s, *repeats]), "bytes/s"
+            f"{CEILING_CELL}.best_read_bw_bytes_per_s",
+            max([best.bw_bytes_per_s, *repeats]),
+            "bytes/s",
+            invalid_reason=untrusted,
         ),
     ]
