@@ -85,10 +85,13 @@ class Verification:
         if self.status != "verified":
             shown = ", ".join(self.changed[:8]) + (" …" if len(self.changed) > 8 else "")
             return f"{self.status}" + (f": {shown}" if shown else "")
-        text = f"verified unmodified (manifest sha256 {self.manifest_sha256[:16]})"
+        text = f"every file matches the run's manifest (sha256 {self.manifest_sha256[:16]})"
         if self.signature_problem:
             return f"{text}; signature NOT valid: {self.signature_problem}"
-        return f"{text}; signed by {self.signer}" if self.signer else f"{text}; not signed"
+        if self.signer:
+            return f"{text}; signed by {self.signer}"
+        # a reader asked what "verified" was checked against: a manifest the same tool wrote
+        return f"{text}; not signed, so this shows accidental change only (kvgate sign)"
 
 
 def verify_manifest(run_dir: Path, *, allowed_signers: Path | None = None) -> Verification:

@@ -45,7 +45,7 @@ def forge_pass(store: RunStore) -> None:
 
 def test_a_finished_run_verifies_and_an_edited_one_says_which_files_changed(tmp_path: Path) -> None:
     store = finished_run(tmp_path)
-    assert verify_manifest(store.path).summary().startswith("verified unmodified (manifest sha256 ")
+    assert verify_manifest(store.path).summary().startswith("every file matches the run's manifest (sha256 ")
     forge_pass(store)
     found = verify_manifest(store.path)
     assert (found.status, found.changed, found.intact) == ("modified after the run", ("checks.jsonl",), False)
@@ -114,4 +114,4 @@ def test_a_forger_who_rewrites_the_manifest_cannot_keep_the_signature(tmp_path: 
     found = verify_manifest(store.path)
     assert not found.intact
     write_manifest(store.path)  # or properly: the signature is then gone with the old manifest
-    assert verify_manifest(store.path).summary().endswith("not signed")
+    assert verify_manifest(store.path).summary().endswith("not signed, so this shows accidental change only (kvgate sign)")
