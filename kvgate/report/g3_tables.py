@@ -133,6 +133,9 @@ def trusted(s: ArmFigures) -> str:
         return "no: " + "; ".join(s.invalid_reasons)
     if s.qualifications:
         return f"qualified ({len(s.qualifications)} of {s.trials}): {s.qualifications[0]}"
+    if s.device_read_bytes_p50 and s.engine_read_bytes_p50 == 0:
+        # an arm that reads no tier (dram-only, recompute): what the device read was not the engine's
+        return "yes: the engine read nothing from the volume; the device's reads were another reader's"
     return "yes"
 
 

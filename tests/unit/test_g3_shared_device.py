@@ -7,6 +7,8 @@ Figures from `make demo` (issue 25 item 3): at concurrency 16 the capacity arm's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.gate_profiles.g3 import ColdBounds, load_g3_profile
 from kvgate.orchestration.g3.load_arms import LoadTrial, summaries
@@ -54,6 +56,18 @@ def test_a_device_within_the_declared_ratio_is_plainly_trusted() -> None:
     s = summaries(qualify(ArmsResult(capacity_trials={"ssd-tier": alone}), ColdBounds()).capacity_trials)
     assert s["ssd-tier@c16"].qualifications == []
     assert evidence_cells("h/tiny", s["ssd-tier@c16"])[-1] == "yes"
+
+
+def test_an_arm_that_reads_no_tier_says_whose_the_device_reads_were() -> None:
+    """The demo's dram-only rows read 350 MB on the device and 0 in the engine, marked plainly 'yes'
+    beside a qualified 390 / 200 MB row: a reader could not tell what 'trusted' meant there."""
+    dram = [
+        replace(demo_round(k, device=350_000_000), arm="dram-only", engine_read_bytes=0) for k in range(3)
+    ]
+    s = summaries(qualify(ArmsResult(capacity_trials={"dram-only": dram}), ColdBounds()).capacity_trials)
+    assert evidence_cells("h/tiny", s["dram-only@c16"])[-1] == (
+        "yes: the engine read nothing from the volume; the device's reads were another reader's"
+    )
 
 
 def test_the_shared_device_is_recorded_as_a_contradiction_with_both_figures() -> None:
