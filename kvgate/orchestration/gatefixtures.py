@@ -22,11 +22,11 @@ from kvgate.transport import Executor, connect, fan_out
 
 
 class Measured(Protocol):
-    """One deployment's result as G3 and G4 keep it: its measurements and a detail per check."""
+    """One deployment's result as G3 and G4 keep it: its measurements, and what each check is judged on."""
 
     measurements: dict[str, Measurement]
 
-    def detail(self, key: str) -> str: ...
+    def inputs(self, key: str) -> Inputs: ...
 
 
 R = TypeVar("R", bound=Measured)
@@ -96,7 +96,7 @@ def deployment_inputs(check: Any, request: pytest.FixtureRequest, measured: str,
     if check.ruled is not None:
         return Inputs()
     r: Measured = deployment_result(request.getfixturevalue(measured), check.host, check.subject, what)
-    return Inputs(r.measurements, detail=r.detail(check.key))
+    return r.inputs(check.key)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,11 @@ from kvgate.orchestration.g3.arms import Outcome, Trial, Window, summarize
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.report_rows import rows
-from kvgate.orchestration.g3.verdicts import cold_proof_measurement, reference_measurements
+from kvgate.orchestration.g3.verdicts import (
+    cold_proof_measurement,
+    correctness_measurement,
+    reference_measurements,
+)
 from kvgate.record import EngineLaunch, RunRecord, Section
 from kvgate.record.schema import SCHEMA
 from kvgate.report.g3_tables import sections as laid_out
@@ -179,3 +183,13 @@ def test_the_cold_read_rows_follow_the_other_arms_with_their_restore_bandwidth()
     assert "Rows serial-read@c<C> / parallel-read@c<C> (R1)" in arms["note"]
     evidence = found["G3 restore evidence (medians over trials)"]["rows"]
     assert [x[4] for x in evidence[-2:]] == ["0.98", "5.23"]
+
+
+def test_a_tolerated_near_tie_is_said_beside_the_correctness_verdict() -> None:
+    """The demo printed 'correctness 0 requests PASS' while p.8 said one output differed at a near-tie."""
+    r = result()
+    r.near_ties = ["request 3: near-tie at token 8: recompute ' Machine' (-6.1493)"]
+    r.measurements["correctness"] = correctness_measurement([], 4)
+    said = r.inputs("correctness").said
+    assert said == ("1 output(s) differed only at a near-tied token, tolerated: " + r.near_ties[0],)
+    assert r.inputs("cold-proof").said == ()

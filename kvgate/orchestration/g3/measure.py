@@ -13,7 +13,7 @@ import secrets
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from kvgate.base.criteria import Measurement
+from kvgate.base.criteria import Inputs, Measurement
 from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import (
     CAPACITY_ARMS,
@@ -70,9 +70,16 @@ class DeploymentResult:
     serving: dict[str, Any] = field(default_factory=dict)  # per load: client and engine latency (serving)
     g2_figures: dict[str, Any] = field(default_factory=dict)  # G2's figures of the tier's volume (prediction)
 
-    def detail(self, key: str) -> str:
-        """Extra text for a verdict that is not PASS (the first output mismatch)."""
-        return f"first mismatch: {self.mismatches[0]}" if key == "correctness" and self.mismatches else ""
+    def inputs(self, key: str) -> Inputs:
+        """What the check ``key`` is judged on: the measurements; for correctness, the first mismatch
+        (said when it fails) and the near-ties it tolerated (said always: '0 requests' hid one)."""
+        if key != "correctness":
+            return Inputs(self.measurements)
+        detail = f"first mismatch: {self.mismatches[0]}" if self.mismatches else ""
+        said: tuple[str, ...] = ()
+        if ties := self.near_ties:
+            said = (f"{len(ties)} output(s) differed only at a near-tied token, tolerated: {ties[0]}",)
+        return Inputs(self.measurements, detail=detail, said=said)
 
 
 class StoreSink:

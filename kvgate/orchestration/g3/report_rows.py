@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvgate.base.criteria import Inputs, Measurement
+from kvgate.base.criteria import Measurement
 from kvgate.orchestration.g3 import serving
 from kvgate.orchestration.g3.measure import DeploymentResult
 from kvgate.orchestration.g3.plan import G3Check
@@ -21,7 +21,7 @@ from kvgate.record import arm_order, measurements_to_record
 
 def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
     """Everything the G3 tables show for one deployment on one host, as numbers."""
-    judged = [(c, c.evaluate(Inputs(r.measurements, detail=r.detail(c.key)))) for c in checks]
+    judged = [(c, c.evaluate(r.inputs(c.key))) for c in checks]
     t = r.tier
     return {
         "deployment": {

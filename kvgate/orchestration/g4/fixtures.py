@@ -6,12 +6,11 @@ import pytest
 
 from kvgate.base.criteria import Inputs
 from kvgate.base.errors import LabError, UsageError
-from kvgate.orchestration.deployments import deployment_result
 from kvgate.orchestration.g4.outcome import SoakResult
 from kvgate.orchestration.g4.plan import G4Check, plan
 from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import measure_soak
-from kvgate.orchestration.gatefixtures import GateRun, measure_each_deployment
+from kvgate.orchestration.gatefixtures import GateRun, deployment_inputs, measure_each_deployment
 
 HostResults = dict[str, SoakResult | LabError]
 
@@ -35,9 +34,4 @@ def g4_measured(gate_run: GateRun) -> dict[str, HostResults | LabError]:
 @pytest.fixture
 def g4_evidence(check: G4Check, request: pytest.FixtureRequest) -> Inputs:
     """The check's soak measurements and detail; a host or deployment that failed makes it ERROR."""
-    if check.ruled is not None:
-        return Inputs()
-    r: SoakResult = deployment_result(
-        request.getfixturevalue("g4_measured"), check.host, check.subject, "G4 soak not run"
-    )
-    return r.inputs(check.key)
+    return deployment_inputs(check, request, "g4_measured", "G4 soak not run")

@@ -37,12 +37,9 @@ class SoakResult:
     health: dict[str, Any] = field(default_factory=dict)  # kvgate.record.HealthFigures, as JSON
     blocked: dict[str, str] = field(default_factory=dict)  # check key → what this host has none of
 
-    def detail(self, key: str) -> str:
-        return self.details.get(key, "")
-
     def inputs(self, key: str) -> Inputs:
         """What the check ``key`` is judged on: the measurements, its detail, what blocks it."""
-        return Inputs(self.measurements, detail=self.detail(key), blocked=self.blocked.get(key, ""))
+        return Inputs(self.measurements, detail=self.details.get(key, ""), blocked=self.blocked.get(key, ""))
 
 
 @dataclass(frozen=True)
