@@ -20,6 +20,7 @@ from kvgate.record import DriftFigure
 from kvgate.report.charts import MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.g4_tables import soak_windows
 from kvgate.report.model import RunView
+from kvgate.report.numbers import human
 
 Window = dict[str, Any]
 Value = Callable[[Window], float | None]
@@ -109,6 +110,28 @@ def soak_charts(view: RunView) -> list[Chart]:
                 )
             )
     return out
+
+
+def seen_not_judged(view: RunView) -> tuple[str, ...]:
+    """A short soak's trends in words for page 1, the first window after warm-up to the last: shown,
+    not judged (a reader found output fall 58 % in 2 minutes only in a chart on page 5)."""
+    if not view.outcome.short_soak:
+        return ()
+    skip, out = warmup(recorded_profile(view)), []
+    for path in sorted((view.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
+        windows = soak_windows(path)
+        kept = windows[skip:] if len(windows) > skip + 1 else windows
+        trends = [
+            f"{panel.title} {human(a)} → {human(b)} ({'+' if b >= a else '−'}{abs(b - a) / a:.0%})"
+            for panel in PANELS[:3]  # TTFT p50, output throughput, engine RSS
+            if (a := panel.value(kept[0])) and (b := panel.value(kept[-1])) is not None
+        ]
+        if len(kept) > 1 and trends:
+            where = (
+                f"{path.parts[-2]} on {path.parts[-4]}, windows {len(windows) - len(kept) + 1}–{len(windows)}"
+            )
+            out.append(f"{where}: {', '.join(trends)}")
+    return tuple(out)
 
 
 def warmup(profile: G4Profile | None) -> int:

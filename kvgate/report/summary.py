@@ -26,6 +26,7 @@ from kvgate.report.numbers import human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
 from kvgate.report.scope_lines import profile_lines
+from kvgate.report.soak_plots import seen_not_judged
 
 REFERENCE_RULE = re.compile(r"^R\d")
 # G2's headline figures (its checks' metrics end with these), in reading order.
@@ -109,6 +110,7 @@ class Summary:
     comparability: tuple[str, ...] = field(default=())
     unjudged: tuple[Unjudged, ...] = ()  # the bound references no check judged, by reason
     outlook: Outlook | None = None  # preflight: what G3 can judge with this inventory
+    soak_seen: tuple[str, ...] = ()  # a short soak's trends, first window to last: shown, not judged
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -547,4 +549,5 @@ def summarize(view: RunView) -> Summary:
         comparability=notes,
         unjudged=unjudged(view),
         outlook=g3_outlook(view),
+        soak_seen=seen_not_judged(view),
     )

@@ -9,6 +9,8 @@ against a threshold reads "BASELINE RECORDED", and still opens G3.
 from __future__ import annotations
 
 import io
+import json
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -131,6 +133,11 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta=meta)
     for check, verdict in (("soak[tiny].alive", Verdict.PASS), ("soak[tiny].nvme-wear", Verdict.SKIP)):
         store.record(JudgementRecord(id=f"h/{check}", host="h", check=check, verdict=verdict))
+    windows = [  # output fell 60 % over the soak, TTFT rose: seen on page 1, not only in a chart
+        {"end_unix_s": 20.0 * i, "summary": {"p50_ttft_ms": ms, "output_throughput_tok_per_s": tok}}
+        for i, (ms, tok) in enumerate([(1000, 8.0), (2990, 7.39), (5000, 5.0), (7590, 2.97)], 1)
+    ]
+    store.artifact("h", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
     store.finish("complete")
     run = store.path
     verdict, _ = outcome(RunStore.open(run))
@@ -144,4 +151,9 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     # what held is named, and what was not judged: not "device health holds" over SKIPs (a reader's find)
     assert "these held for the soak it ran: alive. Not judged anywhere (SKIP): nvme-wear." in page
     assert "None of it proves the seed's 72 hours of stability" in page
+    seen = re.sub(r"<[^>]+>", "", page)  # the page's line-break hints out
+    assert (  # the smoke profile's warm-up window left out
+        "Seen over the soak, not judged: tiny on h, windows 2–4: TTFT (s) 2.99 → 7.59 (+154%), "
+        "output (tok/s) 7.39 → 2.97 (−60%)." in seen
+    )
     assert [h.outcome.label for h in load_run(run).hosts] == ["SHORT SOAK"]

@@ -114,4 +114,8 @@ def test_a_forger_who_rewrites_the_manifest_cannot_keep_the_signature(tmp_path: 
     found = verify_manifest(store.path)
     assert not found.intact
     write_manifest(store.path)  # or properly: the signature is then gone with the old manifest
-    assert verify_manifest(store.path).summary().endswith("not signed, so this shows accidental change only (kvgate sign)")
+    assert (
+        verify_manifest(store.path)
+        .summary()
+        .endswith("not signed, so this shows accidental change only (kvgate sign)")
+    )
