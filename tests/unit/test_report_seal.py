@@ -77,7 +77,7 @@ def test_the_pdf_shows_the_hash_of_the_document_it_was_laid_out_from(rendered: R
         ["pdftotext", "-layout", str(rendered.pdf), "-"], capture_output=True, text=True, check=True
     ).stdout
     assert re.search(r"Report sha256 [0-9a-f]{64}", text)
-    assert "kvgate verify-report report.html" in text.replace("\n", " ")
+    assert "kvgate verify-report report.pdf" in text.replace("\n", " ")  # how to check it, in one line
 
 
 def test_a_file_with_nothing_to_verify_against_is_a_clear_error(tmp_path: Path) -> None:
