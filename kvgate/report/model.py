@@ -193,13 +193,19 @@ class RunView:
         return LABELS if self.missing else LABELS[:-1]
 
     @property
+    def smoke(self) -> bool:
+        """Run with a smoke profile: it proves the pipeline, so its report offers no acceptance."""
+        prof = self.record.configuration.gate_profile
+        return prof is not None and "smoke" in prof.name
+
+    @property
     def profile_text(self) -> str:
         """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
         prof = self.record.configuration.gate_profile
         name = prof.name if prof is not None else ""
         if prof is None or not name:
             return "not recorded"
-        if "smoke" in name:
+        if self.smoke:
             return f"{name}: proves the pipeline end to end, not the storage's performance"
         return f"{name}: {prof.description.strip()[:200]}".rstrip(": ")
 

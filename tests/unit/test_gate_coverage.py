@@ -151,6 +151,9 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     # what held is named, and what was not judged: not "device health holds" over SKIPs (a reader's find)
     assert "these held for the soak it ran: alive. Not judged anywhere (SKIP): nvme-wear." in page
     assert "None of it proves the seed's 72 hours of stability" in page
+    # a smoke run offers no acceptance (a reader found "Accept" under a smoke scope on every report)
+    assert "Not offered for acceptance:</strong> a smoke-scale run proves the pipeline" in page
+    assert "Accept with the exceptions" not in page
     seen = re.sub(r"<[^>]+>", "", page)  # the page's line-break hints out
     assert (  # the smoke profile's warm-up window left out
         "Seen over the soak, not judged: tiny on h, windows 2–4: TTFT (s) 2.99 → 7.59 (+154%), "
