@@ -264,6 +264,20 @@ def threshold_headline(row: CheckRow, what: str = "") -> Headline:
     )
 
 
+def with_spread(head: Headline, view: RunView, rows: Iterable[CheckRow], row: CheckRow) -> Headline:
+    """A G2 figure with its repeats' spread beside it, where its cell has a CV check (a reader found
+    the spread only in the checks table, three pages on)."""
+    volume, cell = row.check.split(".")[0], row.metric.split(".")[0]  # a rate's spread is its cell's
+    if not row.metric.endswith(("_bytes_per_s", "_iops")):
+        return head
+    cv = next((r for r in rows if r.host == row.host and r.metric.startswith(f"{cell}.") and
+               r.metric.endswith("_cv") and r.check.startswith(volume)), None)  # fmt: skip
+    if cv is None or head.position or cv.measured_value is None:
+        return head
+    repeats = getattr(view.record.configuration.gate_profile, "repeats", None)
+    return replace(head, position=f"CV {cv.measured}" + (f" over {repeats} repeats" if repeats else ""))
+
+
 def headline(view: RunView) -> tuple[Headline, ...]:
     rows = view.all_rows
     refs = [(r, ref) for r in rows if is_reference(r) and (ref := view.reference(r.rule)) is not None]
@@ -278,7 +292,10 @@ def headline(view: RunView) -> tuple[Headline, ...]:
     ]
     if view.gate == "g2":
         out += [
-            threshold_headline(r, t) for m, t in G2_HEADLINE.items() for r in rows if r.metric.endswith(m)
+            with_spread(threshold_headline(r, t), view, rows, r)
+            for m, t in G2_HEADLINE.items()
+            for r in rows
+            if r.metric.endswith(m)
         ]
     elif view.gate == "g4":
         out += [

@@ -10,7 +10,7 @@ from kvgate.configuration.fio_matrix import load_profile
 from kvgate.record.gate_order import repo_root
 from kvgate.record.store import RunStore
 from kvgate.report.model import CheckRow, load_run
-from kvgate.report.summary import family_headline, summarize
+from kvgate.report.summary import family_headline, summarize, threshold_headline, with_spread
 from tests.integration.report_runs import build
 
 
@@ -86,3 +86,18 @@ def test_a_g1_family_is_attributed_to_the_hosts_that_judged_it() -> None:
     ]
     head = family_headline("", "nvme", rows)
     assert (head.where, head.measured) == ("a", "2 of 2 match")
+
+
+def test_a_g2_rate_on_page_1_carries_its_repeats_spread(tmp_path: Path) -> None:
+    """A reader found every page-1 figure without its spread; the CVs were three pages on."""
+    view = load_run(build(tmp_path, "g2"))
+    bw = CheckRow(
+        "h/v.bw", "h", "volume[v].fio.seqread-1m.bw", Verdict.PASS, metric="seqread-1m.read_bw_bytes_per_s"
+    )
+    cv = CheckRow(
+        "h/v.cv", "h", "volume[v].fio.seqread-1m.cv", Verdict.PASS, measured="9.4 %",
+        metric="seqread-1m.read_bw_bytes_per_s_cv", measured_value=0.094,
+    )  # fmt: skip
+    p99 = CheckRow("h/v.p99", "h", "volume[v].fio.randread-4k.p99", Verdict.PASS, metric="randread-4k.p99_ns")
+    assert with_spread(threshold_headline(bw), view, [bw, cv], bw).position.startswith("CV 9.4 %")
+    assert with_spread(threshold_headline(p99), view, [p99, cv], p99).position == ""  # not a rate
