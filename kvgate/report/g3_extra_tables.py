@@ -28,7 +28,8 @@ PREDICTION_NOTE = (
     "The tiering planner (kvgate plan) on this lab: the restore from G2's read ceiling and per-request "
     "KV-restore bandwidth of the tier's volume (the latest passed G2 run of this inventory; without one, "
     "the volume's expect: promise), the recompute from this run's own recompute arm (its prefill rate, "
-    "one prompt at a time), the median request served in arrival order. Storage floor: no restore of "
+    "one prompt at a time: that one-prompt figure is the rate's source, not a prediction of it), the "
+    "median request served in arrival order. Storage floor: no restore of "
     "the load can finish sooner; a restore faster than G2's best read (+25 %) is INVALID. — : not "
     "predicted (no figure) or not measured (no such arm on this engine)."
 )
@@ -80,12 +81,20 @@ def prediction_cells(where: str, predictions: list[PredictionRow]) -> Cells:
             "one prompt" if p.concurrency == 1 else f"conc {p.concurrency}",
             str(p.prompt_tokens),
             " / ".join(cell(v) for v in p.restore_ttft_s),
-            " / ".join(cell(v) for v in p.recompute_ttft_s),
+            recompute_cell(p),
             cell(p.storage_floor_s),
             cell(p.tier_bytes / 1e9),
         ]
         for p in predictions
     ]
+
+
+def recompute_cell(p: PredictionRow) -> str:
+    """``predicted / measured``; one prompt's recompute is the measurement the rate comes from, not a
+    prediction of it (a reader took '21.2 / 21.2' for a prediction that held)."""
+    if p.concurrency == 1:
+        return f"{cell(p.recompute_ttft_s[1])} (the rate's source)"
+    return " / ".join(cell(v) for v in p.recompute_ttft_s)
 
 
 def pair(client: Mapping[str, float], engine: Mapping[str, float], key: str) -> str:
