@@ -255,8 +255,10 @@ def prediction_chart(key: str, predictions: list[PredictionRow]) -> Chart | None
     for p in predictions:
         load = "one prompt" if p.concurrency == 1 else f"conc {p.concurrency}"
         for what, pair in (("restore", p.restore_ttft_s), ("recompute", p.recompute_ttft_s)):
-            if number(pair[0]) is not None or number(pair[1]) is not None:
-                rows.append((f"{what} · {load}", number(pair[0]), number(pair[1])))
+            # one prompt's recompute is the rate's source: no prediction to draw beside it
+            predicted = None if what == "recompute" and p.concurrency == 1 else number(pair[0])
+            if predicted is not None or number(pair[1]) is not None:
+                rows.append((f"{what} · {load}", predicted, number(pair[1])))
     if not rows:
         return None
     with figure(height_in=0.42 * len(rows) + 1.1) as (fig, ax):
