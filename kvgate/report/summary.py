@@ -111,6 +111,7 @@ class Summary:
     unjudged: tuple[Unjudged, ...] = ()  # the bound references no check judged, by reason
     outlook: Outlook | None = None  # preflight: what G3 can judge with this inventory
     soak_seen: tuple[str, ...] = ()  # a short soak's trends, first window to last: shown, not judged
+    versus: tuple[str, ...] = ()  # G2: the candidate's figures beside the baseline's
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -262,6 +263,31 @@ def threshold_headline(row: CheckRow, what: str = "") -> Headline:
         evidence="" if recorded else evidence_of(row),
         verdict="RECORDED" if recorded and row.label == "PASS" else row.label,
     )
+
+
+def candidate_vs_baseline(view: RunView) -> tuple[str, ...]:
+    """G2: each headline figure of the candidate volume beside the baseline's on the same host, in
+    words — a reader found the array slower than NFS at KV restore with nothing said of it."""
+    kinds = {name: v.kind for name, v in view.record.volumes.items()}
+    cands = [n for n, k in kinds.items() if k == "candidate"]
+    bases = [n for n, k in kinds.items() if k == "baseline"]
+    if view.gate != "g2" or len(cands) != 1 or len(bases) != 1:
+        return ()
+    found = {(r.host, r.check.split(".")[0], r.metric): r for r in view.all_rows}
+    out = []
+    for host in sorted({r.host for r in view.all_rows}):
+        for metric, words in G2_HEADLINE.items():
+            c = found.get((host, f"volume[{cands[0]}]", metric))
+            b = found.get((host, f"volume[{bases[0]}]", metric))
+            if c is None or b is None:
+                continue
+            cv, bv = c.measured_value, b.measured_value
+            if not isinstance(cv, int | float) or not isinstance(bv, int | float) or not bv:
+                continue
+            ratio = cv / bv if not metric.endswith("_ns") else bv / cv  # latency: lower is better
+            side = "about even" if 0.9 <= ratio <= 1.1 else ("ahead" if ratio > 1 else "behind")
+            out.append(f"{words}: {c.measured} against {b.measured} (the candidate {side})")
+    return tuple(out)
 
 
 def with_spread(head: Headline, view: RunView, rows: Iterable[CheckRow], row: CheckRow) -> Headline:
@@ -567,4 +593,5 @@ def summarize(view: RunView) -> Summary:
         unjudged=unjudged(view),
         outlook=g3_outlook(view),
         soak_seen=seen_not_judged(view),
+        versus=candidate_vs_baseline(view),
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.fio_matrix import load_profile
+from kvgate.record import JudgementRecord
 from kvgate.record.gate_order import repo_root
 from kvgate.record.store import RunStore
 from kvgate.report.model import CheckRow, load_run
@@ -101,3 +102,21 @@ def test_a_g2_rate_on_page_1_carries_its_repeats_spread(tmp_path: Path) -> None:
     p99 = CheckRow("h/v.p99", "h", "volume[v].fio.randread-4k.p99", Verdict.PASS, metric="randread-4k.p99_ns")
     assert with_spread(threshold_headline(bw), view, [bw, cv], bw).position.startswith("CV 9.4 %")
     assert with_spread(threshold_headline(p99), view, [p99, cv], p99).position == ""  # not a rate
+
+
+def test_g2_page_1_sets_the_candidate_beside_the_baseline(tmp_path: Path) -> None:
+    """The lab's G2 recorded the array slower than NFS at KV restore and said nothing of it."""
+    volumes = {"array": {"kind": "candidate"}, "nfs": {"kind": "baseline"}}
+    store = RunStore.create(tmp_path, site="lab", gate="g2", meta={"planned": [], "volumes": volumes})
+    metric = "kv_restore.parallel.read_bw_bytes_per_s"
+    for volume, value in (("array", 15.4e6), ("nfs", 22.6e6)):
+        check = f"volume[{volume}].kv_restore.parallel.bw"
+        store.record(
+            JudgementRecord(
+                id=f"h/{check}", host="h", check=check, verdict=Verdict.PASS, metric=metric,
+                measured=value, unit="B/s", comparator=">", expected=0,
+            )
+        )  # fmt: skip
+    store.finish("complete")
+    (said,) = summarize(load_run(store.path)).versus
+    assert said == "KV restore, parallel readers: 15.4 MB/s against 22.6 MB/s (the candidate behind)"
