@@ -160,7 +160,9 @@ def reach(planned: Iterable[Check[Any]], bound: Iterable[str]) -> Coverage:
             can.add(c.rule)
         else:
             why.setdefault(c.rule, c.ruled.reason)
-    return Coverage(refs, {r: why.get(r, "no check of the plan holds it") for r in refs if r not in can})
+    # G3 plans a check of every bound reference for each engine deployment: none planned, none declared
+    none = "no engine deployment of this inventory serves it (engines:)"
+    return Coverage(refs, {r: why.get(r, none) for r in refs if r not in can})
 
 
 def gate_outcome(judged: Iterable[Judged], bound: Iterable[str] = (), *, short_soak: str = "") -> GateVerdict:
