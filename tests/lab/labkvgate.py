@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from kvgate.orchestration.g1.plan import plan
 from kvgate.probes.facts import FAMILIES, HostContext, HostFacts, collect_family
 from kvgate.transport import connect
 from lab import labctl
-from lab.guests import ARRAY
+from lab.guests import ARRAY, CLIENT
 
 INVENTORY = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
 
@@ -58,6 +60,21 @@ def g1_checks(host: str, *families: str, inventory: Path | None = None) -> dict[
     return {
         c.check: evaluate_facts(c, facts) for c in plan(cfg) if c.host == host and c.spec.family in families
     }
+
+
+@contextlib.contextmanager
+def set_up(array_up: str, client_up: str, client_down: str, array_down: str) -> Iterator[str]:
+    """Something the array serves and the client uses, for one test: up on the array, then the client
+    (yields what the client's setup printed); down on the client, then the array, whatever happened."""
+    try:
+        up = labctl.ssh(ARRAY, array_up)
+        assert up.returncode == 0, up.stderr
+        up = labctl.ssh(CLIENT, client_up, timeout=180)
+        assert up.returncode == 0, up.stderr
+        yield up.stdout.strip()
+    finally:
+        labctl.ssh(CLIENT, client_down)
+        labctl.ssh(ARRAY, array_down)
 
 
 def on_array(command: str) -> str:

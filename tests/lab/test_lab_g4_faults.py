@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
-from labkvgate import INVENTORY, on_array
+from labkvgate import INVENTORY, on_array, set_up
 from test_lab_g1 import NQN, PORT2, port_ctrl_state, wait_port
 
 from kvgate.base.criteria import Inputs, Judgement, Verdict
@@ -42,7 +42,7 @@ from kvgate.probes import agentctl
 from kvgate.probes.scratch import checked, remove
 from kvgate.transport import connect
 from lab import labctl, qemu
-from lab.guests import ARRAY, CLIENT, links
+from lab.guests import ARRAY, links
 
 pytestmark = pytest.mark.timeout(1800)  # the first lab test waits for the lab to boot
 SMOKE = load_g4_profile("smoke")  # the lab inventory's scale
@@ -235,16 +235,11 @@ SMALL |= {"kv_chunk_bytes": 256 << 10, "kv_chunks": 4, "io_bytes": 64 << 10}
 @pytest.fixture
 def flakey(lab: dict[str, object]) -> Iterator[None]:
     """A scratch volume on the client over an NVMe-oF namespace whose backing device can be made to fail."""
-    try:
-        up = labctl.ssh(ARRAY, ARRAY_FLAKEY_UP)
-        assert up.returncode == 0, up.stderr
-        up = labctl.ssh(CLIENT, CLIENT_FLAKEY_UP, timeout=120)
-        assert up.returncode == 0, up.stderr
-        yield
-    finally:
-        labctl.ssh(ARRAY, SWAP_TABLE.format("linear", ""))  # the client's pending I/O completes, then it goes
-        labctl.ssh(CLIENT, CLIENT_FLAKEY_DOWN)
-        labctl.ssh(ARRAY, ARRAY_FLAKEY_DOWN)
+    with set_up(ARRAY_FLAKEY_UP, CLIENT_FLAKEY_UP, CLIENT_FLAKEY_DOWN, ARRAY_FLAKEY_DOWN):
+        try:
+            yield
+        finally:  # the table back to linear first: the client's pending I/O completes, then it goes
+            labctl.ssh(ARRAY, SWAP_TABLE.format("linear", ""))
 
 
 def cycles_seen(ex: Any, job: agentctl.RemoteJob, offset: int) -> tuple[int, int]:

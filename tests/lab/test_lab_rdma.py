@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 import yaml
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
-from labkvgate import INVENTORY, g1_checks
+from labkvgate import INVENTORY, g1_checks, set_up
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gateconfig import load_config
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport import connect
 from lab import labctl
-from lab.guests import ARRAY, CLIENT, links
+from lab.guests import CLIENT, links
 
 pytestmark = pytest.mark.timeout(1800)  # the first lab test waits for the lab to boot
 
@@ -89,15 +89,8 @@ RDMA_BOM = {
 @pytest.fixture(scope="module")
 def rdma_head(lab: dict[str, object]) -> Iterator[str]:
     """The client's multipath head of the array's RDMA subsystem, mounted at MOUNT."""
-    try:
-        up = labctl.ssh(ARRAY, ARRAY_UP)
-        assert up.returncode == 0, up.stderr
-        up = labctl.ssh(CLIENT, CLIENT_UP, timeout=180)
-        assert up.returncode == 0, up.stderr
-        yield up.stdout.strip()
-    finally:
-        labctl.ssh(CLIENT, CLIENT_DOWN)
-        labctl.ssh(ARRAY, ARRAY_DOWN)
+    with set_up(ARRAY_UP, CLIENT_UP, CLIENT_DOWN, ARRAY_DOWN) as head:
+        yield head
 
 
 def rdma_inventory(tmp: Path) -> Path:

@@ -159,24 +159,25 @@ def container_proc(tmp: Path, mountinfo_fs: str) -> Path:
     return proc
 
 
-def test_a_container_is_counted_on_its_cgroup_v2_io_stat_where_cgroup_v2_is_mounted(tmp_path: Path) -> None:
+def container_group(tmp_path: Path, procs: str, io_stat: str = "cgroup-v2-io-stat-kernel-doc.txt") -> str:
+    """A container's /proc and its cgroup v2 group with a recorded io.stat; returns the proc root."""
     proc = container_proc(tmp_path, "cgroup2")
     group = tmp_path / "cgroup" / "libpod_parent" / "libpod-ab"
     group.mkdir(parents=True)
-    (group / "io.stat").write_text((RECORDED / "cgroup-v2-io-stat-kernel-doc.txt").read_text())
-    (group / "cgroup.procs").write_text("700\n701\n")
-    reads = engine_reads(700, "cgroup", proc_root=str(proc))
+    (group / "io.stat").write_text((RECORDED / io_stat).read_text())
+    (group / "cgroup.procs").write_text(procs)
+    return str(proc)
+
+
+def test_a_container_is_counted_on_its_cgroup_v2_io_stat_where_cgroup_v2_is_mounted(tmp_path: Path) -> None:
+    reads = engine_reads(700, "cgroup", proc_root=container_group(tmp_path, "700\n701\n"))
     assert (reads["scope"], reads["read_bytes"], reads["processes"]) == ("cgroup", 1459200 + 90430464, 2)
 
 
 def test_a_containers_reads_of_the_volume_are_told_apart_from_its_root_disks(tmp_path: Path) -> None:
     """On the lab, io.stat counted a 64 MiB restore on the head (259:1) and 0.5 MB of programs on vda."""
-    proc = container_proc(tmp_path, "cgroup2")
-    group = tmp_path / "cgroup" / "libpod_parent" / "libpod-ab"
-    group.mkdir(parents=True)
-    (group / "io.stat").write_text((RECORDED / "cgroup-v2-io-stat-kernel-doc.txt").read_text())
-    (group / "cgroup.procs").write_text("700\n")
-    reads = engine_reads(700, "cgroup", volume_devices=("8:16", "9:9"), proc_root=str(proc))
+    proc = container_group(tmp_path, "700\n")
+    reads = engine_reads(700, "cgroup", volume_devices=("8:16", "9:9"), proc_root=proc)
     assert (reads["read_bytes"], reads["volume_read_bytes"]) == (1459200 + 90430464, 1459200)
     earlier = reads | {"read_bytes": 0, "volume_read_bytes": 1000}
     counts = Counts.between(
@@ -206,11 +207,8 @@ def test_io_stat_keys_a_partitions_reads_by_its_disk_and_a_path_by_nothing(tmp_p
 def test_a_container_reading_nfs_is_counted_over_its_inits_session(tmp_path: Path) -> None:
     """io.stat counts block devices only: on the lab a container's 32 MiB read of the NFS share moved
     its io.stat by 0.2 MB (its programs, from vda) and its init's read_bytes by all of it."""
-    proc = container_proc(tmp_path, "cgroup2")
-    group = tmp_path / "cgroup" / "libpod_parent" / "libpod-ab"
-    group.mkdir(parents=True)
-    (group / "io.stat").write_text("254:0 rbytes=221184 wbytes=0 rios=8 wios=0 dbytes=0 dios=0\n")
-    reads = engine_reads(700, "cgroup", block_volume=False, proc_root=str(proc))
+    proc = container_group(tmp_path, "700\n", io_stat="cgroup-v2-io-stat-kernel-doc.txt")
+    reads = engine_reads(700, "cgroup", block_volume=False, proc_root=proc)  # io.stat never read
     assert (reads["scope"], reads["read_bytes"]) == ("session", 4096 + 90430464)
     assert reads["fallback"].startswith("io.stat counts block devices only, and the volume is NFS")
 
