@@ -16,8 +16,7 @@ import yaml
 from kvgate.base.errors import UsageError
 from kvgate.base.units import GiB
 from kvgate.configuration.inventory import Expectations, LoadedInventory
-from kvgate.orchestration.g1 import tools_wanted
-from kvgate.orchestration.g1.plan_nvmeof import configured, optimized_per_namespace
+from kvgate.orchestration.g1 import configured, optimized_per_namespace, tools_wanted
 from kvgate.probes.facts import HostContext, HostFacts, collect_host
 from kvgate.transport import connect
 

@@ -18,5 +18,14 @@ from __future__ import annotations
 
 from kvgate.orchestration.g1.checks import FactsProbe, evaluate_facts
 from kvgate.orchestration.g1.plan import manifest, plan, tools_wanted
+from kvgate.orchestration.g1.plan_nvmeof import configured, optimized_per_namespace
 
-__all__ = ["FactsProbe", "evaluate_facts", "manifest", "plan", "tools_wanted"]
+__all__ = [
+    "FactsProbe",
+    "configured",
+    "evaluate_facts",
+    "manifest",
+    "optimized_per_namespace",
+    "plan",
+    "tools_wanted",
+]
