@@ -3,8 +3,10 @@
 Each host/volume's row holds its measurements (value, unit, invalid reason), its knee and
 its ceiling cell (kvgate.orchestration.g2.report_rows.row).
 
->>> fixed(2.3149e9, scale=GB), fixed(83012.0, scale=1000, digits=1), fixed(None)
-('2.31', '83.0', '—')
+Rates are in MB/s to three significant figures, so a 20 MB/s volume reads 23.4, not 0.02:
+
+>>> shown(2.3149e9, scale=MB), shown(23.4e6, scale=MB), shown(83012.0, scale=1000), shown(None)
+('2,315', '23.4', '83', '—')
 """
 
 from __future__ import annotations
@@ -12,33 +14,34 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvgate.base.criteria import Measurement
-from kvgate.base.units import GB
+from kvgate.base.units import MB
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.probes.fio import CEILING_CELL, configuration
 from kvgate.record import G2Row, Section, SweepCell
+from kvgate.report.numbers import significant
 from kvgate.report.tables import Cells, in_order, table
 
 FIO_COLUMNS = [
     "host",
     "volume",
-    "seq read GB/s",
-    "seq write GB/s",
+    "seq read MB/s",
+    "seq write MB/s",
     "rand read kIOPS",
     "rand read p99 ms",
-    "knee (I/Os in flight @ GB/s)",
-    "read ceiling GB/s (where)",
+    "knee (I/Os in flight @ MB/s)",
+    "read ceiling MB/s (where)",
 ]
 WORK_COLUMNS = [
     "host",
     "volume",
-    "KV restore serial GB/s",
-    "KV restore parallel GB/s",
+    "KV restore serial MB/s",
+    "KV restore parallel MB/s",
     "parallel/serial",
     "KV restore p50 s",
-    "model load sequential GB/s",
-    "model load parallel GB/s",
-    "checkpoint write GB/s",
-    "checkpoint read-back GB/s",
+    "model load sequential MB/s",
+    "model load parallel MB/s",
+    "checkpoint write MB/s",
+    "checkpoint read-back MB/s",
 ]
 FIO_NOTE = (
     "Latency percentiles are merged from fio's json+ histograms across jobs and repeats. "
@@ -54,12 +57,12 @@ WORK_NOTE = (
 Measured = Mapping[str, Measurement]
 
 
-def fixed(m: Measurement | float | None, *, scale: float = 1.0, digits: int = 2) -> str:
-    """A value over ``scale`` with ``digits`` decimals, ``(INVALID)`` when it cannot be trusted."""
+def shown(m: Measurement | float | None, *, scale: float = 1.0) -> str:
+    """A value over ``scale`` to three significant figures, ``(INVALID)`` when it cannot be trusted."""
     value = m.value if isinstance(m, Measurement) else m
     if value is None or not isinstance(value, int | float):
         return "—"
-    text = f"{value / scale:.{digits}f}"
+    text = significant(value / scale)
     return f"{text} (INVALID)" if isinstance(m, Measurement) and m.invalid_reason else text
 
 
@@ -69,33 +72,33 @@ def measured(row: G2Row) -> dict[str, Measurement]:
 
 def fio_cells(host: str, volume: str, row: G2Row) -> list[str]:
     ms, knee = measured(row), row.knee
-    at = "—" if not knee else f"{knee.parallelism} @ {knee.bw_bytes_per_s / GB:.2f} (bs {knee.bs})"
+    at = "—" if not knee else f"{knee.parallelism} @ {shown(knee.bw_bytes_per_s, scale=MB)} (bs {knee.bs})"
     if knee and not knee.saturated:
         at += ": not found, the sweep's last point"
     return [
         host,
         volume,
-        fixed(ms.get("seqread-1m.read_bw_bytes_per_s"), scale=GB),
-        fixed(ms.get("seqwrite-1m.write_bw_bytes_per_s"), scale=GB),
-        fixed(ms.get("randread-4k.read_iops"), scale=1000, digits=1),
-        fixed(ms.get("randread-4k.read_clat_p99_ns"), scale=1e6),
+        shown(ms.get("seqread-1m.read_bw_bytes_per_s"), scale=MB),
+        shown(ms.get("seqwrite-1m.write_bw_bytes_per_s"), scale=MB),
+        shown(ms.get("randread-4k.read_iops"), scale=1000),
+        shown(ms.get("randread-4k.read_clat_p99_ns"), scale=1e6),
         at,
         ceiling(ms, row.ceiling),
     ]
 
 
 def ceiling(ms: Measured, cell: SweepCell | None) -> str:
-    """The ceiling and how it was reached: ``2.31 (bs 4m, 4 jobs × QD 8; re-run mean 2.2)``."""
+    """The ceiling and how it was reached: ``2,310 (bs 4m, 4 jobs × QD 8; re-run mean 2,200)``."""
     if cell is None:
         return "—"
     where = configuration(SweepPoint(**cell.model_dump()))
-    value = fixed(ms.get(f"{CEILING_CELL}.best_read_bw_bytes_per_s"), scale=GB)
+    value = shown(ms.get(f"{CEILING_CELL}.best_read_bw_bytes_per_s"), scale=MB)
     raised = ms.get(f"{CEILING_CELL}.raised_by")
     if raised is not None:
-        fio = fixed(ms.get(f"{CEILING_CELL}.fio_read_bw_bytes_per_s"), scale=GB)
+        fio = shown(ms.get(f"{CEILING_CELL}.fio_read_bw_bytes_per_s"), scale=MB)
         by = str(raised.value).split(" read ")[0]  # the read that raised it: "KV restore, parallel readers"
         return f"{value} (raised by a faster G2 read: {by}; fio re-run mean {fio}, {where})"
-    rerun = fixed(ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s"), scale=GB)
+    rerun = shown(ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s"), scale=MB)
     return f"{value} ({where}; re-run mean {rerun})"
 
 
@@ -104,14 +107,14 @@ def work_cells(host: str, volume: str, row: G2Row) -> list[str]:
     return [
         host,
         volume,
-        fixed(ms.get("kv_restore.serial.read_bw_bytes_per_s"), scale=GB),
-        fixed(ms.get("kv_restore.parallel.read_bw_bytes_per_s"), scale=GB),
+        shown(ms.get("kv_restore.serial.read_bw_bytes_per_s"), scale=MB),
+        shown(ms.get("kv_restore.parallel.read_bw_bytes_per_s"), scale=MB),
         speedup(ms),
-        fixed(ms.get("kv_restore.parallel.latency_p50_s"), digits=3),
-        fixed(ms.get("model_load.sequential.read_bw_bytes_per_s"), scale=GB),
-        fixed(ms.get("model_load.parallel.read_bw_bytes_per_s"), scale=GB),
-        fixed(ms.get("checkpoint.write_bw_bytes_per_s"), scale=GB),
-        fixed(ms.get("checkpoint.readback_bw_bytes_per_s"), scale=GB),
+        shown(ms.get("kv_restore.parallel.latency_p50_s")),
+        shown(ms.get("model_load.sequential.read_bw_bytes_per_s"), scale=MB),
+        shown(ms.get("model_load.parallel.read_bw_bytes_per_s"), scale=MB),
+        shown(ms.get("checkpoint.write_bw_bytes_per_s"), scale=MB),
+        shown(ms.get("checkpoint.readback_bw_bytes_per_s"), scale=MB),
     ]
 
 

@@ -88,16 +88,16 @@ def test_g2_keeps_its_numbers_and_the_report_formats_them(tmp_path: Path) -> Non
         [
             "gpu-1",
             "scratch",
-            "1.23 (INVALID)",
-            "4.87",
-            "83.0",
+            "1,234 (INVALID)",  # MB/s to three significant figures
+            "4,871",
+            "83",
             "3.06",
-            "2 @ 3.16 (bs 1m)",
-            "2.31 (bs 4m, 4 jobs × QD 8; re-run mean 2.31)",
+            "2 @ 3,165 (bs 1m)",
+            "2,315 (bs 4m, 4 jobs × QD 8; re-run mean 2,315)",
         ]
     ]
     assert shown["G2 storage-level workloads (kvgate agent, cold)"] == [
-        ["gpu-1", "scratch", "1.00", "2.87", "2.87×", "0.268", "—", "—", "—", "—"]
+        ["gpu-1", "scratch", "1,000", "2,870", "2.87×", "0.268", "—", "—", "—", "—"]
     ]
 
 

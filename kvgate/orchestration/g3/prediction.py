@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import LabError, ModifiedRun
+from kvgate.base.units import rate as shown_rate
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g3.arms import Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial
@@ -63,12 +64,12 @@ def too_fast(needed_bytes: float, seconds: float, *, best_bytes_per_s: float) ->
     """Why a restore of ``needed_bytes`` in ``seconds`` cannot have come from this storage, or None."""
     if seconds <= 0 or needed_bytes <= 0:
         return None
-    rate = needed_bytes / seconds
-    if rate <= best_bytes_per_s * (1 + MARGIN):
+    speed = needed_bytes / seconds
+    if speed <= best_bytes_per_s * (1 + MARGIN):
         return None
     return (
-        f"the restore moved {needed_bytes / 1e9:.3g} GB in {seconds:.3g} s ({rate / 1e9:.3g} GB/s), "
-        f"more than the storage can deliver (G2 best {best_bytes_per_s / 1e9:.3g} GB/s "
+        f"the restore moved {needed_bytes / 1e9:.3g} GB in {seconds:.3g} s ({shown_rate(speed)}), "
+        f"more than the storage can deliver (G2 best {shown_rate(best_bytes_per_s)} "
         f"+ {MARGIN:.0%}): something other than the SSD served it"
     )
 
