@@ -218,6 +218,7 @@ class DeploymentFacts(_Row):
 
     tier: str
     kind: str
+    model: str  # what the deployment served: shape, size, KV bytes per token (kvgate.probes.engines)
     serves_concurrently: bool
     external_tier: bool
     tier_notes: str
@@ -281,6 +282,7 @@ class SoakFacts(_Row):
     ended: str
     near_ties: list[str]
     tier: str
+    model: str  # what the deployment served, as G3's DeploymentFacts names it
     serves_concurrently: bool
 
 

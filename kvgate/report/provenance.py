@@ -80,16 +80,25 @@ def load_text(b: VerdictBinding, profile: G3Profile, launches: Mapping[str, Engi
 
 
 def spread(b: VerdictBinding, figures: G3Figures | None) -> str:
-    """'TTFT CV 12 % · 30 % · 76 % at c4 · c8 · c16 (ssd-tier)': the candidate arm's repeatability."""
+    """'TTFT CV 12 % · 30 % · 76 % at c4 · c8 · c16 over 3 loads each (ssd-tier)': the candidate arm's
+    repeatability and how many trials its figures rest on (a p99 of 5 is their largest)."""
     if figures is None:
         return ""
     keys = [(lv, f"{b.candidate_arm}@{lv}") for lv in levels(b)] or [("", b.candidate_arm)]
-    found = [(lv, figures.arms[k].ttft_cv) for lv, k in keys if k in figures.arms]
-    cvs = [(lv, cv) for lv, cv in found if cv is not None]
+    found = [(lv, figures.arms[k]) for lv, k in keys if k in figures.arms]
+    cvs = [(lv, a.ttft_cv, a.trials) for lv, a in found if a.ttft_cv is not None]
     if not cvs:
         return ""
-    at = f" at {' · '.join(lv for lv, _ in cvs)}" if cvs[0][0] else ""
-    return f"TTFT CV {' · '.join(human(cv, 'ratio') for _, cv in cvs)}{at} ({b.candidate_arm})"
+    at = f" at {' · '.join(lv for lv, _, _ in cvs)}" if cvs[0][0] else ""
+    counts = sorted({n for _, _, n in cvs})
+    word = "load" if levels(b) else "trial"
+    each = " each" if len(cvs) > 1 else ""
+    n = (
+        f"{counts[0]} {word}{'s' if counts[0] != 1 else ''}{each}"
+        if len(counts) == 1
+        else (f"{' · '.join(str(n) for _, _, n in cvs)} {word}s")
+    )
+    return f"TTFT CV {' · '.join(human(cv, 'ratio') for _, cv, _ in cvs)}{at} over {n} ({b.candidate_arm})"
 
 
 def provenance(view: RunView, row: CheckRow, caveats: str = "") -> Provenance | None:

@@ -12,6 +12,7 @@ from kvgate.base.errors import KvgateError
 from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.configuration.references import load_references
+from kvgate.record import G3DeploymentRow
 from kvgate.report.model import RunView
 from kvgate.report.numbers import duration, human
 
@@ -44,7 +45,23 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
         out.append(("Volumes", volumes(view, measured) if measured else "none measured"))
     elif view.record.volumes:
         out.append(("Volumes", volumes(view, sorted(view.record.volumes))))
+    if served := models(view):
+        out.append(("Engines", served))
     return out
+
+
+def models(view: RunView) -> str:
+    """'localhost/tiny-llama: llama-cpp-disk, llama-cpp-python 0.3.36, serving a Llama generated here …':
+    what each G3/G4 deployment ran and served, so a figure is read with the model that made it."""
+    rec = view.record
+    facts = {k: r.deployment for k, r in rec.g3_rows.items() if isinstance(r, G3DeploymentRow)}
+    facts |= {k: r.soak for k, r in rec.g4_rows.items()}
+    out = []
+    for key, f in sorted(facts.items()):
+        versions = sorted({e.version for e in rec.engines.get(key, {}).values()})
+        engine = f"{f.tier}, {' / '.join(versions)}" if versions else f.tier
+        out.append(f"{key}: {engine}, serving {f.model}" if f.model else f"{key}: {engine}")
+    return "; ".join(out)
 
 
 def g1_scope(view: RunView) -> list[tuple[str, str]]:

@@ -281,6 +281,7 @@ def g3_rows() -> dict[str, Any]:
     facts = {
         "tier": "llama-cpp-disk",
         "kind": "llama-cpp",
+        "model": "a Llama generated here (random f16 weights, GGUF): 8 layers × 1024 wide",
         "serves_concurrently": False,
         "external_tier": True,
     }

@@ -103,6 +103,7 @@ FIGURES = {"arms": ARMS, "predictions": PREDICTIONS, "g2": G2}
 FACTS = {
     "tier": "llama-cpp-disk",
     "kind": "llama-cpp",
+    "model": "a Llama generated here",
     "serves_concurrently": False,
     "external_tier": True,
     "tier_notes": "",
@@ -256,7 +257,8 @@ def g4_run(root: Path, windows: int = 6, *, judged: bool = True, verdict: str = 
     keys = ("ttft-drift", "throughput-retention", "memory-growth", "tier-growth")
     row = {  # as G4 stores it: its verdicts and the slopes it fitted beside its figures
         "verdicts": [drift_verdict(k, verdict) for k in keys] if judged else [],
-        "soak": {"ended": "duration", "near_ties": [], "tier": "t", "serves_concurrently": True},
+        "soak": {"ended": "duration", "near_ties": [], "tier": "t", "model": "m"}
+        | {"serves_concurrently": True},
         "figures": {"cap_bytes": 4 << 30},
         "integrity": integrity.figures(integrity.Followed(), lines, volume="v", share=1 << 20),
         "drift": drift.drift(lines, profile, 4 << 30) if judged else [],

@@ -124,3 +124,8 @@ def test_a_check_on_page_1_is_not_listed_again_among_the_passes(tmp_path: Path) 
     summary = summarize(load_run(build(tmp_path, "g4")))
     assert "localhost/tiny.alive" in {h.check_id for h in summary.headline}
     assert [p.row.id for _, rows in summary.passes for p in rows] == []
+
+
+def test_g3_page_1_names_the_engine_and_the_model_behind_its_figures(tmp_path: Path) -> None:
+    page1 = text(render(build(tmp_path, "g3")).pdf, last=1)
+    assert "Engines localhost/tiny: llama-cpp-disk, serving a Llama generated here" in page1

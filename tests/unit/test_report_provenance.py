@@ -60,7 +60,7 @@ def test_the_row_names_the_deployment_engines_model_load_and_spread(tmp_path: Pa
         " — queued: the engine serves one request at a time, so the load measures queueing"
     )
     assert re.match(r"TTFT CV \d+(\.\d+)? % · ", row.made.spread)  # a CV in %, as everywhere
-    assert row.made.spread.endswith(" at c4 · c8 · c16 (candidate-volume)")
+    assert row.made.spread.endswith(" at c4 · c8 · c16 over 3 loads each (candidate-volume)")  # n beside it
     assert row.note.startswith("R2 (480B TP8 TTFT p50 at three concurrency levels) was measured with 480B")
     assert row.threshold == "↓26% read as the seed writes it: met from ↓25.5%"
 

@@ -41,7 +41,7 @@ from kvgate.orchestration.g3.verdicts import (
     reference_measurements,
     write_through_measurement,
 )
-from kvgate.probes.engines import check_engine_installed, engine_python, stage_model
+from kvgate.probes.engines import check_engine_installed, describe_model, engine_python, stage_model
 from kvgate.probes.scratch import ScratchDir, checked, remove, run_directory
 from kvgate.record import ArmFigures, Contradiction, EngineLaunch, Figure, RunStore
 from kvgate.transport import Executor
@@ -69,6 +69,7 @@ class DeploymentResult:
     )  # the planner beside the arms (prediction)
     serving: dict[str, Any] = field(default_factory=dict)  # per load: client and engine latency (serving)
     g2_figures: dict[str, Any] = field(default_factory=dict)  # G2's figures of the tier's volume (prediction)
+    model: str = ""  # what the deployment serves (describe_model)
 
     def inputs(self, key: str) -> Inputs:
         """What the check ``key`` is judged on: the measurements; for correctness, the first mismatch
@@ -151,7 +152,12 @@ def deployment_setup(
     dep, h = inv.engines[name], inv.hosts[host]
     tier = config.engine(dep.tier_profile)
     result = DeploymentResult(
-        host, name, tier, loadgen_address=inv.loadgen_address(name, host), capacity_figure=dep.capacity_figure
+        host,
+        name,
+        tier,
+        loadgen_address=inv.loadgen_address(name, host),
+        capacity_figure=dep.capacity_figure,
+        model=describe_model(dep, tier.kind),
     )
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier.kind)

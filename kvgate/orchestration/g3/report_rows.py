@@ -27,6 +27,7 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
         "deployment": {
             "tier": t.name,
             "kind": t.kind.value,
+            "model": r.model,
             "serves_concurrently": t.serves_concurrently,
             "external_tier": t.cache is not None,
             "tier_notes": t.notes,

@@ -36,6 +36,7 @@ class SoakResult:
     drift: list[dict[str, Any]] = field(default_factory=list)  # kvgate.record.DriftFigure, as JSON
     health: dict[str, Any] = field(default_factory=dict)  # kvgate.record.HealthFigures, as JSON
     blocked: dict[str, str] = field(default_factory=dict)  # check key → what this host has none of
+    model: str = ""  # what the deployment served (kvgate.probes.engines.describe_model)
 
     def inputs(self, key: str) -> Inputs:
         """What the check ``key`` is judged on: the measurements, its detail, what blocks it."""

@@ -24,6 +24,7 @@ def rows(r: SoakResult, checks: list[G4Check]) -> dict[str, Any]:
             "ended": r.soak.ended,
             "near_ties": r.near_ties,
             "tier": r.tier.name,
+            "model": r.model,
             "serves_concurrently": r.tier.serves_concurrently,
         },
         # for the report's charts: the tiers' summed capacity (the windows are in windows.jsonl)

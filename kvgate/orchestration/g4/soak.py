@@ -28,6 +28,7 @@ from kvgate.probes.engines import (
     EngineService,
     Placement,
     check_engine_installed,
+    describe_model,
     engine_python,
     stage_model,
 )
@@ -367,4 +368,6 @@ def measure_soak(
     ex: Executor, config: GateConfig, *, host: str, name: str, store: RunStore, notify: Any
 ) -> SoakResult:
     """Soak one deployment on one host (see the module docstring)."""
-    return SoakRun(ex, config, host=host, name=name, store=store, notify=notify).run()
+    result = SoakRun(ex, config, host=host, name=name, store=store, notify=notify).run()
+    result.model = describe_model(config.inventory.inventory.engines[name], result.tier.kind)
+    return result

@@ -24,7 +24,12 @@ from kvgate.probes.engines.errors import EngineCallFailed
 from kvgate.probes.engines.latency import engines_latency, histograms
 from kvgate.probes.engines.lmcache import staging_shortfall
 from kvgate.probes.engines.metrics import Histogram, MetricsError, Snapshot, diff, scrape
-from kvgate.probes.engines.model_staging import check_engine_installed, engine_python, stage_model
+from kvgate.probes.engines.model_staging import (
+    check_engine_installed,
+    describe_model,
+    engine_python,
+    stage_model,
+)
 from kvgate.probes.engines.read_pool import read_pool_missing, reads_in_parallel
 from kvgate.probes.engines.service import EngineService, Placement, settled_kv_bytes
 from kvgate.probes.engines.tinyhf import kv_bytes_per_token as tiny_hf_kv_bytes_per_token
@@ -39,6 +44,7 @@ __all__ = [
     "Snapshot",
     "TinyLlamaSpec",
     "check_engine_installed",
+    "describe_model",
     "diff",
     "engine_python",
     "engines_latency",

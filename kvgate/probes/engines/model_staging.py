@@ -28,6 +28,18 @@ def engine_python(host: Host, dep: EngineDeployment) -> str:
     return dep.python or (sys.executable if host.transport == "local" else "python3")
 
 
+def describe_model(dep: EngineDeployment, kind: EngineKind) -> str:
+    """What a deployment serves, as its report names it: the model, its shape and KV bytes per token."""
+    if dep.model != "tiny":
+        stored = dep.state_bytes_per_token or 0
+        return f"{dep.model} (the inventory's model); its tier stores {stored / 1e3:.1f} kB per prompt token"
+    if kind is EngineKind.VLLM:
+        return tinyhf.described()
+    from kvgate.probes.engines.tinymodel import TinyLlamaSpec
+
+    return TinyLlamaSpec().described()
+
+
 def stage_model(
     ex: Executor, host: Host, dep: EngineDeployment, kind: EngineKind, python: str
 ) -> tuple[str, int]:

@@ -50,6 +50,20 @@ def kv_bytes_per_token(dtype_bytes: int = 2) -> int:
     return 2 * int(c["num_hidden_layers"]) * int(c["num_key_value_heads"]) * int(c["head_dim"]) * dtype_bytes
 
 
+def described() -> str:
+    """The model as a report names it: its shape, size (at the full vocabulary) and KV bytes per token."""
+    c = CONFIG
+    shape = ("hidden_size", "intermediate_size", "head_dim", "num_hidden_layers")
+    d, ff, hd, layers = (int(c[k]) for k in shape)
+    q, kv = int(c["num_attention_heads"]) * hd, int(c["num_key_value_heads"]) * hd
+    params = 2 * VOCAB_SIZE * d + layers * (2 * q * d + 2 * kv * d + 3 * ff * d + 2 * d) + d
+    return (
+        f"a Llama generated here (random bf16 weights, Hugging Face format): {layers} layers × {d} wide, "
+        f"{c['num_key_value_heads']} KV heads, {params / 1e6:.1f} M parameters; "
+        f"KV {kv_bytes_per_token() / 1e3:.1f} kB per token"
+    )
+
+
 def train_tokenizer(words: list[str], out: str) -> int:
     """A byte-level BPE trained on the words (each with and without a leading space)."""
     from tokenizers import (  # type: ignore[import-not-found,unused-ignore]

@@ -9,6 +9,8 @@ test needs; the KV cache has the real size of such a model.
 >>> spec = TinyLlamaSpec()
 >>> spec.kv_bytes_per_token, spec.llama_cpp_state_bytes_per_token
 (32768, 46708)
+>>> spec.parameters, spec.described().split("; ")[0][-40:]
+(91040768, '1024 wide, 8 KV heads, 91.0 M parameters')
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ WORDS = tuple(_WORDS_TEXT.split())
 
 @dataclass(frozen=True)
 class TinyLlamaSpec:
-    """Shape of the generated model; the defaults give ~160 MB of f16 weights."""
+    """Shape of the generated model; the defaults give ~180 MB of f16 weights."""
 
     n_layer: int = 8
     n_embd: int = 1024
@@ -70,6 +72,23 @@ class TinyLlamaSpec:
     def llama_cpp_state_bytes_per_token(self) -> int:
         """What llama-cpp-python's disk cache stores per prompt token: the KV plus one f32 logits row."""
         return self.kv_bytes_per_token + 4 * vocab_size()
+
+    @property
+    def parameters(self) -> int:
+        """Every weight of the file (_tensors): embeddings, output, each layer's attention, MLP, norms."""
+        d, kv = self.n_embd, self.n_head_kv * self.head_dim
+        layer = 2 * d * d + 2 * kv * d + 3 * self.n_ff * d + 2 * d
+        return 2 * vocab_size() * d + self.n_layer * layer + d
+
+    def described(self) -> str:
+        """The model as a report names it: its shape, size and KV bytes per token."""
+        return (
+            f"a Llama generated here (random f16 weights, GGUF): {self.n_layer} layers × {self.n_embd} wide, "
+            f"{self.n_head_kv} KV heads, {self.parameters / 1e6:.1f} M parameters; "
+            f"KV {self.kv_bytes_per_token / 1e3:.1f} kB per token, "
+            f"{self.llama_cpp_state_bytes_per_token / 1e3:.1f} kB per token in llama.cpp's disk cache "
+            "(the KV and one logits row)"
+        )
 
     def digest(self) -> str:
         """A short hash of the spec and vocabulary: names the file, so a changed spec regenerates."""
