@@ -20,13 +20,14 @@ Usage::
     gate_tables.py       a gate's sections from its stored rows (``g2_rows``, ``g3_rows``, ``g4_rows``)
     tables.py            what every gate's tables share: a table section, rows in order, stored cells
     g2_tables.py         G2's tables, laid out from the numbers G2 recorded
-    g3_tables.py         G3's tables: arms, verdicts before waivers, the engines, both volumes of storage
+    g3_tables.py         G3's tables: arms, verdicts before waivers, both volumes of storage
     g3_extra_tables.py   G3's planner, serving-latency and storage tables
     g3_notes.py          beside G3's numbers: how the arms ran and what an engine cannot show
     g3_figures.py        G3's raw figures as the record keeps them, for charts and the evidence checklist
     restore_evidence.py  a G3 restore's bandwidth beside G2's figures of the same volume
     g4_tables.py         G4's tables: the soak's windows, its verdicts
     g4_extra_tables.py   G4's drift as slopes, integrity load and its failures, device health, kernel lines
+    engine_tables.py     the appendix of G3 and G4: each engine's command line, version and timings
     plots.py             the report's charts, drawn at render time from the RunView
     g3_plots.py          G3's charts: TTFT distributions, throughput against its reference's band, R1
     soak_plots.py        G4's time series, one chart per soaked deployment, with the slopes G4 judged

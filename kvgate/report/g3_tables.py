@@ -12,7 +12,6 @@ volumes' measurements and which loader's time stands for each (kvgate.orchestrat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from kvgate.base.units import MB
@@ -20,7 +19,6 @@ from kvgate.configuration.reference_schema import Improvement
 from kvgate.configuration.references import improvement_position, show_bound
 from kvgate.record import (
     ArmFigures,
-    EngineLaunch,
     G3StorageRow,
     G3Stored,
     Section,
@@ -28,6 +26,7 @@ from kvgate.record import (
     arm_order,
 )
 from kvgate.report import g3_extra_tables as extra
+from kvgate.report.engine_tables import Engines, engine_cells, engine_table
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.numbers import cell, cited, human
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
@@ -66,23 +65,11 @@ VERDICT_COLUMNS = [
     "source",
     "verdict",
 ]
-ENGINE_COLUMNS = [
-    "host/engine",
-    "arm",
-    "profile",
-    "version",
-    "command line",
-    "ready s",
-    "weights load s",
-    "concurrency",
-    "listening on (TCP)",
-]
 VERDICT_NOTE = (
     "Site threshold = the reference's lower bound as printed, less half its last digit (the seed's 26 % "
     "stands for 25.5 % and up), × the G3 profile's threshold fraction (1 unless the profile allows for a "
     "smaller lab than the seed's). Verdicts before waivers; the checks table shows waivers."
 )
-Engines = Mapping[str, Mapping[str, EngineLaunch]]  # run.json's engines: host/deployment → arm → launch
 
 
 def _means(s: ArmFigures) -> str:
@@ -154,34 +141,6 @@ def verdict_cells(where: str, v: VerdictRow) -> list[str]:
     return [where, v.check, measured_cell(v), reference, threshold, position, cited(v.source), v.verdict]
 
 
-def engine_cells(where: str, engines: Mapping[str, EngineLaunch]) -> Cells:
-    """Version, full command line and restart-to-ready of each engine the arms ran on."""
-    rows = []
-    for arm, rec in sorted(engines.items()):
-        conc = "concurrent" if rec.serves_concurrently else "1 request at a time"
-        weights = "not logged" if rec.weights_load_s is None else f"{rec.weights_load_s:.2f}"
-        argv, ready = " ".join(short_paths(a) for a in rec.argv), f"{rec.ready_s:.2f}"
-        rows.append([where, arm, rec.profile, rec.version, argv, ready, weights, conc, listening_cell(rec)])
-    return rows
-
-
-def listening_cell(rec: EngineLaunch) -> str:
-    """The engine's open TCP ports, those open to every interface named so."""
-    if rec.listening is None:
-        return "not read"
-    wide = [p for p in rec.listening if p.startswith(("0.0.0.0:", "[::]:"))]
-    shown = ", ".join(rec.listening) or "none"
-    return f"{shown}; open to every interface: {', '.join(wide)}" if wide else shown
-
-
-ABSOLUTE_PATH = re.compile(r"(?<![\w.])/(?:[^\s/=:,]+/)+([^\s/=:,]+)")
-
-
-def short_paths(word: str) -> str:
-    """'--model=/var/tmp/kvgate-models/tiny.gguf' → '--model=…/tiny.gguf': the file, not this host's tree."""
-    return ABSOLUTE_PATH.sub(lambda m: f"…/{m.group(1)}", word)
-
-
 TABLES = ("arms", "evidence", "verdicts", "engines", "predictions", "serving", "storage")
 
 
@@ -204,11 +163,6 @@ def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cel
 
 
 ARMS_TITLE = "G3 arms: recompute vs SSD restore vs warm"  # its note says what each engine cannot show
-ENGINES_NOTE = (
-    "Each engine as it was started, paths shortened to their file (…/name); what each engine cannot show "
-    "is said under “G3 arms”. Listening on: the TCP ports the engine's processes listened on once ready "
-    "(0.0.0.0 and [::] are every interface; not read for an engine in a container)."
-)
 
 
 def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
@@ -238,5 +192,5 @@ def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
             rows["storage"],
             extra.STORAGE_NOTE,
         ),
-        table("Appendix: G3 engine command lines", ENGINE_COLUMNS, rows["engines"], ENGINES_NOTE),
+        engine_table("G3", rows["engines"], "What each engine cannot show is said under “G3 arms”."),
     ]

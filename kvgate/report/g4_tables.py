@@ -26,6 +26,7 @@ from kvgate.record import (
     SoakFacts,
     VerdictRow,
 )
+from kvgate.report.engine_tables import Engines, engine_cells, engine_table
 from kvgate.report.g4_extra_tables import evidence_sections, utc
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
@@ -155,8 +156,8 @@ def deployment(where: str, row: G4Row, run_dir: Path) -> tuple[Cells, Cells, str
     return rows, [verdict_cells(where, v) for v in row.verdicts], note(where, row.soak, windows)
 
 
-def sections(stored: Mapping[str, G4Row], run_dir: Path) -> list[Section]:
-    """The G4 sections of the report, from every stored host/deployment."""
+def sections(stored: Mapping[str, G4Row], run_dir: Path, engines: Engines) -> list[Section]:
+    """The G4 sections of the report, from every stored host/deployment (``engines``: run.json's)."""
     ordered = list(in_order(stored))
 
     parts = [deployment(k, r, run_dir) for k, r in ordered]
@@ -170,4 +171,5 @@ def sections(stored: Mapping[str, G4Row], run_dir: Path) -> list[Section]:
             VERDICT_NOTE,
         ),
         *evidence_sections(ordered),
+        engine_table("G4", [c for k, _ in ordered for c in engine_cells(k, engines.get(k) or {})]),
     ]

@@ -25,8 +25,8 @@ def renderer(record: RunRecord, run_dir: Path) -> tuple[Mapping[str, Any], Rende
         return record.g2_rows, g2_tables.sections
     if record.gate == "g3":  # with each deployment's engine launches
         return record.g3_rows, lambda rows: g3_tables.sections(rows, record.engines)
-    if record.gate == "g4":  # with the soak windows it stored
-        return record.g4_rows, lambda rows: g4_tables.sections(rows, run_dir)
+    if record.gate == "g4":  # with the soak windows it stored and its engine launches
+        return record.g4_rows, lambda rows: g4_tables.sections(rows, run_dir, record.engines)
     return {}, None
 
 

@@ -24,7 +24,7 @@ from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile, load_
 from kvgate.configuration.engine_templates import DataFile
 from kvgate.probes.engines.hostcall import listening
 from kvgate.record import EngineLaunch
-from kvgate.report.g3_tables import listening_cell
+from kvgate.report.engine_tables import listening_cell
 from kvgate.transport.local import LocalExecutor
 
 

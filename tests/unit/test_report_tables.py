@@ -194,6 +194,10 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
     store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
     store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
     store.merge_meta(g4_rows={"gpu-1/tiny": rows(r, checks)})
+    launch = g3_result().engines["ssd-restore"] | {
+        "argv": ["python", "-m", "llama_cpp.server", "--model=/m/t.gguf"]
+    }
+    store.merge_meta(engines={"gpu-1/tiny": {"soak-0": launch}})  # as the soak records the engines it starts
     store.finish("complete")
     record = (store.path / "run.json").read_text()
     assert "requests" in record  # the unit, kept beside the number
@@ -220,6 +224,14 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
     ]
     assert table[3][-1] == "0/1 identical"
     assert table[-1][:2] == ["gpu-1/tiny", "49"]
+    (engine,) = shown["Appendix: G4 engine command lines"]  # as G3's: what ran, not only what it did
+    assert engine[:5] == [
+        "gpu-1/tiny",
+        "soak-0",
+        "llama-cpp-disk",
+        "llama-cpp-python 0.3.36",
+        "python -m llama_cpp.server --model=…/t.gguf",
+    ]
     sources = [c.criterion.source for c in checks]
     assert shown["G4 verdicts against the site's limits"] == [
         ["gpu-1/tiny", "soak[tiny].failed-requests", "25 requests", "<= 0 requests", sources[0], "FAIL"],
