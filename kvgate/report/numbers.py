@@ -121,11 +121,15 @@ def cited(text: str) -> str:
 
 
 def duration(seconds: float) -> str:
-    """A run's length as people say it: '9.3 s', '7 min 24 s', '72 h 0 min'."""
+    """A run's length as people say it: '9.3 s', '7 min 24 s', '10 min', '72 h'.
+
+    >>> duration(9.3), duration(444), duration(600), duration(72 * 3600), duration(7500)
+    ('9.3 s', '7 min 24 s', '10 min', '72 h', '2 h 5 min')
+    """
     if seconds < 120:
         return human(seconds, "s")
     minutes, sec = divmod(round(seconds), 60)
     if minutes < 120:
-        return f"{minutes} min {sec} s"
+        return f"{minutes} min {sec} s" if sec else f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"

@@ -36,7 +36,7 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
     out = [("Profile", view.profile_text)]
     prof = view.record.configuration.gate_profile
     if isinstance(prof, G4Profile):
-        out.append(("Soak length", soak_length(prof.duration_s)))
+        out += [("Soak length", soak_length(prof.duration_s)), ("Load", soak_load(prof))]
     if view.gate == "g2":
         prof = view.record.configuration.gate_profile
         if isinstance(prof, MatrixProfile):
@@ -110,6 +110,20 @@ def fio_matrix(prof: MatrixProfile) -> str:
     d = prof.defaults
     direct = "O_DIRECT" if d.direct else "buffered"
     return f"{text}; {d.runtime_s} s runs on {d.size} files, {direct}, {d.ioengine}"
+
+
+def soak_load(prof: G4Profile) -> str:
+    """'16 requests in flight, 1,024-token prompts, 64 tokens out; 50 % turns on 8 shared documents …'."""
+    ld, ig = prof.load, prof.integrity
+    return (
+        f"{ld.concurrency} requests in flight, {ld.prompt_tokens:,}-token prompts, "
+        f"{ld.max_tokens} tokens out; "
+        f"{human(ld.reuse, 'ratio')} of requests are turns on {ld.documents} shared documents "
+        f"({human(ld.prefix_share, 'ratio')} of such a prompt is its document); {prof.canary.prompts} canary "
+        f"prompts every {duration(prof.window_s)} window; beside them an integrity load of at most "
+        f"{human(ig.max_bytes_per_s, 'B/s')} on the KV tier's volume, read back and compared "
+        f"({ig.checksum}) every {duration(ig.cycle_s)}"
+    )
 
 
 def seed_soak_hours() -> float | None:

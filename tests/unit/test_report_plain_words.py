@@ -36,7 +36,10 @@ def test_g4_page_1_states_its_length_against_the_seeds_72_h_and_names_figures_in
     tmp_path: Path,
 ) -> None:
     page1 = text(render(build(tmp_path, "g4")).pdf, last=1)
-    assert "Soak length 2 min 0 s of the seed's 72 h: proves the pipeline, not 72 h of stability" in page1
+    assert "Soak length 2 min of the seed's 72 h: proves the pipeline, not 72 h of stability" in page1
+    assert (
+        "Load 4 requests in flight, 512-token prompts, 8 tokens out; 50 % of requests are turns on" in page1
+    )
     assert "empty answers (HTTP 200, no token) — tiny" in page1
     assert "tiny.empty-responses 319" not in page1  # the id as a figure's name
 
