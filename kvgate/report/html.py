@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape
@@ -91,8 +93,23 @@ def human_bytes(value: object) -> str:
     return human(value, "B")
 
 
+def rules_held(rows: Iterable[Any]) -> list[tuple[str, str]]:
+    """Each rule of a family's pass rows with what it holds, once: '≥ 1×' means nothing without it."""
+    return list(dict.fromkeys((p.row.rule, p.row.source) for p in rows if p.row.rule and p.row.source))
+
+
 # the template filters, each registered under its own name ("{{ row.label|verdict_class }}")
-FILTERS = (verdict_class, anchor, href, trusted_svg, breakable, margin_text, human_bytes, basename)
+FILTERS = (
+    verdict_class,
+    anchor,
+    href,
+    trusted_svg,
+    breakable,
+    margin_text,
+    human_bytes,
+    basename,
+    rules_held,
+)
 
 
 def finalize(value: object) -> object:

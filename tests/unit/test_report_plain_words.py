@@ -132,3 +132,8 @@ def test_a_check_on_page_1_is_not_listed_again_among_the_passes(tmp_path: Path) 
 def test_g3_page_1_names_the_engine_and_the_model_behind_its_figures(tmp_path: Path) -> None:
     page1 = text(render(build(tmp_path, "g3")).pdf, last=1)
     assert "Engines localhost/tiny: llama-cpp-disk, serving a Llama generated here" in page1
+
+
+def test_a_family_that_passed_says_what_each_of_its_rules_holds(tmp_path: Path) -> None:
+    whole = text(render(build(tmp_path, "g1")).pdf)
+    assert "G1-CPU-4: inventory: hosts.localhost.expect.cpu.threads" in whole  # '≥ 64' held to what
