@@ -30,6 +30,7 @@ from kvgate.base.criteria import COMPARATORS, Inputs, Judgement, Measurement, Ve
 from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.gate_profiles import G3Profile, G4Profile
 from kvgate.configuration.inventory import Name
+from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.configuration.reference_schema import Reference
 from kvgate.record.environment import HostManifest, ToolVersions, WaiverRecord
 from kvgate.record.gate_rows import Contradiction, G2Row, G3Stored, G4Row, MeasurementRecord
@@ -112,6 +113,8 @@ class Configuration(_Record):
     # the references the gate bound at plan time (G3), as loaded: what the report says of each
     bound_references: dict[str, Reference] = {}
     gate_profile: GateProfile | None = None
+    # G2: each storage workload with the model profile it ran, as loaded (page 1 says what it read)
+    workload_models: dict[str, ModelProfile] = {}
     # every configuration file the run read (kvgate.configuration.gateconfig): inventory, references, profiles
     files: dict[str, ConfigFile] = {}
 

@@ -8,9 +8,13 @@ materials, the same at every scale, so its scope is its BOM families and volumes
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvgate.base.errors import KvgateError
+from kvgate.base.units import MiB
 from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.gate_profiles import G4Profile
+from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.configuration.references import load_references
 from kvgate.record import G3DeploymentRow
 from kvgate.report.model import RunView
@@ -41,6 +45,8 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
         prof = view.record.configuration.gate_profile
         if isinstance(prof, MatrixProfile):
             out.append(("fio matrix", fio_matrix(prof) + cv_overrides(view)))
+        if ran := view.record.configuration.workload_models:
+            out.append(("Workloads", workloads(ran)))
         measured = sorted(view.record.g2_rows)
         out.append(("Volumes", volumes(view, measured) if measured else "none measured"))
     elif view.record.volumes:
@@ -124,6 +130,38 @@ def soak_load(prof: G4Profile) -> str:
         f"{human(ig.max_bytes_per_s, 'B/s')} on the KV tier's volume, read back and compared "
         f"({ig.checksum}) every {duration(ig.cycle_s)}"
     )
+
+
+def workloads(models: Mapping[str, ModelProfile]) -> str:
+    """What each G2 storage workload read and wrote, in the sizes a reader can check against its rates."""
+    said = []
+    for workload, m in sorted(models.items()):
+        kv, ml, ck = m.kv_restore, m.model_load, m.checkpoint
+        if workload == "kv-restore" and kv is not None and m.kv is not None:
+            per = kv.prefix_tokens * m.kv.kv_bytes_per_token
+            readers = " or ".join(str(r) for r in kv.readers_per_request)
+            said.append(
+                f"KV restore: {kv.requests} requests at once, each the KV of {kv.prefix_tokens:,} prompt "
+                f"tokens of {m.name} ({human(per, 'B')}, {kv.layout} files), read by {readers} readers per "
+                f"request in {mib(kv.io_bytes)} reads"
+            )
+        elif workload == "model-load" and ml is not None:
+            said.append(
+                f"model load: {human(ml.model_bytes, 'B')} of {m.name} in {ml.shards} safetensors files, "
+                f"{ml.threads} threads of {mib(ml.io_bytes)} reads"
+            )
+        elif workload == "checkpoint" and ck is not None:
+            each = "each rank a whole snapshot" if ck.snapshot_per_rank else "split over them"
+            said.append(
+                f"checkpoint: a {human(ck.snapshot_bytes, 'B')} snapshot by {ck.ranks} ranks ({each}), "
+                f"each file fsynced, then read back cold by {ck.readback_threads} threads"
+            )
+    return "; ".join(said)
+
+
+def mib(size: int) -> str:
+    """An I/O size as the tools state it: '8 MiB', '64 KiB'."""
+    return f"{size // MiB} MiB" if size % MiB == 0 else f"{size // 1024} KiB"
 
 
 def seed_soak_hours() -> float | None:

@@ -15,6 +15,7 @@ from typing import Any
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gate_profiles.g3 import load_g3_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
+from kvgate.configuration.model_profiles import model_profile, scale_models
 from kvgate.configuration.references import load_references
 from kvgate.record import ArmFigures, JudgementRecord
 from kvgate.record.store import RunStore
@@ -348,6 +349,9 @@ def build(root: Path, gate: str, *, outcome: str = "complete") -> Path:
     }
     if gate in PROFILE:
         meta["configuration"] = {"gate_profile": PROFILE[gate]("smoke").model_dump(mode="json")}
+    if gate == "g2":  # what its storage workloads read (kvgate.orchestration.g2.fixtures)
+        smoke = model_profile("smoke").model_dump(mode="json", exclude_unset=True)
+        meta["configuration"] = {"workload_models": dict.fromkeys(scale_models("smoke"), smoke)}
     if gate == "g3":  # limited: every reference the profile binds; else the ones its checks judged
         meta["g3_rows"] = g3_rows()
         judged = {c.rule for c in checks if c.verdict in (Verdict.PASS, Verdict.FAIL)}

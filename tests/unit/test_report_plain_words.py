@@ -137,3 +137,9 @@ def test_g3_page_1_names_the_engine_and_the_model_behind_its_figures(tmp_path: P
 def test_a_family_that_passed_says_what_each_of_its_rules_holds(tmp_path: Path) -> None:
     whole = text(render(build(tmp_path, "g1")).pdf)
     assert "G1-CPU-4: inventory: hosts.localhost.expect.cpu.threads" in whole  # '≥ 64' held to what
+
+
+def test_g2_page_1_says_what_its_storage_workloads_read_and_wrote(tmp_path: Path) -> None:
+    page1 = text(render(build(tmp_path, "g2")).pdf, last=1)
+    assert "KV restore: 8 requests at once, each the KV of 8,192 prompt tokens of smoke (134 MB" in page1
+    assert "checkpoint: a 268 MB snapshot by 4 ranks (split over them), each file fsynced" in page1

@@ -32,9 +32,13 @@ def g2_measured(
     """Every pending host measured at once (the same jobs on every storage client together)."""
     del nic_counters_before
     pending, profile = gate_run.session.hosts_pending, gate_run.config.fio
-    gate_run.store.merge_meta(
-        configuration={"gate_profile": profile.model_dump(mode="json")}
-    )  # page 1's scope
+    # as loaded: a field left unset stays unset (a KV layout refuses the other layout's fields)
+    models = {
+        w: p.model_dump(mode="json", exclude_unset=True) for w, p in gate_run.config.workload_models().items()
+    }
+    gate_run.store.merge_meta(  # page 1's scope: the fio matrix and what each storage workload read
+        configuration={"gate_profile": profile.model_dump(mode="json"), "workload_models": models}
+    )
     measure = partial(_measure_host, gate_run, profile)
     results: dict[str, HostResults | LabError] = dict(gate_run.fan_out(sorted(pending - {CLUSTER}), measure))
     for host, r in results.items():
