@@ -46,8 +46,9 @@ def remove_work_dir(ex: Executor, directory: ScratchDir) -> None:
 
 
 def proof_json(mr: MeasuredRun) -> str:
-    """The cold proof of one fio run as stored evidence."""
-    return json.dumps({**mr.proof.to_json(), "invalid_reason": mr.invalid_reason}, indent=2, default=str)
+    """The cold proof of one fio run, and the kernel's storage lines of its window, as stored evidence."""
+    said = {**mr.proof.to_json(), "invalid_reason": mr.invalid_reason, "kernel_log": mr.kernel}
+    return json.dumps(said, indent=2, default=str)
 
 
 def measure_volume(

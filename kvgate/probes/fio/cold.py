@@ -12,6 +12,11 @@ On NFS the server's own cache is made cold too, or the read is INVALID
 INVALID outright: the page cache can hold it. Where caches cannot be dropped (no root, no sudo) that is
 recorded and the counters alone decide. Other readers of the same devices can only
 raise the count, so a proof can be fooled by concurrent load, never failed by it.
+
+A run is also not a steady measurement of the volume when the kernel logged a storage event
+during it (a multipath path lost or back, an NVMe-oF reconnect, an I/O error: the kinds of
+:mod:`kvgate.probes.facts.kernlog`): the run is INVALID naming the first line, read (or why it
+could not be) over the run's own window on the host's clock.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
+from kvgate.base.errors import CommandFailed
 from kvgate.configuration.fio_job import FioJob
 from kvgate.configuration.inventory import Volume
 from kvgate.probes.evidence import Counts, Resolved, cold_reason
+from kvgate.probes.facts import ParseError, kernel_window
 from kvgate.probes.fio.run import FioRun, RunOptions, lay_out, run_fio
 from kvgate.probes.hostevidence import CacheDrop, HostEvidence
 from kvgate.probes.nfs_server import ServerCold
@@ -87,20 +95,44 @@ class ColdProof:
 
 @dataclass(frozen=True)
 class MeasuredRun:
-    """A fio run with the volume's counters around it and, for reads, the cold proof."""
+    """A fio run with the volume's counters around it, for reads the cold proof, and the kernel's
+    storage lines of its window (``kernel``: kvgate.probes.facts.kernlog's, or why not read)."""
 
     run: FioRun
     proof: ColdProof
     layout: FioRun | None = None
     cold: bool = True
+    kernel: dict[str, Any] | None = None
 
     @property
     def invalid_reason(self) -> str | None:
         if self.layout is not None and self.layout.invalid_reason:
             return f"layout failed: {self.layout.invalid_reason}"
-        if self.run.invalid_reason or not self.cold:
-            return self.run.invalid_reason
-        return self.proof.invalid_reason
+        cold_proven = self.proof.invalid_reason if self.cold else None  # a write proves no cold read
+        own = self.run.invalid_reason or cold_proven
+        return "; ".join(r for r in (own, kernel_reason(self.kernel)) if r) or None
+
+
+def kernel_reason(kernel: dict[str, Any] | None) -> str | None:
+    """'the kernel logged 2 storage lines during the run, the first (NVMe) 1.2 s in: nvme nvme1: …'."""
+    lines = (kernel or {}).get("lines") or []
+    if not lines:
+        return None
+    first, since = lines[0], float(kernel["since_unix_s"]) if kernel else 0.0
+    n = f"{len(lines)} storage lines" if len(lines) > 1 else "a storage line"
+    return (
+        f"the kernel logged {n} during the run, the first ({first['kind']}) "
+        f"{first['time_unix_s'] - since:.1f} s in: {first['line'][:160]}: "
+        "not a steady measurement of the volume"
+    )
+
+
+def kernel_lines(ex: Executor, *, since: float, until: float, sudo: bool) -> dict[str, Any]:
+    """The kernel's storage lines of a run's window; an unreadable log is said, not a failure."""
+    try:
+        return kernel_window(ex, since=since, until=until, sudo=sudo)
+    except (CommandFailed, ParseError) as exc:  # a lost link or Ctrl-C still stops the run
+        return {"not_read": f"{type(exc).__name__}: {exc}"[:300], "since_unix_s": since, "lines": []}
 
 
 def run_measured(
@@ -120,7 +152,8 @@ def run_measured(
     run = run_fio(ex, job, volume, opts)
     after = he.snapshot(vol)
     proof = _proof(run, vol, Counts.between(before, after), drop, after["mem_total_bytes"])
-    return MeasuredRun(run, dataclasses.replace(proof, server=server), layout, cold)
+    kernel = kernel_lines(ex, since=before["t_unix_s"], until=after["t_unix_s"], sudo=opts.sudo)
+    return MeasuredRun(run, dataclasses.replace(proof, server=server), layout, cold, kernel)
 
 
 def _server_cold(opts: RunOptions, job: FioJob) -> ServerCold:
