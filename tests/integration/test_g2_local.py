@@ -11,6 +11,8 @@ import pytest
 import yaml
 from gate_cli import run_cli
 
+from kvgate.report.numbers import significant
+
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(600)
 
@@ -89,7 +91,7 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
     stored = meta["g2_rows"]["here/scratch"]  # numbers, laid out as cells when the report is rendered
     assert stored["measurements"]["seqread-1m.read_bw_bytes_per_s"]["unit"] == "bytes/s"
     bw = stored["measurements"]["seqread-1m.read_bw_bytes_per_s"]["value"]
-    assert f">{bw / 1e9:.2f}<" in html
+    assert f">{significant(bw / 1e6)}<" in html  # MB/s, three significant figures
     sweep = {(bs, parallelism) for bs, parallelism, _ in stored["sweep"]}
     assert ("4m", 32) in sweep  # past the grid's 16: the KV restore's 8 requests × 4 readers of 4 MiB
     assert stored["measurements"]["sweep-read.reach_parallelism"]["value"] == 32
