@@ -51,12 +51,12 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
         out.append(("Volumes", volumes(view, measured) if measured else "none measured"))
     elif view.record.volumes:
         out.append(("Volumes", volumes(view, sorted(view.record.volumes))))
-    if served := models(view):
+    if served := engines_served(view):
         out.append(("Engines", served))
     return out
 
 
-def models(view: RunView) -> str:
+def engines_served(view: RunView) -> str:
     """'localhost/tiny-llama: llama-cpp-disk, llama-cpp-python 0.3.36, serving a Llama generated here …':
     what each G3/G4 deployment ran and served, so a figure is read with the model that made it."""
     rec = view.record
