@@ -16,7 +16,7 @@ from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.configuration.references import load_references
-from kvgate.record import G3DeploymentRow
+from kvgate.record import DeploymentFacts, G3DeploymentRow, SoakFacts
 from kvgate.report.model import RunView
 from kvgate.report.numbers import duration, human
 
@@ -60,7 +60,9 @@ def engines_served(view: RunView) -> str:
     """'localhost/tiny-llama: llama-cpp-disk, llama-cpp-python 0.3.36, serving a Llama generated here …':
     what each G3/G4 deployment ran and served, so a figure is read with the model that made it."""
     rec = view.record
-    facts = {k: r.deployment for k, r in rec.g3_rows.items() if isinstance(r, G3DeploymentRow)}
+    facts: dict[str, DeploymentFacts | SoakFacts] = {
+        k: r.deployment for k, r in rec.g3_rows.items() if isinstance(r, G3DeploymentRow)
+    }
     facts |= {k: r.soak for k, r in rec.g4_rows.items()}
     out = []
     for key, f in sorted(facts.items()):
@@ -138,17 +140,20 @@ def workloads(models: Mapping[str, ModelProfile]) -> str:
     for workload, m in sorted(models.items()):
         kv, ml, ck = m.kv_restore, m.model_load, m.checkpoint
         if workload == "kv-restore" and kv is not None and m.kv is not None:
-            per = kv.prefix_tokens * m.kv.kv_bytes_per_token
+            files = f"{kv.layout} files"
+            if kv.layout == "lmcache-chunks":  # exactly the prefix's KV; vLLM's blocks round it up
+                files = f"{human(kv.prefix_tokens * m.kv.kv_bytes_per_token, 'B')}, {files}"
             readers = " or ".join(str(r) for r in kv.readers_per_request)
             said.append(
                 f"KV restore: {kv.requests} requests at once, each the KV of {kv.prefix_tokens:,} prompt "
-                f"tokens of {m.name} ({human(per, 'B')}, {kv.layout} files), read by {readers} readers per "
-                f"request in {mib(kv.io_bytes)} reads"
+                f"tokens of {m.name} ({files}), read by {readers} readers per request in {mib(kv.io_bytes)} "
+                "reads"
             )
         elif workload == "model-load" and ml is not None:
             said.append(
                 f"model load: {human(ml.model_bytes, 'B')} of {m.name} in {ml.shards} safetensors files, "
-                f"{ml.threads} threads of {mib(ml.io_bytes)} reads"
+                f"loaded by one thread of buffered reads, then by {ml.threads} threads of {mib(ml.io_bytes)} "
+                "O_DIRECT reads"
             )
         elif workload == "checkpoint" and ck is not None:
             each = "each rank a whole snapshot" if ck.snapshot_per_rank else "split over them"

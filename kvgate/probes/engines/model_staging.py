@@ -17,6 +17,7 @@ from kvgate.configuration.engine_profile import EngineKind
 from kvgate.configuration.inventory import EngineDeployment, Host
 from kvgate.probes import agentctl
 from kvgate.probes.engines import tinyhf
+from kvgate.probes.engines.tinymodel import TinyLlamaSpec
 from kvgate.probes.loadgen import WORDS
 from kvgate.transport import Executor
 
@@ -35,9 +36,7 @@ def describe_model(dep: EngineDeployment, kind: EngineKind) -> str:
         return f"{dep.model} (the inventory's model); its tier stores {stored / 1e3:.1f} kB per prompt token"
     if kind is EngineKind.VLLM:
         return tinyhf.described()
-    from kvgate.probes.engines.tinymodel import TinyLlamaSpec
-
-    return TinyLlamaSpec().described()
+    return TinyLlamaSpec().described() if kind is EngineKind.LLAMA_CPP else ""  # stage_model refuses others
 
 
 def stage_model(
@@ -52,7 +51,7 @@ def stage_model(
     if kind is not EngineKind.LLAMA_CPP:
         raise LabError(f"{ex.host}: no tiny model for {kind} engines: give the model's path on the host")
     try:
-        from kvgate.probes.engines.tinymodel import TinyLlamaSpec, ensure_tiny_gguf
+        from kvgate.probes.engines.tinymodel import ensure_tiny_gguf
 
         local = ensure_tiny_gguf(own_directory(MODEL_CACHE))
     except ImportError as exc:

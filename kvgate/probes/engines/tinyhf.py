@@ -51,7 +51,8 @@ def kv_bytes_per_token(dtype_bytes: int = 2) -> int:
 
 
 def described() -> str:
-    """The model as a report names it: its shape, size (at the full vocabulary) and KV bytes per token."""
+    """The model as a report names it: its shape, size (at most: the trained vocabulary can be smaller
+    than VOCAB_SIZE) and KV bytes per token."""
     c = CONFIG
     shape = ("hidden_size", "intermediate_size", "head_dim", "num_hidden_layers")
     d, ff, hd, layers = (int(c[k]) for k in shape)
@@ -59,7 +60,7 @@ def described() -> str:
     params = 2 * VOCAB_SIZE * d + layers * (2 * q * d + 2 * kv * d + 3 * ff * d + 2 * d) + d
     return (
         f"a Llama generated here (random bf16 weights, Hugging Face format): {layers} layers × {d} wide, "
-        f"{c['num_key_value_heads']} KV heads, {params / 1e6:.1f} M parameters; "
+        f"{c['num_key_value_heads']} KV heads, at most {params / 1e6:.1f} M parameters; "
         f"KV {kv_bytes_per_token() / 1e3:.1f} kB per token"
     )
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from kvgate.base.errors import CommandFailed
+from kvgate.base.errors import CommandFailed, CommandTimeout
 from kvgate.configuration.fio_job import FioJob
 from kvgate.configuration.inventory import Volume
 from kvgate.probes.evidence import Counts, Resolved, cold_reason
@@ -114,25 +115,56 @@ class MeasuredRun:
 
 
 def kernel_reason(kernel: dict[str, Any] | None) -> str | None:
-    """'the kernel logged 2 storage lines during the run, the first (NVMe) 1.2 s in: nvme nvme1: …'."""
-    lines = (kernel or {}).get("lines") or []
-    if not lines:
+    """'the kernel logged 2 storage lines about the volume during the run, the first (NVMe) 1.2 s in: …'."""
+    lines = (kernel or {}).get("volume_lines") or []
+    if not lines or kernel is None:
         return None
-    first, since = lines[0], float(kernel["since_unix_s"]) if kernel else 0.0
+    first = lines[0]
     n = f"{len(lines)} storage lines" if len(lines) > 1 else "a storage line"
     return (
-        f"the kernel logged {n} during the run, the first ({first['kind']}) "
-        f"{first['time_unix_s'] - since:.1f} s in: {first['line'][:160]}: "
+        f"the kernel logged {n} about the volume's devices during the run, the first ({first['kind']}) "
+        f"{first['time_unix_s'] - float(kernel['since_unix_s']):.1f} s in: {first['line'][:160]}: "
         "not a steady measurement of the volume"
     )
 
 
-def kernel_lines(ex: Executor, *, since: float, until: float, sudo: bool) -> dict[str, Any]:
-    """The kernel's storage lines of a run's window; an unreadable log is said, not a failure."""
+def kernel_lines(
+    ex: Executor, vol: Resolved | None, *, since: float, until: float, sudo: bool
+) -> dict[str, Any]:
+    """The kernel's storage lines of a run's window, those naming the volume's devices or their NVMe
+    controllers apart (``volume_lines``: the only ones that judge the run). An unreadable log is said
+    (``error``, as G4's kernel log says it), not a failure; a lost link or Ctrl-C still stops the run."""
     try:
-        return kernel_window(ex, since=since, until=until, sudo=sudo)
-    except (CommandFailed, ParseError) as exc:  # a lost link or Ctrl-C still stops the run
-        return {"not_read": f"{type(exc).__name__}: {exc}"[:300], "since_unix_s": since, "lines": []}
+        log = kernel_window(ex, since=since, until=until, sudo=sudo)
+    except (CommandFailed, CommandTimeout, ParseError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"[:300], "since_unix_s": since, "lines": []}
+    return on_volume(log, vol)
+
+
+def on_volume(log: dict[str, Any], vol: Resolved | None) -> dict[str, Any]:
+    """The log with the lines that name the volume's devices or controllers apart (``volume_lines``)."""
+    names = device_names(vol)
+    ours = re.compile(rf"\b({'|'.join(map(re.escape, names))})\b") if names else None
+    return log | {"volume_lines": [x for x in log["lines"] if ours and ours.search(x["line"])]}
+
+
+def device_names(vol: Resolved | None) -> list[str]:
+    """The volume's block devices and, for NVMe, their controllers as the kernel names them in its
+    lines: nvme1c2n1 is controller nvme2's path under subsystem 1's head nvme1n1 (whose number is the
+    subsystem's, not a controller's); without paths, nvme0n1 is controller nvme0's namespace.
+
+    >>> device_names(Resolved("nvme1n1", ("nvme1c2n1", "nvme1c3n1"), "nvme-multipath", "ext4", "/", ""))
+    ['nvme1c2n1', 'nvme1c3n1', 'nvme1n1', 'nvme2', 'nvme3']
+    >>> device_names(Resolved("nvme0n1p1", ("nvme0n1",), "partition", "ext4", "/", ""))
+    ['nvme0n1', 'nvme0n1p1', 'nvme0']
+    """
+    if vol is None:
+        return []
+    devices = sorted({*vol.carriers, *((vol.head,) if vol.head else ())})
+    found = [m for d in devices if (m := re.match(r"nvme(\d+)(?:c(\d+))?n\d+", d))]
+    paths = [f"nvme{m[2]}" for m in found if m[2]]
+    controllers = paths or [f"nvme{m[1]}" for m in found]
+    return list(dict.fromkeys([*devices, *sorted(controllers)]))
 
 
 def run_measured(
@@ -152,7 +184,7 @@ def run_measured(
     run = run_fio(ex, job, volume, opts)
     after = he.snapshot(vol)
     proof = _proof(run, vol, Counts.between(before, after), drop, after["mem_total_bytes"])
-    kernel = kernel_lines(ex, since=before["t_unix_s"], until=after["t_unix_s"], sudo=opts.sudo)
+    kernel = kernel_lines(ex, vol, since=before["t_unix_s"], until=after["t_unix_s"], sudo=opts.sudo)
     return MeasuredRun(run, dataclasses.replace(proof, server=server), layout, cold, kernel)
 
 
