@@ -238,8 +238,8 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
     assert not any(a.startswith("ssd-tier") for a in arms)
     trusted = EVIDENCE_COLUMNS.index("trusted")
     dram_rows = {r[1]: r for r in rows["evidence"] if r[1].startswith("dram-only")}
-    # trusted (it did not keep the set); the device's reads, if any, were another reader's
-    assert all(r[trusted].split(":")[0] == "yes" for r in dram_rows.values()), dram_rows
+    # not "no" (it did not keep the set); "qualified" when another reader shared the device meanwhile
+    assert not any(r[trusted].startswith("no") for r in dram_rows.values()), dram_rows
     assert arms["warm@c16"][2] == "3/3"  # every load trial completed without a failed request
     evidence = {r[1]: r for r in rows["evidence"]}
     restored = EVIDENCE_COLUMNS.index("tokens restored")

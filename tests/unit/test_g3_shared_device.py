@@ -58,14 +58,28 @@ def test_a_device_within_the_declared_ratio_is_plainly_trusted() -> None:
     assert evidence_cells("h/tiny", s["ssd-tier@c16"])[-1] == "yes"
 
 
-def test_an_arm_that_reads_no_tier_says_whose_the_device_reads_were() -> None:
-    """The demo's dram-only rows read 350 MB on the device and 0 in the engine, marked plainly 'yes'
-    beside a qualified 390 / 200 MB row: a reader could not tell what 'trusted' meant there."""
-    dram = [
-        replace(demo_round(k, device=350_000_000), arm="dram-only", engine_read_bytes=0) for k in range(3)
-    ]
-    s = summaries(qualify(ArmsResult(capacity_trials={"dram-only": dram}), ColdBounds()).capacity_trials)
+def dram_only(device: int) -> dict[str, LoadTrial]:
+    return {
+        "dram-only": [
+            replace(demo_round(k, device=device), arm="dram-only", engine_read_bytes=0) for k in range(3)
+        ]
+    }
+
+
+def test_an_arm_that_reads_no_tier_is_qualified_as_a_restore_is_when_another_reader_shared_the_device() -> (
+    None
+):
+    """The demo's dram-only rows read 9.4–34 GB on the device and 0 in the engine, marked 'yes' beside
+    restore rows qualified for far less: the arm the tier is compared with was not measured alone."""
+    s = summaries(qualify(ArmsResult(capacity_trials=dram_only(350_000_000)), ColdBounds()).capacity_trials)
     assert evidence_cells("h/tiny", s["dram-only@c16"])[-1] == (
+        "qualified (3 of 3): trial 0: another reader shared the device: it read 0.35 GB while the engine "
+        f"read nothing from it; {LOAD}"
+    )
+    quiet = summaries(
+        qualify(ArmsResult(capacity_trials=dram_only(20_000_000)), ColdBounds()).capacity_trials
+    )
+    assert evidence_cells("h/tiny", quiet["dram-only@c16"])[-1] == (  # 20 MB < max_idle_device_bytes
         "yes: the engine read nothing from the volume; the device's reads were another reader's"
     )
 

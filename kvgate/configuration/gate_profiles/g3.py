@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from kvgate.base.config_file import Frozen
-from kvgate.configuration.bounds import Count, Duration, Millis, Ratio, Tokens
+from kvgate.configuration.bounds import Bytes, Count, Duration, Millis, Ratio, Tokens
 from kvgate.configuration.gate_profiles.loader import Profile, load_gate_profile, read_gate_profile
 from kvgate.configuration.inventory import Environment
 
@@ -51,6 +51,9 @@ class ColdBounds(Frozen):
     # device bytes / the engine's own over a restore: above it, another reader shared the device and
     # the restore's evidence is qualified (its bandwidth is always the engine's bytes over its time)
     max_device_ratio: Ratio = Field(default=1.5, ge=1)
+    # over an arm whose engine reads nothing from the volume (recompute, a DRAM tier, warm): device
+    # bytes above this were another reader's, and the arm's evidence is qualified the same way
+    max_idle_device_bytes: Bytes = Field(default=64 << 20, ge=0)
 
 
 class WriteThrough(Frozen):

@@ -75,10 +75,11 @@ class Trial:
         return asdict(self)
 
 
-def cv(values: list[float]) -> float:
-    """Coefficient of variation (population std / mean); 0 for one value."""
-    if not values:
-        raise ValueError("CV of no values")
+def cv(values: list[float]) -> float | None:
+    """Coefficient of variation (population std / mean); None for fewer than two values: one trial has
+    no spread to show (a reader took '1/1 … CV 0 %' for a figure that did not vary)."""
+    if len(values) < 2:
+        return None
     mean = math.fsum(values) / len(values)
     if mean == 0:
         return 0.0
@@ -116,7 +117,7 @@ def summarize(arm: str, trials: list[Trial], *, output_tokens: int = 0) -> ArmFi
         ttft_p50_s=percentile(ttft, 50) if ttft else None,
         ttft_p90_s=percentile(ttft, 90) if ttft else None,
         ttft_p99_s=percentile(ttft, 99) if ttft else None,
-        ttft_cv=cv(ttft) if ttft else None,
+        ttft_cv=cv(ttft),
         e2e_p50_s=percentile(e2e, 50) if e2e else None,
         output_throughput_tok_per_s=_optional_median([_throughput(t, output_tokens) for t in ok]),
         prompt_tokens_p50=_optional_median([t.prompt_tokens for t in trials]),

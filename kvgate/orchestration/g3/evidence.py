@@ -156,21 +156,30 @@ def dram_held_reason(capacity: Capacity, *, reused: int, reusable: int) -> str |
 def shared_device_reason(
     bounds: ColdBounds, *, device_bytes: int | None, engine_bytes: int | None, host_load: str | None
 ) -> str | None:
-    """Why a restore's evidence is qualified: its device read far more than its engine did.
+    """Why an arm's evidence is qualified: its device read far more than its engine did.
 
     The device's counters count every reader of the device; the engine's, only its own reads.
-    The restore's bandwidth is the engine's bytes over its time either way; when the device
+    A restore's bandwidth is the engine's bytes over its time either way; when the device
     read more than ``max_device_ratio`` × that, another reader shared the device in the window.
+    An arm whose engine read nothing from the volume (recompute, a DRAM tier) is held the same
+    way: past ``max_idle_device_bytes`` of device reads, another reader shared the device (and the
+    host) while it was measured — the figure it is compared with was not taken alone either.
 
     >>> shared_device_reason(ColdBounds(), device_bytes=5_260_000_000, engine_bytes=770_000_000,
     ...                      host_load="load 3.1 (1 min), CPU steal 2%").split("; ")
     ['another reader shared the device: it read 5.26 GB while the engine read 0.77 GB (6.8× > 1.5×)', \
 'load 3.1 (1 min), CPU steal 2%']
+    >>> shared_device_reason(ColdBounds(), device_bytes=9_411_000_000, engine_bytes=0, host_load=None)[:72]
+    'another reader shared the device: it read 9.41 GB while the engine read '
     """
-    if device_bytes is None or not engine_bytes or device_bytes <= bounds.max_device_ratio * engine_bytes:
+    if device_bytes is None:
         return None
-    return (
-        f"another reader shared the device: it read {device_bytes / 1e9:.3g} GB while the engine read "
-        f"{engine_bytes / 1e9:.3g} GB ({device_bytes / engine_bytes:.2g}× > {bounds.max_device_ratio:g}×); "
-        f"{host_load or 'host load not recorded'}"
-    )
+    said = f"another reader shared the device: it read {device_bytes / 1e9:.3g} GB while the engine read"
+    load = host_load or "host load not recorded"
+    if not engine_bytes:
+        idle = device_bytes <= bounds.max_idle_device_bytes
+        return None if idle else f"{said} nothing from it; {load}"
+    if device_bytes <= bounds.max_device_ratio * engine_bytes:
+        return None
+    ratio = f"{device_bytes / engine_bytes:.2g}× > {bounds.max_device_ratio:g}×"
+    return f"{said} {engine_bytes / 1e9:.3g} GB ({ratio}); {load}"

@@ -31,7 +31,7 @@ from kvgate.orchestration.g3.evidence import shared_device_reason
 from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, LoadTrial, level_key, summarize_level
 from kvgate.orchestration.g3.load_arms import summaries as load_summaries
 from kvgate.orchestration.g3.plan import capacity_profiles, read_profiles
-from kvgate.orchestration.g3.prediction import RESTORE_ARMS, StorageBound
+from kvgate.orchestration.g3.prediction import StorageBound
 from kvgate.orchestration.g3.protocol import ArmsResult, ColdRestore, TierProbe
 from kvgate.orchestration.g3.serving import level_latency
 from kvgate.orchestration.g3.verdicts import (
@@ -199,11 +199,9 @@ def deployment_setup(
 
 
 def qualify(arms: ArmsResult, bounds: ColdBounds) -> ArmsResult:
-    """Every restore whose device read far more than its engine says so (``shared_device``)."""
-    arms.trials = {
-        a: [_shared_trial(t, bounds) if a in RESTORE_ARMS else t for t in ts] for a, ts in arms.trials.items()
-    }
-    restores = (*RESTORE_ARMS, *VOLUME_ARMS, *WHOLE_VOLUME_ARMS)  # each volume's against its own device
+    """Every arm whose device read far more than its engine says so (``shared_device``): a restore
+    against its engine's bytes, an arm that reads no tier against ``max_idle_device_bytes``."""
+    arms.trials = {a: [_shared_trial(t, bounds) for t in ts] for a, ts in arms.trials.items()}
     for loads in (
         arms.load_trials,
         arms.capacity_trials,
@@ -211,7 +209,7 @@ def qualify(arms: ArmsResult, bounds: ColdBounds) -> ArmsResult:
         arms.read_trials,
         arms.volume_trials,
     ):
-        for arm in [a for a in loads if a in restores]:
+        for arm in list(loads):
             loads[arm] = [_shared_load(t, bounds) for t in loads[arm]]
     return arms
 
@@ -234,11 +232,12 @@ def _shared_load(t: LoadTrial, bounds: ColdBounds) -> LoadTrial:
 
 
 def contradictions(result: DeploymentResult) -> list[Contradiction]:
-    """Each arm whose device read far more than its engine: the two byte counts (medians) and why."""
+    """Each restore whose device read far more than its engine: the two byte counts (medians) and why.
+    An arm whose engine read nothing is qualified in its evidence, but its bytes contradict nothing."""
     return [
         _shared(f"{result.host}/{result.deployment}", arm, s, result.device or "its counters")
         for arm, s in result.arms.items()
-        if s.qualifications and s.engine_read_bytes_p50 is not None and s.device_read_bytes_p50 is not None
+        if s.qualifications and s.engine_read_bytes_p50 and s.device_read_bytes_p50 is not None
     ]
 
 
