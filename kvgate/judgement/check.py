@@ -59,6 +59,9 @@ class Bound:
     # what a gain far above the seed's range becomes instead of PASS (its verdict and why), where a
     # figure that far from it says the arms were not the seed's (R2/R3); None: judged as measured
     far_above: Ruling | None = None
+    # False: this profile's arms are never the seed's (a smoke scale): every figure gets the
+    # far_above ruling, wherever it lands, so no outcome decides whether it is compared
+    comparable: bool = True
 
     def criterion(self) -> Criterion:
         return criterion_for(
@@ -94,7 +97,7 @@ class Bound:
             if m is None or isinstance(m.value, bool) or not isinstance(m.value, int | float):
                 continue
             where = seed_position(self.reference, float(m.value))
-            if where.startswith("far above"):
+            if where.startswith("far above") or not self.comparable:
                 shown = f"{k} {show_improvement(kind, float(m.value))}: {where.split(': ', 1)[0]}"
                 far.append(shown)
         if not far:
@@ -148,7 +151,10 @@ class Check(Generic[S]):
             j = replace(j, condition=f"{j.condition} {self.bound.annotation}")
         if inputs.blocked:
             return self._blocked(j, inputs)
-        if j.verdict is Verdict.PASS and self.bound and (far := self.bound.not_comparable(self.key, inputs)):
+        # a PASS far above the seed's range, or any judged figure where the arms are never the seed's
+        never = self.bound is not None and not self.bound.comparable
+        judged = j.verdict is Verdict.PASS or (j.verdict is Verdict.FAIL and never)
+        if judged and self.bound and (far := self.bound.not_comparable(self.key, inputs)):
             text = f"{j.condition} — not comparable: {far.reason}"
             return Judgement(far.verdict, text, self.criterion, j.measurement, inputs=self._used(inputs))
         shown = inputs.detail if j.verdict is not Verdict.PASS else ""

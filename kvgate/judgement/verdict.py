@@ -156,10 +156,12 @@ def reach(planned: Iterable[Check[Any]], bound: Iterable[str]) -> Coverage:
     why: dict[str, str] = {}
     can: set[str] = set()
     for c in planned:
-        if c.ruled is None:
-            can.add(c.rule)
-        else:
+        if c.ruled is not None:
             why.setdefault(c.rule, c.ruled.reason)
+        elif c.bound is not None and not c.bound.comparable and c.bound.far_above is not None:
+            why.setdefault(c.rule, f"not comparable at this scale: {c.bound.far_above.reason}")
+        else:
+            can.add(c.rule)
     # G3 plans a check of every bound reference for each engine deployment: none planned, none declared
     none = "no engine deployment of this inventory serves it (engines:)"
     return Coverage(refs, {r: why.get(r, none) for r in refs if r not in can})

@@ -52,6 +52,6 @@ def record_g3_reach(store: RunStore, config: GateConfig) -> None:
     far_above = {  # judged only if the figure lands within reach of the seed's range
         c.rule: f"{c.bound.far_above.verdict.value}: {c.bound.far_above.reason}"
         for c in planned
-        if c.ruled is None and c.bound is not None and c.bound.far_above is not None
+        if c.ruled is None and c.bound is not None and c.bound.far_above is not None and c.bound.comparable
     }
     store.merge_meta(g3_reach={"references": refs, "unjudged": unjudged, "far_above": far_above})

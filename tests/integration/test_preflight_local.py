@@ -114,6 +114,6 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
     assert (run / "manifest.json").is_file()
     reach = json.loads((run / "run.json").read_text())["g3_reach"]  # what G3 could judge here
     assert len(reach["references"]) == 12, shown
-    assert set(reach["references"]) - set(reach["unjudged"]) == {"R2-ttft-p50-tp8"}, reach
+    assert set(reach["references"]) - set(reach["unjudged"]) == set(), reach  # smoke: none comparable
     assert "readiness check" in (run / "report.html").read_text()
     assert list(disk.iterdir()) == [disk / "r9"]  # the probe's files and the engines' directories are gone

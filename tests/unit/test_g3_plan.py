@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -56,6 +57,12 @@ def checks(inv: Inventory) -> dict[str, G3Check]:
     return {c.check: c for c in plan(in_memory(inv))}
 
 
+def comparable(check: G3Check) -> G3Check:
+    """The check as a profile whose volume arms are the seed's would plan it (smoke's never are)."""
+    assert check.bound is not None
+    return replace(check, bound=replace(check.bound, comparable=True))
+
+
 def arm(
     name: str, ttft: float | None, *, cv: float = 0.05, reasons: tuple[str, ...] = (), **figures: Any
 ) -> ArmFigures:
@@ -107,11 +114,17 @@ def judged(check: G3Check, arms: dict[str, ArmFigures]) -> Judgement:
 
 
 def test_r2_ttft_is_judged_candidate_volume_against_baseline_volume_the_least_reduction_counts() -> None:
-    check = checks(inventory(**NVME))["engine[tiny].ttft-p50-reduction"]
-    assert check.spec is not None
-    assert (check.spec.baseline_arm, check.spec.candidate_arm) == ("baseline-volume", "candidate-volume")
-    assert check.ruled is None  # llama.cpp's ssd-tier runs on both volumes: measured, not skipped
-    j = judged(check, volume_arms({4: (10.17, 7.53), 8: (20.0, 13.6), 16: (35.73, 26.35)}))  # R2's own
+    smoke = checks(inventory(**NVME))["engine[tiny].ttft-p50-reduction"]
+    assert smoke.spec is not None
+    assert (smoke.spec.baseline_arm, smoke.spec.candidate_arm) == ("baseline-volume", "candidate-volume")
+    assert smoke.ruled is None  # llama.cpp's ssd-tier runs on both volumes: measured, not skipped
+    seeds = volume_arms({4: (10.17, 7.53), 8: (20.0, 13.6), 16: (35.73, 26.35)})  # R2's own figures
+    shown = judged(smoke, seeds)  # at smoke scale never compared, wherever the figure lands
+    assert shown.verdict is Verdict.SKIP
+    assert "ttft-p50-reduction@c4 ↓26.0%: inside the seed's ↓26–32%" in shown.condition
+    assert "at smoke scale the figure is not comparable with the seed's" in shown.condition
+    check = comparable(smoke)
+    j = judged(check, seeds)
     assert j.verdict is Verdict.PASS
     assert j.condition.startswith(
         "ttft_p50_reduction_pct=25.96 ≥ 25.5 (R2: ↓26–32%) — per level c4 ↓26.0%, "
@@ -364,7 +377,9 @@ def test_the_whole_machine_binding_needs_two_instances_and_is_declared_otherwise
 
 
 def test_the_whole_machine_gain_is_judged_on_both_volumes_whole_rows_at_r3s_levels() -> None:
-    check = checks(inventory(instances=2, **LMCACHE, **NVME))["engine[tiny].throughput-gain-whole-machine"]
+    check = comparable(
+        checks(inventory(instances=2, **LMCACHE, **NVME))["engine[tiny].throughput-gain-whole-machine"]
+    )
     assert check.spec is not None
     assert (check.spec.baseline_arm, check.spec.levels) == ("baseline-volume-whole", (8, 16))
     rows = volume_arms({8: (5.0, 0.5), 16: (5.0, 0.5)}, whole=True, output_throughput_tok_per_s=10.0)

@@ -29,9 +29,13 @@ def test_preflight_records_what_g3s_plan_can_judge_with_this_inventory(tmp_path:
     assert reach is not None
     assert len(reach.references) == 12
     judged = set(reach.references) - set(reach.unjudged)
-    assert judged == {"R2-ttft-p50-tp8"}  # the volume arms of llama-cpp-disk-keep
-    # ... but only where its figure is not far above the seed's: the demo's G3 once measured ↓76.6 %
-    assert reach.far_above["R2-ttft-p50-tp8"].startswith("SKIP: at smoke scale the figure is not comparable")
+    # the volume arms of llama-cpp-disk-keep run, but a smoke profile's arms are never the seed's: a
+    # reader saw preflight promise R2 and G3 skip it only because its figure landed far above the range
+    assert judged == set()
+    assert reach.unjudged["R2-ttft-p50-tp8"].startswith(
+        "not comparable at this scale: at smoke scale the figure is not comparable"
+    )
+    assert reach.far_above == {}
     assert "one request at a time" in reach.unjudged["R2-recompute-ttft-p50-conc16"]
     assert "scratch baseline volume" in reach.unjudged["R9-load-time-deepseek-70b"]
 
@@ -46,7 +50,6 @@ def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_j
     assert "kvgate acceptance report" not in page1  # the page footer
     assert "PREFLIGHT acceptance report" not in page1
     # the verdict box says it beside the PASS: a reader saw a green PASS over "G3 can judge 0 of 12"
-    assert "READINESS CHECK PASS G3 can judge 1 of 12 references" in page1
-    assert "G3 can judge 1 of 12 references its profile binds: R2 480B TP8 TTFT p50" in page1
-    assert "Judged only if the figure is not far above the seed's range (over twice its upper end's" in page1
+    assert "READINESS CHECK PASS G3 can judge 0 of 12 references" in page1
+    assert "not comparable at this scale: at smoke scale the figure is not comparable" in page1
     assert "R9 DeepSeek-70B service load time against NFS (Ascend) (R9-load-time-deepseek-70b)" in page1

@@ -258,13 +258,17 @@ class VolumeComparison(Frozen):
     # a gain more than references.FAR_ABOVE times the seed's upper end's speed-up: not comparable
     when_not_comparable: Unmeasurable = Unmeasurable.INVALID
     not_comparable_reason: str = ""
+    # False: these arms are never the seed's (a tiny model, a stand-in baseline): every figure is
+    # shown with not_comparable_reason and judged against no reference, wherever it lands
+    comparable: bool = True
 
     @model_validator(mode="after")
     def _levels(self) -> VolumeComparison:
         top = max(self.concurrency + self.whole_machine)
         if top > self.sessions:
             raise ValueError(f"sessions ({self.sessions}) must be at least the largest level ({top})")
-        if self.when_not_comparable is Unmeasurable.SKIP and not self.not_comparable_reason:
+        skipped = self.when_not_comparable is Unmeasurable.SKIP or not self.comparable
+        if skipped and not self.not_comparable_reason:
             raise ValueError("a figure that may be skipped as not comparable needs its declared reason")
         return self
 

@@ -333,7 +333,10 @@ def reference_checks(
     out: list[G3Check] = []
     for b in profile.verdicts:
         far = _far_above(b, profile)
-        bound = Bound(refs.get(b.reference), b.threshold_fraction, b.tolerance, tuple(b.levels), far)
+        comparable = not b.volumes or profile.volumes is None or profile.volumes.comparable
+        bound = Bound(
+            refs.get(b.reference), b.threshold_fraction, b.tolerance, tuple(b.levels), far, comparable
+        )
         why = unmeasurable(b, tier, profile, shape)
         note = "" if why else _note(b, tier, profile, shape)
         out.append(
