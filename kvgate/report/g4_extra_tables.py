@@ -60,10 +60,10 @@ INTEGRITY_NOTE = (
 DRIFT_COLUMNS = [
     "host/engine",
     "series",
-    "judged slope per hour (95 %)",
+    "fitted slope per hour (95 %)",
     "limit per hour",
     "all windows / last half per hour",
-    "judged on",
+    "fitted on",
     "at 72 h (projected)",
     "limit at 72 h",
 ]
@@ -75,8 +75,8 @@ DRIFT_NOTE = (
     "interval within the limit, FAIL wholly past it; across it, INVALID (too short or too noisy to tell). "
     "A soak shorter than the profile's minimum span is not judged at all: its slopes are shown. Relative "
     "series (TTFT p99, throughput) grow as a share of their first windows' median per hour; worse is "
-    "positive (throughput: a loss). The tier is judged by its share of its capacity projected to 72 h; "
-    "other slopes are projected to 72 h only when judged on a soak of at least 1 h."
+    "positive (throughput: a loss). The tier grows as a share of its capacity per hour, and is judged by "
+    "that share projected to 72 h. A slope is projected to 72 h only from a soak of at least 1 h."
 )
 NAMES = {
     "memory-growth": "engine RSS (MiB)",
@@ -91,11 +91,12 @@ SHOWN_PER_RECORDED = {"ttft-drift": 1000.0}  # G4 fits TTFT in ms; the report sh
 
 MIN_PROJECTED_H = 1.0  # a shorter soak's slope says nothing of 72 h: its projection is not shown
 UNIT_WORDS = {"x/h": "of the first windows per hour"}  # relative series: a share of their start
+KEY_UNIT_WORDS = {"tier-growth": "of its capacity per hour"}  # the tier: a share of its bound
 
 
 def drift_cells(where: str, d: DriftFigure) -> list[str]:
     name = NAMES.get(d.key, d.key)
-    unit = UNIT_WORDS.get(d.unit, d.unit)
+    unit = KEY_UNIT_WORDS.get(d.key) or UNIT_WORDS.get(d.unit, d.unit)
     if d.growth_per_h is None:
         limit = f"{cell(d.limit_per_h)} {unit}"
         return [where, name, f"— (not judged: {d.invalid})", limit, "—", "—", "—", "—"]
@@ -104,7 +105,7 @@ def drift_cells(where: str, d: DriftFigure) -> list[str]:
     on = f"{d.judged_on} ({d.tail_windows} of {d.windows})" if d.judged_on == "tail" else f"all {d.windows}"
     on += ", plateau" if d.plateau else ""
     shown = SHOWN_PER_RECORDED.get(d.key, 1.0)
-    if d.invalid is None and (d.key == "tier-growth" or (d.span_h or 0.0) >= MIN_PROJECTED_H):
+    if d.invalid is None and (d.span_h or 0.0) >= MIN_PROJECTED_H:
         at_72h, limit_72h = cell(d.projected_72h, shown), cell(d.limit_72h, shown)
     else:  # an unjudged slope, or one of a soak too short to speak for 72 h, is not projected
         at_72h, limit_72h = f"— (not projected: a {cell(d.span_h)} h soak)" if not d.invalid else "—", "—"

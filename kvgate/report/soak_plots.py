@@ -127,9 +127,8 @@ def seen_not_judged(view: RunView) -> tuple[str, ...]:
             if (a := panel.value(kept[0])) and (b := panel.value(kept[-1])) is not None
         ]
         if len(kept) > 1 and trends:
-            where = (
-                f"{path.parts[-2]} on {path.parts[-4]}, windows {len(windows) - len(kept) + 1}–{len(windows)}"
-            )
+            first, last = (w.get("index", "?") for w in (kept[0], kept[-1]))  # as the table numbers them
+            where = f"{path.parts[-2]} on {path.parts[-4]}, windows {first}–{last}"
             out.append(f"{where}: {', '.join(trends)}")
     return tuple(out)
 
@@ -183,12 +182,12 @@ LIMITS = {  # what each drift limit limits, named on the chart beside its line
 }
 MAX_POINTS = 1000  # per series: a chart's SVG stays well inside the allow-list's 1 MiB
 CAPTION = (
-    "One point per soak window (TTFT: p50 solid, p99 dashed; G4 judges TTFT drift on the p99, so its "
-    "slope and limit start from the p99 line). Red: the slope G4 judged (Theil-Sen over every window "
-    "after warm-up, or over the last half where the growth levelled off: a plateau); red dashed: the "
-    "limit's slope from the same start (the G4 profile's per-hour limit), named at its end. A grey "
-    "slope was fitted but not judged (its check is SKIP: too short a soak for an hourly slope). Shaded: "
-    "warm-up. The tier is shown as a share of its capacity (red dotted), which is its bound."
+    "One point per soak window (TTFT: p50 solid, p99 dashed; TTFT drift is fitted on the p99, so its "
+    "slope and limit start from the p99 line). Each slope is fitted by Theil-Sen over every window "
+    "after warm-up, or over the last half where the growth levelled off (a plateau): red where G4 judged "
+    "it, grey where it was fitted but not judged (its check is SKIP: too short a soak for an hourly "
+    "slope); red dashed: the limit's slope from the same start (the G4 profile's per-hour limit), named "
+    "at its end. Shaded: warm-up. The tier is shown as a share of its capacity (red dotted), its bound."
 )
 
 
@@ -228,7 +227,7 @@ def draw(axis: Any, panel: Panel, hours: list[float], windows: list[Window]) -> 
     if panel.p99 is not None:
         tail = [(h, v) for h, w in zip(hours, windows, strict=True) if (v := panel.p99(w)) is not None]
         if tail:
-            p99 = "TTFT p99 (its drift is judged)"
+            p99 = "TTFT p99 (its drift is fitted)"
             axis.plot(*zip(*tail, strict=True), linewidth=0.9, linestyle="--", color=OTHER, label=p99)
     axis.set_ylabel(panel.title)
     axis.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))  # 0.1 s, not 0.10

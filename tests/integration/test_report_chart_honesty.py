@@ -113,7 +113,7 @@ def test_a_comparison_not_judged_is_marked_on_the_chart(drawn: dict) -> None:
 def test_the_soak_says_which_ttft_line_the_limit_is_for(drawn: dict) -> None:
     """A p99 line under a limit started from it, with no legend: which percentile was judged?"""
     (soak,) = drawn["g4", "complete"]
-    assert {"TTFT p50", "TTFT p99 (its drift is judged)"} <= soak.legend
+    assert {"TTFT p50", "TTFT p99 (its drift is fitted)"} <= soak.legend
 
 
 def test_chart_text_names_nothing_by_a_bare_red_line(tmp_path: Path) -> None:

@@ -136,8 +136,8 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     for check, verdict in (("soak[tiny].alive", Verdict.PASS), ("soak[tiny].nvme-wear", Verdict.SKIP)):
         store.record(JudgementRecord(id=f"h/{check}", host="h", check=check, verdict=verdict))
     windows = [  # output fell 60 % over the soak, TTFT rose: seen on page 1, not only in a chart
-        {"end_unix_s": 20.0 * i, "summary": {"p50_ttft_ms": ms, "output_throughput_tok_per_s": tok}}
-        for i, (ms, tok) in enumerate([(1000, 8.0), (2990, 7.39), (5000, 5.0), (7590, 2.97)], 1)
+        {"index": i, "end_unix_s": 20.0 * i, "summary": {"p50_ttft_ms": ms, "output_throughput_tok_per_s": t}}
+        for i, (ms, t) in enumerate([(1000, 8.0), (2990, 7.39), (5000, 5.0), (7590, 2.97)], 1)
     ]
     store.artifact("h", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
     store.finish("complete")

@@ -250,6 +250,8 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
     # a 0.28 h soak's slope is shown, not projected to 72 h; a relative unit is said in words
     assert drift_rows[0][6:] == ["— (not projected: a 0.278 h soak)", "—"]
     assert drift_rows[1][3].endswith(" of the first windows per hour")
+    assert drift_rows[3][3].endswith(" of its capacity per hour")  # the tier's unit is its bound's share
+    assert drift_rows[3][6].startswith("— (not projected: a 0.278 h soak)")  # the tier too: 72 h is far
     assert all("INVALID" not in cell for row in drift_rows for cell in row)  # "not judged", as its check
     (kernel_line,) = shown["G4 kernel log lines during the soak"]  # beside the window it fell in
     assert kernel_line == [
