@@ -120,3 +120,27 @@ def test_g2_page_1_sets_the_candidate_beside_the_baseline(tmp_path: Path) -> Non
     store.finish("complete")
     (said,) = summarize(load_run(store.path)).versus
     assert said == "KV restore, parallel readers: 15.4 MB/s against 22.6 MB/s (the candidate behind)"
+
+
+def test_a_difference_inside_the_repeats_spread_is_not_called_ahead(tmp_path: Path) -> None:
+    """The demo's G2 called a write 1.82 against 1.34 GB/s 'the candidate ahead' beside a CV of 46 %."""
+    volumes = {"scratch": {"kind": "candidate"}, "baseline": {"kind": "baseline"}}
+    store = RunStore.create(tmp_path, site="lab", gate="g2", meta={"planned": [], "volumes": volumes})
+    metric = "seqwrite-1m.write_bw_bytes_per_s"
+    for volume, value, cv in (("scratch", 1.82e9, 0.12), ("baseline", 1.34e9, 0.46)):
+        for check, m, v, unit in (
+            (f"volume[{volume}].fio.seqwrite-1m.bw", metric, value, "B/s"),
+            (f"volume[{volume}].fio.seqwrite-1m.cv", f"{metric}_cv", cv, "ratio"),
+        ):
+            store.record(
+                JudgementRecord(
+                    id=f"h/{check}", host="h", check=check, verdict=Verdict.PASS, metric=m,
+                    measured=v, unit=unit, comparator=">", expected=0,
+                )
+            )  # fmt: skip
+    store.finish("complete")
+    (said,) = summarize(load_run(store.path)).versus
+    assert said == (
+        "sequential write (1 MiB blocks): 1.82 GB/s against 1.34 GB/s "
+        "(within their repeats' spread: CV 12 % and 46 %)"
+    )
