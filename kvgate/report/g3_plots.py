@@ -113,8 +113,9 @@ def ttft_chart(key: str, arms: dict[str, ArmFigures]) -> Chart | None:
         label_rows(ax, [label(a) for a, _ in rows], xlabel="time to first token (s, log scale)")
         svg = to_svg(fig)
     caption = (
-        "Thick tick: TTFT p50; thin tick: p90; the line ends at p99. Blue: arms served from a cache tier; "
-        "orange: the arms they are compared with. One prompt: percentiles over the trials; a load level: "
+        "Thick tick: TTFT p50; thin tick: p90; the line ends at p99. Blue: arms that read a cache tier "
+        "(SSD on either volume, warm, parallel read); orange: the others (recompute, the DRAM tier, the "
+        "serial read). One prompt: percentiles over the trials; a load level: "
         "medians over trials of each load's percentiles. Black error bar under the p50: ±1 standard "
         "deviation over the trials (repeats), where there were two or more."
     )
@@ -195,10 +196,11 @@ def throughput_chart(
         legend_below(ax)
         svg = to_svg(fig)
     caption = (
-        "Orange: the baseline arm the reference compares with; blue: the candidate arm; shaded: the seed's "
-        f"range applied to the baseline (where the candidate lands if it gains what the seed reports). "
-        f"Grey, marked “{NOT_JUDGED}”: a comparison drawn that the verdicts did not judge (an engine that "
-        "serves one request at a time). Medians over trials (or rounds) of each load's output tokens/s."
+        "Orange: the baseline arm the reference compares with; blue: the candidate arm where a verdict "
+        f"judged it, grey and marked “{NOT_JUDGED}” where none did (an engine that serves one request at "
+        "a time, or a figure not comparable with the seed's); shaded: the seed's range applied to the "
+        "baseline (where the candidate lands if it gains what the seed reports). Medians over trials (or "
+        "rounds) of each load's output tokens/s."
     )
     return Chart(f"Throughput against the reference bands — {key}", svg, caption)
 

@@ -145,7 +145,23 @@ def note(where: str, soak: SoakFacts, windows: list[Window]) -> str:
     if not soak.serves_concurrently:
         queue = "concurrent requests queue in front of it"
         parts.append(f"{soak.tier} serves one request at a time: {queue}.")
+    if slower := reuse_slower(windows):
+        parts.append(slower)
     return " ".join(parts)
+
+
+def reuse_slower(windows: list[Window]) -> str:
+    """'Turns on a shared document were slower than fresh prompts in 3 of 5 windows …': said, since the
+    tier exists to make them faster (a reader found it only by comparing two columns)."""
+    pairs = [(r, f) for w in windows if isinstance(r := w.get("reuse_ttft_p50_ms"), int | float)
+             and isinstance(f := w.get("fresh_ttft_p50_ms"), int | float)]  # fmt: skip
+    slower = sum(1 for reuse, fresh in pairs if reuse > fresh)
+    if not pairs or 2 * slower <= len(pairs):
+        return ""
+    return (
+        f"Turns on a shared document were slower than fresh prompts (TTFT p50) in {slower} of {len(pairs)} "
+        "windows: the cache did not speed reuse up here (seen, not judged)."
+    )
 
 
 def deployment(where: str, row: G4Row, run_dir: Path) -> tuple[Cells, Cells, str]:
