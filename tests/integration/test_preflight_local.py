@@ -99,8 +99,11 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
     assert checks["volume[shm].counters"]["verdict"] == "INVALID", shown
     assert "tmpfs" in checks["volume[shm].counters"]["condition"], shown
     assert checks["volume[disk].counters"]["verdict"] == "PASS", shown
-    for probe in ("start", "metrics", "tokenizer", "tier-cycle"):
+    for probe in ("start", "tokenizer", "tier-cycle"):
         assert checks[f"engine[tiny].{probe}"]["verdict"] == "PASS", shown
+    # llama.cpp's server has no /metrics: "0 of 0 counters missing" would be a PASS of nothing
+    assert checks["engine[tiny].metrics"]["verdict"] == "SKIP", shown
+    assert "has no /metrics (metrics: null)" in checks["engine[tiny].metrics"]["condition"], shown
     starts = {k: c for k, c in checks.items() if k.startswith("engine[tiny].start[")}
     assert "engine[tiny].start[recompute]" in starts, shown  # every other engine G3 starts, once
     for c in starts.values():
