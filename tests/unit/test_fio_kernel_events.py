@@ -2,7 +2,7 @@
 measurement of the volume; lines about other devices are kept, not judged.
 
 The lines are the NVMe/TCP reconnect of tests/data/recorded/kernel-log/lore-nvme-tcp-reconnect.txt,
-stamped as dmesg --time-format=iso prints them; the lab test (tests/lab/test_lab_fio_path_cut.py)
+stamped as dmesg --time-format=iso prints them; the lab test (tests/lab/test_lab_g2_path_cut.py)
 cuts a real path under a real fio run.
 """
 

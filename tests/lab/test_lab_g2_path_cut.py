@@ -5,6 +5,9 @@ around the run and the kernel's storage lines of the run's window. Here the same
 client's NVMe-oF head while the array stops serving the head's optimized path (port 1) a few
 seconds in and serves it again: the read goes on over the other path, and the run is INVALID
 naming what the kernel logged, not a baseline figure of a volume that lost a path meanwhile.
+
+Named to run after test_lab_g1 (pytest takes the files in order): G1 counts the NVMe-oF transport
+errors the kernel logged since boot, and this cut logs some, as test_lab_g4_faults' do.
 """
 
 from __future__ import annotations
