@@ -199,6 +199,25 @@ class RunView:
         return prof is not None and "smoke" in prof.name
 
     @property
+    def not_offered(self) -> str:
+        """Why this report offers no Accept box, or "" when it does: a smoke run proves the pipeline; a G1
+        whose bill of materials orders no NVMe drive and no NVMe-oF subsystem checked a machine, not the
+        arrival of an SSD tier (a reader found Accept offered for the demo's own box)."""
+        if self.smoke:
+            return "a smoke-scale run proves the pipeline end to end, not the storage's performance."
+        if self.gate != "g1":
+            return ""
+        storage = [r for r in self.all_rows if r.check.split(".")[0] in ("nvme", "nvmeof")]
+        if any(r.label != "SKIP" for r in storage):
+            return ""
+        ordered = "; ".join(sorted({r.condition.rpartition("inventory declares ")[2] for r in storage}))
+        return (
+            "its bill of materials orders no NVMe drive and no NVMe-oF subsystem"
+            + (f" ({ordered})" if ordered else "")
+            + ", so G1 proved these hosts match it, not the arrival of an SSD-tier system."
+        )
+
+    @property
     def profile_text(self) -> str:
         """The gate profile and what it proves: smoke proves the pipeline, not the storage."""
         prof = self.record.configuration.gate_profile

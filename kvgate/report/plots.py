@@ -126,6 +126,11 @@ def restore_charts(view: RunView) -> list[Chart]:
             and not isinstance(value, bool)
         ):
             trusted.setdefault(f"{r.host}/{r.check.split('.')[0]}", {})[r.metric] = float(value)
+    for key, row in view.record.g2_rows.items():  # the ceiling is a figure of the record, not a check's
+        host, _, volume = key.rpartition("/")
+        ceiling = row.measurements.get(CEILING)
+        if ceiling is not None and not ceiling.invalid_reason and isinstance(ceiling.value, int | float):
+            trusted.get(f"{host}/volume[{volume}]", {})[CEILING] = float(ceiling.value)
     return [
         restore_chart(where, found)
         for where, found in sorted(trusted.items())
@@ -148,6 +153,6 @@ def restore_chart(where: str, found: dict[str, float]) -> Chart:
     caption = (
         "The agent's KV-cache cold restore on this volume (the G3 tier's storage path without an engine): "
         "every request at once, each read by one reader and by several (R1's serial vs parallel read). "
-        "Red dashed: the volume's read ceiling (the best fio cell re-measured, or a faster G2 read)."
+        "Red dashed: the volume's read ceiling (its best fio cell's re-runs' mean, or a faster G2 read)."
     )
     return Chart(f"KV restore: one reader vs parallel readers — {where}", svg, caption)

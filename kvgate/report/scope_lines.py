@@ -72,6 +72,27 @@ def engines_served(view: RunView) -> str:
     return "; ".join(out)
 
 
+def serving_only(view: RunView) -> tuple[str, ...]:
+    """Each G3/G4 deployment without a KV tier on the storage, and what its passes cannot say (a reader
+    found half of G4's PASSes from such an engine, beside the tiered one's, with nothing said)."""
+    rec = view.record
+    tiers = {
+        k: r.deployment.tier
+        for k, r in rec.g3_rows.items()
+        if isinstance(r, G3DeploymentRow) and not r.deployment.external_tier
+    }
+    tiers |= {k: r.soak.tier for k, r in rec.g4_rows.items() if r.figures.cap_bytes is None}
+    out = []
+    for key, tier in sorted(tiers.items()):
+        host, _, name = key.rpartition("/")
+        passed = sum(r.host == host and f"[{name}]" in r.check and r.label == "PASS" for r in view.all_rows)
+        out.append(
+            f"{key} ({tier}) keeps its KV cache in the engine's memory, with no tier on the storage: "
+            f"its {passed} passed check{'' if passed == 1 else 's'} say nothing of a KV tier on the storage"
+        )
+    return tuple(out)
+
+
 def g1_scope(view: RunView) -> list[tuple[str, str]]:
     families = sorted({r.check.split(".")[0] for r in view.all_rows if not r.check.startswith("volume[")})
     judged = sorted({r.check.split(".")[0][7:-1] for r in view.all_rows if r.check.startswith("volume[")})

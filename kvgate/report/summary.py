@@ -25,7 +25,7 @@ from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
-from kvgate.report.scope_lines import profile_lines
+from kvgate.report.scope_lines import profile_lines, serving_only
 from kvgate.report.soak_plots import seen_not_judged
 
 REFERENCE_RULE = re.compile(r"^R\d")
@@ -51,6 +51,10 @@ G4_HEADLINE = {
     "engine_rss_growth_mib": "engine memory (RSS) growth",
     "cache_peak_ratio": "KV tier's peak size ÷ its capacity",
     "hit_ratio_retention": "cache hit ratio, last windows ÷ first",
+    # the integrity load reads back what it wrote itself beside the engines, not the engine's tier files
+    "integrity_mismatches": "places where kvgate's own files on the volume read back wrong",
+    "integrity_io_errors": "read errors on kvgate's own files on the volume",
+    "kernel_log_lines": "kernel log lines about NVMe, RDMA, multipath, I/O errors, hung tasks, OOM",
 }
 NEXT_STEP = {
     "FAIL": "fix what the measurement shows, or have the owner of the specification waive it (--waivers)",
@@ -112,6 +116,7 @@ class Summary:
     outlook: Outlook | None = None  # preflight: what G3 can judge with this inventory
     soak_seen: tuple[str, ...] = ()  # a short soak's trends, first window to last: shown, not judged
     versus: tuple[str, ...] = ()  # G2: the candidate's figures beside the baseline's
+    serving_only: tuple[str, ...] = ()  # G3/G4: deployments with no KV tier on the storage
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -372,15 +377,42 @@ def family_headline(_host: str, family: str, rows: list[CheckRow]) -> Headline:
     judged = [r for r in rows if r.label != "SKIP"]
     worst = next((r.label for r in rows if r.flagged), "PASS" if judged else "SKIP")
     hosts = sorted({r.host for r in judged or rows})  # not a host whose BOM orders none of it
+    one = judged[0] if len(judged) == 1 else None
     return Headline(
         where=hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts",
-        what=family,
-        measured=f"{len(ok)} of {len(judged)} match" if judged else not_ordered(rows),
-        against="the volume as declared" if family.startswith("volume[") else "the inventory's BOM",
-        position="",
-        evidence="",
+        what=f"{family} {item_words(one)}" if one else family,
+        measured=one.measured
+        if one
+        else f"{len(ok)} of {len(judged)} match"
+        if judged
+        else not_ordered(rows),
+        against=("the volume as declared" if family.startswith("volume[") else "the inventory's BOM")
+        + (f": {one.expected}" if one else ""),
+        position=margin_text(one) if one else "",
+        evidence="" if one else values_said(judged),
         verdict=worst,
     )
+
+
+def values_said(rows: list[CheckRow], most: int = 4) -> str:
+    """The family's values, each once, at most ``most`` of them (a rack's hosts differ little)."""
+    said = list(dict.fromkeys(item_said(r) for r in rows))
+    more = f"; {len(said) - most} more in the checks table" if len(said) > most else ""
+    return "; ".join(said[:most]) + more
+
+
+G1_ITEM_WORDS = {"counters": "counters moved per byte read", "odirect": "O_DIRECT", "total": "total"}
+
+
+def item_said(row: CheckRow) -> str:
+    """'free 62.9 GiB (≥ 2 GiB)': one BOM item with its value and what the BOM asks (G1's page 1 showed
+    '1 of 1 match' and no value; a reader asked for the values)."""
+    return f"{item_words(row)} {row.measured} ({row.expected})"
+
+
+def item_words(row: CheckRow) -> str:
+    item = row.check.partition(".")[2] or row.check
+    return G1_ITEM_WORDS.get(item, item)
 
 
 def not_ordered(rows: list[CheckRow]) -> str:
@@ -610,4 +642,5 @@ def summarize(view: RunView) -> Summary:
         outlook=g3_outlook(view),
         soak_seen=seen_not_judged(view),
         versus=candidate_vs_baseline(view),
+        serving_only=serving_only(view),
     )

@@ -101,12 +101,15 @@ def test_g2s_kv_restore_is_drawn_one_reader_vs_parallel_with_the_ceiling(tmp_pat
             unit="B/s",
         )
 
+    # the ceiling is a figure of G2's record, not a check (no check holds it: a reader found the caption's
+    # red line missing from every demo chart while a test passed on a ceiling check G2 never writes)
+    ceiling = {"metric": "ceiling.read_bw_bytes_per_s", "value": 3.4e9, "unit": "bytes/s"}
+    row = {"measurements": {ceiling["metric"]: ceiling}, "knee": None, "ceiling": None, "sweep": []}
     run = run_with(
         tmp_path,
-        {},
+        {"g2_rows": {"h/v": row}},
         rec("volume[v].kv_restore.serial.bw", "kv_restore.serial.read_bw_bytes_per_s", 0.6e9),
         rec("volume[v].kv_restore.parallel.bw", "kv_restore.parallel.read_bw_bytes_per_s", 3.1e9),
-        rec("volume[v].fio.ceiling.bw", "ceiling.read_bw_bytes_per_s", 3.4e9),
         rec("volume[w].kv_restore.serial.bw", "kv_restore.serial.read_bw_bytes_per_s", 1e9, Verdict.INVALID),
         rec("volume[w].kv_restore.parallel.bw", "kv_restore.parallel.read_bw_bytes_per_s", 2e9),
     )

@@ -3,15 +3,20 @@ names its volumes with the site's description (a stand-in, a throttle, a filer).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.fio_matrix import load_profile
 from kvgate.record import JudgementRecord
 from kvgate.record.gate_order import repo_root
 from kvgate.record.store import RunStore
+from kvgate.report import render
 from kvgate.report.model import CheckRow, load_run
 from kvgate.report.summary import family_headline, summarize, threshold_headline, with_spread
+from tests.integration import report_runs
 from tests.integration.report_runs import build
 
 
@@ -29,8 +34,38 @@ def test_g1_says_it_has_no_profile_and_what_it_covered(tmp_path: Path) -> None:
 def test_g1_page_1_says_why_a_family_was_not_judged(tmp_path: Path) -> None:
     heads = {h.what: h for h in summarize(load_run(build(tmp_path, "g1"))).headline}
     assert heads["gpu"].measured == "none ordered (gpus.count: 0)"
-    assert heads["cpu"].measured == "1 of 1 match"  # the inventory's BOM, not the order itself
-    assert heads["cpu"].against == "the inventory's BOM"  # short: it wrapped over four lines in every row
+    # the value and the BOM's bound, not "1 of 1 match" (a reader asked for the values on the cover)
+    cpu = heads["cpu threads"]
+    assert (cpu.measured, cpu.against, cpu.position) == (
+        "96",
+        "the inventory's BOM: ≥ 64",
+        "50 % above the floor",
+    )
+
+
+def test_g1_page_1_shows_a_familys_values_not_only_a_count() -> None:
+    rows = [
+        CheckRow("a/v.mount", "a", "volume[s].mount", Verdict.PASS, expected="must be yes", measured="yes"),
+        CheckRow("a/v.free", "a", "volume[s].free", Verdict.PASS, expected="≥ 2 GiB", measured="62.9 GiB"),
+    ]
+    head = family_headline("", "volume[s]", rows)
+    assert head.measured == "2 of 2 match"
+    assert head.evidence == "mount yes (must be yes); free 62.9 GiB (≥ 2 GiB)"
+
+
+def test_g1_of_a_bom_ordering_no_nvme_offers_no_acceptance(tmp_path: Path) -> None:
+    """A reader found Accept offered for the demo's own box, whose BOM orders no NVMe and no GPU, while
+    G2–G4 of the same machine said a smoke run is not offered for acceptance."""
+    run = build(tmp_path, "g1")
+    said = (
+        "its bill of materials orders no NVMe drive and no NVMe-oF subsystem, so G1 proved these hosts "
+        "match it, not the arrival of an SSD-tier system."
+    )
+    assert load_run(run).not_offered == said
+    render(run, pdf=False)
+    page = re.sub(r"<wbr>|</?span[^>]*>", "", (run / "report.html").read_text())
+    assert "Accept with the exceptions" not in page
+    assert page.count(f"Not offered for acceptance:</strong> {said}") == 2  # page 1 and the sign-off
 
 
 def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
@@ -144,3 +179,26 @@ def test_a_difference_inside_the_repeats_spread_is_not_called_ahead(tmp_path: Pa
         "sequential write (1 MiB blocks): 1.82 GB/s against 1.34 GB/s "
         "(within their repeats' spread: CV 12 % and 46 %)"
     )
+
+
+def test_a_deployment_without_a_tier_on_the_storage_is_said_to_prove_serving_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader found half of G4's PASSes and two of G3's five from the demo's vLLM, whose prefix cache
+    lives in its own memory, listed beside the tiered engine's with nothing said."""
+    tierless = report_runs.g3_rows()
+    tierless[f"{report_runs.HOST}/tiny"]["deployment"] |= {"tier": "vllm-cpu-prefix", "external_tier": False}
+    served = [report_runs.check(f"engine[tiny].warm.{c}", Verdict.PASS, rule="G3-KV-3") for c in "ab"]
+    monkeypatch.setattr(report_runs, "g3_rows", lambda: tierless)
+    monkeypatch.setitem(report_runs.CHECKS, "g3", lambda: [*report_runs.g3_checks(), *served])
+    run = build(tmp_path, "g3")
+    said = summarize(load_run(run)).serving_only
+    assert said == (
+        f"{report_runs.HOST}/tiny (vllm-cpu-prefix) keeps its KV cache in the engine's memory, with no tier "
+        "on the storage: its 2 passed checks say nothing of a KV tier on the storage",
+    )
+    render(run, pdf=False)
+    page = re.sub(r"<wbr>|</?span[^>]*>", "", (run / "report.html").read_text())
+    assert "Serving only, not storage:</strong> " + said[0].replace("'", "&#39;") in page
+    monkeypatch.undo()
+    assert summarize(load_run(build(tmp_path / "tiered", "g3"))).serving_only == ()

@@ -94,7 +94,7 @@ def test_g2_keeps_its_numbers_and_the_report_formats_them(tmp_path: Path) -> Non
             "83",
             "3.06",
             "2 @ 3,165 (bs 1m)",
-            "2,315 (bs 4m, 4 jobs × QD 8; re-run mean 2,315)",
+            "2,315 (bs 4m, 4 jobs × QD 8, mean of its re-runs); best single read 2,315",
         ]
     ]
     assert shown["G2 storage-level workloads (kvgate agent, cold)"] == [

@@ -108,7 +108,8 @@ def ceiling_spec(profile: MatrixProfile, best: SweepPoint) -> JobSpec:
 
 def configuration(best: SweepPoint) -> str:
     """How the ceiling was reached, for a report line: ``bs 4m, 4 jobs × QD 8``."""
-    return f"bs {best.bs}, {best.numjobs} jobs × QD {best.iodepth}"
+    jobs = f"{best.numjobs} job" + ("" if best.numjobs == 1 else "s")
+    return f"bs {best.bs}, {jobs} × QD {best.iodepth}"
 
 
 def ceiling_measurements(best: SweepPoint, confirmed: Sequence[MeasuredRun]) -> list[Measurement]:
