@@ -36,6 +36,7 @@ class EngineLaunch(_Row):
     serves_concurrently: bool
     weights_load_s: float | None = None
     notes: str = ""
+    kv_cache: str = ""  # where its KV cache lived and how large, as its profile said (the arms' note)
     extra: dict[str, Any] = {}  # the engine kind's own facts
 
 

@@ -60,7 +60,20 @@ def short_paths(word: str) -> str:
     return ABSOLUTE_PATH.sub(lambda m: f"…/{m.group(1)}", word)
 
 
-def engine_table(gate: str, rows: Cells, note: str = "") -> Section:
-    """'Appendix: G3 engine command lines' from every deployment's engine cells."""
+LAUNCH = (0, 1, 2, 3, 5, 6, 7)  # engine_cells' columns in the first table; the second: who, argv, ports
+COMMAND = (0, 1, 4, 8)
+
+
+def engine_tables(gate: str, rows: Cells, note: str = "") -> list[Section]:
+    """'Appendix: G3 engines' and 'Appendix: G3 engine command lines' from every deployment's engine
+    cells: the command line and its ports get the page's width (in one nine-column table they were
+    squeezed to a dozen lines each)."""
     said = f"{ENGINES_NOTE} {note}" if note else ENGINES_NOTE
-    return table(f"Appendix: {gate} engine command lines", ENGINE_COLUMNS, rows, said)
+
+    def pick(cols: tuple[int, ...]) -> tuple[list[str], Cells]:
+        return [ENGINE_COLUMNS[i] for i in cols], [[r[i] for i in cols] for r in rows]
+
+    return [
+        table(f"Appendix: {gate} engines", *pick(LAUNCH), ""),
+        table(f"Appendix: {gate} engine command lines", *pick(COMMAND), said),
+    ]

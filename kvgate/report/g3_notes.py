@@ -10,10 +10,10 @@ its near-ties and where the load generator ran) and the arms it measured.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from kvgate.configuration.gate_profiles import CAPACITY_ARMS, READ_ARMS, VOLUME_ARMS, WHOLE_VOLUME_ARMS
-from kvgate.record import DeploymentFacts
+from kvgate.record import DeploymentFacts, EngineLaunch
 
 # What kvgate found about an engine kind's tier, and how the protocol copes (said in the report).
 KIND_LIMITS = {
@@ -60,7 +60,18 @@ ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key o
 )
 
 
-def limits_note(where: str, d: DeploymentFacts, arms: list[str]) -> str:
+def caches_note(launches: Mapping[str, EngineLaunch]) -> str:
+    """' KV caches as launched: dram-only (llama-cpp-ram): no tier …; ssd-tier, …': each capacity and
+    volume arm's cache beside its figures (a reader found the 100 MB RAM bound only in a command line)."""
+    by_profile: dict[tuple[str, str], list[str]] = {}
+    for arm, launch in sorted(launches.items()):
+        if launch.kv_cache and arm in (*CAPACITY_ARMS, *VOLUME_ARMS):
+            by_profile.setdefault((launch.profile, launch.kv_cache), []).append(arm)
+    said = [f"{', '.join(arms)} ({profile}): {cache}" for (profile, cache), arms in by_profile.items()]
+    return f" KV caches as launched: {'; '.join(said)}." if said else ""
+
+
+def limits_note(where: str, d: DeploymentFacts, arms: list[str], launches: Mapping[str, EngineLaunch]) -> str:
     """What this engine cannot show, said plainly in the report."""
     tier = d.tier
     conc = (
@@ -89,6 +100,7 @@ def limits_note(where: str, d: DeploymentFacts, arms: list[str]) -> str:
             f"(check_logprobs_close); first: {ties[0]}."
         )
     kind = KIND_LIMITS.get(d.kind, "")
+    conc += caches_note(launches)
     said = f"{conc} {loadgen_note(d.loadgen_address)} {d.tier_notes.strip()} {kind}"
     return f"{where}: {said}".strip()
 

@@ -26,7 +26,7 @@ from kvgate.record import (
     arm_order,
 )
 from kvgate.report import g3_extra_tables as extra
-from kvgate.report.engine_tables import Engines, engine_cells, engine_table
+from kvgate.report.engine_tables import Engines, engine_cells, engine_tables
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
 from kvgate.report.numbers import cell, cited, human
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
@@ -159,7 +159,7 @@ def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cel
     cells["engines"] = engine_cells(where, engines.get(where) or {})
     cells["predictions"] = extra.prediction_cells(where, row.figures.predictions)
     cells["serving"] = extra.serving_cells(where, row.serving)
-    return cells, limits_note(where, row.deployment, [a.arm for a in arms])
+    return cells, limits_note(where, row.deployment, [a.arm for a in arms], engines.get(where) or {})
 
 
 ARMS_TITLE = "G3 arms: recompute vs SSD restore vs warm"  # its note says what each engine cannot show
@@ -192,5 +192,5 @@ def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
             rows["storage"],
             extra.STORAGE_NOTE,
         ),
-        engine_table("G3", rows["engines"], "What each engine cannot show is said under “G3 arms”."),
+        *engine_tables("G3", rows["engines"], "What each engine cannot show is said under “G3 arms”."),
     ]

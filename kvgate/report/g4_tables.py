@@ -26,7 +26,7 @@ from kvgate.record import (
     SoakFacts,
     VerdictRow,
 )
-from kvgate.report.engine_tables import Engines, engine_cells, engine_table
+from kvgate.report.engine_tables import Engines, engine_cells, engine_tables
 from kvgate.report.g4_extra_tables import evidence_sections, utc
 from kvgate.report.numbers import cell
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
@@ -187,5 +187,5 @@ def sections(stored: Mapping[str, G4Row], run_dir: Path, engines: Engines) -> li
             VERDICT_NOTE,
         ),
         *evidence_sections(ordered),
-        engine_table("G4", [c for k, _ in ordered for c in engine_cells(k, engines.get(k) or {})]),
+        *engine_tables("G4", [c for k, _ in ordered for c in engine_cells(k, engines.get(k) or {})]),
     ]

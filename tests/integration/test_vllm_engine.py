@@ -228,7 +228,8 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
             ("arms", "G3 arms: recompute vs SSD restore vs warm"),
             ("evidence", "G3 restore evidence (medians over trials)"),
             ("serving", "G3 serving latency: client vs engine, every load"),
-            ("engines", "Appendix: G3 engine command lines"),
+            ("engines", "Appendix: G3 engines"),
+            ("commands", "Appendix: G3 engine command lines"),
         )
     }
     arms = {r[1]: r for r in rows["arms"]}
@@ -258,8 +259,9 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
         assert client_ms > 0
         assert engine_ms > 0
     engines = {r[1]: r for r in rows["engines"]}
-    assert engines["recompute"][6] != "not logged"  # weight-load time from the vLLM log
-    assert "--model …/tiny-llama-hf-" in engines["warm"][4]  # the generated model (path shortened)
+    assert engines["recompute"][5] != "not logged"  # weight-load time from the vLLM log
+    commands = {r[1]: r for r in rows["commands"]}
+    assert "--model …/tiny-llama-hf-" in commands["warm"][2]  # the generated model (path shortened)
     # R9 by the engine: a cold start from a model copy on each volume, weight-load time from its log
     storage = {r[1]: r for r in tables["G3 model loading and checkpoint: candidate vs baseline"]}
     assert storage["scratch"][6] != "—", storage  # the last column says why a number is missing

@@ -21,7 +21,7 @@ from kvgate.configuration.engine_profile import (
 )
 from kvgate.probes.engines import EngineService, Placement
 from kvgate.probes.engines.metrics import MetricsError, diff, parse
-from kvgate.probes.engines.service import settled_kv_bytes
+from kvgate.probes.engines.service import kv_cache_said, settled_kv_bytes
 from kvgate.probes.engines.tinymodel import build_vocab
 from kvgate.transport.local import LocalExecutor
 
@@ -408,3 +408,11 @@ def test_a_containerized_profile_runs_its_image_with_the_tier_mounted_and_its_en
     assert "HIP_VISIBLE_DEVICES=0,1" in argv[:image]  # passed into the container with -e
     assert argv[argv.index("--name") + 1] == service.container_name
     assert argv[argv.index("-w") + 1] == service.launch.workdir
+
+
+def test_a_launch_records_where_its_kv_cache_lived_and_how_large() -> None:
+    """What G3's arms note says of each capacity arm's cache (kvgate.report.g3_notes.caches_note)."""
+    shipped = load_profiles()
+    assert kv_cache_said(shipped["llama-cpp-ram"]).startswith("no tier on the storage: ")
+    assert "(LRU, 100 MB)" in kv_cache_said(shipped["llama-cpp-ram"])  # its RAM bound, as its profile says
+    assert kv_cache_said(shipped["llama-cpp-disk-keep"]).startswith("a tier on the storage, 4.29 GB: ")

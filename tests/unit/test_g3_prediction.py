@@ -17,7 +17,7 @@ from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g3.arms import Outcome, Trial, summarize
 from kvgate.orchestration.g3.load_arms import LoadTrial
-from kvgate.orchestration.g3.measure import DeploymentResult
+from kvgate.orchestration.g3.measure import DeploymentResult, add_predictions
 from kvgate.orchestration.g3.prediction import StorageBound, too_fast
 from kvgate.orchestration.g3.protocol import ArmsResult
 from kvgate.orchestration.plan.inputs import Sourced, TierFigures
@@ -154,3 +154,12 @@ def test_a_capacity_round_is_held_to_the_storage_by_its_documents_bytes() -> Non
 def stored(predictions: list[dict[str, Any]]) -> list[PredictionRow]:
     """The predictions as run.json keeps them and reads them back."""
     return [PredictionRow.model_validate(json.loads(json.dumps(p))) for p in predictions]
+
+
+def test_a_deployment_with_no_tier_on_the_storage_gets_no_restore_prediction() -> None:
+    """A reader found restore predictions drawn for the demo's vLLM, whose page said it has no tier."""
+    rc = summarize("recompute", [Trial("recompute", 0, "s", Outcome(2.0, 2.5, "x"), 2048)], output_tokens=12)
+    for profile, predicted in (("llama-cpp-disk.yaml", 1), ("llama-cpp-ram.yaml", 0)):
+        result = DeploymentResult("h", "tiny", load_profile(PROFILE_DIR / profile), arms={"recompute": rc})
+        add_predictions(result, ArmsResult(trials={}), bound())
+        assert len(result.predictions) == predicted, profile

@@ -151,19 +151,12 @@ def test_the_sections_show_arms_evidence_verdicts_and_what_the_engine_cannot_do(
         "—",
         "INVALID",
     )  # a site rule: no seed range; not measured
-    engines = found["Appendix: G3 engine command lines"]["rows"]
-    assert engines == [
-        [
-            "h/tiny",
-            "ssd-restore",
-            "llama-cpp-disk",
-            "llama-cpp-python 0.3.36",
-            "python -m llama_cpp.server",
-            "1.50",
-            "not logged",
-            "1 request at a time",
-            "not read",  # the record keeps no listening ports
-        ]
+    assert found["Appendix: G3 engines"]["rows"] == [
+        ["h/tiny", "ssd-restore", "llama-cpp-disk", "llama-cpp-python 0.3.36", "1.50", "not logged",
+         "1 request at a time"]
+    ]  # fmt: skip
+    assert found["Appendix: G3 engine command lines"]["rows"] == [
+        ["h/tiny", "ssd-restore", "python -m llama_cpp.server", "not read"]  # the record keeps no ports
     ]
     assert all(len(r) == len(found[t]["columns"]) for t in found for r in found[t]["rows"])
 
@@ -193,3 +186,23 @@ def test_a_tolerated_near_tie_is_said_beside_the_correctness_verdict() -> None:
     said = r.inputs("correctness").said
     assert said == ("1 output(s) differed only at a near-tied token, tolerated: " + r.near_ties[0],)
     assert r.inputs("cold-proof").said == ()
+
+
+def test_the_arms_note_says_each_capacity_arms_kv_cache_as_launched() -> None:
+    """A reader found dram-only's 100 MB RAM bound and ssd-tier's 4 GB only inside two command lines,
+    pages after the capacity figures that rest on them."""
+    r = result()
+    launch = r.engines["ssd-restore"]
+    ram = "no tier on the storage: a RAM prompt cache (LRU, 100 MB)"
+    disk = "a tier on the storage, 4.29 GB: one diskcache entry per prompt state"
+    r.engines |= {
+        "dram-only": launch | {"profile": "llama-cpp-ram", "kv_cache": ram},
+        "ssd-tier": launch | {"profile": "llama-cpp-disk-keep", "kv_cache": disk},
+        "ssd-restore": launch | {"kv_cache": disk},  # not a capacity arm: said under its own rows
+    }
+    found = by_title(sections({"h/tiny": rows(r, plan(in_memory(inventory())))}, {"h/tiny": r.engines}))
+    note = found["G3 arms: recompute vs SSD restore vs warm"]["note"]
+    assert (
+        f"KV caches as launched: dram-only (llama-cpp-ram): {ram}; ssd-tier (llama-cpp-disk-keep): {disk}."
+        in note
+    )

@@ -83,7 +83,7 @@ def test_engine_command_lines_are_an_appendix_with_short_paths_and_the_limits_sa
     store.finish("complete")
     sections = load_run(store.path).sections
     assert sections[-1].title == "Appendix: G3 engine command lines"
-    assert sections[-1].data["rows"][0][4] == "…/python3 --model …/tiny.gguf"
+    assert sections[-1].data["rows"][0][2] == "…/python3 --model …/tiny.gguf"
     notes = " ".join(str(s.data.get("note", "")) for s in sections)
     assert notes.count("keeps one prompt's state at a time") == 1  # the engine's limits, under "G3 arms" only
 

@@ -225,14 +225,10 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
     ]
     assert table[3][-1] == "0/1 identical"
     assert table[-1][:2] == ["gpu-1/tiny", "49"]
-    (engine,) = shown["Appendix: G4 engine command lines"]  # as G3's: what ran, not only what it did
-    assert engine[:5] == [
-        "gpu-1/tiny",
-        "soak-0",
-        "llama-cpp-disk",
-        "llama-cpp-python 0.3.36",
-        "python -m llama_cpp.server --model=…/t.gguf",
-    ]
+    (engine,) = shown["Appendix: G4 engines"]  # as G3's: what ran, not only what it did
+    assert engine[:4] == ["gpu-1/tiny", "soak-0", "llama-cpp-disk", "llama-cpp-python 0.3.36"]
+    (command,) = shown["Appendix: G4 engine command lines"]
+    assert command[:3] == ["gpu-1/tiny", "soak-0", "python -m llama_cpp.server --model=…/t.gguf"]
     sources = [c.criterion.source for c in checks]
     assert shown["G4 verdicts against the site's limits"] == [
         ["gpu-1/tiny", "soak[tiny].failed-requests", "25 requests", "<= 0 requests", sources[0], "FAIL"],
@@ -293,18 +289,13 @@ def test_g3_keeps_its_numbers_and_the_report_lays_out_arms_verdicts_and_engines(
         ["h/tiny", "ssd-restore", "3/3", "2048", "0.4"],
     ]
     assert all(a[7].endswith(" %") for a in shown["G3 arms: recompute vs SSD restore vs warm"])  # CV in %
+    assert shown["Appendix: G3 engines"] == [
+        ["h/tiny", "ssd-restore", "llama-cpp-disk", "llama-cpp-python 0.3.36", "1.50", "not logged",
+         "1 request at a time"]
+    ]  # fmt: skip
     assert shown["Appendix: G3 engine command lines"] == [
-        [
-            "h/tiny",
-            "ssd-restore",
-            "llama-cpp-disk",
-            "llama-cpp-python 0.3.36",
-            "python -m llama_cpp.server",
-            "1.50",
-            "not logged",
-            "1 request at a time",
-            "not read",  # a stored launch from before kvgate read the engine's listening ports
-        ]
+        # not read: a stored launch from before kvgate read the engine's listening ports
+        ["h/tiny", "ssd-restore", "python -m llama_cpp.server", "not read"]
     ]
     assert (
         "keeps one prompt's state at a time" in notes(store.path)["G3 arms: recompute vs SSD restore vs warm"]

@@ -122,7 +122,7 @@ def measure_deployment(
         if setup.baseline is not None:
             remove_work_dir(ex, setup.baseline[1])
     _conclude(result, qualify(bound.hold(arms), config.g3.cold), config, sink)
-    _predicted(result, arms, bound)
+    add_predictions(result, arms, bound)
     store.merge_meta(contradictions={f"{host}/{name}": [c.model_dump() for c in contradictions(result)]})
     loads = level_latency(arms.load_trials, arms.whole_trials) | level_latency(arms.capacity_trials)
     result.serving = loads | level_latency(arms.read_trials) | level_latency(arms.volume_trials)
@@ -273,11 +273,12 @@ def read_phase(dep: EngineDeployment) -> Phase:
     return Phase(where.env, where.engine_args, cr.model, cr.state_bytes_per_token)
 
 
-def _predicted(result: DeploymentResult, arms: ArmsResult, bound: StorageBound) -> None:
+def add_predictions(result: DeploymentResult, arms: ArmsResult, bound: StorageBound) -> None:
     """The cold proof carries the too-fast restores; the planner's predictions go beside the arms."""
     if (cold := result.measurements.get("cold-proof")) is not None:
         result.measurements["cold-proof"] = bound.held_cold(cold, arms)
-    result.predictions = bound.compare(result.arms)
+    # a deployment with no tier on the storage restores nothing from it: nothing to predict
+    result.predictions = bound.compare(result.arms) if result.tier.cache is not None else []
     result.g2_figures = bound.recorded()
 
 

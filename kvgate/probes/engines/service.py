@@ -399,6 +399,7 @@ class EngineService:
             ready_s=ready_s,
             serves_concurrently=p.serves_concurrently,
             notes=p.notes,
+            kv_cache=kv_cache_said(p),
             weights_load_s=self._weights_load_s(),
         )
 
@@ -450,3 +451,12 @@ def settled_kv_bytes(
 
 
 __all__ = ["EngineService", "Placement", "settled_kv_bytes"]
+
+
+def kv_cache_said(p: EngineProfile) -> str:
+    """'a tier on the storage, 4.29 GB: one diskcache entry per …' or, with no tier, the profile's own
+    description (where it says its RAM cache's bound): a capacity arm is read with its cache's size."""
+    if p.cache is None:
+        return f"no tier on the storage: {' '.join(p.description.split())}"
+    size = f", {p.cache.capacity_bytes / 1e9:.3g} GB" if p.cache.capacity_bytes else ""
+    return f"a tier on the storage{size}: {' '.join(p.cache.description.split())}"
