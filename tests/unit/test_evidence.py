@@ -333,3 +333,31 @@ def test_a_snapshot_reads_every_counter_of_the_volume_and_the_engines(tmp_path: 
     assert snap["mem_total_bytes"] > snap["cached_bytes"] > 0
     if volume.carriers:
         assert set(snap["devices"]) == set(volume.carriers)
+
+
+def test_a_window_names_the_hosts_busiest_readers(tmp_path: Path) -> None:
+    """A reader asked who the "other reader" of a shared device was: kvgate counted bytes, not processes.
+    A real process reading 32 MiB with O_DIRECT between two snapshots is named with what it read."""
+    if resolve(str(tmp_path)).kind == "none":
+        pytest.skip(f"{tmp_path} has no block device (tmpfs)")
+    data = tmp_path / "data"
+    data.write_bytes(os.urandom(32 * MIB))
+    read = textwrap.dedent(f"""
+        import mmap, os, sys, time
+        fd, buf = os.open({str(data)!r}, os.O_RDONLY | os.O_DIRECT), mmap.mmap(-1, 1 << 20)
+        while os.readv(fd, [buf]):
+            pass
+        print("read", flush=True)
+        time.sleep(60)
+    """)
+    before = snapshot(None)
+    with subprocess.Popen([sys.executable, "-c", read], stdout=subprocess.PIPE, text=True) as reader:
+        try:
+            assert reader.stdout is not None
+            assert reader.stdout.readline() == "read\n"
+            counts = Counts.between(before, snapshot(None))
+        finally:
+            reader.kill()
+    name = Path(sys.executable).name[:15]  # the kernel's comm: the name it was run as, at most 15 characters
+    assert any(r.startswith(f"{name} (pid {reader.pid}) 0.03") for r in counts.busiest_readers), counts
+    assert "the host's busiest readers: " in counts.host_load

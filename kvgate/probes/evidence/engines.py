@@ -64,6 +64,22 @@ def process_read_bytes(pid: int, *, proc_root: str = "/proc") -> int | None:
     return None
 
 
+def process_reads(*, proc_root: str = "/proc", least: int = 1 << 20) -> dict[str, list[Any]]:
+    """pid → [command name, read_bytes] of every process that has read at least ``least`` bytes from
+    storage: two of these name a window's busiest readers (a reader asked who else read the device)."""
+    out: dict[str, list[Any]] = {}
+    for entry in os.listdir(proc_root):
+        got = process_read_bytes(int(entry), proc_root=proc_root) if entry.isdigit() else None
+        if got is None or got < least:
+            continue
+        try:
+            with open(os.path.join(proc_root, entry, "comm")) as f:
+                out[entry] = [f.read().strip(), got]
+        except OSError:  # gone in between
+            continue
+    return out
+
+
 def parse_io_stat(text: str) -> dict[str, int]:
     """cgroup v2 ``io.stat`` → {MAJ:MIN: rbytes}."""
     out = {}

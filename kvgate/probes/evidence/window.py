@@ -22,7 +22,7 @@ from typing import Any
 
 from kvgate.probes.evidence.blockdev import Resolved, device_numbers
 from kvgate.probes.evidence.counters import cpu_ticks, device_bytes, load_average, meminfo_bytes
-from kvgate.probes.evidence.engines import engine_reads
+from kvgate.probes.evidence.engines import engine_reads, process_reads
 from kvgate.probes.evidence.nfs import mount
 
 MIN_COLD_RATIO = 0.9  # device (and engine) bytes / the bytes the measured reads needed
@@ -42,6 +42,7 @@ def snapshot(
         "mem_total_bytes": meminfo_bytes("MemTotal", proc_root=proc_root),
         "load_avg_1m": load_average(proc_root=proc_root),
         "cpu_ticks": cpu_ticks(proc_root=proc_root),
+        "readers": process_reads(proc_root=proc_root),
     }
     if volume is not None and volume.kind == "nfs":
         nfs = mount(volume.mount_point, proc_root=proc_root)
@@ -76,6 +77,7 @@ class Counts:
     load_avg_1m: float | None = None  # the host's 1-minute load average at the window's end
     cpu_steal_share: float | None = None  # of the host's CPU time in the window, stolen by the hypervisor
     engines_counted: tuple[str, ...] = ()  # how each engine's bytes were counted (``engine_how``)
+    busiest_readers: tuple[str, ...] = ()  # the host's processes that read most in the window, by name
 
     @classmethod
     def between(cls, before: dict[str, Any], after: dict[str, Any]) -> Counts:
@@ -90,6 +92,7 @@ class Counts:
             load_avg_1m=after.get("load_avg_1m"),
             cpu_steal_share=_steal_share(before.get("cpu_ticks"), after.get("cpu_ticks")),
             engines_counted=tuple(engine_how(e) for e in after["engines"]),
+            busiest_readers=busiest(before.get("readers") or {}, after.get("readers") or {}),
         )
 
     @property
@@ -98,7 +101,10 @@ class Counts:
         parts = [f"load {self.load_avg_1m:.1f} (1 min)" if self.load_avg_1m is not None else "load unknown"]
         if self.cpu_steal_share is not None:
             parts.append(f"CPU steal {self.cpu_steal_share:.0%}")
-        return ", ".join(parts)
+        readers = (
+            f"; the host's busiest readers: {', '.join(self.busiest_readers)}" if self.busiest_readers else ""
+        )
+        return ", ".join(parts) + readers
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,6 +131,25 @@ def engine_how(reads: dict[str, Any]) -> str:
         return f"cgroup {reads['where']} io.stat, its reads of {which}"
     how = f"{reads['where']}, read_bytes of /proc/<pid>/io"
     return f"{how} ({reads['fallback']})" if "fallback" in reads else how
+
+
+def busiest(
+    before: dict[str, list[Any]], after: dict[str, list[Any]], *, most: int = 3, least: int = 10_000_000
+) -> tuple[str, ...]:
+    """The processes that read most from storage between two ``process_reads``, each with its bytes;
+    a process that ended inside the window is not seen (its reads count in its parent's once reaped).
+
+    >>> busiest({"7": ["qemu", 10**9]}, {"7": ["qemu", 31 * 10**9], "9": ["python3", 5 * 10**7]})
+    ('qemu (pid 7) 30 GB', 'python3 (pid 9) 0.05 GB')
+    """
+    read = []
+    for pid, (name, now) in after.items():
+        was = before.get(pid)
+        delta = now - was[1] if was and was[0] == name else now  # a new process (or a reused pid)
+        if delta >= least:
+            read.append((delta, name, pid))
+    read.sort(reverse=True)
+    return tuple(f"{name} (pid {pid}) {delta / 1e9:.3g} GB" for delta, name, pid in read[:most])
 
 
 def _steal_share(before: list[int] | None, after: list[int] | None) -> float | None:
