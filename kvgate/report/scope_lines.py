@@ -127,6 +127,25 @@ def cv_overrides(view: RunView) -> str:
     return f"; the inventory holds {'; '.join(said)}" if said else ""
 
 
+def relaxed_bounds(view: RunView) -> list[str]:
+    """'scratch, baseline: repeats' CV ≤ 100 %, where the profile asks ≤ 50 %': each bound the inventory
+    loosened past the gate profile's, for "Waivers and overrides" (a reader found the doubled bound beside
+    "No check was waived")."""
+    prof = view.record.configuration.gate_profile
+    if view.gate != "g2" or not isinstance(prof, MatrixProfile):
+        return []
+    by_bound: dict[float, list[str]] = {}
+    for name, v in sorted(view.record.volumes.items()):
+        if v.max_cv is not None and v.max_cv > prof.max_cv:
+            by_bound.setdefault(v.max_cv, []).append(name)
+    asked = human(prof.max_cv, "ratio")
+    return [
+        f"{', '.join(names)}: repeats' CV ≤ {human(cv, 'ratio')} (volumes.<name>.expect.max_cv), where the "
+        f"profile {prof.name} asks ≤ {asked}"
+        for cv, names in by_bound.items()
+    ]
+
+
 def fio_matrix(prof: MatrixProfile) -> str:
     """'seqread-1m (read, bs 1m, 1 × QD 8), …; 2 repeats, CV ≤ 50 %; sweep …; 3 s runs on 32m files'."""
     jobs = [f"{name} ({j.rw}, bs {j.bs}, {j.numjobs} × QD {j.iodepth})" for name, j in prof.jobs.items()]

@@ -87,6 +87,10 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     assert lines["fio matrix"].endswith(
         "3 s runs on 32m files, O_DIRECT, libaio; the inventory holds scratch to CV ≤ 100 %"
     )  # the volume's own bound, not only the profile's 50 %
+    # and "Waivers and overrides" says the inventory loosened it (it said "No check was waived" alone)
+    assert summarize(load_run(store.path)).relaxed == (
+        "scratch: repeats' CV ≤ 100 % (volumes.<name>.expect.max_cv), where the profile smoke asks ≤ 50 %",
+    )
     assert lines["Volumes"] == "gpu-1/scratch (candidate): a throttled loop device"
 
 
