@@ -127,8 +127,13 @@ class Probe:
         }
         if probe.restore is not None:
             r = probe.restore
-            read = r.window.device_read_bytes if r.window else None
-            ratio = read / r.predicted_bytes if read is not None and r.predicted_bytes else None
+            # as G3's restore_read_ratio: the less of the device's and the engine's bytes, over the prediction
+            seen = (
+                [b for b in (r.window.device_read_bytes, r.window.engine_read_bytes) if b is not None]
+                if r.window
+                else []
+            )
+            ratio = min(seen) / r.predicted_bytes if seen and r.predicted_bytes else None
             found[f"{d}.tier-cycle"] = Measurement(
                 "restore_read_ratio", ratio, "x", r.evidence, r.invalid_reason
             )

@@ -64,7 +64,14 @@ NFS_CACHE = (
     "every cold read the gates plan on the volume: after a drop of the server's page cache over SSH, "
     "or larger than its declared RAM (an agent workload: only larger)",
 )
-START = ("PF-ENG-1", "ready_s", ">", 0, "s", "the engine starts and answers")
+START = (
+    "PF-ENG-1",
+    "ready_s",
+    ">",
+    0,
+    "s",
+    "the deployment's tier engine (its tier_profile) starts and answers: seconds from launch to ready",
+)
 METRICS = (
     "PF-ENG-2",
     "named_counters_missing",
@@ -80,7 +87,8 @@ TIER_CYCLE = (
     ">=",
     0.9,
     "x",
-    "one prompt populated, made cold the profile's way, restored from the SSD with hits",
+    "one prompt populated, made cold the profile's way, restored from the SSD with hits; the ratio is the "
+    "storage's bytes for the restore (the less of the device's and the engine's) over the prompt's KV bytes",
 )
 
 
