@@ -9,7 +9,9 @@ Laid out from what G4 stored per host/deployment (``g4_rows``: ``drift``, ``inte
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Mapping
 
 from kvgate.base.units import MiB
 from kvgate.record import (
@@ -211,10 +213,27 @@ def health_cells(where: str, h: HealthFigures) -> list[str]:
         or f"{h.kernel_source}: {len(h.kernel_lines)} line(s) of a storage, fabric or memory kind"
     )
     window = f"{utc(h.kernel_since_unix_s)} – {utc(h.kernel_until_unix_s)}"
-    skipped = "; ".join(f"{k}: {v}" for k, v in sorted(h.skipped.items())) or "—"
+    skipped = absent(h.skipped)
     first = "—" if h.first_unix_s is None else utc(h.first_unix_s)
     last = "—" if h.last_unix_s is None else utc(h.last_unix_s)
     return [where, str(h.snapshots), first, last, f"{log} ({window})", skipped]
+
+
+def absent(skipped: Mapping[str, str]) -> str:
+    """The checks a host could not feed, grouped by why (one reason per counter kind ran past the cell).
+
+    >>> absent({"nic-cnp": "no cnp counter on this host (ethtool -S)", "nic-pause": "no pause counter on "
+    ...         "this host (ethtool -S)", "paths": "no NVMe-oF controller"})
+    'nic-cnp, nic-pause: no such counter on this host (ethtool -S); paths: no NVMe-oF controller'
+    """
+    by_reason: dict[str, list[str]] = {}
+    for check, why in sorted(skipped.items()):
+        by_reason.setdefault(re.sub(r"^no [\w-]+ counter ", "no such counter ", why), []).append(check)
+    said = [
+        f"{c[0]}: {skipped[c[0]]}" if len(c) == 1 else f"{', '.join(c)}: {why}"
+        for why, c in by_reason.items()
+    ]
+    return "; ".join(said) or "—"
 
 
 def health_sections(stored: list[tuple[str, G4Row]]) -> list[Section]:

@@ -57,9 +57,10 @@ NOTE = (
     "window: the first window computes them, later ones are served from cache and must match), then a "
     "sample on the host: the engines' RSS (every process of their groups), the tier directory, the "
     "candidate device's bytes and the engines' hit counter. TTFT/TPOT percentiles per window as vllm bench "
-    "serve computes them. The first window's device I/O is the largest: the tier starts empty, so "
-    "every shared document's state is written to it for the first time; later windows mostly reuse what "
-    "it wrote."
+    "serve computes them: with fewer than 100 requests in a window (its requests column), its p99 is "
+    "its slowest request or next to it. The first window's device I/O is the largest: the tier starts "
+    "empty, so every shared document's state is written to it for the first time; later windows mostly "
+    "reuse what it wrote."
 )
 VERDICT_NOTE = (
     "The seed sets no G4 figures beyond 72 h stable: every limit is the site's "

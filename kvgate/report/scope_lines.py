@@ -68,7 +68,10 @@ def engines_served(view: RunView) -> str:
     for key, f in sorted(facts.items()):
         versions = sorted({e.version for e in rec.engines.get(key, {}).values()})
         engine = f"{f.tier}, {' / '.join(versions)}" if versions else f.tier
-        out.append(f"{key}: {engine}, serving {f.model}" if f.model else f"{key}: {engine}")
+        said = f"{key}: {engine}, serving {f.model}" if f.model else f"{key}: {engine}"
+        if not f.serves_concurrently:  # a reader took G4's TTFT for the engine's, not the queue's
+            said += " — one request at a time: the others wait, so its TTFT is mostly queueing"
+        out.append(said)
     return "; ".join(out)
 
 

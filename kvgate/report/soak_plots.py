@@ -185,7 +185,7 @@ CAPTION = (
     "One point per soak window (TTFT: p50 solid, p99 dashed; TTFT drift is fitted on the p99, so its "
     "slope and limit start from the p99 line). Each slope is fitted by Theil-Sen over every window "
     "after warm-up, or over the last half where the growth levelled off (a plateau): red where G4 judged "
-    "it, grey where it was fitted but not judged (its check is SKIP: too short a soak for an hourly "
+    "it, orange where it was fitted but not judged (its check is SKIP: too short a soak for an hourly "
     "slope); red dashed: the limit's slope from the same start (the G4 profile's per-hour limit), named "
     "at its end. Shaded: warm-up. The tier is shown as a share of its capacity (red dotted), its bound."
 )
@@ -242,7 +242,7 @@ def draw(axis: Any, panel: Panel, hours: list[float], windows: list[Window]) -> 
 
 def fitted(axis: Any, panel: Panel, d: DriftFigure, x_per_h: float, *, judged: bool) -> None:
     """The fit from its first window to the last, and the limit's slope from the same start; a fit whose
-    check was not judged (a soak too short for an hourly slope) is drawn grey and says so."""
+    check was not judged (a soak too short for an hourly slope) is drawn orange and says so."""
     x0, x1 = (d.fit_from_h or 0.0) * x_per_h, (d.span_h or 0.0) * x_per_h
     y0, y1 = (d.fit_from_value or 0.0) * panel.factor, (d.end_value or 0.0) * panel.factor
     color, label = (THRESHOLD, "slope G4 judged") if judged else (OTHER, "slope (not judged)")
@@ -253,6 +253,9 @@ def fitted(axis: Any, panel: Panel, d: DriftFigure, x_per_h: float, *, judged: b
     axis.plot([x0, x1], [y0, y0 + rise], color=THRESHOLD, linewidth=1, linestyle="--", label="limit's slope")
     axis.set_ylim(top=max(axis.get_ylim()[1], (y0 + rise) * 1.08, y1 * 1.08))
     low, high = axis.get_ylim()  # the name stays inside the panel, where a loss's line leaves it below 0
-    name = axis.text(x1, min(max(y0 + rise, low), high), limit, ha="right", va="bottom")
+    # above a rising line's end, below a falling one's: the line runs left of its end, under or over it
+    name = axis.text(
+        x1, min(max(y0 + rise, low), high), limit, ha="right", va="bottom" if rise >= 0 else "top"
+    )
     name.set_color(THRESHOLD)
     name.set_in_layout(False)

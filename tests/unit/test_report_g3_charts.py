@@ -283,7 +283,7 @@ def test_a_soak_shows_every_series_with_its_windows_and_drift_bounds(tmp_path: P
     for title in ("TTFT (s)", "output (tok/s)", "engine RSS (MiB)", "tier (% of capacity)", "hit ratio"):
         assert title in shown
     assert "minutes since the soak started" in shown  # a short soak: minutes, not 0.005 h
-    assert "red where G4 judged it, grey where it was fitted but not judged" in chart.caption
+    assert "red where G4 judged it, orange where it was fitted but not judged" in chart.caption
     # per judged series (TTFT p99, throughput, RSS, tier): its fit and its limit's slope; the tier's cap
     assert chart.svg.count('stroke="#c62828"') == 9 + 3  # and the legend's keys of fit, limit and cap
     assert "TTFT p99 limit" in shown  # each limit line named on the chart

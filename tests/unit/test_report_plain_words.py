@@ -132,6 +132,8 @@ def test_a_check_on_page_1_is_not_listed_again_among_the_passes(tmp_path: Path) 
 def test_g3_page_1_names_the_engine_and_the_model_behind_its_figures(tmp_path: Path) -> None:
     page1 = text(render(build(tmp_path, "g3")).pdf, last=1)
     assert "Engines localhost/tiny: llama-cpp-disk, serving a Llama generated here" in page1
+    # the stored deployment serves one request at a time: its TTFT is mostly queueing, and page 1 says so
+    assert "one request at a time: the others wait, so its TTFT is mostly queueing" in page1
 
 
 def test_a_family_that_passed_says_what_each_of_its_rules_holds(tmp_path: Path) -> None:
