@@ -450,9 +450,6 @@ def settled_kv_bytes(
         time.sleep(0.5)
 
 
-__all__ = ["EngineService", "Placement", "settled_kv_bytes"]
-
-
 def kv_cache_said(p: EngineProfile) -> str:
     """'a tier on the storage, 4.29 GB: one diskcache entry per …' or, with no tier, the profile's own
     description (where it says its RAM cache's bound): a capacity arm is read with its cache's size."""
@@ -460,3 +457,6 @@ def kv_cache_said(p: EngineProfile) -> str:
         return f"no tier on the storage: {' '.join(p.description.split())}"
     size = f", {p.cache.capacity_bytes / 1e9:.3g} GB" if p.cache.capacity_bytes else ""
     return f"a tier on the storage{size}: {' '.join(p.cache.description.split())}"
+
+
+__all__ = ["EngineService", "Placement", "kv_cache_said", "settled_kv_bytes"]
