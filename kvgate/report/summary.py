@@ -39,6 +39,7 @@ G2_HEADLINE = {
     "model_load.parallel.read_bw_bytes_per_s": "model load, parallel",
     "checkpoint.write_bw_bytes_per_s": "checkpoint write",
 }
+AGENT_WORKLOADS = ("kv_restore.", "model_load.", "checkpoint.")  # G2's storage workloads, each run once
 # G4's headline figures in words, by metric (a check not named here: its key in words).
 G4_HEADLINE = {
     "soak_coverage_ratio": "share of the soak its windows measured",
@@ -320,7 +321,11 @@ def with_spread(head: Headline, view: RunView, rows: Sequence[CheckRow], row: Ch
     """A G2 figure with its repeats' spread beside it, where its cell has a CV check (a reader found
     the spread only in the checks table, three pages on)."""
     cv = spread_of(rows, row)
-    if cv is None or head.position or cv.measured_value is None:
+    if head.position:
+        return head
+    if cv is None and row.metric.startswith(AGENT_WORKLOADS):  # run once: said, not left blank
+        return replace(head, position="one run: no spread")
+    if cv is None or cv.measured_value is None:
         return head
     repeats = getattr(view.record.configuration.gate_profile, "repeats", None)
     return replace(head, position=f"CV {cv.measured}" + (f" over {repeats} repeats" if repeats else ""))

@@ -141,6 +141,10 @@ def test_a_g2_rate_on_page_1_carries_its_repeats_spread(tmp_path: Path) -> None:
     p99 = CheckRow("h/v.p99", "h", "volume[v].fio.randread-4k.p99", Verdict.PASS, metric="randread-4k.p99_ns")
     assert with_spread(threshold_headline(bw), view, [bw, cv], bw).position.startswith("CV 9.4 %")
     assert with_spread(threshold_headline(p99), view, [p99, cv], p99).position == ""  # not a rate
+    # a storage workload runs once: its position says so, not a blank a reader took for a lost spread
+    kv = CheckRow("h/v.kv", "h", "volume[v].kv_restore.parallel.bw", Verdict.PASS,
+                  metric="kv_restore.parallel.read_bw_bytes_per_s")  # fmt: skip
+    assert with_spread(threshold_headline(kv), view, [kv, cv], kv).position == "one run: no spread"
 
 
 def test_g2_page_1_sets_the_candidate_beside_the_baseline(tmp_path: Path) -> None:
