@@ -65,17 +65,20 @@ def process_read_bytes(pid: int, *, proc_root: str = "/proc") -> int | None:
 
 
 def process_reads(*, proc_root: str = "/proc", least: int = 1 << 20) -> dict[str, list[Any]]:
-    """pid → [command name, read_bytes] of every process that has read at least ``least`` bytes from
-    storage: two of these name a window's busiest readers (a reader asked who else read the device)."""
+    """pid → [command name, read_bytes, start time] of every process that has read at least ``least``
+    bytes from storage: two of these name a window's busiest readers (a reader asked who else read the
+    device). A process is known by its pid and start time: a kernel worker renames itself by the work it
+    runs (kworker/u8:1-writeback, then kworker/u8:1-kvfree_rcu_reclaim), a reused pid starts anew."""
     out: dict[str, list[Any]] = {}
     for entry in os.listdir(proc_root):
         got = process_read_bytes(int(entry), proc_root=proc_root) if entry.isdigit() else None
-        if got is None or got < least:
+        fields = _stat_fields(entry, proc_root) if got is not None and got >= least else None
+        if not fields or len(fields) < 20:  # too few bytes, or gone in between
             continue
         try:
             with open(os.path.join(proc_root, entry, "comm")) as f:
-                out[entry] = [f.read().strip(), got]
-        except OSError:  # gone in between
+                out[entry] = [f.read().strip(), got, int(fields[19])]
+        except (OSError, ValueError):
             continue
     return out
 

@@ -139,13 +139,14 @@ def busiest(
     """The processes that read most from storage between two ``process_reads``, each with its bytes;
     a process that ended inside the window is not seen (its reads count in its parent's once reaped).
 
-    >>> busiest({"7": ["qemu", 10**9]}, {"7": ["qemu", 31 * 10**9], "9": ["python3", 5 * 10**7]})
-    ('qemu (pid 7) 30 GB', 'python3 (pid 9) 0.05 GB')
+    >>> busiest({"7": ["kworker/0:1-loop0", 10**9, 5]},
+    ...         {"7": ["kworker/0:1-writeback", 31 * 10**9, 5], "9": ["python3", 5 * 10**7, 80]})
+    ('kworker/0:1-writeback (pid 7) 30 GB', 'python3 (pid 9) 0.05 GB')
     """
     read = []
-    for pid, (name, now) in after.items():
+    for pid, (name, now, start) in after.items():
         was = before.get(pid)
-        delta = now - was[1] if was and was[0] == name else now  # a new process (or a reused pid)
+        delta = now - was[1] if was and was[2] == start else now  # a new process (or a reused pid)
         if delta >= least:
             read.append((delta, name, pid))
     read.sort(reverse=True)
