@@ -205,6 +205,8 @@ class RunView:
         arrival of an SSD tier (a reader found Accept offered for the demo's own box)."""
         if self.smoke:
             return "a smoke-scale run proves the pipeline end to end, not the storage's performance."
+        if self.gate == PREFLIGHT:  # a reader found Accept / Reject boxes under "not an acceptance report"
+            return "a readiness check accepts nothing: it says whether the gates can measure this lab."
         if self.gate != "g1":
             return ""
         storage = [r for r in self.all_rows if r.check.split(".")[0] in ("nvme", "nvmeof")]

@@ -18,7 +18,7 @@ from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.probes.agent import hit_ratio
 from kvgate.record import DriftFigure
 from kvgate.report.charts import MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
-from kvgate.report.g4_tables import soak_windows
+from kvgate.report.g4_tables import reuse_slower, soak_windows
 from kvgate.report.model import RunView
 from kvgate.report.numbers import human
 
@@ -114,12 +114,16 @@ def soak_charts(view: RunView) -> list[Chart]:
 
 def seen_not_judged(view: RunView) -> tuple[str, ...]:
     """A short soak's trends in words for page 1, the first window after warm-up to the last: shown,
-    not judged (a reader found output fall 58 % in 2 minutes only in a chart on page 5)."""
+    not judged (a reader found output fall 58 % in 2 minutes only in a chart on page 5); and a cache
+    that did not speed reuse up (a reader found it only on page 6)."""
     if not view.outcome.short_soak:
         return ()
     skip, out = warmup(recorded_profile(view)), []
     for path in sorted((view.run_dir / "artifacts").glob("*/g4/*/windows.jsonl")):
         windows = soak_windows(path)
+        if slower := reuse_slower(windows):
+            said = slower.replace(" (seen, not judged)", "").rstrip(".")  # page 1 says it once for all
+            out.append(f"{path.parts[-2]} on {path.parts[-4]}: {said[0].lower()}{said[1:]}")
         kept = windows[skip:] if len(windows) > skip + 1 else windows
         trends = [
             f"{panel.title} {human(a)} → {human(b)} ({'+' if b >= a else '−'}{abs(b - a) / a:.0%})"

@@ -292,6 +292,9 @@ def candidate_vs_baseline(view: RunView) -> tuple[str, ...]:
             if not isinstance(cv, int | float) or not isinstance(bv, int | float) or not bv:
                 continue
             ratio = cv / bv if not metric.endswith("_ns") else bv / cv  # latency: lower is better
+            if view.smoke:  # the two volumes differ as the site set them up: no side to take
+                out.append(f"{words}: {c.measured} against {b.measured}")
+                continue
             out.append(f"{words}: {c.measured} against {b.measured} ({side(ratio, c, b, view.all_rows)})")
     return tuple(out)
 

@@ -165,6 +165,39 @@ def test_g2_page_1_sets_the_candidate_beside_the_baseline(tmp_path: Path) -> Non
     assert said == "KV restore, parallel readers: 15.4 MB/s against 22.6 MB/s (the candidate behind)"
 
 
+def test_a_smoke_g2_takes_no_side_between_volumes_the_site_set_up(tmp_path: Path) -> None:
+    """A reader found the demo's candidate 'ahead' of a baseline its own Volumes row says differs from it
+    by a 20 MB/s throttle alone: at smoke scale the figures stand side by side, unjudged."""
+    fio = load_profile(repo_root() / "workloads" / "fio" / "smoke.yaml").model_dump(mode="json")
+    volumes = {"scratch": {"kind": "candidate"}, "baseline": {"kind": "baseline"}}
+    meta = {"planned": [], "volumes": volumes, "configuration": {"gate_profile": fio}}
+    store = RunStore.create(tmp_path, site="lab", gate="g2", meta=meta)
+    metric = "seqread-1m.read_bw_bytes_per_s"
+    for volume, value in (("scratch", 1.39e9), ("baseline", 2e7)):
+        check = f"volume[{volume}].fio.seqread-1m.bw"
+        store.record(
+            JudgementRecord(
+                id=f"h/{check}", host="h", check=check, verdict=Verdict.PASS, metric=metric,
+                measured=value, unit="B/s", comparator=">", expected=0,
+            )
+        )  # fmt: skip
+    store.finish("complete")
+    assert summarize(load_run(store.path)).versus == (
+        "sequential read (1 MiB blocks): 1.39 GB/s against 20 MB/s",
+    )
+    render(store.path, pdf=False)
+    assert "so no side is taken" in (store.path / "report.html").read_text()
+
+
+def test_a_preflight_offers_no_acceptance(tmp_path: Path) -> None:
+    store = RunStore.create(tmp_path, site="lab-a", gate="preflight", meta={"planned": []})
+    store.finish("complete")
+    render(store.path, pdf=False)
+    page = re.sub(r"<wbr>|</?span[^>]*>", "", (store.path / "report.html").read_text())
+    assert "Not offered for acceptance:</strong> a readiness check accepts nothing" in page
+    assert "Accept with the exceptions" not in page
+
+
 def test_a_difference_inside_the_repeats_spread_is_not_called_ahead(tmp_path: Path) -> None:
     """The demo's G2 called a write 1.82 against 1.34 GB/s 'the candidate ahead' beside a CV of 46 %."""
     volumes = {"scratch": {"kind": "candidate"}, "baseline": {"kind": "baseline"}}
