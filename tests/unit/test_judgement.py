@@ -91,3 +91,13 @@ def test_the_gate_verdict_never_passes_what_was_not_evaluated() -> None:
     assert gate_verdict([Verdict.PASS, None]) is Verdict.ERROR
     assert gate_verdict([Verdict.FAIL, None]) is Verdict.FAIL
     assert gate_verdict([]) is Verdict.ERROR
+
+
+def test_preflight_skips_a_metrics_check_whose_profile_names_no_counter() -> None:
+    """'0 of 0 counters missing' would be a PASS of nothing: a profile with a /metrics but no hit counter."""
+    inv = tiny().model_copy(deep=True)
+    inv.engines["tiny"] = inv.engines["tiny"].model_copy(update={"tier_profile": "vllm-ascend"})
+    (metrics,) = [c for c in preflight_plan(in_memory(inv)) if c.check == "engine[tiny].metrics"]
+    judged = metrics.evaluate()
+    assert judged.verdict is Verdict.SKIP
+    assert "vllm-ascend names no counter on its /metrics (hit_counter): none to read" in judged.condition

@@ -122,7 +122,7 @@ class Probe:
         d = f"engine[{name}]"
         found: Found = {
             f"{d}.start": Measurement("ready_s", result.engines.get("probe", {}).get("ready_s"), "s"),
-            f"{d}.metrics": _verdict("named_counters_missing", 0, "counters", probe.metrics),
+            f"{d}.metrics": _verdict("named_counters_missing", 0, "missing", probe.metrics),
             f"{d}.tokenizer": _verdict("tokenizer_ok", True, "", probe.tokenizer),
         }
         if probe.restore is not None:

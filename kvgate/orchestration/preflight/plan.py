@@ -77,8 +77,8 @@ METRICS = (
     "named_counters_missing",
     "==",
     0,
-    "counters",
-    "its /metrics has the counters its profile names",
+    "missing",  # "0 missing": a reader read "= 0 counters" as a check that expects none
+    "its /metrics has every counter its profile names (its hit counters, which G3 and G4 read)",
 )
 TOKENIZER = ("PF-ENG-3", "tokenizer_ok", "==", True, "", "the gate profile can count its tokens")
 TIER_CYCLE = (
@@ -141,7 +141,13 @@ def deployment_checks(config: GateConfig, host: str, name: str) -> list[Prefligh
     tier = config.engine(config.inventory.inventory.engines[name].tier_profile)
     no_tier = None if tier.cache else f"{tier.name} has no SSD tier (cache: null): no tier cycle to probe"
     # an engine without /metrics names no counter there: a PASS of "0 missing of 0" would check nothing
-    no_metrics = None if tier.metrics else f"{tier.name} has no /metrics (metrics: null): no counter to read"
+    no_metrics = (
+        f"{tier.name} has no /metrics (metrics: null): no counter to read"
+        if not tier.metrics
+        else None
+        if tier.hit_counter or tier.warm_hit_counter
+        else f"{tier.name} names no counter on its /metrics (hit_counter): none to read"
+    )
     d = f"engine[{name}]"
     return [
         _check(host, f"{d}.start", START),
