@@ -36,7 +36,8 @@ ROW_NOTES: tuple[tuple[Callable[[str], bool], str], ...] = (  # (is an arm key o
         lambda key: key.split("@")[0] in CAPACITY_ARMS,
         " Rows dram-only@… / ssd-tier@… (kvgate's own capacity figure, bound to no reference): the same "
         "engine without and with "
-        "its SSD tier (its profile's capacity_arms), the same turns over shared documents visited "
+        "its SSD tier (its profile's capacity_arms; an engine with no SSD tier has dram-only rows alone), "
+        "the same turns over shared documents visited "
         "round-robin (the G3 profile's capacity load), warm-up excluded, the page cache dropped "
         "before each round; medians over rounds of each round's TTFT p50 and output throughput. "
         "Tokens restored: every prompt token the engine reused in the round.",
