@@ -86,7 +86,7 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
     assert "<svg" in html
     assert "test: G1 is covered elsewhere" in html
     assert (run / "artifacts" / "here" / "g2" / "scratch" / "measurements.json").is_file()
-    assert verdicts["volume[scratch].fio.ceiling.bw"] == "PASS"  # the most the device delivered, cold
+    assert verdicts["volume[scratch].best-single-read.bw"] == "PASS"  # the most the device delivered, cold
     assert "read ceiling MB/s (where)" in html
     stored = meta["g2_rows"]["here/scratch"]  # numbers, laid out as cells when the report is rendered
     assert stored["measurements"]["seqread-1m.read_bw_bytes_per_s"]["unit"] == "bytes/s"

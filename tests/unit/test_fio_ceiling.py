@@ -3,7 +3,7 @@
 Issue 13 item 8: on the development VM the agent's 8 MiB parallel reader moved 2.8 × G2's
 ``seqread-1m`` (1 MiB, QD 32), so that cell understated the device. On main the sweep had
 one block size and no ceiling: every test here fails there (no ``bs`` list, no
-``kvgate.probes.fio.ceiling``, no ``fio.ceiling.bw`` check).
+``kvgate.probes.fio.ceiling``, no ``best-single-read.bw`` check).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def test_g2_judges_the_ceiling_as_a_trusted_site_baseline() -> None:
             "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
         }
     )
-    check = next(c for c in plan(in_memory(inv)) if c.check == "volume[v].fio.ceiling.bw")
+    check = next(c for c in plan(in_memory(inv)) if c.check == "volume[v].best-single-read.bw")
     # the most the device delivered, as G3 holds restores to it (a reader found the re-run's mean
     # shown as the ceiling, below the sweep's own knee)
     assert check.criterion.metric == "ceiling.best_read_bw_bytes_per_s"
