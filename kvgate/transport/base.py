@@ -86,12 +86,14 @@ class Cancellation:
     @contextmanager
     def running(self, host: str, command: str, stop: Callable[[], None]) -> Iterator[None]:
         """Register ``stop`` while a command runs; raise Interrupted if cancelled before or during."""
-        self.check(host, command)
         key = id(stop)
         with self._lock:
             self._stops[key] = stop
-        try:
+        try:  # checked after registering: a cancel() between a check and the registration ran no stop
+            self.check(host, command)
             yield
+        except Interrupted:
+            raise
         except Exception as exc:  # a command torn down by cancel() fails in its own way: report why
             if self._event.is_set() and not getattr(self._cleaning, "on", False):
                 raise Interrupted(host, command) from exc

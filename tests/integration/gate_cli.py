@@ -4,7 +4,8 @@
 started in their own sessions live on and load the machine for every later test. A
 run past its time gets Ctrl-C instead (SIGINT to its process group: the CLI stops and
 reaps its engines), then SIGKILL if it is still there two minutes later, and the test
-fails with the end of its output.
+fails with the end of its output. A test that sends Ctrl-C itself waits with ``after_ctrl_c``:
+a run that does not stop shows where each of its threads stood (faulthandler, on SIGABRT).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 REAP_S = 120.0
+# a kvgate child that gets SIGABRT prints every thread's stack before it dies
+CLI_ENV = os.environ | {"PYTHONFAULTHANDLER": "1"}
 
 
 def run_cli(cmd: list[str], *, timeout_s: float, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
@@ -34,6 +37,21 @@ def run_cli(cmd: list[str], *, timeout_s: float, cwd: Path = REPO) -> subprocess
         _interrupt(proc)
         raise
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def after_ctrl_c(proc: subprocess.Popen[str], timeout_s: float) -> tuple[str, str]:
+    """The output of ``proc`` (started with ``env=CLI_ENV``), which was sent Ctrl-C; a test failure
+    showing its threads' stacks when it has not stopped within ``timeout_s``."""
+    try:
+        return proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            err = proc.communicate(timeout=30)[1]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            err = proc.communicate()[1]
+        pytest.fail(f"still running {timeout_s:.0f} s after Ctrl-C; its threads:\n{err[-6000:]}")
 
 
 def pids(marker: str) -> list[int]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from gate_cli import run_cli
+from gate_cli import CLI_ENV, after_ctrl_c, run_cli
 from llama_marks import LLAMA_ENGINE
 from ports import free_port_pair
 from sshd import SSHServer
@@ -64,7 +64,9 @@ def launch(tmp_path: Path, host: SSHServer, known_hosts: Path) -> subprocess.Pop
         )
     )
     cmd = [*RUN_G4, "--inventory", str(inv), "--results", str(tmp_path / "r"), "--force-gate-order", "test"]
-    return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=CLI_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def await_window(results: Path, gate: subprocess.Popen[str], index: int) -> None:
@@ -83,7 +85,7 @@ def start_and_detach(tmp_path: Path, host: SSHServer, known_hosts: Path) -> tupl
     await_window(tmp_path / "r", gate, 0)
     gate.send_signal(signal.SIGINT)
     sent = time.monotonic()
-    _, err = gate.communicate(timeout=120)
+    _, err = after_ctrl_c(gate, 120)
     (run,) = (tmp_path / "r" / "g4ssh").glob("g4-*")
     meta = json.loads((run / "run.json").read_text())
 

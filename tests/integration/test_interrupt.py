@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from gate_cli import running
+from gate_cli import CLI_ENV, after_ctrl_c, running
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)
@@ -47,7 +47,9 @@ def test_ctrl_c_during_g2_stops_promptly_and_leaves_a_readable_partial_run(tmp_p
         "test",
         "--no-pdf",
     ]
-    gate = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    gate = subprocess.Popen(
+        cmd, cwd=REPO, env=CLI_ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 120
     while not list((tmp_path / "r").glob("intr/g2-*/artifacts/here/g2/scratch/fio/*")):
         assert time.monotonic() < deadline, "the gate never started measuring"
@@ -55,7 +57,7 @@ def test_ctrl_c_during_g2_stops_promptly_and_leaves_a_readable_partial_run(tmp_p
 
     gate.send_signal(signal.SIGINT)
     sent = time.monotonic()
-    _, err = gate.communicate(timeout=120)
+    _, err = after_ctrl_c(gate, 120)
 
     assert time.monotonic() - sent < 30, "Ctrl-C must not wait for the measurement to finish"
     assert gate.returncode == 5, err
@@ -90,7 +92,7 @@ def test_ctrl_c_during_g1_facts_saves_no_interrupted_fact_and_its_resume_command
     # --waivers passes
     waiver = {"rule": "G1-PCIE-1", "reason": "a VM exposes no PCIe links", "approver": "kvgate tests"}
     (tmp_path / "waivers.yaml").write_text(yaml.safe_dump({"waivers": [waiver]}))
-    env = os.environ | {"PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
+    env = CLI_ENV | {"PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
     # no --no-pdf: an interrupted run renders no PDF (that took 9 s after Ctrl-C, issue 27)
     argv = ["run", "g1", "--inventory", "inv.yaml", "--results", "r", "--waivers", "waivers.yaml"]
     gate = subprocess.Popen(
@@ -102,7 +104,7 @@ def test_ctrl_c_during_g1_facts_saves_no_interrupted_fact_and_its_resume_command
         assert time.monotonic() < deadline, "the gate never probed kvslowtool"
         time.sleep(0.1)
     gate.send_signal(signal.SIGINT)
-    _, err = gate.communicate(timeout=60)
+    _, err = after_ctrl_c(gate, 60)
 
     assert gate.returncode == 5, err
     (run,) = (tmp_path / "r" / "intr1").glob("g1-*")

@@ -79,7 +79,9 @@ def server_drop(log: EventLog, data_bytes: int, *, wait_s: float = SERVER_DROP_W
     >>> import pathlib, tempfile, threading
     >>> log = EventLog(tempfile.mkdtemp())
     >>> answer = pathlib.Path(log.state_dir, "server-drop-1.json")
-    >>> threading.Timer(0.1, answer.write_text, ['{"controlled": true, "how": "x"}']).start()
+    >>> part = pathlib.Path(log.state_dir, "part")  # the controller renames a whole answer into place
+    >>> _ = part.write_text('{"controlled": true, "how": "x"}')
+    >>> threading.Timer(0.1, part.rename, [answer]).start()
     >>> server_drop(log, 1 << 20, wait_s=5)
     {'controlled': True, 'how': 'x'}
     >>> server_drop(log, 1 << 20, wait_s=0.1)["how"]
