@@ -27,6 +27,7 @@ R = TypeVar("R")
 # after Ctrl-C, how long the hosts' threads get to wind down (their commands are killed at once),
 # so none of them writes to the run after it was closed
 STOP_GRACE_S = 10.0
+WAKE_S = 1.0
 
 
 def fan_out(
@@ -44,7 +45,10 @@ def fan_out(
     futures: dict[str, Future[R]] = {}
     try:
         futures.update((name, pool.submit(fn, ex)) for name, ex in executors.items())
-        wait(futures.values())
+        pending = set(futures.values())
+        while pending:  # in slices: Python runs a signal's handler in the main thread only when it
+            # wakes, and the kernel may deliver Ctrl-C to a host's thread instead
+            pending = wait(pending, timeout=WAKE_S).not_done
     except BaseException as exc:  # Ctrl-C: start no queued host, end the running ones' commands
         pool.shutdown(wait=False, cancel_futures=True)
         if isinstance(exc, KeyboardInterrupt):  # ... and let them finish before the run is closed

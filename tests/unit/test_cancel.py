@@ -70,6 +70,21 @@ def test_ctrl_c_during_a_fan_out_ends_every_host_before_it_returns(marker: str) 
     assert [t.name for t in threading.enumerate() if t.name.startswith("fan_out")] == []
 
 
+def test_ctrl_c_the_kernel_hands_to_a_hosts_thread_still_stops_the_fan_out(marker: str) -> None:
+    # a process-wide SIGINT goes to any thread that does not block it; Python's handler then runs
+    # only when the main thread wakes, and a main thread asleep until the hosts finished slept on
+    # (a CI run's G2 ignored Ctrl-C for over 120 s)
+    def host(ex: LocalExecutor) -> None:
+        threading.Timer(0.5, signal.pthread_kill, (threading.get_ident(), signal.SIGINT)).start()
+        ex.run(marker)
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        fan_out({"a": LocalExecutor("a")}, host)
+    assert time.monotonic() - start < 5
+    assert processes_with(marker) == []
+
+
 def test_sigterm_is_ctrl_c_while_kvgate_runs_and_its_callers_own_again_after() -> None:
     before = signal.getsignal(signal.SIGTERM)
     with signals_as_interrupt(), pytest.raises(KeyboardInterrupt):  # the same path as Ctrl-C
