@@ -184,9 +184,10 @@ def throughput_chart(
         return None
     with figure(height_in=0.5 * len(pairs) + 1.1) as (fig, ax):
         for i, p in enumerate(pairs):
-            lo, hi = band(p.ref, p.base)
-            width = max(hi - lo, 0.015 * max(hi, p.cand))  # a one-value range (+29 %) still shows
-            ax.barh(i, width, left=lo, height=0.9, color=BAND, label="the seed's range")
+            if p.judged:  # an unjudged figure is not set against the seed's range, not even in a picture
+                lo, hi = band(p.ref, p.base)
+                width = max(hi - lo, 0.015 * max(hi, p.cand))  # a one-value range (+29 %) still shows
+                ax.barh(i, width, left=lo, height=0.9, color=BAND, label="the seed's range")
             ax.barh(i - 0.17, p.base, height=0.3, color=OTHER, label="baseline arm")
             cand = ("candidate arm", MEASURED) if p.judged else (f"candidate arm, {NOT_JUDGED}", UNJUDGED)
             ax.barh(i + 0.17, p.cand, height=0.3, color=cand[1], label=cand[0])
@@ -198,8 +199,8 @@ def throughput_chart(
     caption = (
         "Orange: the baseline arm the reference compares with; blue: the candidate arm where a verdict "
         f"judged it, grey and marked “{NOT_JUDGED}” where none did (an engine that serves one request at "
-        "a time, or a figure not comparable with the seed's); shaded: the seed's range applied to the "
-        "baseline (where the candidate lands if it gains what the seed reports). Medians over trials (or "
+        "a time, or a figure not comparable with the seed's); shaded, behind a judged pair only: the seed's "
+        "range applied to the baseline (where the candidate lands if it gains what the seed reports). Medians over trials (or "
         "rounds) of each load's output tokens/s."
     )
     return Chart(f"Throughput against the reference bands — {key}", svg, caption)

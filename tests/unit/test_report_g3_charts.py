@@ -14,6 +14,8 @@ from kvgate.orchestration.g4 import drift, health, integrity
 from kvgate.record import ArmFigures
 from kvgate.record.store import RunStore
 from kvgate.report.charts import Chart
+from kvgate.report.g3_figures import bindings, deployments
+from kvgate.report.g3_plots import Bound, throughput_chart
 from kvgate.report.model import load_run
 from kvgate.report.plots import charts
 from kvgate.report.svg import sanitize
@@ -172,7 +174,18 @@ def test_throughput_is_drawn_against_the_reference_band_of_its_baseline(tmp_path
     shown = texts(chart.svg)
     # the gate profile's bindings: R2/R3 at conc 8 and R3's whole machine (baseline → candidate volume)
     assert {"R2/R3 conc 8", "R3 whole machine conc 8", "the seed's range", "baseline arm"} <= set(shown)
-    assert "shaded: the seed's range applied to the baseline" in chart.caption
+    assert "shaded, behind a judged pair only: the seed's range applied to the baseline" in chart.caption
+
+
+def test_an_unjudged_pair_is_not_drawn_against_the_seeds_range(tmp_path: Path) -> None:
+    # a reader took grey bars far past the shaded range for the +55 % the text said was not comparable
+    view = load_run(g3_run(tmp_path))
+    ((_, figs),) = [d for d in deployments(view) if d[0] == "h/tiny"]
+    chart = throughput_chart("h/tiny", figs.arms, Bound(bindings(view), ()), view.reference)
+    assert chart is not None
+    shown = texts(chart.svg)
+    assert "the seed's range" not in shown
+    assert "candidate arm, not judged (SKIP)" in shown
 
 
 def test_r1_readers_are_drawn_with_the_g2_ceiling_of_the_volume(tmp_path: Path) -> None:
