@@ -77,7 +77,7 @@ def run_gate(args: argparse.Namespace, console: Console) -> int:
     loaded = load_config(args.inventory).inventory  # a bad configuration stops here with its clear error
     if not (args.resume or args.force_gate_order):
         require_previous(Path(args.results), site=loaded.site, gate=args.gate, inventory_sha256=loaded.sha256)
-    if args.gate == "g3":  # G3 bounds its restores by the latest passed G2 run: a modified one stops it here
+    if args.gate == "g3":  # G3 bounds its restores by the latest usable G2 run: a modified one stops it here
         from kvgate.orchestration.plan import latest_passed
 
         root = Path(args.resume).parent.parent if args.resume else Path(args.results)

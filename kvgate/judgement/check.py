@@ -96,7 +96,10 @@ class Bound:
             m = inputs.measured.get(k)
             if m is None or isinstance(m.value, bool) or not isinstance(m.value, int | float):
                 continue
-            shown, where = f"{k} {show_improvement(kind, float(m.value))}", seed_position(self.reference, m.value)
+            shown, where = (
+                f"{k} {show_improvement(kind, float(m.value))}",
+                seed_position(self.reference, m.value),
+            )
             if where.startswith("far above"):
                 far.append(f"{shown}: {where.split(': ', 1)[0]}")
             elif not self.comparable:  # from other arms than the seed's: not placed against its range

@@ -26,7 +26,8 @@ PREDICTION_COLUMNS = [
 ]
 PREDICTION_NOTE = (
     "The tiering planner (kvgate plan) on this lab: the restore from G2's read ceiling and per-request "
-    "KV-restore bandwidth of the tier's volume (the latest passed G2 run of this inventory; without one, "
+    "KV-restore bandwidth of the tier's volume (the latest G2 run of this inventory with no check failed "
+    "or unevaluated, named below; without one, "
     "the volume's expect: promise), the recompute from this run's own recompute arm (its prefill rate, "
     "one prompt at a time: that one-prompt figure is the rate's source, not a prediction of it), the "
     "median request served in arrival order. Storage floor: no restore of "

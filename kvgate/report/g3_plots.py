@@ -200,8 +200,8 @@ def throughput_chart(
         "Orange: the baseline arm the reference compares with; blue: the candidate arm where a verdict "
         f"judged it, grey and marked “{NOT_JUDGED}” where none did (an engine that serves one request at "
         "a time, or a figure not comparable with the seed's); shaded, behind a judged pair only: the seed's "
-        "range applied to the baseline (where the candidate lands if it gains what the seed reports). Medians over trials (or "
-        "rounds) of each load's output tokens/s."
+        "range applied to the baseline (where the candidate lands if it gains what the seed reports). "
+        "Medians over trials (or rounds) of each load's output tokens/s."
     )
     return Chart(f"Throughput against the reference bands — {key}", svg, caption)
 

@@ -136,7 +136,9 @@ def verdict_cells(where: str, v: VerdictRow) -> list[str]:
             raise ValueError(f"{v.check}: a reference's bound must be a number, got {v.expected!r}")
         threshold = f"{v.comparator} {show_bound(imp.kind, v.expected)}"
         value = v.measured
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if v.verdict == "SKIP":  # measured, not judged: not placed against the seed's range either
+            position = "not compared"
+        elif isinstance(value, int | float) and not isinstance(value, bool):
             position = improvement_position(imp, float(value))
     return [where, v.check, measured_cell(v), reference, threshold, position, cited(v.source), v.verdict]
 
@@ -162,6 +164,16 @@ def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cel
     return cells, limits_note(where, row.deployment, [a.arm for a in arms], engines.get(where) or {})
 
 
+def g2_runs(stored: Mapping[str, G3Stored]) -> str:
+    """' G2's figures: localhost/tiny-llama from G2 run g2-… (BASELINE RECORDED, kvgate …).'"""
+    named = [
+        f"{where} from {row.figures.g2.source.partition(': ')[0]}"
+        for where, row in in_order(stored)
+        if not isinstance(row, G3StorageRow) and row.figures.g2 is not None and row.figures.g2.measured
+    ]
+    return f" G2's figures: {'; '.join(named)}." if named else ""
+
+
 ARMS_TITLE = "G3 arms: recompute vs SSD restore vs warm"  # its note says what each engine cannot show
 
 
@@ -178,7 +190,7 @@ def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
             "G3 predicted (tiering planner) vs measured",
             extra.PREDICTION_COLUMNS,
             rows["predictions"],
-            extra.PREDICTION_NOTE,
+            f"{extra.PREDICTION_NOTE}{g2_runs(stored)}",
         ),
         table(
             "G3 serving latency: client vs engine, every load",

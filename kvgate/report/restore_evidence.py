@@ -1,9 +1,10 @@
 """A G3 restore's bandwidth beside what G2 measured on the same volume, for the evidence checklist.
 
-G3 reads the latest passed G2 run of its inventory before it measures (kvgate.orchestration.g3.prediction
-``StorageBound.load``) and records G2's figures of each deployment's tier volume with its arms
-(``g3_rows.<host/deployment>.figures.g2``). A restore far below G2's figures says the engine, not
-the storage, set its pace; one above G2's best read is INVALID already (something else served it).
+G3 reads the latest G2 run of its inventory with no check failed or unevaluated before it measures
+(kvgate.orchestration.g3.prediction ``StorageBound.load``) and records G2's figures of each deployment's
+tier volume with its arms (``g3_rows.<host/deployment>.figures.g2``). A restore far below G2's figures
+says the engine, not the storage, set its pace; one above G2's best read is INVALID already (something
+else served it).
 
 >>> gb_per_s(1.36e9)
 '1.36 GB/s'
@@ -62,6 +63,6 @@ def g2_text(g2: G2Figures | None) -> str:
     ceiling = number(g2.read_ceiling_bytes_per_s) if g2 is not None else None
     per_request = number(g2.kv_restore_request_bytes_per_s) if g2 is not None else None
     if g2 is None or not g2.measured or ceiling is None:
-        return "G2: no passed G2 run measured this volume (the planner assumed the inventory's figure)"
+        return "G2: no usable G2 run measured this volume (the planner assumed the inventory's figure)"
     text = f"G2 on this volume: read ceiling {gb_per_s(ceiling)}"
     return text + (f", one KV restore {gb_per_s(per_request)}" if per_request is not None else "")

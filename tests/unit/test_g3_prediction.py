@@ -123,7 +123,7 @@ def test_bound_from_a_results_root_without_g2_is_assumed_and_holds_nothing(tmp_p
     b = StorageBound.load(store, in_memory(inventory()), host="h", name="tiny")
     assert not b.measured
     assert b.bytes_per_token == BPT
-    assert b.figures.ceiling.source.startswith("no passed G2 run")
+    assert b.figures.ceiling.source.startswith("no usable G2 run")
 
 
 def test_a_capacity_round_is_held_to_the_storage_by_its_documents_bytes() -> None:

@@ -17,9 +17,9 @@ from kvgate.cli.command_line import main
 from kvgate.configuration.gateconfig import configure
 from kvgate.configuration.inventory import load
 from kvgate.orchestration.plan.deployments import Options, plan_inventory
-from kvgate.orchestration.plan.inputs import assumed_storage, g2_storage, g3_serving, latest_passed
+from kvgate.orchestration.plan.inputs import assumed_storage, g2_named, g2_storage, g3_serving, latest_passed
 from kvgate.record import ArmFigures, JudgementRecord, write_manifest
-from kvgate.record.store import RunStore
+from kvgate.record.store import RunStore, git_revision
 
 SITE, HOST, VOLUME = "lab", "gpu-1", "array"
 INVENTORY = f"""
@@ -89,6 +89,17 @@ def test_the_latest_passed_g2_run_of_this_inventory_is_read_and_a_newer_failed_o
     assert "read ceiling (bs 4m, 8 jobs × QD 16)" in figures.ceiling.source
     assert "16 requests at once" in figures.per_request.source
     assert g2_storage(found, HOST, "other-volume") is None
+    # the run by name, its verdict and the kvgate that measured it (a reader found G3 citing "the
+    # latest passed G2 run", a BASELINE RECORDED one made by another revision)
+    revision = git_revision()
+    assert figures.ceiling.source.startswith(f"G2 run {passed.path.name} (PASS, kvgate {revision}): ")
+
+
+def test_a_g2_run_by_another_kvgate_says_so(tmp_path: Path) -> None:
+    store = stored_run(tmp_path, "g2", "abc", Verdict.PASS, {f"g2/{VOLUME}/measurements.json": G2_MEASURED})
+    record = json.loads((store.path / "run.json").read_text()) | {"git_revision": "0123456789ab"}
+    (store.path / "run.json").write_text(json.dumps(record))
+    assert f"(PASS, kvgate 0123456789ab; this is kvgate {git_revision()})" in g2_named(store)
 
 
 def test_an_untrusted_g2_figure_is_not_used(tmp_path: Path) -> None:
@@ -104,7 +115,7 @@ def test_without_g2_the_volumes_promise_is_assumed_and_said_so(inventory: Path) 
     figures = assumed_storage(load(inventory).inventory, HOST, VOLUME)
     assert figures.ceiling.value == 10e9
     assert figures.ceiling.source.startswith(
-        "assumed, no passed G2 run: inventory volumes.array.expect.min_seq"
+        "assumed, no usable G2 run: inventory volumes.array.expect.min_seq"
     )
     assert figures.per_request.value is None
 
@@ -172,7 +183,7 @@ def test_kvgate_plan_prints_the_predictions_and_what_it_assumed(
     out = capsys.readouterr().out
     assert code == 0
     assert "engine lmcache on gpu-1" in out
-    assert "assumed, no passed G2 run" in out
+    assert "assumed, no usable G2 run" in out
     assert "declared: --prefill-tok-per-s" in out
 
 

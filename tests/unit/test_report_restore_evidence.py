@@ -85,5 +85,5 @@ def test_the_restore_stands_beside_g2s_read_ceiling_and_kv_restore_of_the_volume
 
 def test_without_a_measured_g2_the_checklist_says_so_instead_of_a_number(tmp_path: Path) -> None:
     (head,) = summarize(load_run(run(tmp_path, ASSUMED))).headline
-    assert "G2: no passed G2 run measured this volume" in head.evidence
+    assert "G2: no usable G2 run measured this volume" in head.evidence
     assert "2 GB/s" not in head.evidence  # the inventory's promise is not shown as a G2 measurement

@@ -80,13 +80,13 @@ def _join(*reasons: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class StorageBound:
-    """One deployment's storage figures (the latest passed G2 run of this inventory) and its state size."""
+    """One deployment's storage figures (the latest usable G2 run of this inventory) and its state size."""
 
     config: GateConfig
     host: str
     deployment: str
     figures: TierFigures  # measured in G2, or assumed from the inventory (then never used to invalidate)
-    measured: bool  # the figures come from a passed G2 run
+    measured: bool  # the figures come from a usable G2 run
     bytes_per_token: float | None
 
     @classmethod

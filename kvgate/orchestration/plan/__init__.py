@@ -1,7 +1,7 @@
 """The tiering planner (``kvgate plan``): from G2's figures and the model's shape, what G3 should measure.
 
 model.py        the arithmetic: restore and recompute TTFT, capacity gain, storage floor, tier size
-inputs.py       where each number comes from: a passed G2 run, a G3 run, the inventory, a declaration
+inputs.py       where each number comes from: a usable G2 run, a G3 run, the inventory, a declaration
 deployments.py  every deployment of an inventory planned for G3's workloads
 render.py       a plan as table cells and lines of text
 cli.py          the command: options checked, plans printed

@@ -138,7 +138,7 @@ def assumptions(options: Options, profile: G3Profile) -> tuple[str, ...]:
 
 
 def plan_inventory(config: GateConfig, results: Path, options: Options) -> list[DeploymentPlan]:
-    """Every deployment on every engine host, from the latest passed G2 and the latest G3 run."""
+    """Every deployment on every engine host, from the latest usable G2 and the latest G3 run."""
     loaded = config.inventory
     inv = loaded.inventory
     g2 = latest_passed(results, loaded.site, "g2", loaded.sha256)

@@ -35,6 +35,7 @@ from kvgate.configuration.inventory import EngineDeployment, Inventory
 from kvgate.probes.engines import tiny_hf_kv_bytes_per_token
 from kvgate.probes.fio import CEILING_CELL, configuration
 from kvgate.record import ArmFigures, RunStore, check_seal, outcome, read_text
+from kvgate.record.store import git_revision
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,8 @@ def _sealed(path: Path) -> bool:
 
 
 def latest_passed(root: Path, site: str, gate: str, sha256: str) -> RunStore | None:
-    """The newest run of ``gate`` for this inventory whose every check is final and none failed."""
+    """The newest run of ``gate`` for this inventory whose every check is final and none failed (a G2
+    baseline recorded counts: its figures are measured, not judged)."""
     for store in runs_newest_first(root, site, gate, sha256):
         verdict, missing = outcome(store)
         if verdict.gate_ok and not missing:
@@ -105,24 +107,36 @@ def g2_storage(store: RunStore, host: str, volume: str) -> TierFigures | None:
     ms = _artifact(store, host, f"g2/{volume}/measurements.json")
     if not isinstance(ms, dict):
         return None
-    where = f"G2 {store.path}"
+    where, path = g2_named(store), f"G2 {store.path}"
     ceiling = _trusted(ms, f"{CEILING_CELL}.read_bw_bytes_per_s")
-    config = _configuration(ms, where)
+    config = _configuration(ms, path)
     per_request = _trusted(ms, "kv_restore.parallel.request_bytes_per_s")
     requests = _trusted(ms, "kv_restore.requests")
     best = _trusted(ms, f"{CEILING_CELL}.best_read_bw_bytes_per_s") or ceiling
-    return TierFigures(
-        Sourced(
-            ceiling, f"{where}: read ceiling ({config})" if ceiling else f"{where}: no trusted read ceiling"
-        ),
-        Sourced(
-            per_request,
-            f"{where}: KV restore, {requests or 0:.0f} requests at once, p50 latency"
-            if per_request
-            else f"{where}: no trusted KV-restore latency",
-        ),
-        Sourced(best, f"{where}: the best read bandwidth G2 saw (sweep and ceiling repeats)"),
-    )
+    try:  # a figure no lab produces is refused, the error naming the run's directory
+        return TierFigures(
+            Sourced(
+                ceiling,
+                f"{where}: read ceiling ({config})" if ceiling else f"{where}: no trusted read ceiling",
+            ),
+            Sourced(
+                per_request,
+                f"{where}: KV restore, {requests or 0:.0f} requests at once, p50 latency"
+                if per_request
+                else f"{where}: no trusted KV-restore latency",
+            ),
+            Sourced(best, f"{where}: the best read bandwidth G2 saw (sweep and ceiling repeats)"),
+        )
+    except StoreError as exc:
+        raise StoreError(f"{path}: {exc}") from None
+
+
+def g2_named(store: RunStore) -> str:
+    """'G2 run g2-… (BASELINE RECORDED, kvgate a9ef7aa27d4e)': the run a figure came from, its verdict
+    (a baseline is recorded, not passed) and the kvgate that measured it, where it is not this one."""
+    revision, here = store.run_record().git_revision or "of unknown revision", git_revision()
+    other = "" if revision == here else f"; this is kvgate {here}"
+    return f"G2 run {store.path.name} ({outcome(store)[0].text}, kvgate {revision}{other})"
 
 
 def _configuration(ms: dict[str, Any], where: str) -> str:
@@ -152,21 +166,21 @@ def _trusted(ms: dict[str, Any], metric: str) -> float | None:
 
 
 def assumed_storage(inv: Inventory, host: str, volume: str) -> TierFigures:
-    """Without a passed G2 run: the volume's promised sequential read, else a share of the line rate."""
+    """Without a usable G2 run: the volume's promised sequential read, else a share of the line rate."""
     e, src = inv.volumes[volume].expect, f"inventory volumes.{volume}.expect"
     unknown = Sourced(
         None, "no G2 run: per-request restore bandwidth unknown (each restore may reach its share)"
     )
     if e.min_seq_read_gb_per_s is not None:
-        value, why = e.min_seq_read_gb_per_s * GB, f"assumed, no passed G2 run: {src}.min_seq_read_gb_per_s"
+        value, why = e.min_seq_read_gb_per_s * GB, f"assumed, no usable G2 run: {src}.min_seq_read_gb_per_s"
     elif e.line_rate_fraction is not None and (rate := inv.line_rate_bytes_per_s(host)) is not None:
         value, why = (
             e.line_rate_fraction * rate,
-            f"assumed, no passed G2 run: {src}.line_rate_fraction × RDMA line rate",
+            f"assumed, no usable G2 run: {src}.line_rate_fraction × RDMA line rate",
         )
     else:
         return TierFigures(
-            Sourced(None, f"no passed G2 run and no {src}.min_seq_read_gb_per_s"), unknown, unknown
+            Sourced(None, f"no usable G2 run and no {src}.min_seq_read_gb_per_s"), unknown, unknown
         )
     return TierFigures(Sourced(value, why), unknown, Sourced(value, why))
 
