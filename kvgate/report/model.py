@@ -130,13 +130,22 @@ class RunView:
 
     @property
     def held_and_not_judged(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-        """Each kind of check once (``canary``, ``nvme-wear``): held everywhere, held on some hosts or
-        engines only, and judged nowhere — so a passing gate names what it did not judge."""
+        """Each kind of check once (``canary``, ``nvme-wear``): held everywhere, held where it was judged
+        on some engines only (``cache-capacity (tiny-llama)``), and judged nowhere — so a passing gate
+        names what it did not judge."""
         by_name: dict[str, set[Verdict | None]] = {}
+        passed: dict[str, list[str]] = {}  # kind → the subjects (engines, volumes) where it passed
         for row in (r for rs in self.rows.values() for r in rs):
-            by_name.setdefault(row.check.rsplit("].", 1)[-1], set()).add(row.verdict)
+            subject, _, name = row.check.rpartition("].")
+            by_name.setdefault(name or row.check, set()).add(row.verdict)
+            if row.verdict is Verdict.PASS:
+                passed.setdefault(name or row.check, []).append(subject.partition("[")[2] or row.host)
         held = tuple(n for n, v in by_name.items() if v == {Verdict.PASS})
-        partly = tuple(n for n, v in by_name.items() if Verdict.PASS in v and v != {Verdict.PASS})
+        partly = tuple(
+            f"{n} ({', '.join(dict.fromkeys(passed[n]))})"
+            for n, v in by_name.items()
+            if Verdict.PASS in v and v != {Verdict.PASS}
+        )
         nowhere = tuple(n for n, v in by_name.items() if Verdict.PASS not in v)
         return held, partly, nowhere
 

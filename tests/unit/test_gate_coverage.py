@@ -129,11 +129,16 @@ def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path:
 
 def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_path: Path) -> None:
     """The demo's 2-minute soak passed its checks, but proves no drift: not a green PASS."""
-    planned = ["h/soak[tiny].alive", "h/soak[tiny].nvme-wear"]
+    planned = ["h/soak[tiny].alive", "h/soak[tiny].nvme-wear", "h/soak[tiny].hits", "h/soak[big].hits"]
     meta = {"planned": planned, "hosts": {"h": {"roles": ["engine"]}}}
     meta["configuration"] = {"gate_profile": load_g4_profile("smoke").model_dump(mode="json")}
     store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta=meta)
-    for check, verdict in (("soak[tiny].alive", Verdict.PASS), ("soak[tiny].nvme-wear", Verdict.SKIP)):
+    for check, verdict in (
+        ("soak[tiny].alive", Verdict.PASS),
+        ("soak[tiny].nvme-wear", Verdict.SKIP),
+        ("soak[tiny].hits", Verdict.PASS),
+        ("soak[big].hits", Verdict.SKIP),
+    ):
         store.record(JudgementRecord(id=f"h/{check}", host="h", check=check, verdict=verdict))
     windows = [  # output fell 60 % over the soak, TTFT rose: seen on page 1, not only in a chart
         {"index": i, "end_unix_s": 20.0 * i, "summary": {"p50_ttft_ms": ms, "output_throughput_tok_per_s": t},
@@ -152,7 +157,9 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     assert '<div class="vb-verdict">SHORT SOAK</div>' in page
     assert "A short soak:</strong> drift not judged at this soak length: 120 s cannot establish" in page
     # what held is named, and what was not judged: not "device health holds" over SKIPs (a reader's find)
-    assert "these held for the soak it ran: alive. Not judged anywhere (SKIP): nvme-wear." in page
+    assert "these held for the soak it ran: alive; these were judged, and held, only where named" in page
+    # where it held, not "held for some of its engines only" (a reader took it for a failure elsewhere)
+    assert "(not judged elsewhere): hits (tiny). Not judged anywhere (SKIP): nvme-wear." in page
     assert "None of it proves the seed's 72 hours of stability" in page
     # a smoke run offers no acceptance (a reader found "Accept" under a smoke scope on every report)
     assert "Not offered for acceptance:</strong> a smoke-scale run proves the pipeline" in page
