@@ -243,7 +243,7 @@ def test_g4_keeps_its_verdicts_as_numbers_and_lays_its_windows_out_from_the_stor
         "output (tok/s)",
         "tier (share of capacity)",
     ]
-    assert drift_rows[0][3] == "2,000 MiB/h"
+    assert drift_rows[0][3] == "256 MiB/h"
     # a 0.28 h soak's slope is shown, not projected to 72 h; a relative unit is said in words
     assert drift_rows[0][6:] == ["— (not projected: a 0.278 h soak)", "—"]
     assert drift_rows[1][3].endswith(" of the first windows per hour")
