@@ -53,7 +53,8 @@ COUNTERS = (
     ">=",
     1.0,
     "x",
-    "an O_DIRECT read of N MiB moves the counters that stand for the volume by N",
+    "an O_DIRECT read of N MiB moves the counters that stand for the volume by at least N (by more when "
+    "another reader shares the device: its reads are counted too)",
 )
 NFS_CACHE = (
     "PF-VOL-2",
