@@ -96,6 +96,28 @@ def serving_only(view: RunView) -> tuple[str, ...]:
     return tuple(out)
 
 
+def shared_device(view: RunView) -> str:
+    """G3: how many measured loads another reader shared the device with, and the first such load's own
+    words (its bytes, the host's load and busiest readers); '' on a quiet host (a reader found the
+    demo's timings measured beside a test suite, said only in the evidence tables)."""
+    arms = [
+        a
+        for r in view.record.g3_rows.values()
+        if isinstance(r, G3DeploymentRow)
+        for a in r.figures.arms.values()
+    ]
+    shared = [(a.arm, q) for a in arms for q in a.qualifications]
+    if not shared:
+        return ""
+    loads = sum(a.trials for a in arms)
+    arm, first = shared[0]
+    return (
+        f"in {len(shared)} of {loads} measured loads the device read far more than the engine: restore "
+        f"bandwidths are the engine's own bytes, but those loads' timings carry the other reader's work "
+        f"(the first, {arm} {first})"
+    )
+
+
 def g1_scope(view: RunView) -> list[tuple[str, str]]:
     families = sorted({r.check.split(".")[0] for r in view.all_rows if not r.check.startswith("volume[")})
     judged = sorted({r.check.split(".")[0][7:-1] for r in view.all_rows if r.check.startswith("volume[")})

@@ -8,14 +8,24 @@ Figures from `make demo` (issue 25 item 3): at concurrency 16 the capacity arm's
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+
+from test_g3_tables import inventory, result
 
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.gate_profiles.g3 import ColdBounds, load_g3_profile
+from kvgate.configuration.gateconfig import in_memory
 from kvgate.orchestration.g3.load_arms import LoadTrial, summaries
 from kvgate.orchestration.g3.measure import DeploymentResult, contradictions, qualify
+from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.protocol import ArmsResult
+from kvgate.orchestration.g3.report_rows import rows
+from kvgate.record.store import RunStore
+from kvgate.report import render
 from kvgate.report.g3_tables import evidence_cells
+from kvgate.report.model import load_run
 from kvgate.report.restore_evidence import restore_rates
+from kvgate.report.scope_lines import shared_device
 
 LOAD = "load 3.4 (1 min), CPU steal 1%"
 
@@ -94,3 +104,19 @@ def test_the_shared_device_is_recorded_as_a_contradiction_with_both_figures() ->
     assert "In 3 of 3 loads the device read far more than the engine" in found.meaning
     assert "The engine's bytes hold" in found.meaning  # which of the two figures the reader may use
     assert LOAD in found.meaning
+
+
+def test_page_one_says_the_host_was_not_quiet(tmp_path: Path) -> None:
+    # a reader found the demo's G3 timed beside a test suite (load 5.2 on 2 cores), said in tables only
+    row = rows(result(), plan(in_memory(inventory())))
+    trials = {"ssd-tier": [demo_round(k) for k in range(3)]}
+    shared = summaries(qualify(ArmsResult(capacity_trials=trials), ColdBounds()).capacity_trials)
+    row["figures"]["arms"] = {k: v.model_dump(mode="json") for k, v in shared.items()}
+    store = RunStore.create(tmp_path, site="s", gate="g3", meta={"planned": [], "g3_rows": {"h/tiny": row}})
+    store.finish("complete")
+    said = shared_device(load_run(store.path))
+    assert said.startswith("in 3 of 3 measured loads the device read far more than the engine: ")
+    assert "(the first, ssd-tier@c16 trial 0: another reader shared the device: it read 5.26 GB" in said
+    assert said.endswith(f"{LOAD})")
+    render(store.path, pdf=False)
+    assert "<strong>Not a quiet host:</strong> in 3 of 3" in (store.path / "report.html").read_text()
