@@ -119,7 +119,10 @@ def loadgen_note(address: str | None) -> str:
 EVIDENCE_NOTE = (
     "Counters bracketing exactly the measured request. Device bytes are those of the devices that carry "
     "the candidate volume (a multipath head's paths, an LV's disks; on NFS, the client's reads from the "
-    "server) and count every reader during the window (another tenant's I/O can only raise them); engine "
+    "server) and count every reader during the window (another tenant's I/O can only raise them; a few "
+    "percent below the engine's is accounting: a process's bytes count when its reads, readahead included, "
+    "are submitted, a device's when they complete, and a throttled device may still be reading at the "
+    "window's end); engine "
     "bytes are summed over every process the engine started (its session; in a container, its cgroup's "
     "reads of the volume's devices, or on NFS its init's session). "
     "Tokens restored: the engine's own count (its log). Tier growth: the tier directory after "
