@@ -284,9 +284,6 @@ class SoakFacts(_Row):
     tier: str
     model: str  # what the deployment served, as G3's DeploymentFacts names it
     serves_concurrently: bool
-    # the profile the soaked one names for a tier that holds a document set (its capacity arms'
-    # ssd_tier), where the soaked tier cannot: None when it can
-    document_tier: str | None = None
 
 
 class SoakFigures(_Row):

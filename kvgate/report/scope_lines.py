@@ -96,18 +96,6 @@ def serving_only(view: RunView) -> tuple[str, ...]:
     return tuple(out)
 
 
-def one_state_soaks(view: RunView) -> tuple[str, ...]:
-    """G4: each deployment soaked on a tier that cannot hold a document set (a reader found the demo's
-    soak call its tier 0.25 % full, on an engine G3 had said keeps one prompt's state)."""
-    return tuple(
-        f"{key} soaked {row.soak.tier}, whose tier cannot hold a document set (its profile names "
-        f"{row.soak.document_tier} for one that can, as G3's capacity and volume arms ran): the soak wrote "
-        f"and restored its tier, which never held the working set"
-        for key, row in sorted(view.record.g4_rows.items())
-        if row.soak.document_tier and row.figures.cap_bytes is not None
-    )
-
-
 def shared_device(view: RunView) -> str:
     """G3: how many measured loads another reader shared the device with, and the first such load's own
     words (its bytes, the host's load and busiest readers); '' on a quiet host (a reader found the

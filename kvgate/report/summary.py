@@ -25,13 +25,7 @@ from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
-from kvgate.report.scope_lines import (
-    one_state_soaks,
-    profile_lines,
-    relaxed_bounds,
-    serving_only,
-    shared_device,
-)
+from kvgate.report.scope_lines import profile_lines, relaxed_bounds, serving_only, shared_device
 from kvgate.report.soak_plots import seen_not_judged
 
 REFERENCE_RULE = re.compile(r"^R\d")
@@ -125,7 +119,6 @@ class Summary:
     versus: tuple[str, ...] = ()  # G2: the candidate's figures beside the baseline's
     serving_only: tuple[str, ...] = ()  # G3/G4: deployments with no KV tier on the storage
     shared_device: str = ""  # G3: the loads another reader shared the device with
-    one_state: tuple[str, ...] = ()  # G4: deployments soaked on a tier that cannot hold a document set
     relaxed: tuple[str, ...] = ()  # G2: bounds the inventory loosened past the gate profile's
 
 
@@ -661,6 +654,5 @@ def summarize(view: RunView) -> Summary:
         versus=candidate_vs_baseline(view),
         serving_only=serving_only(view),
         shared_device=shared_device(view),
-        one_state=one_state_soaks(view),
         relaxed=tuple(relaxed_bounds(view)),
     )

@@ -12,7 +12,7 @@ from kvgate.configuration.gate_profiles.g4 import G4Profile, load_g4_profile
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g4 import trends
-from kvgate.orchestration.g4.plan import criteria, g4_check, plan, skip_reason
+from kvgate.orchestration.g4.plan import criteria, g4_check, plan, skip_reason, soaked_profile
 
 SMOKE = load_g4_profile("smoke")  # 20-s windows, warm-up 1, baseline 2
 
@@ -180,3 +180,21 @@ def test_a_deployment_on_no_host_is_an_invalid_check_not_silently_unsoaked() -> 
     j = check.evaluate()
     assert (check.check, j.verdict) == ("engines[tiny].hosts", Verdict.INVALID)
     assert "runs on no host" in j.condition
+
+
+def test_a_tier_that_cannot_hold_a_document_set_is_soaked_as_the_one_its_profile_names() -> None:
+    # a reader found the demo's soak fill 0.25 % of llama-cpp-disk's tier, whose lookup removes what it finds
+    def soaked(tier: str) -> str:
+        dep = {"tier_profile": tier, "recompute_profile": "llama-cpp-recompute", "volume": "v"}
+        inv = Inventory.model_validate(
+            {
+                "site": "s",
+                "hosts": {"h": {"roles": ["engine"]}},
+                "volumes": {"v": {"path": "/mnt/v", "kind": "candidate", "scratch": True}},
+                "engines": {"tiny": dep},
+            }
+        )
+        return soaked_profile(in_memory(inv), "tiny").name
+
+    assert soaked("llama-cpp-disk") == "llama-cpp-disk-keep"  # G3's capacity ssd-tier: it holds a set
+    assert soaked("vllm-cpu-prefix") == "vllm-cpu-prefix"  # no other named: its own

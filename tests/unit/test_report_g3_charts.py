@@ -259,14 +259,7 @@ def drift_verdict(key: str, verdict: str) -> dict[str, object]:
     }
 
 
-def g4_run(
-    root: Path,
-    windows: int = 6,
-    *,
-    judged: bool = True,
-    verdict: str = "PASS",
-    document_tier: str | None = None,
-) -> Path:
+def g4_run(root: Path, windows: int = 6, *, judged: bool = True, verdict: str = "PASS") -> Path:
     """A G4 run of ``windows`` soak windows; its slopes fitted (judged=False: none) and their checks
     ruled ``verdict`` (SKIP: fitted, not judged, as on a soak too short for an hourly slope)."""
     profile = load_g4_profile("smoke")
@@ -278,7 +271,7 @@ def g4_run(
     row = {  # as G4 stores it: its verdicts and the slopes it fitted beside its figures
         "verdicts": [drift_verdict(k, verdict) for k in keys] if judged else [],
         "soak": {"ended": "duration", "near_ties": [], "tier": "t", "model": "m"}
-        | {"serves_concurrently": True, "document_tier": document_tier},
+        | {"serves_concurrently": True},
         "figures": {"cap_bytes": 4 << 30},
         "integrity": integrity.figures(integrity.Followed(), lines, volume="v", share=1 << 20),
         "drift": drift.drift(lines, profile, 4 << 30) if judged else [],

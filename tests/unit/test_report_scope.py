@@ -18,7 +18,6 @@ from kvgate.report.model import CheckRow, load_run
 from kvgate.report.summary import family_headline, summarize, threshold_headline, with_spread
 from tests.integration import report_runs
 from tests.integration.report_runs import build
-from tests.unit.test_report_g3_charts import g4_run
 
 
 def scope(run: Path) -> dict[str, str]:
@@ -244,14 +243,3 @@ def test_a_deployment_without_a_tier_on_the_storage_is_said_to_prove_serving_onl
     assert "Serving only, not storage:</strong> " + said[0].replace("'", "&#39;") in page
     monkeypatch.undo()
     assert summarize(load_run(build(tmp_path / "tiered", "g3"))).serving_only == ()
-
-
-def test_a_soak_on_a_tier_that_cannot_hold_a_document_set_says_so(tmp_path: Path) -> None:
-    """A reader found the demo's G4 call its tier 0.25 % full, on an engine G3 said keeps one state."""
-    said = summarize(load_run(g4_run(tmp_path / "one", document_tier="t-keep"))).one_state
-    assert said == (
-        "h/tiny soaked t, whose tier cannot hold a document set (its profile names t-keep for one that can, "
-        "as G3's capacity and volume arms ran): the soak wrote and restored its tier, which never held the "
-        "working set",
-    )
-    assert summarize(load_run(g4_run(tmp_path / "set"))).one_state == ()

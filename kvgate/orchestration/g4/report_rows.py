@@ -26,7 +26,6 @@ def rows(r: SoakResult, checks: list[G4Check]) -> dict[str, Any]:
             "tier": r.tier.name,
             "model": r.model,
             "serves_concurrently": r.tier.serves_concurrently,
-            "document_tier": r.tier.capacity_arms.ssd_tier if r.tier.capacity_arms else None,
         },
         # for the report's charts: the tiers' summed capacity (the windows are in windows.jsonl)
         "figures": {"cap_bytes": r.soak.cap_bytes},

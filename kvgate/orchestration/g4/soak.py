@@ -22,6 +22,7 @@ from kvgate.configuration.engine_profile import tensor_parallel
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g4 import health, integrity
 from kvgate.orchestration.g4.outcome import Soaked, SoakResult, measure
+from kvgate.orchestration.g4.plan import soaked_profile
 from kvgate.probes import agentctl
 from kvgate.probes.engines import (
     EngineCallFailed,
@@ -59,7 +60,7 @@ class SoakRun:
         self.ex, self.config, self.inv, self.host, self.name = ex, config, inv, host, name
         self.profile, self.store, self._notify = config.g4, store, notify
         self.dep = inv.engines[name]
-        self.tier = config.engine(self.dep.tier_profile)
+        self.tier = soaked_profile(config, name)
         self.python = engine_python(inv.hosts[host], self.dep)
         self.key = f"{host}/{name}"
         self.windows: dict[int, dict[str, Any]] = {}
