@@ -54,7 +54,15 @@ from kvgate.record.launches import AgentJob, EngineLaunch, G4Job, SoakEngine
 from kvgate.record.manifest import Verification, check_seal, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.run_files import MAX_RUN_FILE_BYTES, read_text
 from kvgate.record.schema import Forced, JudgementRecord, RunRecord, Section, measurements_to_record
-from kvgate.record.store import RunStore, host_outcomes, judged_outcome, outcome, short_soak, utc_now
+from kvgate.record.store import (
+    RunStore,
+    git_revision,
+    host_outcomes,
+    judged_outcome,
+    outcome,
+    short_soak,
+    utc_now,
+)
 
 __all__ = [
     "GATES",
@@ -99,6 +107,7 @@ __all__ = [
     "arm_order",
     "check_seal",
     "gate_dir",
+    "git_revision",
     "host_outcomes",
     "judged_outcome",
     "measurements_to_record",

@@ -34,8 +34,7 @@ from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.configuration.inventory import EngineDeployment, Inventory
 from kvgate.probes.engines import tiny_hf_kv_bytes_per_token
 from kvgate.probes.fio import CEILING_CELL, configuration
-from kvgate.record import ArmFigures, RunStore, check_seal, outcome, read_text
-from kvgate.record.store import git_revision
+from kvgate.record import ArmFigures, RunStore, check_seal, git_revision, outcome, read_text
 
 
 @dataclass(frozen=True)
