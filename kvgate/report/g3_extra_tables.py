@@ -49,7 +49,8 @@ SERVING_NOTE = (
     "engine's own /metrics histograms counted it over exactly that load (TTFT: vllm:time_to_first_token_"
     "seconds, from arrival after tokenizing; TPOT: per-request decode time / (tokens − 1); ITL: between "
     "token outputs); medians over the level's trials. Engine means are exact (sum / count); engine p50s "
-    "(≈) are estimated from its histogram buckets, as Prometheus' histogram_quantile does. The client's "
+    "(≈) are estimated from its histogram buckets, as Prometheus' histogram_quantile does, so one may sit "
+    "above the client's exact p50 by up to its bucket's width. The client's "
     "TTFT includes the HTTP round trip and tokenization the engine's does not; a TPOT or ITL gap says the "
     "client lagged behind the stream or the engine was slowed while the load ran. — : not exported."
 )
