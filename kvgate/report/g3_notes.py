@@ -76,8 +76,9 @@ def limits_note(where: str, d: DeploymentFacts, arms: list[str], launches: Mappi
     """What this engine cannot show, said plainly in the report."""
     tier = d.tier
     conc = (
-        f"{tier} serves one request at a time: every arm ran at concurrency 1, and the R2/R3 "
-        "concurrency gains (conc 8/16) are not evaluable on it."
+        f"{tier} serves one request at a time: a load of C requests at once (rows <arm>@c<C>) queued "
+        "and was served one by one, so its TTFT is mostly queueing, and the R2/R3 concurrency gains "
+        "(conc 8/16) are not evaluable on it."
         if not d.serves_concurrently
         else f"{tier} serves requests concurrently: the arms ran one prompt per trial, then at each "
         "concurrency level (rows <arm>@c<C>: medians over trials of each load's TTFT p50 and output "
