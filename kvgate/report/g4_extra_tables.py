@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Mapping
 
-from kvgate.base.units import MiB
+from kvgate.base.units import MB
 from kvgate.record import (
     DriftFigure,
     G4Row,
@@ -29,11 +29,11 @@ INTEGRITY_COLUMNS = [
     "host/engine",
     "volume",
     "cycles",
-    "share declared MiB/s",
-    "integrity MiB/s measured",
+    "share declared MB/s",
+    "integrity MB/s measured",
     "of the device's bytes",
-    "fio blocks verified MiB",
-    "checkpoint + KV cells verified MiB",
+    "fio blocks verified MB",
+    "checkpoint + KV cells verified MB",
     "agent CPU % of a core",
     "failures",
 ]
@@ -136,11 +136,11 @@ def integrity_cells(where: str, fig: IntegrityFigures) -> list[str]:
         where,
         fig.volume,
         str(fig.cycles),
-        cell(fig.share_bytes_per_s / MiB),
-        cell(None if rate is None else rate / MiB),
+        cell(fig.share_bytes_per_s / MB),
+        cell(None if rate is None else rate / MB),
         device_share(of_device),
-        cell(fig.fio_verified_bytes / MiB),
-        cell(fig.verified_bytes / MiB),
+        cell(fig.fio_verified_bytes / MB),
+        cell(fig.verified_bytes / MB),
         cell(cpu, digits=2),
         failures,
     ]

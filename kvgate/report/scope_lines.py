@@ -193,9 +193,10 @@ def soak_load(prof: G4Profile) -> str:
         f"{ld.max_tokens} tokens out; "
         f"{human(ld.reuse, 'ratio')} of requests are turns on {ld.documents} shared documents "
         f"({human(ld.prefix_share, 'ratio')} of such a prompt is its document); {prof.canary.prompts} canary "
-        f"prompts every {duration(prof.window_s)} window; beside them an integrity load of at most "
-        f"{human(ig.max_bytes_per_s, 'B/s')} on the KV tier's volume, read back and compared "
-        f"({ig.checksum}) every {duration(ig.cycle_s)}"
+        f"prompts in every window ({duration(prof.window_s)} of load, closed when its requests have "
+        f"finished); beside them an integrity load of at most {human(ig.max_bytes_per_s, 'B/s')} on the "
+        f"KV tier's volume, read back and compared (fio's blocks by crc32c, checkpoints and KV chunks by "
+        f"{ig.checksum}) every {duration(ig.cycle_s)}"
     )
 
 
