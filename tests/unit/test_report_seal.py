@@ -78,6 +78,8 @@ def test_the_pdf_shows_the_hash_of_the_document_it_was_laid_out_from(rendered: R
     ).stdout
     assert re.search(r"Report sha256 [0-9a-f]{64}", text)
     assert "kvgate verify-report report.pdf" in text.replace("\n", " ")  # how to check it, in one line
+    # a reader ran sha256sum on the PDF and got another value, with nothing said why
+    assert "so sha256sum of the PDF gives another value" in " ".join(text.split())
 
 
 def test_a_file_with_nothing_to_verify_against_is_a_clear_error(tmp_path: Path) -> None:
