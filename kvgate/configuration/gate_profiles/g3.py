@@ -52,7 +52,8 @@ class ColdBounds(Frozen):
     # the restore's evidence is qualified (its bandwidth is always the engine's bytes over its time)
     max_device_ratio: Ratio = Field(default=1.5, ge=1)
     # over an arm whose engine reads nothing from the volume (recompute, a DRAM tier, warm): device
-    # bytes above this were another reader's, and the arm's evidence is qualified the same way
+    # bytes above this were another reader's, and the arm's evidence is qualified the same way; any
+    # arm's device may read this much more than its engine (a log, metadata) whatever the ratio
     max_idle_device_bytes: Bytes = Field(default=64 << 20, ge=0)
 
 
