@@ -96,6 +96,26 @@ UNIT_WORDS = {"x/h": "of the first windows per hour"}  # relative series: a shar
 KEY_UNIT_WORDS = {"tier-growth": "of its capacity per hour"}  # the tier: a share of its bound
 
 
+def per_hour(d: DriftFigure, value: float | None) -> str:
+    """A slope as page 1 says it: '+1,420 % of its capacity', '−14 % of the first windows', '+35.2 MiB'."""
+    if value is None:
+        return "—"
+    sign = "−" if (value < 0) != (d.key == "throughput-retention") else "+"  # throughput: worse is a loss
+    if d.unit == "x/h":
+        unit = KEY_UNIT_WORDS.get(d.key) or UNIT_WORDS[d.unit]
+        return f"{sign}{cell(abs(value) * 100)} % {unit}"
+    return f"{sign}{cell(abs(value))} {d.unit}"
+
+
+def past_limit(where: str, d: DriftFigure) -> str | None:
+    """A fitted slope past its limit per hour, in words: what a short soak saw and did not judge."""
+    if d.growth_per_h is None or d.growth_per_h <= d.limit_per_h:
+        return None
+    name = NAMES.get(d.key, d.key).split(" (")[0]
+    fitted, limit = per_hour(d, d.growth_per_h), per_hour(d, d.limit_per_h)
+    return f"{where}: {name} fitted at {fitted}, past its limit of {limit}"
+
+
 def drift_cells(where: str, d: DriftFigure) -> list[str]:
     name = NAMES.get(d.key, d.key)
     unit = KEY_UNIT_WORDS.get(d.key) or UNIT_WORDS.get(d.unit, d.unit)

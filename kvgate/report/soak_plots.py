@@ -18,6 +18,7 @@ from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.probes.agent import hit_ratio
 from kvgate.record import DriftFigure
 from kvgate.report.charts import MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
+from kvgate.report.g4_extra_tables import past_limit
 from kvgate.report.g4_tables import reuse_slower, soak_windows
 from kvgate.report.model import RunView
 from kvgate.report.numbers import human
@@ -134,6 +135,18 @@ def seen_not_judged(view: RunView) -> tuple[str, ...]:
             first, last = (w.get("index", "?") for w in (kept[0], kept[-1]))  # as the table numbers them
             where = f"{path.parts[-2]} on {path.parts[-4]}, windows {first}–{last}"
             out.append(f"{where}: {', '.join(trends)}")
+    return tuple(out)
+
+
+def slopes_past_limits(view: RunView) -> tuple[str, ...]:
+    """A short soak's fitted slopes past their limits per hour: held over a soak long enough to judge,
+    each would fail it (a reader found the tier growing 14× its cap an hour only on page 6)."""
+    if not view.outcome.short_soak:
+        return ()
+    out = []
+    for key, figures in view.g4_drift().items():
+        host, _, deployment = key.partition("/")
+        out += [said for d in figures if (said := past_limit(f"{deployment} on {host}", d))]
     return tuple(out)
 
 

@@ -26,7 +26,7 @@ from kvgate.report.numbers import human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
 from kvgate.report.scope_lines import profile_lines, relaxed_bounds, serving_only, shared_device
-from kvgate.report.soak_plots import seen_not_judged
+from kvgate.report.soak_plots import seen_not_judged, slopes_past_limits
 
 REFERENCE_RULE = re.compile(r"^R\d")
 # G2's headline figures (its checks' metrics end with these), in reading order.
@@ -116,6 +116,7 @@ class Summary:
     unjudged: tuple[Unjudged, ...] = ()  # the bound references no check judged, by reason
     outlook: Outlook | None = None  # preflight: what G3 can judge with this inventory
     soak_seen: tuple[str, ...] = ()  # a short soak's trends, first window to last: shown, not judged
+    soak_past: tuple[str, ...] = ()  # a short soak's fitted slopes past their limits: not judged either
     versus: tuple[str, ...] = ()  # G2: the candidate's figures beside the baseline's
     serving_only: tuple[str, ...] = ()  # G3/G4: deployments with no KV tier on the storage
     shared_device: str = ""  # G3: the loads another reader shared the device with
@@ -651,6 +652,7 @@ def summarize(view: RunView) -> Summary:
         unjudged=unjudged(view),
         outlook=g3_outlook(view),
         soak_seen=seen_not_judged(view),
+        soak_past=slopes_past_limits(view),
         versus=candidate_vs_baseline(view),
         serving_only=serving_only(view),
         shared_device=shared_device(view),

@@ -20,7 +20,18 @@ from kvgate.configuration.inventory.schema import Inventory
 from kvgate.orchestration.g1.checks import evaluate_facts
 from kvgate.orchestration.g1.plan import manifest, plan, tools_wanted
 from kvgate.probes import agentctl
-from kvgate.probes.facts import HostContext, HostFacts, collect_host, nics, nvme, nvmeof, odirect, pcie, rdma
+from kvgate.probes.facts import (
+    Collected,
+    HostContext,
+    HostFacts,
+    collect_host,
+    nics,
+    nvme,
+    nvmeof,
+    odirect,
+    pcie,
+    rdma,
+)
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport.base import quote
 from kvgate.transport.local import LocalExecutor
@@ -355,4 +366,19 @@ def test_manifest_is_a_flat_summary(scratch: tuple[Path, str]) -> None:
     assert m["nvmeof_paths"] == [
         "nvme3 tcp traddr=10.230.1.1,trsvcid=4420,src_addr=10.230.1.11 live optimized",
         "nvme4 tcp traddr=10.230.1.2,trsvcid=4420,src_addr=10.230.1.11 live non-optimized",
+    ]
+
+
+def test_the_environment_says_why_the_clock_was_not_read() -> None:
+    """The demo's appendix printed 'clock —': no chronyc, and timedatectl without systemd."""
+    none = Collected(
+        missing_tools=["chronyc"], errors={"timedatectl": "`timedatectl show` exited 1: No systemd\nbus"}
+    )
+    synced = Collected(facts={"source": "timedatectl", "offset_ms": None, "synchronised": True})
+    chrony = Collected(facts={"source": "chrony", "offset_ms": 0.042, "synchronised": True})
+    shown = [manifest(HostFacts(host=HOST, families={"clock": c}))["clock"] for c in (none, synced, chrony)]
+    assert shown == [
+        "not read: no chronyc; timedatectl: `timedatectl show` exited 1: No systemd",
+        "timedatectl: synchronised (no offset)",
+        "chrony offset 0.042 ms",
     ]

@@ -8,6 +8,7 @@ from kvgate.configuration.gate_profiles import ClientBounds
 from kvgate.orchestration.g3.cold_read import measured_arms, populate_arm, read_mismatches
 from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, summaries
 from kvgate.probes.evidence import Counts
+from kvgate.probes.loadgen import Comparison
 
 NO_BOUNDS = ClientBounds()  # a client's health recorded, never judged
 
@@ -70,9 +71,10 @@ def test_each_reader_is_compared_with_the_outputs_its_populate_computed() -> Non
         "serial-read": [load("serial-read", 0, doc([0.1, 0.2], ["x y", "p q"]))],
         "parallel-read": [load("parallel-read", 0, doc([0.1, 0.1], ["x y", "p WRONG"]))],
     }
-    bad, ties = read_mismatches(trials)
-    assert ties == []
-    (only,) = bad
+    found = read_mismatches(trials)
+    assert found.near_ties == ()
+    assert found.compared == 4  # each reader's two outputs
+    (only,) = found.mismatches
     assert only.startswith("parallel-read@c4 trial 0 prompt 1: expected 'p q', got 'p WRONG'")
     assert "parallel-read populate: 0 tokens" in only  # without logprobs no near-tie can excuse it
-    assert read_mismatches({}) == ([], [])
+    assert read_mismatches({}) == Comparison()

@@ -9,7 +9,7 @@ from kvgate.orchestration.g3.arms import Outcome, Trial, Window, cv, summarize
 from kvgate.orchestration.g3.evidence import shape_reason, write_through_reason
 from kvgate.orchestration.g3.window import restore_reason
 from kvgate.probes.evidence.window import Counts
-from kvgate.probes.loadgen.outputs import Output, compare_outputs
+from kvgate.probes.loadgen.outputs import Comparison, Output, compare_outputs
 from kvgate.probes.loadgen.record import TokenLogprob
 
 MB = 1_000_000
@@ -94,14 +94,15 @@ def test_shape_needs_the_target_prompt_length_and_a_completion_that_ran_to_max_t
 
 def test_restored_outputs_must_equal_recompute_for_the_same_salt() -> None:
     same = {"a": Output("x"), "b": Output("y")}
-    assert compare_outputs(same, dict(same)) == ([], [])
-    bad, ties = compare_outputs({"a": Output("x")}, {"a": Output("x!"), "c": Output("z")})
-    assert bad == [
+    assert compare_outputs(same, dict(same)) == Comparison(compared=2)  # "0 mismatches" says of how many
+    found = compare_outputs({"a": Output("x")}, {"a": Output("x!"), "c": Output("z")})
+    assert found.compared == 2
+    assert found.mismatches == (
         "a: expected 'x', got 'x!' — logprobs were not recorded (recompute: 0 tokens, cached: 0 "
         "tokens): request them with logprobs=K",
         "c: no recompute output to compare with",
-    ]
-    assert ties == []
+    )
+    assert found.near_ties == ()
 
 
 def test_a_flip_at_a_near_tie_is_tolerated_and_listed_but_a_flip_elsewhere_fails() -> None:
@@ -114,7 +115,8 @@ def test_a_flip_at_a_near_tie_is_tolerated_and_listed_but_a_flip_elsewhere_fails
     far = Output(
         " a d", (TokenLogprob(" a", -0.1, {" a": -0.1}), TokenLogprob(" d", -0.5, {" d": -0.5, " e": -3}))
     )
-    bad, ties = compare_outputs({"s": rc, "t": rc}, {"s": tie, "t": far}, got_name="ssd-restore")
+    found = compare_outputs({"s": rc, "t": rc}, {"s": tie, "t": far}, got_name="ssd-restore")
+    bad, ties = found.mismatches, found.near_ties
     assert len(ties) == 1
     assert ties[0].startswith("s: expected ' a b', got ' a c' — near-tie at token 1: recompute ' b'")
     assert len(bad) == 1

@@ -83,10 +83,11 @@ def test_outputs_served_from_cache_must_equal_recompute_for_the_same_prompt() ->
     rc = trial("recompute", 8, 0, doc(800, 80), 0)
     same = trial("warm", 8, 0, doc(100, 400), 15_000)
     other = trial("ssd-restore", 8, 0, doc(100, 400, texts="zz"), 15_000)
-    assert output_mismatches({"recompute": [rc], "warm": [same]}) == ([], [])
-    found, ties = output_mismatches({"recompute": [rc], "ssd-restore": [other]})
-    assert len(found) == 8
-    assert ties == []  # without logprobs a difference cannot be shown to be a near-tie
+    assert output_mismatches({"recompute": [rc], "warm": [same]}).mismatches == ()
+    compared = output_mismatches({"recompute": [rc], "ssd-restore": [other]})
+    found = compared.mismatches
+    assert len(found) == compared.compared == 8  # every one of the 8 differed
+    assert compared.near_ties == ()  # without logprobs a difference cannot be shown to be a near-tie
     assert found[0].startswith("ssd-restore@c8 trial 0 prompt 0: expected 'ab', got 'zz' — logprobs were not")
 
 

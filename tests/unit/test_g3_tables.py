@@ -182,9 +182,15 @@ def test_a_tolerated_near_tie_is_said_beside_the_correctness_verdict() -> None:
     """The demo printed 'correctness 0 requests PASS' while p.8 said one output differed at a near-tie."""
     r = result()
     r.near_ties = ["request 3: near-tie at token 8: recompute ' Machine' (-6.1493)"]
-    r.measurements["correctness"] = correctness_measurement([], 4)
+    r.compared = (4, 40)
+    r.measurements["correctness"] = correctness_measurement([], 44)
     said = r.inputs("correctness").said
-    assert said == ("1 output(s) differed only at a near-tied token, tolerated: " + r.near_ties[0],)
+    assert said == (
+        # '0 requests' says of how many (a reader could not tell)
+        "of 44 outputs compared: 4 restored or warm against recompute's, 40 under load against their "
+        "reference arm's",
+        "1 output(s) differed only at a near-tied token, tolerated: " + r.near_ties[0],
+    )
     assert r.inputs("cold-proof").said == ()
 
 

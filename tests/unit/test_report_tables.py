@@ -37,7 +37,9 @@ from kvgate.orchestration.g4.plan import G4Check, criteria, g4_check
 from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.probes.facts.kernlog import parse_kernel_window
+from kvgate.record import DriftFigure
 from kvgate.record.store import RunStore
+from kvgate.report.g4_extra_tables import past_limit, per_hour
 from kvgate.report.g4_tables import reuse_slower
 from kvgate.report.model import load_run
 
@@ -401,3 +403,19 @@ def test_g4_says_when_turns_on_a_shared_document_were_slower_than_fresh_prompts(
         "did not speed reuse up here (seen, not judged)."
     )
     assert reuse_slower(windows[2:]) == ""  # 1 of 2: not most of them
+
+
+def test_a_short_soaks_slopes_past_their_limits_are_said_in_words_for_page_1() -> None:
+    """The demo's tier grew 14.2 times its cap an hour over a 2-min soak: shown on page 6 only."""
+    limit = {"metric": "m", "invalid": "a 2-min soak", "interval_per_h": None}
+    tier = DriftFigure(key="tier-growth", unit="x/h", limit_per_h=1 / 72, growth_per_h=14.2, **limit)
+    loss = DriftFigure(key="throughput-retention", unit="x/h", limit_per_h=0.25, growth_per_h=0.14, **limit)
+    rss = DriftFigure(key="memory-growth", unit="MiB/h", limit_per_h=256.0, growth_per_h=-300.0, **limit)
+    assert past_limit("tiny on here", tier) == (
+        "tiny on here: tier fitted at +1,420 % of its capacity per hour, past its limit of "
+        "+1.39 % of its capacity per hour"
+    )
+    assert past_limit("tiny on here", loss) is None  # a 14 % loss an hour is within the 25 % it may lose
+    assert per_hour(loss, 0.3) == "−30 % of the first windows per hour"  # a loss, said as one
+    assert past_limit("tiny on here", rss) is None  # shrinking is not growth
+    assert past_limit("x", DriftFigure(key="ttft-drift", unit="x/h", limit_per_h=0.5, **limit)) is None

@@ -29,7 +29,7 @@ from kvgate.orchestration.g1.plan_hw import cpu_checks, memory_checks, nvme_chec
 from kvgate.orchestration.g1.plan_numa import numa_checks
 from kvgate.orchestration.g1.plan_nvmeof import nvmeof_quality_checks
 from kvgate.orchestration.g1.plan_tuning import tuning_checks
-from kvgate.probes.facts import FABRIC, HostFacts
+from kvgate.probes.facts import FABRIC, Collected, HostFacts
 
 PLANNERS: tuple[
     Callable[[PlanContext], list[PlannedCheck]], ...
@@ -111,7 +111,7 @@ def _write_cache_lines(nvmeof: dict[str, Any]) -> list[str]:
 def manifest(facts: HostFacts) -> dict[str, Any]:
     """A flat summary of one host for the report's environment manifest."""
     f = {name: col.facts for name, col in facts.families.items()}
-    cpu, mem, os_, clock = f.get("cpu", {}), f.get("memory", {}), f.get("os", {}), f.get("clock", {})
+    cpu, mem, os_ = f.get("cpu", {}), f.get("memory", {}), f.get("os", {})
     return {
         "host": facts.host,
         "cpu_model": cpu.get("model"),
@@ -132,10 +132,25 @@ def manifest(facts: HostFacts) -> dict[str, Any]:
         ],
         "gpus": [_gpu_line(g) for g in f.get("gpus", {}).get("devices", [])],
         "gpu_drivers": f.get("gpus", {}).get("driver_version", {}),
-        "clock": f"{clock.get('source')} offset {clock.get('offset_ms')} ms" if clock else None,
+        "clock": _clock_line(facts.families.get("clock")),
         "tools": {t: v.get("version") for t, v in f.get("tools", {}).get("tools", {}).items()},
         "missing_tools": sorted({t for col in facts.families.values() for t in col.missing_tools}),
     }
+
+
+def _clock_line(col: Collected | None) -> str | None:
+    """'chrony offset 0.042 ms', 'timedatectl: synchronised (no offset)', or why it was not read."""
+    if col is None:
+        return None
+    clock = col.facts
+    if clock.get("offset_ms") is not None:
+        return f"{clock['source']} offset {clock['offset_ms']} ms"
+    if clock:
+        return f"{clock['source']}: {'' if clock.get('synchronised') else 'not '}synchronised (no offset)"
+    why = [f"no {t}" for t in col.missing_tools] + [
+        f"{k}: {e.splitlines()[0]}" for k, e in col.errors.items()
+    ]
+    return "not read: " + "; ".join(why)
 
 
 __all__ = ["PlannedCheck", "manifest", "plan", "tools_wanted"]

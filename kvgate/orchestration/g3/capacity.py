@@ -36,7 +36,7 @@ from kvgate.orchestration.g3.load_arms import LoadTrial, judged, load_trial, out
 from kvgate.orchestration.g3.window import EngineWindow
 from kvgate.probes.agent import Sessions
 from kvgate.probes.engines import EngineService, settled_kv_bytes
-from kvgate.probes.loadgen import fit_tokens_per_word
+from kvgate.probes.loadgen import Comparison, fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile
@@ -254,6 +254,6 @@ def run_capacity(
     return CapacityRun(ctx, arms).run()
 
 
-def capacity_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:
-    """ssd-tier's outputs against dram-only's, turn by turn: (mismatches, near-ties)."""
+def capacity_mismatches(trials: dict[str, list[LoadTrial]]) -> Comparison:
+    """ssd-tier's outputs against dram-only's, turn by turn."""
     return output_mismatches(trials, expected_arm=CAPACITY_ARMS[0], arms=(CAPACITY_ARMS[1],))

@@ -32,6 +32,7 @@ from kvgate.configuration.gate_profiles import READ_ARMS
 from kvgate.orchestration.g3.context import DeploymentContext
 from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.orchestration.g3.tier_loads import TierLoads
+from kvgate.probes.loadgen import Comparison
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile
@@ -94,15 +95,12 @@ def run_cold_read(ctx: DeploymentContext, readers: dict[str, EngineProfile]) -> 
     return ColdReadRun(ctx, readers).run()
 
 
-def read_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:
-    """Each reader's restored outputs against its populate outputs: (mismatches, near-ties)."""
-    bad: list[str] = []
-    ties: list[str] = []
-    for arm in READ_ARMS:
-        b, n = output_mismatches(trials, expected_arm=populate_arm(arm), arms=(arm,))
-        bad += b
-        ties += n
-    return bad, ties
+def read_mismatches(trials: dict[str, list[LoadTrial]]) -> Comparison:
+    """Each reader's restored outputs against its populate outputs."""
+    return sum(
+        (output_mismatches(trials, expected_arm=populate_arm(arm), arms=(arm,)) for arm in READ_ARMS),
+        Comparison(),
+    )
 
 
 def measured_arms(trials: dict[str, list[LoadTrial]]) -> dict[str, list[LoadTrial]]:

@@ -34,7 +34,7 @@ from kvgate.orchestration.g3.arms import cv
 from kvgate.orchestration.g3.evidence import write_through_reason
 from kvgate.orchestration.g3.window import EngineWindow, restore_reason
 from kvgate.probes.engines import settled_kv_bytes
-from kvgate.probes.loadgen import Output, TokenLogprob, compare_outputs, median, starved_reason
+from kvgate.probes.loadgen import Comparison, Output, TokenLogprob, compare_outputs, median, starved_reason
 from kvgate.record import ArmFigures
 
 if TYPE_CHECKING:
@@ -320,17 +320,15 @@ def output_mismatches(
     trials: dict[str, list[LoadTrial]],
     expected_arm: str = "recompute",
     arms: tuple[str, ...] = ("ssd-restore", "warm"),
-) -> tuple[list[str], list[str]]:
-    """Cached outputs against the expected arm's, same prompt, level and trial: (mismatches, near-ties)."""
+) -> Comparison:
+    """Cached outputs against the expected arm's, same prompt, level and trial."""
     expected = _outputs(trials.get(expected_arm, []))
-    bad, ties = [], []
+    found = Comparison()
     for arm in arms:
         got = _outputs(trials.get(arm, []))
         got = {k: v for k, v in got.items() if k in expected}  # a failed request is judged elsewhere
-        b, n = compare_outputs(expected, got, got_name=arm, expected_name=expected_arm)
-        bad += [f"{arm}{m}" for m in b]
-        ties += [f"{arm}{m}" for m in n]
-    return bad, ties
+        found += compare_outputs(expected, got, got_name=arm, expected_name=expected_arm).named(arm)
+    return found
 
 
 def _outputs(trials: list[LoadTrial]) -> dict[str, Output]:

@@ -16,10 +16,7 @@ from typing import Any
 from kvgate.base.criteria import Inputs, Measurement
 from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import (
-    CAPACITY_ARMS,
     READ_ARMS,
-    VOLUME_ARMS,
-    WHOLE_VOLUME_ARMS,
     ColdBounds,
 )
 from kvgate.configuration.gateconfig import GateConfig
@@ -59,7 +56,7 @@ class DeploymentResult:
     mismatches: list[str] = field(default_factory=list)
     load_mismatches: list[str] = field(default_factory=list)
     near_ties: list[str] = field(default_factory=list)  # tolerated: differ only from a near-tie on
-    load_outputs_compared: int = 0
+    compared: tuple[int, int] = (0, 0)  # outputs compared: (restored and warm vs recompute, under load)
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     device: str | None = None
     loadgen_address: str | None = None  # where the controller reached the engines; None: loadgen on the host
@@ -77,9 +74,13 @@ class DeploymentResult:
         if key != "correctness":
             return Inputs(self.measurements)
         detail = f"first mismatch: {self.mismatches[0]}" if self.mismatches else ""
-        said: tuple[str, ...] = ()
+        restored, loads = self.compared
+        said: tuple[str, ...] = (
+            f"of {restored + loads} outputs compared: {restored} restored or warm against recompute's, "
+            f"{loads} under load against their reference arm's",
+        )
         if ties := self.near_ties:
-            said = (f"{len(ties)} output(s) differed only at a near-tied token, tolerated: {ties[0]}",)
+            said += (f"{len(ties)} output(s) differed only at a near-tied token, tolerated: {ties[0]}",)
         return Inputs(self.measurements, detail=detail, said=said)
 
 
@@ -287,19 +288,7 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, si
     profile = config.g3
     result.device, result.mismatches = arms.device, arms.mismatches
     result.load_mismatches, result.near_ties = arms.load_mismatches, arms.near_ties
-    cached = [
-        t
-        for ts in (
-            arms.load_trials,
-            arms.capacity_trials,
-            arms.whole_trials,
-            arms.read_trials,
-            arms.volume_trials,
-        )
-        for a in ("ssd-restore", "warm", CAPACITY_ARMS[1], *READ_ARMS, VOLUME_ARMS[1], WHOLE_VOLUME_ARMS[1])
-        for t in ts.get(a, [])
-    ]
-    result.load_outputs_compared = sum(len(t.texts) for t in cached)
+    result.compared = arms.compared
     result.arms = {a: summarize(a, ts, output_tokens=profile.max_tokens) for a, ts in arms.trials.items()}
     result.arms |= load_summaries(arms.load_trials)
     result.arms |= load_summaries(arms.capacity_trials)
@@ -341,12 +330,11 @@ def _conclude(result: DeploymentResult, arms: ArmsResult, config: GateConfig, si
         result.measurements = {k: Measurement(k, None, "", ev, arms.unmeasurable) for k in keys}
         return
     restores = arms.trials.get("ssd-restore", [])
-    compared = sum(t.outcome.ok for a in ("ssd-restore", "warm") for t in arms.trials.get(a, []))
     refs = config.references
     result.measurements = {
         "write-through": write_through_measurement(restores, profile.write_through),
         "cold-proof": cold_proof_measurement(restores, profile.cold),
-        "correctness": correctness_measurement(arms.mismatches, compared, ev),
+        "correctness": correctness_measurement(arms.mismatches, sum(arms.compared), ev),
         "cache-hits": cache_hits_measurement(arms.load_trials),
     }
     for b in profile.verdicts:

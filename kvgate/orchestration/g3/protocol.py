@@ -67,7 +67,7 @@ from kvgate.probes.engines import (
     scrape,
     settled_kv_bytes,
 )
-from kvgate.probes.loadgen import Output, PromptSpec, compare_outputs, fit_tokens_per_word
+from kvgate.probes.loadgen import Comparison, Output, PromptSpec, compare_outputs, fit_tokens_per_word
 from kvgate.transport import Executor
 
 CALIBRATION_X = 4  # a long calibration prompt averages the words' token counts
@@ -107,6 +107,7 @@ class ArmsResult:
     tokens_per_word: float = 1.0
     device: str | None = None
     mismatches: list[str] = field(default_factory=list)
+    compared: tuple[int, int] = (0, 0)  # outputs compared: (restored and warm vs recompute, under load)
     load_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # arm → trials, every level
     load_mismatches: list[str] = field(default_factory=list)  # outputs under load ≠ recompute's
     capacity_trials: dict[str, list[LoadTrial]] = field(default_factory=dict)  # dram-only/ssd-tier, levels
@@ -182,18 +183,18 @@ class ColdRestore:
                 self.ctx, self.setup.capacity
             )
         self._volumes()
-        self.result.mismatches, self.result.near_ties = self._compare()
-        compared = [
-            output_mismatches(self.result.load_trials),
-            capacity_mismatches(self.result.capacity_trials),
-            capacity_mismatches(self.result.whole_trials),
-            read_mismatches(self.result.read_trials),
-            volume_mismatches(self.result.volume_trials),
-        ]
-        for bad, ties in compared:
-            self.result.load_mismatches += bad
-            self.result.near_ties += ties
-        self.result.mismatches += self.result.load_mismatches
+        restored = self._compare()
+        loads = (
+            output_mismatches(self.result.load_trials)
+            + capacity_mismatches(self.result.capacity_trials)
+            + capacity_mismatches(self.result.whole_trials)
+            + read_mismatches(self.result.read_trials)
+            + volume_mismatches(self.result.volume_trials)
+        )
+        self.result.compared = (restored.compared, loads.compared)
+        self.result.load_mismatches = list(loads.mismatches)
+        self.result.mismatches = [*restored.mismatches, *loads.mismatches]
+        self.result.near_ties = [*restored.near_ties, *loads.near_ties]
         return self.result
 
     def _cold_read(self) -> None:
@@ -464,16 +465,14 @@ class ColdRestore:
             finish_reason=out.finish_reason,
         )
 
-    def _compare(self) -> tuple[list[str], list[str]]:
-        """Restored and warm outputs against recompute's, by salt: (mismatches, near-ties)."""
+    def _compare(self) -> Comparison:
+        """Restored and warm outputs against recompute's, by salt."""
         expected = {t.salt: _output(t.outcome) for t in self.result.arm("recompute") if t.outcome.ok}
-        bad, ties = [], []
+        found = Comparison()
         for arm in ("ssd-restore", "warm"):
             got = {t.salt: _output(t.outcome) for t in self.result.trials.get(arm, []) if t.outcome.ok}
-            b, n = compare_outputs(expected, got, got_name=arm)
-            bad += [f"{arm} {m}" for m in b]
-            ties += [f"{arm} {m}" for m in n]
-        return bad, ties
+            found += compare_outputs(expected, got, got_name=arm).named(f"{arm} ")
+        return found
 
 
 def _output(o: Outcome) -> Output:

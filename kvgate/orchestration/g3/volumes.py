@@ -36,7 +36,7 @@ from kvgate.orchestration.g3.evidence import shape_reasons, write_through_reason
 from kvgate.orchestration.g3.load_arms import Loader, LoadTrial, judged, load_trial, output_mismatches
 from kvgate.orchestration.g3.window import EngineWindow, cold_load_reason
 from kvgate.probes.engines import EngineService, settled_kv_bytes
-from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
+from kvgate.probes.loadgen import Comparison, PromptSpec, fit_tokens_per_word
 
 if TYPE_CHECKING:
     from kvgate.configuration.engine_profile import EngineProfile
@@ -181,11 +181,11 @@ def run_volumes(
     return VolumeRun(ctx, profile, sites).run()
 
 
-def volume_mismatches(trials: dict[str, list[LoadTrial]]) -> tuple[list[str], list[str]]:
+def volume_mismatches(trials: dict[str, list[LoadTrial]]) -> Comparison:
     """The candidate volume's restored outputs against the baseline volume's, session by session."""
-    bad, ties = output_mismatches(trials, expected_arm=VOLUME_ARMS[0], arms=(VOLUME_ARMS[1],))
-    whole = output_mismatches(trials, expected_arm=WHOLE_VOLUME_ARMS[0], arms=(WHOLE_VOLUME_ARMS[1],))
-    return bad + whole[0], ties + whole[1]
+    return output_mismatches(trials, expected_arm=VOLUME_ARMS[0], arms=(VOLUME_ARMS[1],)) + output_mismatches(
+        trials, expected_arm=WHOLE_VOLUME_ARMS[0], arms=(WHOLE_VOLUME_ARMS[1],)
+    )
 
 
 def ssd_tier_profile(capacity: dict[str, EngineProfile], tier: EngineProfile) -> EngineProfile | None:

@@ -78,9 +78,9 @@ def canary_mismatches(soak: Soak) -> tuple[Measurement, list[str], list[str]]:
     for w in soak.windows[1:]:
         got = _outputs(w)
         compared += len(first.keys() & got.keys())
-        b, t = compare_outputs(first, got, got_name=f"window {w['index']}", expected_name="window 0")
-        bad += [f"window {w['index']} canary {m}" for m in b]
-        ties += [f"window {w['index']} canary {m}" for m in t]
+        found = compare_outputs(first, got, got_name=f"window {w['index']}", expected_name="window 0")
+        bad += [f"window {w['index']} canary {m}" for m in found.mismatches]
+        ties += [f"window {w['index']} canary {m}" for m in found.near_ties]
     if not compared:  # every canary of window 0 or of the later windows failed: nothing was checked
         return (
             _m("canary_mismatches", None, "requests", soak, "no canary output could be compared"),

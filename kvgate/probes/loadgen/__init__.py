@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from kvgate.probes.loadgen.cli import ratios, write_atomically
 from kvgate.probes.loadgen.metrics import median
-from kvgate.probes.loadgen.outputs import Output, compare_outputs
+from kvgate.probes.loadgen.outputs import Comparison, Output, compare_outputs
 from kvgate.probes.loadgen.prompts import WORDS
 from kvgate.probes.loadgen.record import TokenLogprob
 from kvgate.probes.loadgen.run import FIXED_OUTPUT
@@ -43,6 +43,7 @@ from .starvation import starved_reason
 __all__ = [
     "FIXED_OUTPUT",
     "WORDS",
+    "Comparison",
     "LoadConfig",
     "Output",
     "PromptSpec",

@@ -108,14 +108,39 @@ class Output:
     logprobs: tuple[TokenLogprob, ...] = ()
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """Outputs compared with the ones they must equal: how many, which differed, which only at a near-tie
+    (tolerated). Added up over arms and loads, so a verdict of "0 mismatches" says of how many."""
+
+    compared: int = 0
+    mismatches: tuple[str, ...] = ()
+    near_ties: tuple[str, ...] = ()
+
+    def __add__(self, other: Comparison) -> Comparison:
+        return Comparison(
+            self.compared + other.compared,
+            self.mismatches + other.mismatches,
+            self.near_ties + other.near_ties,
+        )
+
+    def named(self, prefix: str) -> Comparison:
+        """Each mismatch and near-tie said with ``prefix`` (the arm) before its key."""
+        return Comparison(
+            self.compared,
+            tuple(prefix + m for m in self.mismatches),
+            tuple(prefix + m for m in self.near_ties),
+        )
+
+
 def compare_outputs(
     expected: dict[str, Output],
     got: dict[str, Output],
     *,
     got_name: str = "cached",
     expected_name: str = "recompute",
-) -> tuple[list[str], list[str]]:
-    """(mismatches, near-ties) of ``got`` against the computed outputs ``expected``, by key.
+) -> Comparison:
+    """Each output of ``got`` against the computed output ``expected`` holds under its key.
 
     Equal texts agree. Different texts are a near-tie, tolerated and listed apart, when they
     first diverge at a token each side had in the other's top-k logprobs (vLLM's
@@ -124,10 +149,11 @@ def compare_outputs(
 
     >>> a = TokenLogprob(" a", -0.69, {" a": -0.69, " b": -0.70})
     >>> b = TokenLogprob(" b", -0.69, {" b": -0.69, " a": -0.70})
-    >>> compare_outputs({"s": Output(" a", (a,))}, {"s": Output(" b", (b,))})[0]
-    []
-    >>> compare_outputs({"s": Output("x y")}, {"s": Output("x q"), "t": Output("z")})[0][1]
-    't: no recompute output to compare with'
+    >>> compare_outputs({"s": Output(" a", (a,))}, {"s": Output(" b", (b,))}).mismatches
+    ()
+    >>> found = compare_outputs({"s": Output("x y")}, {"s": Output("x q"), "t": Output("z")})
+    >>> found.compared, found.mismatches[1]
+    (2, 't: no recompute output to compare with')
     """
     bad, ties = [], []
     for key, out in sorted(got.items()):
@@ -144,4 +170,4 @@ def compare_outputs(
             ties.append(f"{shown} — near-tie at {split.describe(expected_name, got_name)}")
         else:
             bad.append(f"{shown} — {why or 'the texts differ where the tokens agree'}")
-    return bad, ties
+    return Comparison(len(got), tuple(bad), tuple(ties))
