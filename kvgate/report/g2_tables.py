@@ -15,10 +15,11 @@ from collections.abc import Mapping
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.units import MB
+from kvgate.configuration.fio_job import parse_size
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.probes.fio import CEILING_CELL, configuration
 from kvgate.record import G2Row, Section, SweepCell
-from kvgate.report.numbers import significant
+from kvgate.report.numbers import human, significant
 from kvgate.report.tables import Cells, in_order, table
 
 FIO_COLUMNS = [
@@ -143,3 +144,32 @@ def sections(stored: Mapping[str, G2Row]) -> list[Section]:
         table("G2 fio baseline (cold, O_DIRECT, mean of repeats)", FIO_COLUMNS, fio, FIO_NOTE),
         table("G2 storage-level workloads (kvgate agent, cold)", WORK_COLUMNS, work, WORK_NOTE),
     ]
+
+
+def same_job_elsewhere(profile: object, stored: G2Row | None, job_name: str) -> str:
+    """The matrix job's other runs in this G2 run, in words: its block size and I/Os in flight in the
+    sweep, and the ceiling's re-runs where they are that job. A reader found one job shown at three
+    speeds on three pages, the first with its repeats' CV of 2.3 % beside it."""
+    jobs, sweep = getattr(profile, "jobs", {}), getattr(profile, "sweep", None)
+    job = jobs.get(job_name)
+    if job is None or stored is None or sweep is None or sweep.rw != job.rw:
+        return ""
+    in_flight = job.numjobs * job.iodepth
+    points = [(str(p[0]) if len(p) == 3 else "1m", p[-2], p[-1]) for p in stored.sweep]  # [bs,] P, B/s
+    found = [
+        f"{rate(bw)} (the sweep)"
+        for bs, parallelism, bw in points
+        if (bs, parallelism) == (job.bs, in_flight)
+    ]
+    ms = stored.measurements
+    cell = [
+        m.value if (m := ms.get(f"{CEILING_CELL}.{k}")) else None for k in ("bs_bytes", "numjobs", "iodepth")
+    ]
+    rerun = ms.get(f"{CEILING_CELL}.fio_read_bw_bytes_per_s") or ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s")
+    if rerun is not None and cell == [parse_size(job.bs), job.numjobs, job.iodepth]:
+        found.append(f"{rate(rerun.value)} (the read ceiling's re-runs, their mean)")
+    return f"the same job elsewhere in this run: {', '.join(found)}" if found else ""
+
+
+def rate(value: object) -> str:
+    return human(value, "B/s")

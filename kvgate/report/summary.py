@@ -20,6 +20,7 @@ from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.configuration.references import seed_position, show_bound
 from kvgate.judgement import is_baseline
 from kvgate.report.coverage_lines import Outlook, Unjudged, g3_outlook, unjudged
+from kvgate.report.g2_tables import same_job_elsewhere
 from kvgate.report.g3_tables import ARMS_TITLE
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
@@ -332,8 +333,14 @@ def with_spread(head: Headline, view: RunView, rows: Sequence[CheckRow], row: Ch
         return replace(head, position="one run: no spread")
     if cv is None or cv.measured_value is None:
         return head
-    repeats = getattr(view.record.configuration.gate_profile, "repeats", None)
-    return replace(head, position=f"CV {cv.measured}" + (f" over {repeats} repeats" if repeats else ""))
+    profile = view.record.configuration.gate_profile
+    repeats = getattr(profile, "repeats", None)
+    position = f"CV {cv.measured}" + (f" over {repeats} repeats" if repeats else "")
+    volume = row.check.split("[", 1)[-1].split("]")[0]
+    stored = view.record.g2_rows.get(f"{row.host}/{volume}")
+    if elsewhere := same_job_elsewhere(profile, stored, row.metric.split(".")[0]):
+        position += f"; {elsewhere}"
+    return replace(head, position=position)
 
 
 def headline(view: RunView) -> tuple[Headline, ...]:

@@ -24,6 +24,7 @@ from kvgate.base.criteria import Measurement
 from kvgate.base.errors import StoreError
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.fio_matrix import Knee, SweepPoint
+from kvgate.configuration.fio_matrix import load_profile as load_matrix_profile
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.orchestration.g2.measure import VolumeResult
@@ -37,8 +38,9 @@ from kvgate.orchestration.g4.plan import G4Check, criteria, g4_check
 from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.probes.facts.kernlog import parse_kernel_window
-from kvgate.record import DriftFigure
+from kvgate.record import DriftFigure, G2Row
 from kvgate.record.store import RunStore
+from kvgate.report.g2_tables import same_job_elsewhere
 from kvgate.report.g4_extra_tables import past_limit, per_hour
 from kvgate.report.g4_tables import reuse_slower
 from kvgate.report.model import load_run
@@ -419,3 +421,29 @@ def test_a_short_soaks_slopes_past_their_limits_are_said_in_words_for_page_1() -
     assert per_hour(loss, 0.3) == "−30 % of the first windows per hour"  # a loss, said as one
     assert past_limit("tiny on here", rss) is None  # shrinking is not growth
     assert past_limit("x", DriftFigure(key="ttft-drift", unit="x/h", limit_per_h=0.5, **limit)) is None
+
+
+def test_a_fio_jobs_other_runs_in_the_same_g2_are_said_beside_its_figure() -> None:
+    """A reader found seqread-1m at 1,542 MB/s (CV 2.3 %) on page 1, 1,598 in the sweep and 1,765 as the
+    ceiling's cell: the same job, three speeds, never side by side."""
+    stored = G2Row.model_validate(
+        {
+            "measurements": {
+                "ceiling.fio_read_bw_bytes_per_s": {"metric": "m", "value": 1.765e9, "unit": "bytes/s"},
+                "ceiling.bs_bytes": {"metric": "m", "value": 1 << 20, "unit": "bytes"},
+                "ceiling.numjobs": {"metric": "m", "value": 1, "unit": ""},
+                "ceiling.iodepth": {"metric": "m", "value": 8, "unit": ""},
+            },
+            "knee": None,
+            "ceiling": None,
+            "sweep": [["1m", 8, 1.598e9], ["1m", 16, 2.0e9], ["4m", 8, 2.1e9]],
+        }
+    )
+    profile = load_matrix_profile(Path(__file__).parents[2] / "workloads" / "fio" / "smoke.yaml")
+    said = same_job_elsewhere(profile, stored, "seqread-1m")  # read, bs 1m, 1 job × QD 8
+    assert said == (
+        "the same job elsewhere in this run: 1.6 GB/s (the sweep), "
+        "1.76 GB/s (the read ceiling's re-runs, their mean)"
+    )
+    assert same_job_elsewhere(profile, stored, "seqwrite-1m") == ""  # the sweep reads; a write is not its job
+    assert same_job_elsewhere(profile, None, "seqread-1m") == ""
