@@ -58,9 +58,11 @@ demo: setup engine
 
 # The QEMU lab (tests/lab) boots in the background while the rest of the suite runs; its session
 # fixture waits for that boot (or boots it itself), and the lab is stopped whatever the outcome.
+# So is the guest's llama.cpp build (lab/engine_site.py: no AVX-512 under TCG; ~6 min, cached).
 test: setup engine
 	mkdir -p $(RESULTS)
 	$(PYTHON) -m lab.labctl up > $(RESULTS)/lab-boot.log 2>&1 &
+	$(BIN)/python -m lab.engine_site build > $(RESULTS)/engine-site.log 2>&1 &
 	$(BIN)/pytest; status=$$?; $(PYTHON) -m lab.labctl down; exit $$status
 	$(BIN)/pytest tests/bench --collect-only -q -p no:cacheprovider  # benchmarks still import (make bench)
 

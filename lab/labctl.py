@@ -131,13 +131,17 @@ def _qemu_img(*args: str) -> None:
     subprocess.run(["qemu-img", "create", "-q", *args], check=True)
 
 
+def ssh_argv(guest: Guest, command: str) -> list[str]:
+    rd = run_dir()
+    return ["ssh", "-i", str(rd / "id_ed25519"), "-o", f"UserKnownHostsFile={rd / 'known_hosts'}",
+            "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=30",
+            "-p", str(guest.ssh_port), "root@127.0.0.1", command]  # fmt: skip
+
+
 def ssh(
     guest: Guest, command: str, *, stdin: str = "", timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    rd = run_dir()
-    argv = ["ssh", "-i", str(rd / "id_ed25519"), "-o", f"UserKnownHostsFile={rd / 'known_hosts'}",
-            "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "ConnectTimeout=30",
-            "-p", str(guest.ssh_port), "root@127.0.0.1", command]  # fmt: skip
+    argv = ssh_argv(guest, command)
     return subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
 
 

@@ -20,6 +20,14 @@ from lab import labctl
 from lab.guests import ARRAY, CLIENT
 
 INVENTORY = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
+# a container image of the client guest's own userland: a root of symlinks, /usr and /etc mounted
+IMAGE = "localhost/kvgate-guestroot:lab"
+GUEST_ROOT_IMAGE = (
+    f"podman image exists {IMAGE} || {{ r=$(mktemp -d); "
+    f"mkdir -p $r/etc $r/proc $r/sys $r/dev $r/tmp $r/var/tmp $r/run $r/usr $r/kv; "
+    f"for l in bin sbin lib lib64; do ln -s usr/$l $r/$l; done; "
+    f"tar -C $r -c . | podman import - {IMAGE} >/dev/null; rm -rf $r; }}"
+)
 
 
 def kvgate(

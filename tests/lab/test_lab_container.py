@@ -8,7 +8,7 @@ guest's kernel (cgroup v2, systemd, podman as a site runs it) can hold the two s
 The container is the guest's own userland (a root of symlinks imported as an image, /usr and /etc
 mounted read-only) with a volume mounted at /kv: the NVMe/TCP head, then the NFS share; its init
 waits for a start file and then reads a file there, as an engine's process tree restores its KV.
-It is not an engine profile: the lab's TCG CPU has no AVX-512 for this machine's llama.cpp build.
+A reader, where test_lab_engine.py runs an engine profile: the same accounting, at any size.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
-from labkvgate import INVENTORY
+from labkvgate import GUEST_ROOT_IMAGE, IMAGE, INVENTORY
 
 from kvgate.configuration.gateconfig import load_config
 from kvgate.probes.evidence import Counts
@@ -30,7 +30,6 @@ from lab.guests import CLIENT
 
 pytestmark = pytest.mark.timeout(1800)  # the first lab test waits for the lab to boot
 
-IMAGE = "localhost/kvgate-guestroot:lab"
 MIB = 64
 # the container's init: the engine's process tree, reading its tier once told to
 ENGINE = "while [ ! -e /kv/go ]; do sleep 0.2; done; cat /kv/chunk >/dev/null; echo restored; sleep 600"
@@ -48,12 +47,7 @@ def on_client(command: str, timeout: float = 300) -> str:
 def engine(request: pytest.FixtureRequest, lab: dict[str, object]) -> Iterator[tuple[str, str, int]]:
     """A container on the client, its init waiting to read MIB MiB of a volume: where, its id, init's pid."""
     kv = VOLUMES[request.param]
-    on_client(
-        f"podman image exists {IMAGE} || {{ r=$(mktemp -d); "
-        f"mkdir -p $r/etc $r/proc $r/sys $r/dev $r/tmp $r/run $r/usr $r/kv; "
-        f"for l in bin sbin lib lib64; do ln -s usr/$l $r/$l; done; "
-        f"tar -C $r -c . | podman import - {IMAGE} >/dev/null; rm -rf $r; }}"
-    )
+    on_client(GUEST_ROOT_IMAGE)
     on_client(f"mkdir -p {kv} && rm -f {kv}/go && head -c {MIB}M /dev/urandom > {kv}/chunk && sync")
     cid = on_client(
         f"podman run -d --rm --network none -v /usr:/usr:ro -v /etc:/etc:ro -v {kv}:/kv "
