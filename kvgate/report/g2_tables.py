@@ -173,3 +173,31 @@ def same_job_elsewhere(profile: object, stored: G2Row | None, job_name: str) -> 
 
 def rate(value: object) -> str:
     return human(value, "B/s")
+
+
+# a parallel reader's figure and the one-reader figure it is read against
+ONE_READER = {
+    "kv_restore.parallel.read_bw_bytes_per_s": (
+        "kv_restore.serial.read_bw_bytes_per_s",
+        "one reader per request",
+    ),
+    "model_load.parallel.read_bw_bytes_per_s": (
+        "model_load.sequential.read_bw_bytes_per_s",
+        "one loading thread",
+    ),
+}
+
+
+def against_one_reader(stored: G2Row | None, metric: str) -> str:
+    """'0.93× one reader per request (6.93 GB/s): no faster' — a reader found parallel readers no faster
+    than one only in the workloads table, under a page-1 figure that read as the parallel path's gain."""
+    pair = ONE_READER.get(metric)
+    if stored is None or pair is None:
+        return ""
+    many, one = (stored.measurements.get(m) for m in (metric, pair[0]))
+    if many is None or one is None or many.invalid_reason or one.invalid_reason:
+        return ""
+    if not all(isinstance(v, int | float) and v > 0 for v in (many.value, one.value)):
+        return ""
+    ratio = float(many.value) / float(one.value)  # type: ignore[arg-type]
+    return f"{ratio:.2f}× {pair[1]} ({rate(one.value)})" + (": no faster" if ratio < 1.05 else "")

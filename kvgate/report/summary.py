@@ -19,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.configuration.references import seed_position, show_bound
 from kvgate.judgement import is_baseline
+from kvgate.record import G2Row
 from kvgate.report.coverage_lines import Outlook, Unjudged, g3_outlook, unjudged
-from kvgate.report.g2_tables import same_job_elsewhere
+from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
 from kvgate.report.g3_tables import ARMS_TITLE
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
@@ -323,6 +324,12 @@ def spread_of(rows: Sequence[CheckRow], row: CheckRow) -> CheckRow | None:
                  r.metric.endswith("_cv") and r.check.startswith(volume)), None)  # fmt: skip
 
 
+def g2_row(view: RunView, row: CheckRow) -> G2Row | None:
+    """What G2 stored of the check's host and volume (``volume[<name>].…``)."""
+    volume = row.check.split("[", 1)[-1].split("]")[0]
+    return view.record.g2_rows.get(f"{row.host}/{volume}")
+
+
 def with_spread(head: Headline, view: RunView, rows: Sequence[CheckRow], row: CheckRow) -> Headline:
     """A G2 figure with its repeats' spread beside it, where its cell has a CV check (a reader found
     the spread only in the checks table, three pages on)."""
@@ -330,15 +337,14 @@ def with_spread(head: Headline, view: RunView, rows: Sequence[CheckRow], row: Ch
     if head.position:
         return head
     if cv is None and row.metric.startswith(AGENT_WORKLOADS):  # run once: said, not left blank
-        return replace(head, position="one run: no spread")
+        against = against_one_reader(g2_row(view, row), row.metric)
+        return replace(head, position="one run: no spread" + (f"; {against}" if against else ""))
     if cv is None or cv.measured_value is None:
         return head
     profile = view.record.configuration.gate_profile
     repeats = getattr(profile, "repeats", None)
     position = f"CV {cv.measured}" + (f" over {repeats} repeats" if repeats else "")
-    volume = row.check.split("[", 1)[-1].split("]")[0]
-    stored = view.record.g2_rows.get(f"{row.host}/{volume}")
-    if elsewhere := same_job_elsewhere(profile, stored, row.metric.split(".")[0]):
+    if elsewhere := same_job_elsewhere(profile, g2_row(view, row), row.metric.split(".")[0]):
         position += f"; {elsewhere}"
     return replace(head, position=position)
 

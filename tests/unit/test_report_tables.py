@@ -40,7 +40,7 @@ from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.probes.facts.kernlog import parse_kernel_window
 from kvgate.record import DriftFigure, G2Row
 from kvgate.record.store import RunStore
-from kvgate.report.g2_tables import same_job_elsewhere
+from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
 from kvgate.report.g4_extra_tables import past_limit, per_hour
 from kvgate.report.g4_tables import reuse_slower
 from kvgate.report.model import load_run
@@ -447,3 +447,32 @@ def test_a_fio_jobs_other_runs_in_the_same_g2_are_said_beside_its_figure() -> No
     )
     assert same_job_elsewhere(profile, stored, "seqwrite-1m") == ""  # the sweep reads; a write is not its job
     assert same_job_elsewhere(profile, None, "seqread-1m") == ""
+
+
+def test_parallel_readers_are_said_against_one_reader_beside_their_figure() -> None:
+    """The demo's page 1 showed 'KV restore, parallel readers' at 6.43 GB/s; that one reader per request
+    had read 6.93 GB/s was only in the workloads table."""
+
+    def m(value: float) -> dict[str, object]:
+        return {"metric": "m", "value": value, "unit": "bytes/s"}
+
+    stored = G2Row.model_validate(
+        {
+            "measurements": {
+                "kv_restore.parallel.read_bw_bytes_per_s": m(6.433e9),
+                "kv_restore.serial.read_bw_bytes_per_s": m(6.931e9),
+                "model_load.parallel.read_bw_bytes_per_s": m(2.0e9),
+                "model_load.sequential.read_bw_bytes_per_s": m(1.0e9),
+            },
+            "knee": None,
+            "ceiling": None,
+            "sweep": [],
+        }
+    )
+    kv = against_one_reader(stored, "kv_restore.parallel.read_bw_bytes_per_s")
+    assert kv == "0.93× one reader per request (6.93 GB/s): no faster"
+    assert (
+        against_one_reader(stored, "model_load.parallel.read_bw_bytes_per_s")
+        == "2.00× one loading thread (1 GB/s)"
+    )
+    assert against_one_reader(stored, "checkpoint.write_bw_bytes_per_s") == ""  # no one-reader figure
