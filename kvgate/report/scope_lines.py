@@ -8,7 +8,9 @@ materials, the same at every scale, so its scope is its BOM families and volumes
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
+from itertools import pairwise
 
 from kvgate.base.errors import KvgateError
 from kvgate.base.units import MiB
@@ -17,6 +19,7 @@ from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.configuration.references import load_references
 from kvgate.record import DeploymentFacts, G3DeploymentRow, SoakFacts
+from kvgate.report.g4_tables import soak_windows
 from kvgate.report.model import RunView
 from kvgate.report.numbers import duration, human
 
@@ -40,7 +43,11 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
     out = [("Profile", view.profile_text)]
     prof = view.record.configuration.gate_profile
     if isinstance(prof, G4Profile):
-        out += [("Soak length", soak_length(prof.duration_s)), ("Load", soak_load(prof))]
+        order = soak_order(view)
+        out += [
+            ("Soak length", soak_length(prof.duration_s) + (f"; {order}" if order else "")),
+            ("Load", soak_load(prof)),
+        ]
     if view.gate == "g2":
         prof = view.record.configuration.gate_profile
         if isinstance(prof, MatrixProfile):
@@ -54,6 +61,34 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
     if served := engines_served(view):
         out.append(("Engines", served))
     return out
+
+
+def soak_order(view: RunView) -> str:
+    """'on localhost, tiny-llama (09:40–09:42 UTC), then tiny-vllm (09:42–09:45 UTC): one after the other,
+    never together' — a host's deployments are soaked in turn (kvgate.orchestration.g4.fixtures); a
+    reader took the two soaks for one load."""
+    spans: dict[str, list[tuple[float, float, str]]] = {}
+    for key in view.record.g4_rows:
+        host, _, deployment = key.partition("/")
+        windows = soak_windows(view.run_dir / "artifacts" / host / "g4" / deployment / "windows.jsonl")
+        if windows:
+            spans.setdefault(host, []).append(
+                (windows[0]["start_unix_s"], windows[-1]["end_unix_s"], deployment)
+            )
+    said = []
+    for host, soaks in sorted(spans.items()):
+        if len(soaks) > 1:
+            soaks.sort()
+            apart = all(b <= c for (_, b, _), (c, _, _) in pairwise(soaks))
+            turns = ", then ".join(f"{d} ({clock(a)}–{clock(b)} UTC)" for a, b, d in soaks)
+            said.append(
+                f"on {host}, {turns}: " + ("one after the other, never together" if apart else "overlapping")
+            )
+    return "; ".join(said)
+
+
+def clock(unix_s: float) -> str:
+    return time.strftime("%H:%M", time.gmtime(unix_s))
 
 
 def engines_served(view: RunView) -> str:

@@ -44,6 +44,7 @@ from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
 from kvgate.report.g4_extra_tables import past_limit, per_hour
 from kvgate.report.g4_tables import reuse_slower
 from kvgate.report.model import load_run
+from kvgate.report.scope_lines import soak_order
 
 
 def stored(root: Path, gate: str, rows: dict[str, Any]) -> Path:
@@ -476,3 +477,19 @@ def test_parallel_readers_are_said_against_one_reader_beside_their_figure() -> N
         == "2.00× one loading thread (1 GB/s)"
     )
     assert against_one_reader(stored, "checkpoint.write_bw_bytes_per_s") == ""  # no one-reader figure
+
+
+def test_g4_page_1_says_a_hosts_deployments_soaked_one_after_the_other(tmp_path: Path) -> None:
+    """A reader of the demo's G4 took two engines' soaks for one load: they ran in turn."""
+    first = [soak_window(i) for i in range(3)]
+    then = [w | {"start_unix_s": w["start_unix_s"] + 60, "end_unix_s": w["end_unix_s"] + 60} for w in first]
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
+    for name, windows in (("tiny", first), ("tiny-vllm", then)):
+        r, checks = soaked(windows)
+        store.artifact("gpu-1", f"g4/{name}/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
+        store.merge_meta(g4_rows={f"gpu-1/{name}": rows(r, checks)})
+    store.finish("complete")
+    assert soak_order(load_run(store.path)) == (
+        "on gpu-1, tiny (22:13–22:14 UTC), then tiny-vllm (22:14–22:15 UTC): "
+        "one after the other, never together"
+    )
