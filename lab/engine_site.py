@@ -96,16 +96,22 @@ def build() -> tuple[Path, float]:
 
 
 def install(guest: Guest, files: dict[str, Path]) -> None:
-    """The site at GUEST_DIR in ``guest`` (once per site), and each of ``files`` at its guest path."""
+    """The site at GUEST_DIR in ``guest`` (once per site), and each of ``files`` at its guest path (once:
+    a path names its content)."""
     site, _ = build()
     stamp = f"{GUEST_DIR}/.site-{site_hash()}"
     unpack = f"rm -rf {GUEST_DIR} && mkdir -p {GUEST_DIR} && tar -x -C {GUEST_DIR} && touch {stamp}"
     if labctl.ssh(guest, f"test -e {stamp}").returncode != 0:
         with subprocess.Popen(["tar", "-C", str(site / "site"), "-c", "."], stdout=subprocess.PIPE) as tar:
             _send(guest, unpack, tar.stdout)
-    for there, here in files.items():
-        with open(here, "rb") as src:
-            _send(guest, f"mkdir -p $(dirname {there}) && cat > {there}.part && mv {there}.part {there}", src)
+    for there, here in files.items():  # named by content (the tiny model's digest): sent once
+        if labctl.ssh(guest, f"test -e {there}").returncode != 0:
+            with open(here, "rb") as src:
+                _send(
+                    guest,
+                    f"mkdir -p $(dirname {there}) && cat > {there}.part && mv {there}.part {there}",
+                    src,
+                )
 
 
 def _send(guest: Guest, command: str, data: IO[bytes] | None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
@@ -32,7 +33,6 @@ from lab.guests import CLIENT
 pytestmark = pytest.mark.timeout(3600)  # the site's build (~6 min), then TCG: ~1 prompt token a second
 
 TIER = "/mnt/array/kvgate/engine-tier"  # on the NVMe/TCP multipath head
-MODEL = "/opt/kvgate-models/tiny.gguf"
 RUN = "/var/tmp/kvgate-engine-run"
 PROMPT = " ".join(["storage", "memory", "engine", "token"] * 16)  # ~64 tokens: a minute of TCG prefill
 
@@ -46,7 +46,8 @@ def on_client(command: str, timeout: float = 300) -> str:
 @pytest.fixture
 def client(lab: dict[str, object]) -> Iterator[Executor]:
     """The client guest with the engine's site, the tiny model and the guest-root image; kvgate's executor."""
-    engine_site.install(CLIENT, {MODEL: ensure_tiny_gguf(MODEL_CACHE)})
+    model = ensure_tiny_gguf(MODEL_CACHE)  # generated here once per spec; its name carries its digest
+    engine_site.install(CLIENT, {guest_model(model): model})
     on_client(GUEST_ROOT_IMAGE)
     on_client(f"rm -rf {TIER} {RUN} && mkdir -p {TIER} {RUN}")
     inv = load_config(INVENTORY).inventory.inventory
@@ -71,7 +72,12 @@ def engine(ex: Executor) -> EngineService:
             "ready_timeout_s": 900,  # python's imports and the model's load under TCG
         }
     )
-    return EngineService(ex, profile, Placement(run_dir=RUN, model=MODEL, cache_dir=TIER, port=18200))
+    model = guest_model(ensure_tiny_gguf(MODEL_CACHE))
+    return EngineService(ex, profile, Placement(run_dir=RUN, model=model, cache_dir=TIER, port=18200))
+
+
+def guest_model(here: Path) -> str:
+    return f"/opt/kvgate-models/{here.name}"
 
 
 def complete(service: EngineService) -> dict[str, object]:
