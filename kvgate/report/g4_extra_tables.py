@@ -96,24 +96,35 @@ UNIT_WORDS = {"x/h": "of the first windows per hour"}  # relative series: a shar
 KEY_UNIT_WORDS = {"tier-growth": "of its capacity per hour"}  # the tier: a share of its bound
 
 
-def per_hour(d: DriftFigure, value: float | None) -> str:
-    """A slope as page 1 says it: '+1,420 % of its capacity', '−14 % of the first windows', '+35.2 MiB'."""
+def per_hour(d: DriftFigure, value: float | None, *, unit: bool = True) -> str:
+    """A slope as page 1 says it, worse as the table's sign: '+1,420 % of its capacity per hour', 'a loss of
+    30 % of the first windows per hour' (throughput: a loss is worse), '+35.2 MiB/h'; ``unit=False``: the
+    share alone ('+1,420 %'), for an interval beside a slope that said it."""
     if value is None:
         return "—"
-    sign = "−" if (value < 0) != (d.key == "throughput-retention") else "+"  # throughput: worse is a loss
-    if d.unit == "x/h":
-        unit = KEY_UNIT_WORDS.get(d.key) or UNIT_WORDS[d.unit]
-        return f"{sign}{cell(abs(value) * 100)} % {unit}"
-    return f"{sign}{cell(abs(value))} {d.unit}"
+    if d.unit != "x/h":
+        return f"{'−' if value < 0 else '+'}{cell(abs(value))} {d.unit}"
+    amount = f"{cell(abs(value) * 100)} %"
+    if unit:
+        amount += f" {KEY_UNIT_WORDS.get(d.key) or UNIT_WORDS[d.unit]}"
+    if d.key == "throughput-retention":
+        return f"a {'loss' if value >= 0 else 'gain'} of {amount}"
+    return f"{'−' if value < 0 else '+'}{amount}"
 
 
 def past_limit(where: str, d: DriftFigure) -> str | None:
-    """A fitted slope past its limit per hour, in words: what a short soak saw and did not judge."""
+    """A fitted slope past its limit per hour, in words, with its 95 % interval: what a short soak saw
+    and did not judge (a long soak fails it only where the whole interval lies past the limit)."""
     if d.growth_per_h is None or d.growth_per_h <= d.limit_per_h:
         return None
     name = NAMES.get(d.key, d.key).split(" (")[0]
     fitted, limit = per_hour(d, d.growth_per_h), per_hour(d, d.limit_per_h)
-    return f"{where}: {name} fitted at {fitted}, past its limit of {limit}"
+    said = f"{where}: {name} fitted at {fitted}, past its limit of {limit}"
+    if d.interval_per_h is None:
+        return said + " (too few windows for an interval)"
+    low = d.growth_per_h - d.interval_per_h
+    span = f"{per_hour(d, low, unit=False)} to {per_hour(d, d.growth_per_h + d.interval_per_h, unit=False)}"
+    return said + (f" (95 %: {span}, all past it)" if low > d.limit_per_h else f" (95 %: {span}: spans it)")
 
 
 def drift_cells(where: str, d: DriftFigure) -> list[str]:

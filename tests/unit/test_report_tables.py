@@ -409,19 +409,35 @@ def test_g4_says_when_turns_on_a_shared_document_were_slower_than_fresh_prompts(
 
 
 def test_a_short_soaks_slopes_past_their_limits_are_said_in_words_for_page_1() -> None:
-    """The demo's tier grew 14.2 times its cap an hour over a 2-min soak: shown on page 6 only."""
-    limit = {"metric": "m", "invalid": "a 2-min soak", "interval_per_h": None}
-    tier = DriftFigure(key="tier-growth", unit="x/h", limit_per_h=1 / 72, growth_per_h=14.2, **limit)
-    loss = DriftFigure(key="throughput-retention", unit="x/h", limit_per_h=0.25, growth_per_h=0.14, **limit)
+    """The demo's tier grew 14.2 times its cap an hour over a 2-min soak: shown on page 6 only. A slope
+    whose 95 % interval spans its limit is said to span it (a reader took "past" for "would fail")."""
+    limit = {"metric": "m", "invalid": "a 2-min soak"}
+    tier = DriftFigure(
+        key="tier-growth", unit="x/h", limit_per_h=1 / 72, growth_per_h=14.2, interval_per_h=2.0, **limit
+    )
+    loss = DriftFigure(
+        key="throughput-retention",
+        unit="x/h",
+        limit_per_h=0.25,
+        growth_per_h=8.64,
+        interval_per_h=47.0,
+        **limit,
+    )
     rss = DriftFigure(key="memory-growth", unit="MiB/h", limit_per_h=256.0, growth_per_h=-300.0, **limit)
     assert past_limit("tiny on here", tier) == (
         "tiny on here: tier fitted at +1,420 % of its capacity per hour, past its limit of "
-        "+1.39 % of its capacity per hour"
+        "+1.39 % of its capacity per hour (95 %: +1,220 % to +1,620 %, all past it)"
     )
-    assert past_limit("tiny on here", loss) is None  # a 14 % loss an hour is within the 25 % it may lose
-    assert per_hour(loss, 0.3) == "−30 % of the first windows per hour"  # a loss, said as one
+    assert past_limit("tiny on here", loss) == (  # a loss said as one, as the table's sign says it
+        "tiny on here: output fitted at a loss of 864 % of the first windows per hour, past its limit of a "
+        "loss of 25 % of the first windows per hour (95 %: a gain of 3,836 % to a loss of 5,564 %: spans it)"
+    )
+    assert (
+        past_limit("tiny on here", loss.model_copy(update={"growth_per_h": 0.14})) is None
+    )  # within the 25 % it may lose
     assert past_limit("tiny on here", rss) is None  # shrinking is not growth
     assert past_limit("x", DriftFigure(key="ttft-drift", unit="x/h", limit_per_h=0.5, **limit)) is None
+    assert per_hour(rss, 35.2) == "+35.2 MiB/h"
 
 
 def test_a_fio_jobs_other_runs_in_the_same_g2_are_said_beside_its_figure() -> None:
