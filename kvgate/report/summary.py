@@ -44,7 +44,7 @@ G2_HEADLINE = {
 AGENT_WORKLOADS = ("kv_restore.", "model_load.", "checkpoint.")  # G2's storage workloads, each run once
 # G4's headline figures in words, by metric (a check not named here: its key in words).
 G4_HEADLINE = {
-    "soak_coverage_ratio": "share of the soak its windows measured",
+    "soak_coverage_ratio": "the windows' span over the planned soak (past 1: the last closed after its end)",
     "failed_requests": "failed requests",
     "empty_responses": "empty answers (HTTP 200, no token)",
     "engines_died": "engines that died",

@@ -47,7 +47,7 @@ def test_page_one_boxes_each_contradiction_with_both_numbers_and_what_it_means(t
     view = load_run(stored_g2(tmp_path, {"localhost/scratch": demo_contradictions()}))
     assert len(view.contradictions) == 2  # read back typed from run.json
     cover = page_one(render_html(view, rendered_at="now"))
-    assert "2 contradictions between this run’s own figures" in cover
+    assert "2 contradictions or anomalies among this run’s own figures" in cover
     kv, ceiling = "KV restore, parallel readers 3.87 GB/s", "read ceiling (best read) 2.4 GB/s"
     assert f"<strong>{kv}</strong> against <strong>{ceiling}</strong>" in cover
     assert "<strong>knee (bs 8m) 16 I/Os in flight</strong> against" in cover
