@@ -106,6 +106,13 @@ def engines_served(view: RunView) -> str:
         said = f"{key}: {engine}, serving {f.model}" if f.model else f"{key}: {engine}"
         if not f.serves_concurrently:  # a reader took G4's TTFT for the engine's, not the queue's
             said += " — one request at a time: the others wait, so its TTFT is mostly queueing"
+        soaking = [n for n in rec.engines.get(key, {}) if n.startswith("soak-")]
+        if (
+            isinstance(f, SoakFacts) and len(soaking) > 1
+        ):  # a reader found 4.35 GB in one engine's 4.29 GB tier
+            said += (
+                f" — {len(soaking)} engines at once sharing the load, the tier's capacity their tiers' summed"
+            )
         out.append(said)
     return "; ".join(out)
 

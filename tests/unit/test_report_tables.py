@@ -44,7 +44,7 @@ from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
 from kvgate.report.g4_extra_tables import past_limit, per_hour
 from kvgate.report.g4_tables import reuse_slower
 from kvgate.report.model import load_run
-from kvgate.report.scope_lines import soak_order
+from kvgate.report.scope_lines import engines_served, soak_order
 
 
 def stored(root: Path, gate: str, rows: dict[str, Any]) -> Path:
@@ -504,8 +504,14 @@ def test_g4_page_1_says_a_hosts_deployments_soaked_one_after_the_other(tmp_path:
         r, checks = soaked(windows)
         store.artifact("gpu-1", f"g4/{name}/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
         store.merge_meta(g4_rows={f"gpu-1/{name}": rows(r, checks)})
+    launch = g3_result().engines["ssd-restore"]
+    store.merge_meta(engines={"gpu-1/tiny": {"soak-0": launch, "soak-1": launch}})  # two instances at once
     store.finish("complete")
-    assert soak_order(load_run(store.path)) == (
+    view = load_run(store.path)
+    assert soak_order(view) == (
         "on gpu-1, tiny (22:13–22:14 UTC), then tiny-vllm (22:14–22:15 UTC): "
         "one after the other, never together"
     )
+    tiny, vllm = engines_served(view).split("; ")
+    assert tiny.endswith("— 2 engines at once sharing the load, the tier's capacity their tiers' summed")
+    assert "engines at once" not in vllm
