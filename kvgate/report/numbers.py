@@ -9,6 +9,7 @@ them converted here, once, and never in e-notation.
 
 from __future__ import annotations
 
+import math
 import re
 
 # unit → (scale to the base unit, base unit, SI ladder of (factor, prefix-unit))
@@ -23,14 +24,19 @@ _PERCENT_UNITS = ("ratio", "fraction")
 
 
 def significant(value: float, digits: int = 3) -> str:
-    """``value`` to ``digits`` significant figures, never in e-notation: 1355 → '1,355', 0.0934 → '0.0934'."""
+    """``value`` to ``digits`` significant figures, never in e-notation: 1355 → '1,355', 0.0934 → '0.0934'.
+
+    >>> significant(0.000023749), significant(-1.5e-7, 2)
+    ('0.0000237', '-0.00000015')
+    """
     if value == 0 or not abs(value) < float("inf"):
         return f"{value:g}"
     if abs(value) >= 10 ** (digits - 1):
         return f"{value:,.0f}"
     text = f"{value:.{digits}g}"
-    if "e" in text:  # tiny values: fixed point with enough decimals
-        text = f"{value:.{digits + 6}f}".rstrip("0")
+    if "e" in text:  # tiny values: fixed point, as many decimals as the significant figures need
+        decimals = digits - 1 - math.floor(math.log10(abs(value)))
+        text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
     return text
 
 
