@@ -363,4 +363,4 @@ def test_a_window_names_the_hosts_busiest_readers(tmp_path: Path) -> None:
     name = Path(sys.executable).name[:15]  # the kernel's comm: the name it was run as, at most 15 characters
     assert any(r.startswith(f"{name} (pid {reader.pid}) 0.03") for r in everyone), everyone
     assert counts.busiest_readers == everyone[:3]  # the window names the three that read most
-    assert "the host's busiest readers: " in counts.host_load
+    assert "the host's busiest readers of any device: " in counts.host_load

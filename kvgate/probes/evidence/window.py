@@ -102,7 +102,9 @@ class Counts:
         if self.cpu_steal_share is not None:
             parts.append(f"CPU steal {self.cpu_steal_share:.0%}")
         readers = (
-            f"; the host's busiest readers: {', '.join(self.busiest_readers)}" if self.busiest_readers else ""
+            f"; the host's busiest readers of any device: {', '.join(self.busiest_readers)}"
+            if self.busiest_readers
+            else ""
         )
         return ", ".join(parts) + readers
 
