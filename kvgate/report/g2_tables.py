@@ -183,7 +183,7 @@ ONE_READER = {
     ),
     "model_load.parallel.read_bw_bytes_per_s": (
         "model_load.sequential.read_bw_bytes_per_s",
-        "one loading thread",
+        "one thread of buffered reads",
     ),
 }
 

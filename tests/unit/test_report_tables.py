@@ -490,7 +490,7 @@ def test_parallel_readers_are_said_against_one_reader_beside_their_figure() -> N
     assert kv == "0.93× one reader per request (6.93 GB/s): no faster"
     assert (
         against_one_reader(stored, "model_load.parallel.read_bw_bytes_per_s")
-        == "2.00× one loading thread (1 GB/s)"
+        == "2.00× one thread of buffered reads (1 GB/s)"
     )
     assert against_one_reader(stored, "checkpoint.write_bw_bytes_per_s") == ""  # no one-reader figure
 
