@@ -168,7 +168,8 @@ def same_job_elsewhere(profile: object, stored: G2Row | None, job_name: str) -> 
     rerun = ms.get(f"{CEILING_CELL}.fio_read_bw_bytes_per_s") or ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s")
     if rerun is not None and cell == [parse_size(job.bs), job.numjobs, job.iodepth]:
         found.append(f"{rate(rerun.value)} (the read ceiling's re-runs, their mean)")
-    return f"the same job elsewhere in this run: {', '.join(found)}" if found else ""
+    # the sweep keeps a cell's block size and I/Os in flight, not how they split into jobs × depth
+    return f"its block size and I/Os in flight elsewhere in this run: {', '.join(found)}" if found else ""
 
 
 def rate(value: object) -> str:

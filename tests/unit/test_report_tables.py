@@ -459,7 +459,7 @@ def test_a_fio_jobs_other_runs_in_the_same_g2_are_said_beside_its_figure() -> No
     profile = load_matrix_profile(Path(__file__).parents[2] / "workloads" / "fio" / "smoke.yaml")
     said = same_job_elsewhere(profile, stored, "seqread-1m")  # read, bs 1m, 1 job × QD 8
     assert said == (
-        "the same job elsewhere in this run: 1.6 GB/s (the sweep), "
+        "its block size and I/Os in flight elsewhere in this run: 1.6 GB/s (the sweep), "
         "1.76 GB/s (the read ceiling's re-runs, their mean)"
     )
     assert same_job_elsewhere(profile, stored, "seqwrite-1m") == ""  # the sweep reads; a write is not its job
