@@ -72,6 +72,7 @@ class CheckRow:
     unit: str = ""
     expected_value: object = None  # raw, as recorded (the report shows expected/measured texts)
     measured_value: object = None
+    said: tuple[str, ...] = ()  # shown beside any verdict (Inputs.said): "of 44 outputs compared: …"
 
     @property
     def label(self) -> str:
@@ -424,6 +425,7 @@ def check_row(rec: JudgementRecord) -> CheckRow:
         unit=rec.unit,
         expected_value=rec.expected,
         measured_value=rec.measured,
+        said=tuple(humanize_text(s) for s in rec.inputs.said) if rec.inputs else (),
     )
 
 

@@ -257,8 +257,12 @@ def grouped_setups(notes: Iterable[str]) -> tuple[str, ...]:
 
 
 def margin_text(row: CheckRow) -> str:
-    """A check's distance from its threshold (kvgate.report.numbers.margin), in its own unit."""
-    return margin(row.measured_value, row.expected_value, row.comparator, unit=row.unit, metric=row.metric)
+    """A check's distance from its threshold (kvgate.report.numbers.margin), in its own unit; where it
+    has none (= 0), what the check said beside its figure: '0 requests' of how many (a reader asked)."""
+    distance = margin(
+        row.measured_value, row.expected_value, row.comparator, unit=row.unit, metric=row.metric
+    )
+    return distance or "; ".join(row.said)
 
 
 def threshold_headline(row: CheckRow, what: str = "") -> Headline:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from kvgate.base.criteria import Verdict
 from kvgate.report.html import breakable
+from kvgate.report.model import CheckRow
 from kvgate.report.numbers import duration, human, humanize_text, margin
 from kvgate.report.parts import printable
+from kvgate.report.summary import margin_text
 
 
 @pytest.mark.parametrize(
@@ -54,3 +59,13 @@ def test_engine_text_is_repaired_once_and_control_characters_replaced() -> None:
     assert printable("cafÃ© â€™") == "café ’"
     assert printable("café Größe") == "café Größe"  # correct text is left alone
     assert printable("red \x1b[31m \x02\x02 painter") == "red ␛[31m ␂␂ painter"  # seen, not garbage
+
+
+def test_a_passed_check_without_a_margin_says_what_it_said_beside_its_figure() -> None:
+    """'correctness 0 requests PASS' in the passed checks' table, while 44 outputs were compared and 2 only
+    differed at a near-tie: said in the condition, three pages on."""
+    said = ("of 44 outputs compared: 4 restored or warm against recompute's, 40 under load", "2 near-ties")
+    row = CheckRow("h/c", "h", "c", Verdict.PASS, metric="output_mismatches", comparator="==", said=said)
+    assert margin_text(replace(row, expected_value=0, measured_value=0)) == "; ".join(said)
+    passed = replace(row, comparator=">=", expected_value=0.9, measured_value=1.0, said=())
+    assert margin_text(passed) == "11 % above the floor"  # a distance, where it has one
