@@ -68,7 +68,7 @@ class GateConfig:
             "references": Path(self.references.path),
             "fio": fio_matrix_path(scale),
             "g3": profile_path("g3", scale),
-            "g4": profile_path("g4", scale),
+            "g4": profile_path("g4", self.g4.name),
             **{f"engines/{n}": engine_profile.path(n) for n in sorted(self.engines)},
             **{f"models/{n}": model_profile.path(n) for n in sorted(self.models)},
         }
@@ -107,7 +107,7 @@ def configure(loaded: LoadedInventory) -> GateConfig:
         models=model_profiles(inv.scale, g3),
         fio=g2_fio_matrix(inv.scale),
         g3=g3,
-        g4=load_g4_profile(inv.scale),
+        g4=_g4(path, inv.g4_profile or inv.scale),
     )
     check_bindings(config.g3, config.references, profile_path("g3", inv.scale))
     return config
@@ -131,6 +131,12 @@ def _arm_names(profile: EngineProfile) -> Iterator[tuple[str, str]]:
         yield "capacity_arms.dram_only", profile.capacity_arms.dram_only
         if profile.capacity_arms.ssd_tier is not None:
             yield "capacity_arms.ssd_tier", profile.capacity_arms.ssd_tier
+
+
+def _g4(path: str, name: str) -> G4Profile:
+    """G4's profile: the inventory's ``g4_profile``, else its scale's."""
+    _exists(profile_path("g4", name), "G4", path, "g4_profile")
+    return load_g4_profile(name)
 
 
 def _engine(path: str, field: str, name: str) -> EngineProfile:

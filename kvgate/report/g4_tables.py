@@ -55,14 +55,14 @@ NOTE = (
     "Each window: batches of streamed requests for window_s (a share of them turns on shared documents, "
     "the rest fresh prompts, all unique to this run), then the canary prompts (greedy, the same every "
     "window: the first window computes them, later ones are served from cache and must match), then a "
-    "sample on the host: the engines' RSS (every process of their groups), the tier directory, the "
-    "candidate device's bytes and the engines' hit counter. TTFT/TPOT percentiles per window as vllm bench "
-    "serve computes them: with fewer than 100 requests in a window (its requests column), its p99 is "
-    "its slowest request or next to it."
+    "sample on the host: the engines' RSS (every process of their groups, or of their containers' "
+    "cgroups), the tier directory, the candidate device's bytes and the engines' hit counter. TTFT/TPOT "
+    "percentiles per window as vllm bench serve computes them: with fewer than 100 requests in a window "
+    "(its requests column), its p99 is its slowest request or next to it."
 )
 VERDICT_NOTE = (
     "The seed sets no G4 figures beyond 72 h stable: every limit is the site's "
-    "(workloads/g4/<scale>.yaml). Verdicts before waivers; the checks table shows waivers."
+    "(workloads/g4/<profile>.yaml). Verdicts before waivers; the checks table shows waivers."
 )
 
 

@@ -16,11 +16,12 @@ from kvgate.orchestration.g1.checks import evaluate_facts
 from kvgate.orchestration.g1.plan import plan
 from kvgate.probes.facts import FAMILIES, HostContext, HostFacts, collect_family
 from kvgate.transport import connect
-from lab import labctl
+from lab import engine_site, labctl
 from lab.guests import ARRAY, CLIENT
 
 INVENTORY = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
-# a container image of the client guest's own userland: a root of symlinks, /usr and /etc mounted
+# a container image of the client guest's own userland: a root of symlinks, /usr and /etc mounted (the
+# lab's engine profiles, workloads/engines/llama-cpp-*-lab.yaml, run in it)
 IMAGE = "localhost/kvgate-guestroot:lab"
 GUEST_ROOT_IMAGE = (
     f"podman image exists {IMAGE} || {{ r=$(mktemp -d); "
@@ -28,6 +29,14 @@ GUEST_ROOT_IMAGE = (
     f"for l in bin sbin lib lib64; do ln -s usr/$l $r/$l; done; "
     f"tar -C $r -c . | podman import - {IMAGE} >/dev/null; rm -rf $r; }}"
 )
+
+
+def with_engine(files: dict[str, Path]) -> None:
+    """The client guest ready to run the lab's engine profiles (llama-cpp-*-lab): the engine's site
+    (lab/engine_site.py, with ``files``: guest path → local file) and the guest-root image."""
+    engine_site.install(CLIENT, files)
+    done = labctl.ssh(CLIENT, GUEST_ROOT_IMAGE, timeout=300)
+    assert done.returncode == 0, done.stderr
 
 
 def kvgate(

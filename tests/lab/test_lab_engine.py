@@ -1,8 +1,8 @@
 """A serving engine in a container on the lab's NVMe-oF head: a prompt's KV state restored from its tier.
 
-The engine profile llama-cpp-disk, run by kvgate's EngineService over SSH as G3 runs it, in podman
-on the client guest (its userland as the image, llama-cpp-python's server from lab/engine_site.py,
-the tiny model staged by kvgate), with its disk tier on the multipath head. One prompt populates
+The engine profile llama-cpp-disk-lab (llama-cpp-disk in podman on the client guest: its userland as
+the image, llama-cpp-python's server from lab/engine_site.py), run by kvgate's EngineService over SSH
+as G3 runs it, the tiny model staged beside it, its disk tier on the multipath head. One prompt populates
 the tier; the engine is stopped, the client's page cache dropped, a new engine started, and the
 same prompt restored. kvgate's two accountings of that restore, side by side on a real kernel:
 the container's cgroup ``io.stat`` (the engine's own bytes, on the head) and the head's paths in
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
-from labkvgate import GUEST_ROOT_IMAGE, IMAGE, INVENTORY
+from labkvgate import INVENTORY, with_engine
 
-from kvgate.configuration.engine_profile import PROFILE_DIR, Container, load_profile
+from kvgate.configuration.engine_profile import engine_profile
 from kvgate.configuration.gateconfig import load_config
 from kvgate.probes.engines import EngineService, Placement
 from kvgate.probes.engines.model_staging import MODEL_CACHE
@@ -27,7 +27,7 @@ from kvgate.probes.engines.tinymodel import TinyLlamaSpec, ensure_tiny_gguf
 from kvgate.probes.evidence import Counts
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.transport import Executor, connect
-from lab import engine_site, labctl
+from lab import labctl
 from lab.guests import CLIENT
 
 pytestmark = pytest.mark.timeout(3600)  # the site's build (~6 min), then TCG: ~1 prompt token a second
@@ -47,8 +47,7 @@ def on_client(command: str, timeout: float = 300) -> str:
 def client(lab: dict[str, object]) -> Iterator[Executor]:
     """The client guest with the engine's site, the tiny model and the guest-root image; kvgate's executor."""
     model = ensure_tiny_gguf(MODEL_CACHE)  # generated here once per spec; its name carries its digest
-    engine_site.install(CLIENT, {guest_model(model): model})
-    on_client(GUEST_ROOT_IMAGE)
+    with_engine({guest_model(model): model})
     on_client(f"rm -rf {TIER} {RUN} && mkdir -p {TIER} {RUN}")
     inv = load_config(INVENTORY).inventory.inventory
     ex = connect(CLIENT.name, inv.hosts[CLIENT.name])
@@ -60,18 +59,8 @@ def client(lab: dict[str, object]) -> Iterator[Executor]:
 
 
 def engine(ex: Executor) -> EngineService:
-    """llama-cpp-disk in podman: the guest's /usr and /etc and the site read-only, the site on PYTHONPATH."""
-    mounts = ("/usr:/usr:ro", "/etc:/etc:ro", f"{engine_site.GUEST_DIR}:{engine_site.GUEST_DIR}:ro")
-    profile = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
-    profile = profile.model_copy(
-        update={
-            "container": Container(
-                runtime="podman", image=IMAGE, options=[a for m in mounts for a in ("-v", m)]
-            ),
-            "env": {"PYTHONPATH": engine_site.GUEST_DIR},
-            "ready_timeout_s": 900,  # python's imports and the model's load under TCG
-        }
-    )
+    """llama-cpp-disk-lab: podman, the guest's /usr and /etc and the engine's site read-only."""
+    profile = engine_profile("llama-cpp-disk-lab")
     model = guest_model(ensure_tiny_gguf(MODEL_CACHE))
     return EngineService(ex, profile, Placement(run_dir=RUN, model=model, cache_dir=TIER, port=18200))
 

@@ -3,17 +3,16 @@
 G4 takes health snapshots at a soak's start, every ``snapshot_s`` and at its end
 (kvgate.orchestration.g4.health); here the same snapshots are taken over SSH before, during
 and after a fault made on the lab, with the kernel log of that span, and judged with the G4
-profile's limits. No engine soaks meanwhile: the guests have no serving engine (this machine's
-llama.cpp build needs AVX-512, which TCG does not emulate), and the snapshots, the kernel log and
-the integrity load do not depend on one.
+profile's limits. No engine soaks meanwhile (a whole soak through a fault is test_lab_g4_engine.py's):
+the snapshots, the kernel log and the integrity load do not depend on one.
 
 - A SMART critical warning: the array guest's drives are QEMU's emulated NVMe controllers,
   whose ``smart_critical_warning`` property QEMU itself reports in the drive's SMART log
   (qom-set over QMP). The kernel's nvmet cannot raise one: its SMART log page carries only
   the I/O counters, so the warning is raised on the drive under the target, not on the target.
-- An NVMe-oF path down and back: the array stops serving port 2, then serves it again; and with
-  G4's integrity load running on the candidate volume, its only optimized path (port 1) down and
-  back: the load runs on over the other path and reads every byte back intact.
+- An NVMe-oF path down and back: the array stops serving port 2, then serves it again (the
+  candidate's optimized path down under a whole soak, engine and integrity load included:
+  test_lab_g4_engine.py).
 - I/O errors under the NVMe-oF head: the array's backing device of a namespace swapped live to
   dm-flakey; G4's integrity load on the client's multipath head reads them as a real site would
   see a failing array, through nvmet, the fabric and the host's retries.
@@ -29,7 +28,7 @@ from typing import Any
 import pytest
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
 from labkvgate import INVENTORY, on_array, set_up
-from test_lab_g1 import NQN, PORT2, port_ctrl_state, wait_port
+from test_lab_g1 import NQN, PORT2, wait_port
 
 from kvgate.base.criteria import Inputs, Judgement, Verdict
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
@@ -39,7 +38,7 @@ from kvgate.orchestration.g4 import health, integrity
 from kvgate.orchestration.g4.outcome import SoakResult
 from kvgate.orchestration.g4.plan import criteria, g4_check
 from kvgate.probes import agentctl
-from kvgate.probes.scratch import checked, remove
+from kvgate.probes.scratch import checked
 from kvgate.transport import connect
 from lab import labctl, qemu
 from lab.guests import ARRAY, links
@@ -128,72 +127,6 @@ def test_an_nvmeof_path_down_and_back_is_counted_and_judged_by_the_profile(lab: 
     assert health.judged(snaps.taken, log)[0]["paths"] >= 2  # down, then back
     assert set(snaps.taken[0]["paths"].values()) == set(snaps.taken[-1]["paths"].values())  # back as it was
     assert kernel.verdict is Verdict.FAIL  # the kernel logged the path's loss and its reconnection
-
-
-PORT1 = PORT2.replace("/ports/2/", "/ports/1/")
-
-
-def cycles_until(ex: Any, job: agentctl.RemoteJob, offset: int, n: int, seconds: float = 180) -> int:
-    """Poll the integrity job until ``n`` more cycles completed; its new offset."""
-    deadline, seen = time.monotonic() + seconds, 0
-    while seen < n:
-        assert time.monotonic() < deadline, f"{seen} of {n} integrity cycles in {seconds:.0f} s"
-        done, offset = cycles_seen(ex, job, offset)
-        seen += done
-        time.sleep(1)
-    return offset
-
-
-def test_the_soaks_storage_load_runs_through_its_optimized_path_down_and_back_and_loses_nothing(
-    lab: dict[str, object],
-) -> None:
-    """Port 1 carries the candidate's (namespace 1's) only ANA-optimized path: the array stops serving
-    it, the client's multipath head fails over to the non-optimized path, and G4's integrity load on
-    the candidate volume runs on, every byte read back intact; the flap is counted by the health
-    snapshots and the kernel log, and judged by the profile (smoke allows no path change)."""
-    inv = load_config(INVENTORY).inventory.inventory
-    ex = connect("lab-client", inv.hosts["lab-client"])
-    soak_dir, vol = "/var/tmp/kvgate-flap-soak", inv.volumes["array"]
-    target = checked(ex, vol, f"{vol.path}/kvgate-g4/lab-client-flap/tiny/integrity")
-    try:
-        with snapshots("lab-client") as snaps:
-            ex.run("rm -rf %s && mkdir -p %s", soak_dir, soak_dir, check=True)
-            spec = integrity.spec(SMOKE, soak_state_dir=soak_dir, duration_s=600) | SMALL
-            t0 = time.time()
-            snaps.take()
-            job = integrity.start(ex, target, spec, python="python3")
-            offset = cycles_until(ex, job, 0, 1)  # a clean cycle first
-            on_array(f"rm {PORT1}")
-            try:
-                wait_port(1, live=False)
-                snaps.take()
-                offset = cycles_until(ex, job, offset, 2)  # on the non-optimized path alone
-                during = port_ctrl_state(1)
-            finally:
-                on_array(f"[ -e {PORT1} ] || ln -s /sys/kernel/config/nvmet/subsystems/{NQN} {PORT1}")
-                wait_port(1, live=True)
-            cycles_until(ex, job, offset, 1)
-            snaps.take()
-            ex.run("echo 0 > %s/exit_code", soak_dir, check=True)  # the soak ended: the load stops
-            followed = integrity.follow(ex, job, timeout_s=300, poll_s=1)
-            checks, log = snaps.judged()
-    finally:
-        remove(ex, target, parents=3)
-        ex.run("rm -rf %s", soak_dir)
-        ex.close()
-    windows = [{"index": 0, "start_unix_s": t0, "end_unix_s": time.time() + 60}]
-    fig = integrity.figures(followed, windows, volume="array", share=32 << 20)
-    paths = checks["paths"]
-    print(
-        f"\npath flap under load: {fig['cycles']} integrity cycles, {len(fig['failures'])} failures, "
-        f"port 1 {during} meanwhile; {paths.verdict.name}: {paths.condition}; "
-        f"kernel log {checks['kernel-log'].verdict.name}"
-    )
-    assert during != "live"  # the cycles above ran while the optimized path was down
-    assert fig["failures"] == [], fig["failures"]  # nothing lost: every byte read back intact
-    assert fig["cycles"] >= 4
-    assert paths.verdict is Verdict.FAIL  # the profile's rule: smoke allows no path change
-    assert health.judged(snaps.taken, log)[0]["paths"] >= 2  # down, then back
 
 
 # I/O errors under the NVMe-oF head: on the array, a loop file under a device-mapper device (linear

@@ -5,6 +5,8 @@ from pathlib import Path
 from kvgate.configuration.engine_profile import load_profile
 from kvgate.orchestration.g4.plan import skip_reason
 from kvgate.probes.agent.soak import load_numbers
+from kvgate.probes.agent.soak_sample import engine_memory_kib
+from kvgate.probes.evidence import cgroup_pids
 from kvgate.probes.loadgen.record import RequestRecord
 
 PROFILES = Path(__file__).parents[2] / "workloads" / "engines"
@@ -43,3 +45,16 @@ def test_empty_responses_are_judged_only_where_the_engine_can_be_asked_for_max_t
     assert skip_reason("empty-responses", llama) is None
     no_way = llama.model_copy(update={"fixed_output": None})
     assert "end of sequence" in (skip_reason("empty-responses", no_way) or "")
+
+
+def test_a_container_engine_is_sampled_by_its_cgroup_not_the_runtime_clients_group(tmp_path: Path) -> None:
+    """`podman run` attached is the engine's process group; the engine runs in the container's cgroup."""
+    proc, cgroups = tmp_path / "proc", tmp_path / "cgroup"
+    (proc / "4242").mkdir(parents=True)
+    (proc / "4242" / "cgroup").write_text("0::/machine.slice/libpod-abc.scope/container\n")
+    group = cgroups / "machine.slice/libpod-abc.scope/container"
+    group.mkdir(parents=True)
+    (group / "cgroup.procs").write_text("4250\n4242\n")
+    assert cgroup_pids(4242, proc_root=str(proc), cgroup_root=str(cgroups)) == [4242, 4250]
+    gone = engine_memory_kib({"container_pid": 99999999}, [])  # stopped: nothing of it left in memory
+    assert gone == {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0}

@@ -103,6 +103,21 @@ def test_a_model_load_naming_a_missing_engine_profile_is_refused(tmp_path: Path)
     assert "vllm-ascend" in err.value.expected
 
 
+def test_an_inventory_picks_its_g4_profile_by_name_and_a_missing_one_is_refused(tmp_path: Path) -> None:
+    data = yaml.safe_load(LOCAL.read_text())
+    path = tmp_path / "local.yaml"
+    path.write_text(yaml.safe_dump(data | {"g4_profile": "lab"}))
+    lab = load_config(path)
+    assert (lab.g3.name, lab.g4.name) == ("smoke", "lab")  # only G4's: the other gates keep the scale's
+    assert lab.files()["g4"] == profile_path("g4", "lab")
+    path.write_text(yaml.safe_dump(data | {"g4_profile": "labb"}))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert (err.value.path, err.value.field) == (str(path), "g4_profile")
+    assert "no G4 profile 'labb'" in err.value.expected
+    assert "lab, smoke" in err.value.expected
+
+
 def test_the_run_record_keeps_every_configuration_file_by_hash() -> None:
     recorded = load_config(LOCAL).recorded()
     files = recorded["files"]

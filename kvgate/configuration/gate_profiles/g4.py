@@ -1,4 +1,5 @@
-"""The G4 gate profile (``workloads/g4/<scale>.yaml``): how long, what load, and the soak's limits.
+"""The G4 gate profile (``workloads/g4/<scale>.yaml``, or the inventory's ``g4_profile``): how long,
+what load, and the soak's limits.
 
 >>> p = load_g4_profile("full")
 >>> p.duration_s // 3600, p.limits.max_failed_requests
@@ -162,6 +163,6 @@ class G4Profile(Profile):
         )
 
 
-# by inventory scale ("smoke" or "full"), and from one file; errors name the file and the field
+# by name (the inventory's scale or g4_profile), from one file; errors name the file and the field
 load_g4_profile = functools.partial(load_gate_profile, "g4", model=G4Profile)
 read_g4_profile = functools.partial(read_gate_profile, model=G4Profile)

@@ -453,6 +453,9 @@ class Inventory(Frozen):
     volumes: dict[Name, Volume] = Field(default_factory=dict)
     engines: dict[Name, EngineDeployment] = Field(default_factory=dict)  # G3 engine deployments
     model_loads: dict[Name, ModelLoad] = Field(default_factory=dict)  # G3 R9 service loads
+    # G4's profile (workloads/g4/<name>.yaml) when the scale's does not fit the lab: the QEMU lab's
+    # TCG guests serve a prompt token a second, so a smoke soak's 512-token prompts never finish
+    g4_profile: ProfileName | None = None
     # hosts probed at once (default: all of them); a site whose control node or bastion cannot hold
     # that many SSH sessions sets a limit
     max_parallel_hosts: int | None = Field(default=None, ge=1, le=10_000)

@@ -161,7 +161,7 @@ def deployment_setup(
         model=describe_model(dep, tier.kind),
     )
     python = engine_python(h, dep)
-    check_engine_installed(ex, python, tier.kind)
+    check_engine_installed(ex, python, tier)
     model, bpt = stage_model(ex, h, dep, tier.kind, python)
     vol = inv.volumes[dep.volume]
     run = run_directory(vol, gate="g3", host=host, run=store.path.name)

@@ -119,7 +119,7 @@ class SoakRun:
 
     # -- start ----------------------------------------------------------------------------------
     def _start(self) -> G4Job:
-        check_engine_installed(self.ex, self.python, self.tier.kind)
+        check_engine_installed(self.ex, self.python, self.tier)
         model, _ = stage_model(self.ex, self.inv.hosts[self.host], self.dep, self.tier.kind, self.python)
         vol = self.inv.volumes[self.dep.volume]
         run = run_directory(vol, gate="g4", host=self.host, run=self.store.path.name)
@@ -231,12 +231,13 @@ class SoakRun:
         )
 
     def _sampled(self, eng: EngineService) -> dict[str, Any]:
-        """What the soak samples of one engine: its process group, tier directory, hit counter."""
+        """What the soak samples of one engine: its process group (and container), tier directory, hits."""
         cache = self.tier.cache
         kv_dir = eng.kv_dir_path() if cache is not None else None
         metrics = eng.url(self.tier.metrics.path) if self.tier.metrics else None
         return {
             "pgid": eng.pid,
+            "container_pid": eng.evidence_target[0] if eng.container_name is not None else None,
             "cache_dir": kv_dir,
             "metrics_url": metrics,
             "hit_counter": self.tier.hit_counter,

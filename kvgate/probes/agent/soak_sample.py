@@ -3,7 +3,8 @@
 All of it comes from the kernel and the engine itself, read on the host:
 
 - the engine's memory: VmRSS and RssAnon summed over every process of its
-  process group (vLLM's EngineCore is a child; LMCache #3767 grew RssAnon);
+  process group (vLLM's EngineCore is a child; LMCache #3767 grew RssAnon), or, in a
+  container, whose processes are not in the runtime client's group, over its cgroup's;
 - the KV tier's directory size in apparent bytes, against its configured cap
   (LMCache #1454, #4725: unbounded disk growth);
 - the read and write bytes of the devices carrying the candidate volume (kvgate.probes.evidence);
@@ -27,7 +28,7 @@ import re
 import urllib.request
 from typing import Any
 
-from kvgate.probes.evidence import device_bytes
+from kvgate.probes.evidence import EngineGone, cgroup_pids, device_bytes
 
 RANK_LABELS = ("tp_rank", "pp_rank", "attn_tp_rank")  # as kvgate.probes.engines.metrics (not shippable here)
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
@@ -63,6 +64,16 @@ def group_memory_kib(pids: list[int]) -> dict[str, int]:
         rss += int(fields.get("VmRSS", "0 kB").split()[0])
         anon += int(fields.get("RssAnon", "0 kB").split()[0])
     return {"rss_kib": rss, "rss_anon_kib": anon, "processes": seen}
+
+
+def engine_memory_kib(eng: dict[str, Any], pids: list[int]) -> dict[str, int]:
+    """One engine's memory: over its container's processes when it runs in one, else its group's."""
+    if eng.get("container_pid") is None:
+        return group_memory_kib(pids)
+    try:
+        return group_memory_kib(cgroup_pids(eng["container_pid"]))
+    except EngineGone:  # stopped: nothing of it is left in memory
+        return group_memory_kib([])
 
 
 def dir_bytes(path: str | None) -> int | None:
@@ -120,14 +131,15 @@ def scrape_counter(url: str | None, selector: str | None, timeout_s: float = 10.
 def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict[str, Any]:
     """One sample of everything the soak trends, summed over the engines, named with units.
 
-    Each engine is ``{"pgid", "cache_dir", "metrics_url", "hit_counter"}`` (None where it has none).
+    Each engine is ``{"pgid", "container_pid", "cache_dir", "metrics_url", "hit_counter"}`` (None where
+    it has none; ``container_pid``: the container's init, for an engine in a container).
     """
     out: dict[str, Any] = {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0, "engines_alive": 0}
     caches, hits, errors = [], [], []
     for eng in engines:
         pids = group_pids(eng["pgid"])
         out["engines_alive"] += bool(pids)
-        for key, value in group_memory_kib(pids).items():
+        for key, value in engine_memory_kib(eng, pids).items():
             out[key] += value
         caches.append(dir_bytes(eng.get("cache_dir")))
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kvgate.base.errors import LabError
 from kvgate.base.safefile import own_directory
-from kvgate.configuration.engine_profile import EngineKind
+from kvgate.configuration.engine_profile import EngineKind, EngineProfile
 from kvgate.configuration.inventory import EngineDeployment, Host
 from kvgate.probes import agentctl
 from kvgate.probes.engines import tinyhf
@@ -92,8 +92,12 @@ def _put_model(ex: Executor, local: Path) -> str:
     return remote
 
 
-def check_engine_installed(ex: Executor, python: str, kind: EngineKind) -> None:
-    """The engine's Python package must import on the host (a clear ERROR instead of a crash log)."""
+def check_engine_installed(ex: Executor, python: str, profile: EngineProfile) -> None:
+    """The engine's Python package must import on the host (a clear ERROR instead of a crash log).
+    A container's engine is in its image, not on the host: its start says when it cannot run."""
+    if profile.container is not None:
+        return
+    kind = profile.kind
     module = {EngineKind.LLAMA_CPP: "llama_cpp", EngineKind.VLLM: "vllm", EngineKind.SGLANG: "sglang"}[kind]
     res = ex.run("%s -c %s", python, f"import {module}", timeout_s=120)
     if not res.ok:

@@ -30,13 +30,16 @@ from __future__ import annotations
 from kvgate.probes.evidence.blockdev import Resolved, resolve
 from kvgate.probes.evidence.cli import main
 from kvgate.probes.evidence.counters import device_bytes, drop_caches
+from kvgate.probes.evidence.engines import EngineGone, cgroup_pids
 from kvgate.probes.evidence.probe import DEFAULT_MIB
 from kvgate.probes.evidence.window import Counts, cold_reason, snapshot
 
 __all__ = [
     "DEFAULT_MIB",
     "Counts",
+    "EngineGone",
     "Resolved",
+    "cgroup_pids",
     "cold_reason",
     "device_bytes",
     "drop_caches",

@@ -119,6 +119,19 @@ def cgroup_path(pid: int, *, proc_root: str = "/proc") -> str:
     raise EngineGone(f"process {pid} is in no cgroup v2 (no 0:: line in /proc/{pid}/cgroup)")
 
 
+def cgroup_pids(pid: int, *, proc_root: str = "/proc", cgroup_root: str | None = None) -> list[int]:
+    """Every process of ``pid``'s cgroup v2 (``cgroup.procs``): a container's, from its init."""
+    root = cgroup_root or cgroup2_root(proc_root=proc_root)
+    if root is None:
+        raise EngineGone("no cgroup v2 on this host: a container's processes cannot be found")
+    where = os.path.join(root, cgroup_path(pid, proc_root=proc_root).lstrip("/"), "cgroup.procs")
+    try:
+        with open(where) as f:
+            return sorted(int(line) for line in f if line.strip())
+    except OSError:  # the container ended meanwhile
+        raise EngineGone(f"the cgroup of process {pid} is gone") from None
+
+
 def engine_reads(
     leader: int,
     scope: str,
@@ -156,8 +169,7 @@ def engine_reads(
         return reads
     with open(os.path.join(where, "io.stat")) as f:
         per_device = parse_io_stat(f.read())
-    with open(os.path.join(where, "cgroup.procs")) as f:
-        count = sum(1 for line in f if line.strip())
+    count = len(cgroup_pids(leader, proc_root=proc_root, cgroup_root=root))
     reads = {
         "read_bytes": sum(per_device.values()),
         "processes": count,
