@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from kvgate.base.units import MB
 from kvgate.record import (
@@ -20,6 +20,7 @@ from kvgate.record import (
     HealthFigures,
     IntegrityFailure,
     IntegrityFigures,
+    KernelLine,
     Section,
 )
 from kvgate.report.numbers import cell
@@ -267,16 +268,40 @@ def absent(skipped: Mapping[str, str]) -> str:
     return "; ".join(said) or "—"
 
 
+def kernel_rows(where: str, lines: Sequence[KernelLine]) -> list[list[str]]:
+    """One row per form of kernel line: lines that differ only in their numbers (a reconnect loop's
+    attempts) are counted on the first one's row, with the last one's time, window and text.
+
+    >>> from kvgate.record.gate_rows import KernelLine as L
+    >>> rows = kernel_rows("h/d", [L(time_unix_s=0, kind="NVMe", line="n0: try 1", window=2),
+    ...     L(time_unix_s=1, kind="NVMe", line="nvme0: recovered", window=2),
+    ...     L(time_unix_s=60, kind="NVMe", line="n0: try 30", window=3)])
+    >>> [(r[1][11:], r[2], r[4]) for r in rows]  # doctest: +NORMALIZE_WHITESPACE
+    [('00:00:00 – 1970-01-01 00:01:00', '2–3', 'n0: try 1 (2 lines of this form; the last: n0: try 30)'),
+     ('00:00:01', '2', 'nvme0: recovered')]
+    """
+    forms: dict[tuple[str, str], list[KernelLine]] = {}
+    for x in lines:
+        forms.setdefault((x.kind, re.sub(r"\d+", "#", x.line)), []).append(x)
+    rows = []
+    for same in forms.values():
+        first, last = same[0], same[-1]
+        windows = "–".join(dict.fromkeys("—" if x.window is None else str(x.window) for x in (first, last)))
+        when, line = utc(first.time_unix_s), first.line
+        if len(same) > 1:
+            when += f" – {utc(last.time_unix_s)}"
+            the_last = "" if last.line == first.line else f"; the last: {last.line}"
+            line += f" ({len(same)} lines of this form{the_last})"
+        rows.append([where, when, windows, first.kind, line])
+    return rows
+
+
 def health_sections(stored: list[tuple[str, G4Row]]) -> list[Section]:
     """Each deployment's snapshots and kernel log, and every kernel line beside its window."""
     rows = [(k, r.health) for k, r in stored]
     if not rows:
         return []
-    lines = [
-        [k, utc(x.time_unix_s), "—" if x.window is None else str(x.window), x.kind, x.line]
-        for k, h in rows
-        for x in h.kernel_lines
-    ]
+    lines = [row for k, h in rows for row in kernel_rows(k, h.kernel_lines)]
     return [
         table(
             "G4 device health and kernel log",
@@ -288,7 +313,8 @@ def health_sections(stored: list[tuple[str, G4Row]]) -> list[Section]:
             "G4 kernel log lines during the soak",
             KERNEL_COLUMNS,
             lines or [["—", "", "", "", "none of a storage, fabric or memory kind"]],
-            "Each line with its time and the soak window it fell in (—: between windows).",
+            "Each line with its time and the soak window it fell in (—: between windows); lines that "
+            "differ only in their numbers are one row, with how many there were and the last of them.",
         ),
     ]
 
