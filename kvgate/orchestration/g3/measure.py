@@ -28,7 +28,7 @@ from kvgate.orchestration.g3.evidence import shared_device_reason
 from kvgate.orchestration.g3.load_arms import WHOLE_MACHINE, LoadTrial, level_key, summarize_level
 from kvgate.orchestration.g3.load_arms import summaries as load_summaries
 from kvgate.orchestration.g3.plan import capacity_profiles, read_profiles
-from kvgate.orchestration.g3.prediction import StorageBound
+from kvgate.orchestration.g3.prediction import VOLUME_RESTORE_ARMS, StorageBound
 from kvgate.orchestration.g3.protocol import ArmsResult, ColdRestore, TierProbe
 from kvgate.orchestration.g3.serving import level_latency
 from kvgate.orchestration.g3.verdicts import (
@@ -234,17 +234,21 @@ def _shared_load(t: LoadTrial, bounds: ColdBounds) -> LoadTrial:
 
 def contradictions(result: DeploymentResult) -> list[Contradiction]:
     """Each restore whose device read far more than its engine: the two byte counts (medians) and why.
-    An arm whose engine read nothing is qualified in its evidence, but its bytes contradict nothing."""
+    An arm that restores nothing from a volume (DRAM, recompute) is qualified in its evidence, but its
+    bytes contradict no restore bandwidth."""
     return [
         _shared(f"{result.host}/{result.deployment}", arm, s, result.device or "its counters")
         for arm, s in result.arms.items()
-        if s.qualifications and s.engine_read_bytes_p50 and s.device_read_bytes_p50 is not None
+        if arm.split("@")[0] in VOLUME_RESTORE_ARMS
+        and s.qualifications
+        and s.engine_read_bytes_p50
+        and s.device_read_bytes_p50 is not None
     ]
 
 
 def _shared(where: str, arm: str, s: ArmFigures, device: str) -> Contradiction:
     engine, dev = s.engine_read_bytes_p50 or 0.0, s.device_read_bytes_p50 or 0.0
-    first_why = s.qualifications[0].split(": ", 1)[1]  # "it read 10.6 GB while the engine read …"
+    first_why = s.qualifications[0].split(": ", 2)[2].removeprefix("it ")  # "read 10.6 GB while the …"
     median = f"median of {s.trials} loads"
     return Contradiction(
         where=where,
@@ -258,9 +262,8 @@ def _shared(where: str, arm: str, s: ArmFigures, device: str) -> Contradiction:
             source=f"{arm} device",
         ),
         meaning=(
-            f"In {len(s.qualifications)} of {s.trials} loads the device read far more than the engine (the "
-            f"first such load: {first_why}): another reader shared the device. The engine's bytes hold: the "
-            "restore bandwidth is its bytes over its time; the device's are not this arm's alone"
+            f"In {len(s.qualifications)} of {s.trials} loads another reader shared the device (the first: "
+            f"the device {first_why}). The engine's bytes hold: the restore bandwidth is its bytes over its time"
         ),
     )
 

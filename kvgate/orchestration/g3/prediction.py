@@ -58,6 +58,8 @@ RESTORE_ARMS = (
     "candidate-volume",
     "candidate-volume-whole",
 )
+# every arm whose engine restores its state from a volume: a restore bandwidth is its figure
+VOLUME_RESTORE_ARMS = (*RESTORE_ARMS, "baseline-volume", "baseline-volume-whole")
 
 
 def too_fast(needed_bytes: float, seconds: float, *, best_bytes_per_s: float) -> str | None:
