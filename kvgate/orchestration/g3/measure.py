@@ -262,8 +262,9 @@ def _shared(where: str, arm: str, s: ArmFigures, device: str) -> Contradiction:
             source=f"{arm} device",
         ),
         meaning=(
-            f"In {len(s.qualifications)} of {s.trials} loads another reader shared the device (the first: the "
-            f"device {first_why}). The engine's bytes hold: the restore bandwidth is its bytes over its time"
+            f"In {len(s.qualifications)} of {s.trials} loads another reader shared the device (the first: "
+            f"the device {first_why}). The engine's bytes hold: the restore bandwidth is its bytes over "
+            "its time"
         ),
     )
 
