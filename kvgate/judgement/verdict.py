@@ -16,6 +16,8 @@ judged against a specification, reads "BASELINE RECORDED".
 'PASS — limited coverage: 1 of 2 references'
 >>> gate_outcome([Judged(Verdict.PASS, "engines-up"), judged[1]], ["R2-a", "R2-b"]).text
 'NO REFERENCE JUDGED — limited coverage: 0 of 2 references'
+>>> gate_outcome([Judged(Verdict.PASS)], g3_reach=Coverage(("R2-a",), {"R2-a": "no arms"})).text
+'READY WITH GAPS — G3 can judge 0 of 1 references'
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ JUDGED = (Verdict.PASS, Verdict.FAIL, Verdict.WAIVED)
 BASELINE_RECORDED = "BASELINE RECORDED"
 NO_REFERENCE_JUDGED = "NO REFERENCE JUDGED"  # a passing gate that judged none of the references it binds
 SHORT_SOAK = "SHORT SOAK"  # a passing G4 whose soak was too short to judge any drift
+READY_WITH_GAPS = "READY WITH GAPS"  # a passing preflight whose inventory keeps G3 from judging a reference
 
 
 def gate_verdict(verdicts: Iterable[Verdict | None]) -> Verdict:
@@ -103,6 +106,7 @@ class GateVerdict:
     coverage: Coverage = Coverage()
     baseline_only: bool = False  # every figure recorded as a baseline, none judged against a threshold
     short_soak: str = ""  # G4: why its soak was too short to judge drift (its profile's own words)
+    g3_reach: Coverage | None = None  # preflight: which of G3's references this inventory lets G3 judge
 
     @property
     def gate_ok(self) -> bool:
@@ -113,20 +117,26 @@ class GateVerdict:
     def label(self) -> str:
         """The verdict's word: BASELINE RECORDED for a PASS that judged no figure, NO REFERENCE JUDGED
         for a PASS that judged none of the references it binds, SHORT SOAK for a passing G4 too short
-        to judge drift, else the verdict."""
+        to judge drift, READY WITH GAPS for a passing preflight of an inventory that keeps G3 from
+        judging some of its references, else the verdict."""
         if self.baseline_only:
             return BASELINE_RECORDED
         if self.verdict is Verdict.PASS and self.coverage.bound and not self.coverage.judged:
             return NO_REFERENCE_JUDGED
         if self.verdict is Verdict.PASS and self.short_soak:
             return SHORT_SOAK
+        if self.verdict is Verdict.PASS and self.g3_reach is not None and self.g3_reach.limited:
+            return READY_WITH_GAPS
         return self.verdict.value
 
     @property
     def text(self) -> str:
-        """'PASS — limited coverage: 1 of 12 references', 'BASELINE RECORDED', 'FAIL'."""
+        """'PASS — limited coverage: 1 of 12 references', 'BASELINE RECORDED', 'FAIL',
+        'READY WITH GAPS — G3 can judge 0 of 12 references'."""
         if self.coverage.limited:
             return f"{self.label} — limited coverage: {self.coverage.text}"
+        if self.label == READY_WITH_GAPS and self.g3_reach is not None:
+            return f"{self.label} — G3 can judge {self.g3_reach.text}"
         return self.label
 
     def __str__(self) -> str:
@@ -167,7 +177,13 @@ def reach(planned: Iterable[Check[Any]], bound: Iterable[str]) -> Coverage:
     return Coverage(refs, {r: why.get(r, none) for r in refs if r not in can})
 
 
-def gate_outcome(judged: Iterable[Judged], bound: Iterable[str] = (), *, short_soak: str = "") -> GateVerdict:
+def gate_outcome(
+    judged: Iterable[Judged],
+    bound: Iterable[str] = (),
+    *,
+    short_soak: str = "",
+    g3_reach: Coverage | None = None,
+) -> GateVerdict:
     """The gate's verdict (gate_verdict) with its coverage of the bound references.
 
     BASELINE RECORDED: a PASS of a gate that binds no reference and recorded figures as the
@@ -178,4 +194,5 @@ def gate_outcome(judged: Iterable[Judged], bound: Iterable[str] = (), *, short_s
     cover = coverage(given, bound)
     figures = [j for j in given if j.figure and j.verdict in JUDGED]
     recorded = bool(figures) and all(j.baseline for j in figures)
-    return GateVerdict(verdict, cover, verdict is Verdict.PASS and not cover.bound and recorded, short_soak)
+    baseline_only = verdict is Verdict.PASS and not cover.bound and recorded
+    return GateVerdict(verdict, cover, baseline_only, short_soak, g3_reach)

@@ -28,7 +28,7 @@ from kvgate.base.criteria import Verdict
 from kvgate.base.errors import StoreError
 from kvgate.base.safefile import append_line, make_dirs, write_file
 from kvgate.configuration.gate_profiles import G4Profile
-from kvgate.judgement import GateVerdict, Judged, gate_outcome, is_baseline, is_figure
+from kvgate.judgement import Coverage, GateVerdict, Judged, gate_outcome, is_baseline, is_figure
 from kvgate.record.run_files import Line, check_meta, parse_json, parse_lines, read_text
 from kvgate.record.schema import SCHEMA, ArtifactRecord, InventoryRef, JudgementRecord, RunRecord
 
@@ -265,7 +265,11 @@ def judged_outcome(
     judged = [judged_of(c) for c in checks] + [
         Judged(None, why="not evaluated: the run stopped") for _ in missing
     ]
-    return gate_outcome(judged, record.configuration.bound_references, short_soak=short_soak(record))
+    reach = record.g3_reach
+    g3 = None if reach is None else Coverage(tuple(reach.references), dict(reach.unjudged))
+    return gate_outcome(
+        judged, record.configuration.bound_references, short_soak=short_soak(record), g3_reach=g3
+    )
 
 
 def host_outcomes(

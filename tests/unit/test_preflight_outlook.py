@@ -9,7 +9,7 @@ from pathlib import Path
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gateconfig import load_config
 from kvgate.orchestration.gate_plans import record_g3_reach
-from kvgate.record import JudgementRecord, RunStore
+from kvgate.record import JudgementRecord, RunStore, outcome
 from kvgate.report import render
 
 
@@ -49,7 +49,10 @@ def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_j
     assert "kvgate PREFLIGHT readiness check — local" in page1
     assert "kvgate acceptance report" not in page1  # the page footer
     assert "PREFLIGHT acceptance report" not in page1
-    # the verdict box says it beside the PASS: a reader saw a green PASS over "G3 can judge 0 of 12"
-    assert "READINESS CHECK PASS G3 can judge 0 of 12 references" in page1
+    # a reader saw a green PASS over "G3 can judge 0 of 12": the word says the lab is ready with gaps
+    assert "READINESS CHECK READY WITH GAPS G3 can judge 0 of 12 references" in page1
+    assert outcome(RunStore.open(paths.html.parent))[0].text == (
+        "READY WITH GAPS — G3 can judge 0 of 12 references"
+    )
     assert "not comparable at this scale: at smoke scale the figure is not comparable" in page1
     assert "R9 DeepSeek-70B service load time against NFS (Ascend) (R9-load-time-deepseek-70b)" in page1
