@@ -31,8 +31,10 @@ PREDICTION_NOTE = (
     "the volume's expect: promise), the recompute from this run's own recompute arm (its prefill rate, "
     "one prompt at a time: that one-prompt figure is the rate's source, not a prediction of it), the "
     "median request served in arrival order. Storage floor: no restore of "
-    "the load can finish sooner; a restore faster than G2's best read (+25 %) is INVALID. — : not "
-    "predicted (no figure) or not measured (no such arm on this engine)."
+    "the load can finish sooner; a restore faster than G2's best read (+25 %) is INVALID. The planner "
+    "counts the storage's reads and the queue, not the engine's own work around them (loading the state "
+    "into its cache, scheduling): a restore measured at several times its prediction spent most of its "
+    "time outside the storage. — : not predicted (no figure) or not measured (no such arm on this engine)."
 )
 SERVING_COLUMNS = [
     "host/engine",
@@ -82,7 +84,7 @@ def prediction_cells(where: str, predictions: list[PredictionRow]) -> Cells:
             where,
             "one prompt" if p.concurrency == 1 else f"conc {p.concurrency}",
             str(p.prompt_tokens),
-            " / ".join(cell(v) for v in p.restore_ttft_s),
+            against_prediction(p.restore_ttft_s),
             recompute_cell(p),
             cell(p.storage_floor_s),
             cell(p.tier_bytes / 1e9),
@@ -91,12 +93,25 @@ def prediction_cells(where: str, predictions: list[PredictionRow]) -> Cells:
     ]
 
 
+def against_prediction(pair: list[float | None]) -> str:
+    """``predicted / measured``, and how far the measurement landed from the prediction.
+
+    >>> against_prediction([0.101, 0.239])
+    '0.101 / 0.239 (2.4× the prediction)'
+    >>> against_prediction([None, 0.239])
+    '— / 0.239'
+    """
+    said = " / ".join(cell(v) for v in pair)
+    predicted, measured = pair
+    return f"{said} ({measured / predicted:.2g}× the prediction)" if predicted and measured else said
+
+
 def recompute_cell(p: PredictionRow) -> str:
     """``predicted / measured``; one prompt's recompute is the measurement the rate comes from, not a
     prediction of it (a reader took '21.2 / 21.2' for a prediction that held)."""
     if p.concurrency == 1:
         return f"{cell(p.recompute_ttft_s[1])} (the rate's source)"
-    return " / ".join(cell(v) for v in p.recompute_ttft_s)
+    return against_prediction(p.recompute_ttft_s)
 
 
 def pair(client: Mapping[str, float], engine: Mapping[str, float], key: str) -> str:
