@@ -113,7 +113,8 @@ def test_predicted_stands_beside_measured_for_every_g3_workload() -> None:
     assert row[3] == f"{2048 * BPT / 1.5e9:.3g} / 0.2 (3.1× the prediction)"  # the miss said beside it
     assert row[4] == "2 (the rate's source)"  # not "2.0 / 2.0": a calibration, not a prediction that held
     slow = [p | {"concurrency": 8, "recompute_ttft_s": [56_900.0, 1_355.2]}]  # a full-scale recompute, in s
-    assert prediction_cells("h/tiny", stored(slow))[0][4] == "56,900 / 1,355"  # before: 5.69e+04 / 1.36e+03
+    # before: 5.69e+04 / 1.36e+03
+    assert prediction_cells("h/tiny", stored(slow))[0][4] == "56,900 / 1,355 (0.024× the prediction)"
 
 
 def test_bound_from_a_results_root_without_g2_is_assumed_and_holds_nothing(tmp_path: Path) -> None:
