@@ -51,7 +51,7 @@ def profile_lines(view: RunView) -> list[tuple[str, str]]:
     if view.gate == "g2":
         prof = view.record.configuration.gate_profile
         if isinstance(prof, MatrixProfile):
-            out.append(("fio matrix", fio_matrix(prof) + cv_overrides(view)))
+            out.append(("fio matrix", fio_matrix(prof, reached=swept_to(view)) + cv_overrides(view)))
         if ran := view.record.configuration.workload_models:
             out.append(("Workloads", workloads(ran)))
         measured = sorted(view.record.g2_rows)
@@ -213,8 +213,15 @@ def relaxed_bounds(view: RunView) -> list[str]:
     ]
 
 
-def fio_matrix(prof: MatrixProfile) -> str:
-    """'seqread-1m (read, bs 1m, 1 × QD 8), …; 2 repeats, CV ≤ 50 %; sweep …; 3 s runs on 32m files'."""
+def swept_to(view: RunView) -> int | None:
+    """The most I/Os in flight (jobs × depth) any stored sweep cell of the run reached."""
+    reached = [int(p[-2]) for row in view.record.g2_rows.values() for p in row.sweep]
+    return max(reached) if reached else None
+
+
+def fio_matrix(prof: MatrixProfile, *, reached: int | None = None) -> str:
+    """'seqread-1m (read, bs 1m, 1 × QD 8), …; 2 repeats, CV ≤ 50 %; sweep …; 3 s runs on 32m files';
+    ``reached``: where the sweep was carried on past its cells (the readers' I/Os in flight)."""
     jobs = [f"{name} ({j.rw}, bs {j.bs}, {j.numjobs} × QD {j.iodepth})" for name, j in prof.jobs.items()]
     text = f"{', '.join(jobs) or 'no fixed jobs'}; {prof.repeats} repeats, CV ≤ {human(prof.max_cv, 'ratio')}"
     if prof.sweep is not None:
@@ -222,6 +229,12 @@ def fio_matrix(prof: MatrixProfile) -> str:
         cells = len(axes[0]) * len(axes[1]) * len(axes[2])
         shown = " × ".join("/".join(map(str, a)) for a in axes)
         text += f"; sweep bs × jobs × QD {shown} ({cells} cells)"
+        most = max(prof.sweep.numjobs) * max(prof.sweep.iodepth)
+        if reached is not None and reached > most:
+            text += (
+                f", carried on along the readers' block size to {reached} I/Os in flight to cover the "
+                f"busiest of G2's own readers (its cells alone reach {most})"
+            )
     d = prof.defaults
     direct = "O_DIRECT" if d.direct else "buffered"
     return f"{text}; {d.runtime_s} s runs on {d.size} files, {direct}, {d.ioengine}"

@@ -73,7 +73,9 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     meta = {
         "planned": [],
         "configuration": {"gate_profile": fio},  # as kvgate.orchestration.g2.fixtures records it
-        "g2_rows": {"gpu-1/scratch": {"measurements": {}, "knee": None, "ceiling": None, "sweep": []}},
+        "g2_rows": {  # a reader saw the knee at 64 I/Os in flight under a matrix of 16 at most
+            "gpu-1/scratch": {"measurements": {}, "knee": None, "ceiling": None, "sweep": [["4m", 64, 6e9]]}
+        },
         "volumes": {
             "scratch": {"kind": "candidate", "description": "a throttled loop device", "max_cv": 1.0}
         },
@@ -83,7 +85,11 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     lines = scope(store.path)
     assert lines["Profile"] == "smoke: proves the pipeline end to end, not the storage's performance"
     assert "seqread-1m (read, bs 1m, 1 × QD 8)" in lines["fio matrix"]
-    assert "2 repeats, CV ≤ 50 %; sweep bs × jobs × QD 1m/4m/8m × 1/2 × 1/8 (12 cells)" in lines["fio matrix"]
+    assert (
+        "2 repeats, CV ≤ 50 %; sweep bs × jobs × QD 1m/4m/8m × 1/2 × 1/8 (12 cells), carried on along the "
+        "readers' block size to 64 I/Os in flight to cover the busiest of G2's own readers (its cells alone "
+        "reach 16)" in lines["fio matrix"]
+    )
     assert lines["fio matrix"].endswith(
         "3 s runs on 32m files, O_DIRECT, libaio; the inventory holds scratch to CV ≤ 100 %"
     )  # the volume's own bound, not only the profile's 50 %
