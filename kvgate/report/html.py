@@ -94,8 +94,10 @@ def human_bytes(value: object) -> str:
 
 
 def rules_held(rows: Iterable[Any]) -> list[tuple[str, str]]:
-    """Each rule of a family's pass rows with what it holds, once: '≥ 1×' means nothing without it."""
-    return list(dict.fromkeys((p.row.rule, p.row.source) for p in rows if p.row.rule and p.row.source))
+    """Each rule of a family's pass rows (or of check rows) with what it holds, once: '≥ 1×' or a bare
+    'PF-ENG-1' means nothing without it."""
+    checks = [getattr(p, "row", p) for p in rows]
+    return list(dict.fromkeys((r.rule, r.source) for r in checks if r.rule and r.source))
 
 
 # the template filters, each registered under its own name ("{{ row.label|verdict_class }}")

@@ -12,6 +12,7 @@ Usage::
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -389,8 +390,22 @@ def expected_text(rec: JudgementRecord) -> str:
     if isinstance(rec.expected, bool) and rec.comparator == "==":  # not 'True = True'
         return f"must be {plain(rec.expected)}"
     if rec.comparator == "matches":
-        return f"{symbol(rec.comparator)} /{rec.expected}/{tol}"
+        return f"{pattern_text(str(rec.expected))}{tol}"
     return f"{symbol(rec.comparator)} {shown(rec.expected, rec.unit, rec.metric)}{tol}"
+
+
+def pattern_text(pattern: str) -> str:
+    """A regular expression in words where it is plain text: a signer does not read /^ready in /.
+
+    >>> [pattern_text(p) for p in ("^ready in ", "^KVGLAB-ARRAY$", "EPYC", "^6[.]1")]
+    ['begins with “ready in ”', 'is “KVGLAB-ARRAY”', 'contains “EPYC”', 'matches /^6[.]1/']
+    """
+    head, body, tail = pattern.startswith("^"), pattern.strip("^$"), pattern.endswith("$")
+    if not body or re.search(r"[.^$*+?{}\[\]\\|()]", body):
+        return f"matches /{pattern}/"
+    if head and tail:
+        return f"is “{body}”"
+    return f"begins with “{body}”" if head else f"ends with “{body}”" if tail else f"contains “{body}”"
 
 
 def measured_text(rec: JudgementRecord) -> str:
