@@ -7,6 +7,7 @@ g1/ g2/ g3/ g4/ preflight/  per gate: plan (what is checked, from the run's Gate
 verdict_rows.py    a verdict as G3 and G4 keep it for their report's verdict tables
 gate_plans.py      each gate's plan modules, by name (rejudge and the plugin plan from them); what
                    preflight records of G3's plan: the references this inventory lets G3 judge
+g4_reach.py        what preflight finds of G4: its plan's rulings and each host's health counters
 deployments.py     every engine deployment measured: hosts at once, in turn on a host
 plan/              the tiering planner (``kvgate plan``): what G3 should measure, from G2
 session.py         one gate run's state inside pytest

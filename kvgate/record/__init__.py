@@ -54,7 +54,14 @@ from kvgate.record.gate_rows import (
 from kvgate.record.launches import AgentJob, EngineLaunch, G4Job, SoakEngine
 from kvgate.record.manifest import Verification, check_seal, sign_manifest, verify_manifest, write_manifest
 from kvgate.record.run_files import MAX_RUN_FILE_BYTES, read_text
-from kvgate.record.schema import Forced, JudgementRecord, RunRecord, Section, measurements_to_record
+from kvgate.record.schema import (
+    Forced,
+    G4Reach,
+    JudgementRecord,
+    RunRecord,
+    Section,
+    measurements_to_record,
+)
 from kvgate.record.store import (
     RunStore,
     git_revision,
@@ -85,6 +92,7 @@ __all__ = [
     "G3StorageRow",
     "G3Stored",
     "G4Job",
+    "G4Reach",
     "G4Row",
     "HealthFigures",
     "IntegrityFailure",

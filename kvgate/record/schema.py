@@ -178,6 +178,14 @@ class Reach(_Record):
     ] = {}  # reference id → its verdict and why, if its figure lands far above the seed's
 
 
+class G4Reach(_Record):
+    """What G4 can judge of one deployment on one host, as preflight found it: G4's plan (drift on a
+    short soak, what the engine profile cannot show) and the health counters the host had."""
+
+    checks: int  # G4's checks of the deployment on the host
+    unjudged: dict[str, str] = {}  # check key → why G4 will not judge it here
+
+
 class RunRecord(_Record):
     """run.json: one gate run's provenance, configuration, status and the data of its tables."""
 
@@ -204,6 +212,7 @@ class RunRecord(_Record):
     reference_notes: list[str] = []  # where the published figures do not add up (kvgate references)
     rejudged: Rejudged | None = None
     g3_reach: Reach | None = None  # preflight: which of G3's references this inventory lets G3 judge
+    g4_reach: dict[str, G4Reach] = {}  # preflight, per host/deployment: which of G4's checks it can judge
     # the numbers the gate's report tables are laid out from (kvgate.report.gate_tables)
     g2_rows: dict[str, G2Row] = {}
     g3_rows: dict[str, G3Stored] = {}

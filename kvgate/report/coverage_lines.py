@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from kvgate.configuration.reference_schema import Reference
 from kvgate.judgement import Coverage
+from kvgate.report.g4_extra_tables import one_reason
 from kvgate.report.model import RunView
 
 
@@ -69,3 +70,31 @@ def g3_outlook(view: RunView) -> Outlook | None:
 
     far = tuple(f"{name(r)}: {found.far_above[r]}" for r in cover.judged if r in found.far_above)
     return Outlook(cover, grouped(cover, name), tuple(name(r) for r in cover.judged), far)
+
+
+@dataclass(frozen=True)
+class G4Outlook:
+    """Preflight: what G4 can judge on each engine host, from its plan and the host's counters."""
+
+    judged: int
+    checks: int
+    deployments: int
+    unjudged: tuple[tuple[str, str], ...]  # (reason, "host/deployment: key, key; …") by reason
+
+
+def g4_outlook(view: RunView) -> G4Outlook | None:
+    """What a preflight run found of G4's reach (kvgate.orchestration.g4.reach); None when it found none."""
+    found = view.record.g4_reach
+    if not found:
+        return None
+    by_reason: dict[str, dict[str, list[str]]] = {}
+    for where, r in sorted(found.items()):
+        for key, why in r.unjudged.items():
+            by_reason.setdefault(one_reason(why), {}).setdefault(where, []).append(key)
+    checks = sum(r.checks for r in found.values())
+    judged = checks - sum(len(r.unjudged) for r in found.values())
+    said = tuple(
+        (why, "; ".join(f"{where}: {', '.join(keys)}" for where, keys in places.items()))
+        for why, places in by_reason.items()
+    )
+    return G4Outlook(judged, checks, len(found), said)

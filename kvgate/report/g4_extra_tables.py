@@ -251,6 +251,11 @@ def health_cells(where: str, h: HealthFigures) -> list[str]:
     return [where, str(h.snapshots), first, last, f"{log} ({window})", skipped]
 
 
+def one_reason(why: str) -> str:
+    """A missing counter's reason, said once for every counter kind ('no cnp counter …' → 'no such …')."""
+    return re.sub(r"^no [\w-]+ counter ", "no such counter ", why)
+
+
 def absent(skipped: Mapping[str, str]) -> str:
     """The checks a host could not feed, grouped by why (one reason per counter kind ran past the cell).
 
@@ -260,7 +265,7 @@ def absent(skipped: Mapping[str, str]) -> str:
     """
     by_reason: dict[str, list[str]] = {}
     for check, why in sorted(skipped.items()):
-        by_reason.setdefault(re.sub(r"^no [\w-]+ counter ", "no such counter ", why), []).append(check)
+        by_reason.setdefault(one_reason(why), []).append(check)
     said = [
         f"{c[0]}: {skipped[c[0]]}" if len(c) == 1 else f"{', '.join(c)}: {why}"
         for why, c in by_reason.items()

@@ -20,7 +20,7 @@ from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.configuration.references import seed_position, show_bound
 from kvgate.judgement import is_baseline
 from kvgate.record import G2Row
-from kvgate.report.coverage_lines import Outlook, Unjudged, g3_outlook, unjudged
+from kvgate.report.coverage_lines import G4Outlook, Outlook, Unjudged, g3_outlook, g4_outlook, unjudged
 from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
 from kvgate.report.g3_tables import ARMS_TITLE
 from kvgate.report.model import CheckRow, RunView
@@ -117,6 +117,7 @@ class Summary:
     comparability: tuple[str, ...] = field(default=())
     unjudged: tuple[Unjudged, ...] = ()  # the bound references no check judged, by reason
     outlook: Outlook | None = None  # preflight: what G3 can judge with this inventory
+    g4_outlook: G4Outlook | None = None  # preflight: what G4 can judge on these hosts
     soak_seen: tuple[str, ...] = ()  # a short soak's trends, first window to last: shown, not judged
     soak_past: tuple[str, ...] = ()  # a short soak's fitted slopes past their limits: not judged either
     versus: tuple[str, ...] = ()  # G2: the candidate's figures beside the baseline's
@@ -668,6 +669,7 @@ def summarize(view: RunView) -> Summary:
         comparability=notes,
         unjudged=unjudged(view),
         outlook=g3_outlook(view),
+        g4_outlook=g4_outlook(view),
         soak_seen=seen_not_judged(view),
         soak_past=slopes_past_limits(view),
         versus=candidate_vs_baseline(view),

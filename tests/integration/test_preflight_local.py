@@ -118,5 +118,9 @@ def test_preflight_says_what_can_be_measured_and_why_not(tmp_path: Path) -> None
     reach = json.loads((run / "run.json").read_text())["g3_reach"]  # what G3 could judge here
     assert len(reach["references"]) == 12, shown
     assert set(reach["references"]) - set(reach["unjudged"]) == set(), reach  # smoke: none comparable
+    g4 = json.loads((run / "run.json").read_text())["g4_reach"]["here/tiny"]  # and what G4 could judge
+    assert g4["unjudged"]["paths"] == "no NVMe-oF controller: no multipath path to follow", g4
+    assert "coverage" not in g4["unjudged"], g4
     assert "readiness check" in (run / "report.html").read_text()
+    assert "G4 can judge " in (run / "report.html").read_text()
     assert list(disk.iterdir()) == [disk / "r9"]  # the probe's files and the engines' directories are gone

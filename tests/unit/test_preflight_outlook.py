@@ -8,9 +8,11 @@ from pathlib import Path
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.gateconfig import load_config
+from kvgate.orchestration.g4_reach import reach as g4_reach
 from kvgate.orchestration.gate_plans import record_g3_reach
 from kvgate.record import JudgementRecord, RunStore, outcome
 from kvgate.report import render
+from kvgate.transport import connect
 
 
 def preflight_run(root: Path) -> Path:
@@ -22,6 +24,12 @@ def preflight_run(root: Path) -> Path:
     store.record(rec)
     store.finish("complete")
     return store.path
+
+
+def pdftotext(pdf: Path) -> str:
+    return subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_preflight_records_what_g3s_plan_can_judge_with_this_inventory(tmp_path: Path) -> None:
@@ -56,3 +64,38 @@ def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_j
     )
     assert "not comparable at this scale: at smoke scale the figure is not comparable" in page1
     assert "R9 DeepSeek-70B service load time against NFS (Ascend) (R9-load-time-deepseek-70b)" in page1
+
+
+def test_preflight_says_what_g4_can_judge_on_this_host(tmp_path: Path) -> None:
+    """A reader saw preflight forecast G3 only, then G4 skip 30 of its 48 checks: the plan's rulings and
+    the health counters this machine has (no NVMe drive, no NIC loss counter, no NVMe-oF path) say so."""
+    config = load_config("inventory/local.yaml")
+    ex = connect("localhost", config.inventory.inventory.hosts["localhost"])
+    try:
+        found = g4_reach(ex, config, "localhost")  # G1's collectors, read on this machine now
+    finally:
+        ex.close()
+    assert set(found) == {"localhost/tiny-llama", "localhost/tiny-vllm"}
+    llama = found["localhost/tiny-llama"]
+    assert llama.unjudged["ttft-drift"].startswith("not judged at this soak length: 120 s")
+    assert "exposes no hit counter" in llama.unjudged["hit-retention"]
+    assert llama.unjudged["nvme-media-errors"].startswith("no NVMe drive to read")
+    assert llama.unjudged["paths"] == "no NVMe-oF controller: no multipath path to follow"
+    assert not {"coverage", "failed-requests", "canary", "integrity-reads", "kernel-log"} & set(
+        llama.unjudged
+    )
+
+    run = preflight_run(tmp_path)
+    RunStore.open(run).merge_meta(g4_reach={k: v.model_dump() for k, v in found.items()})
+    paths = render(run)
+    assert paths.pdf is not None
+    said = " ".join(pdftotext(paths.pdf).split())
+    checks = sum(r.checks for r in found.values())
+    judged = checks - sum(len(r.unjudged) for r in found.values())
+    assert f"G4 can judge {judged} of its {checks} checks of 2 deployments on these hosts" in said
+    assert "localhost/tiny-llama: memory-growth, throughput-retention, tier-growth, ttft-drift" in said
+    # one line for the NIC's four absent loss counters, as G4's own health table says them
+    assert (
+        "localhost/tiny-llama: nic-cnp, nic-discard, nic-out-of-buffer, nic-pause; localhost/tiny-vllm:"
+        in said
+    )

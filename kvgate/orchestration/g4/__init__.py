@@ -21,10 +21,12 @@ report_rows.py  what G4 keeps in run.json for its report (``g4_rows``): verdicts
 
 from __future__ import annotations
 
+from kvgate.orchestration.g4.health import gaps as health_gaps
 from kvgate.orchestration.g4.plan import plan
 from kvgate.orchestration.g4.stop import stop_soak
 
 __all__ = [
+    "health_gaps",
     "plan",
     "stop_soak",
 ]

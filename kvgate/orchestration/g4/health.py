@@ -131,6 +131,17 @@ def judged(snaps: list[dict[str, Any]], log: dict[str, Any]) -> tuple[dict[str, 
     return values, said
 
 
+def gaps(ex: Executor, *, host: str, sudo: bool) -> dict[str, str]:
+    """Why each health check would have nothing to judge on this host, from one snapshot taken now and
+    the last minute of its kernel log (what preflight forecasts of G4)."""
+    now = time.time()
+    log = kernel(ex, since=now - 60, until=now, sudo=sudo)
+    _, said = judged([snapshot(ex, host=host, sudo=sudo)], log)
+    if "error" in log:
+        said["kernel-log"] = f"the kernel log cannot be read: {log['error']}"
+    return said
+
+
 def _delta(first: dict[str, Any], last: dict[str, Any], drives: list[str], field: str) -> int | None:
     pairs = [(first["smart"][d].get(field), last["smart"][d].get(field)) for d in drives]
     known = [(a, b) for a, b in pairs if a is not None and b is not None]

@@ -18,6 +18,7 @@ from kvgate.base.errors import Interrupted, LabError
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import Inventory
 from kvgate.orchestration.g3 import launches, probe_deployment, start_each, start_model_load, storage_pairs
+from kvgate.orchestration.g4_reach import reach as g4_reach
 from kvgate.orchestration.preflight.nfs_reads import planned_reads, shortfall
 from kvgate.probes.engines import engine_python, read_pool_missing
 from kvgate.probes.evidence import DEFAULT_MIB
@@ -64,6 +65,14 @@ class Probe:
         for name in model_loads_of(self.inv, self.host):
             self.notify(f"model load {name}: start")
             found |= guarded(functools.partial(self.model_load_start, name), (f"model-load[{name}].start",))
+        if any(self.host in self.inv.engine_hosts(name) for name in self.inv.engines):
+            self.notify("G4: its plan here and the health counters this host has")
+            try:
+                found_g4 = g4_reach(self.ex, self.config, self.host)
+            except LabError as exc:  # the page says G4's reach was not found here; the checks stand
+                self.notify(f"G4's reach not found: {exc}")
+            else:
+                self.store.merge_meta(g4_reach={k: v.model_dump() for k, v in found_g4.items()})
         return found
 
     def basics(self) -> Found:
