@@ -46,7 +46,7 @@ WINDOW_COLUMNS = [
     "TTFT p50 s reuse / fresh",
     "engine RSS MiB",
     "tier MiB",
-    "device MiB read / written",
+    "device MiB read / written (the engines' reads)",
     "hit ratio",
     "canary",
 ]
@@ -98,6 +98,8 @@ def window_cells(where: str, w: Window, first: Window) -> list[str]:
     dev = "—"
     if w["device_read_bytes"] is not None:
         dev = f"{w['device_read_bytes'] / MiB:.1f} / {w['device_write_bytes'] / MiB:.1f}"
+        if isinstance(own := w.get("engine_read_bytes"), int | float):
+            dev += f" (engines read {own / MiB:.1f})"
     tier = "—" if w["cache_dir_bytes"] is None else f"{w['cache_dir_bytes'] / MiB:.1f}"
     canary = "computed" if w is first else _canary(w, first)
     kinds = f"{cell(w['reuse_ttft_p50_ms'], 1000)} / {cell(w['fresh_ttft_p50_ms'], 1000)}"
@@ -167,10 +169,18 @@ def busiest_window(windows: list[Window]) -> str:
             "Its first window's device I/O is the largest: the tier starts empty, so every shared "
             "document's state is written to it for the first time."
         )
+    busiest = next(w for w in windows if w["index"] == index)
+    own = busiest.get("engine_read_bytes")
+    engines = (
+        f" The engines themselves read {own / MiB:,.0f} MiB of its {busiest['device_read_bytes'] / MiB:,.0f} "
+        "MiB read: the rest was the integrity load's and other readers'."
+        if isinstance(own, int | float)
+        else ""
+    )
     return (
         f"The device moved the most in window {index} ({most / MiB:,.0f} MiB read and written; the first "
         f"window {moved[0][0] / MiB:,.0f} MiB): its counters count every reader and writer of the device, "
-        "the soak's and anything else on the host."
+        f"the soak's and anything else on the host.{engines}"
     )
 
 

@@ -96,6 +96,7 @@ def test_windows_of_mixed_load_a_steady_canary_and_the_engine_stopped_at_the_end
         assert w["rss_kib"] > 0
         assert (w["processes"], w["engines_alive"]) == (1, 1)
         assert w["cache_dir_bytes"] == 4096
+        assert w["engine_read_bytes"] >= 0  # its session's storage reads, beside the device's
         assert [c["text"] for c in w["canary"]] == [c["text"] for c in windows[0]["canary"]]
         assert len(w["canary"][0]["logprobs"]) == 4  # top-k with every canary token
     assert windows[1]["start_unix_s"] >= windows[0]["end_unix_s"] - 0.01  # windows follow each other

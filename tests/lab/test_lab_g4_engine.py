@@ -111,7 +111,8 @@ def test_an_engine_soaks_through_its_optimized_path_down_and_back_and_loses_noth
         f"{len(windows)} windows; exit {gate.returncode}; {json.dumps(verdicts)}\n"
         f"paths: {checks['paths']['condition']}\nkernel log: {checks['kernel-log']['condition']}\n"
         f"integrity: {checks['integrity-reads']['condition']}; engine memory (KiB) "
-        f"{[(w['rss_kib'], w['processes']) for w in windows]} for a {weights} B model"
+        f"{[(w['rss_kib'], w['processes']) for w in windows]} for a {weights} B model; engine reads (B) "
+        f"{[w['engine_read_bytes'] for w in windows]} of the device's {[w['device_read_bytes'] for w in windows]}"
     )
     assert during != "live"  # a window ran while the optimized path was down
     # the soak continued: every window pulled once, in order, past the flap; no request failed

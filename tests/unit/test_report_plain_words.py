@@ -20,7 +20,7 @@ from kvgate.configuration.gateconfig import in_memory
 from kvgate.orchestration.g3.plan import plan as g3_plan
 from kvgate.orchestration.g3.report_rows import rows as g3_rows
 from kvgate.orchestration.g4.report_rows import rows as g4_rows
-from kvgate.record import JudgementRecord, RunStore
+from kvgate.record import JudgementRecord, RunStore, Section
 from kvgate.report import render
 from kvgate.report.model import load_run
 from kvgate.report.summary import summarize
@@ -125,13 +125,30 @@ def test_the_seed_is_cited_as_an_article_not_by_its_file_name(tmp_path: Path) ->
 def test_g4s_windows_say_which_moved_the_device_most(tmp_path: Path, busiest: int, said: str) -> None:
     windows = [soak_window(i) for i in range(6)]
     windows[busiest]["device_read_bytes"] = 40 * MiB - windows[busiest]["device_write_bytes"]
+    soak = soak_windows(tmp_path, windows)
+    assert said in str(soak.data["note"])
+
+
+def soak_windows(tmp_path: Path, windows: list[dict[str, object]]) -> Section:
     r, checks = soaked(windows)
     store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
     store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
     store.merge_meta(g4_rows={"gpu-1/tiny": g4_rows(r, checks)})
     store.finish("complete")
     (soak,) = [s for s in load_run(store.path).sections if s.title == "G4 soak windows"]
-    assert said in str(soak.data["note"])
+    return soak
+
+
+def test_g4s_windows_say_what_the_engines_read_of_the_devices_reads(tmp_path: Path) -> None:
+    """A reader saw the device's reads jump 17× in one window with nothing to say whose they were."""
+    windows = [soak_window(i) | {"engine_read_bytes": MiB} for i in range(6)]
+    windows[4]["device_read_bytes"] = 40 * MiB - windows[4]["device_write_bytes"]
+    soak = soak_windows(tmp_path, windows)
+    row = soak.data["rows"][4]
+    assert row[soak.data["columns"].index("device MiB read / written (the engines' reads)")].endswith(
+        "(engines read 1.0)"
+    )
+    assert "The engines themselves read 1 MiB of its " in str(soak.data["note"])
 
 
 def test_a_check_on_page_1_is_not_listed_again_among_the_passes(tmp_path: Path) -> None:

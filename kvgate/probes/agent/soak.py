@@ -271,12 +271,8 @@ def canary_record(r: RequestRecord) -> dict[str, Any]:
 
 
 def sample_numbers(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """The sample after the window, with the device and hit-counter deltas over it."""
+    """The sample after the window, with the device's, the engines' read and the hit counter's deltas."""
     dev_a, dev_b = after.get("device"), before.get("device")
-    hits = None
-    if after["hit_counter"] is not None and before["hit_counter"] is not None:
-        hits = after["hit_counter"] - before["hit_counter"]
-        hits = hits if hits >= 0 else None  # a counter went back: an engine restarted
     return {
         "rss_kib": after["rss_kib"],
         "rss_anon_kib": after["rss_anon_kib"],
@@ -285,10 +281,16 @@ def sample_numbers(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
         "cache_dir_bytes": after["cache_dir_bytes"],
         "device_read_bytes": dev_a["read_bytes"] - dev_b["read_bytes"] if dev_a and dev_b else None,
         "device_write_bytes": dev_a["write_bytes"] - dev_b["write_bytes"] if dev_a and dev_b else None,
-        "hit_tokens": hits,
+        "engine_read_bytes": _grown(before.get("engine_read_bytes"), after.get("engine_read_bytes")),
+        "hit_tokens": _grown(before["hit_counter"], after["hit_counter"]),
         "metrics_errors": after["metrics_errors"],
         "sample_cpu_s": after["sample_cpu_s"],  # the sampler's CPU for this window's sample
     }
+
+
+def _grown(before: float | None, after: float | None) -> float | None:
+    """A counter's growth over a window; None when unknown or when it went back (an engine restarted)."""
+    return after - before if before is not None and after is not None and after >= before else None
 
 
 def stop_engines(engines: list[dict[str, Any]]) -> list[int]:

@@ -7,7 +7,8 @@ All of it comes from the kernel and the engine itself, read on the host:
   container, whose processes are not in the runtime client's group, over its cgroup's;
 - the KV tier's directory size in apparent bytes, against its configured cap
   (LMCache #1454, #4725: unbounded disk growth);
-- the read and write bytes of the devices carrying the candidate volume (kvgate.probes.evidence);
+- the read and write bytes of the devices carrying the candidate volume (kvgate.probes.evidence),
+  and what the engines themselves read (their sessions' ``read_bytes``, or containers' ``io.stat``);
 - one Prometheus counter of the engine (its hit tokens), when the profile names one.
 
 >>> group_memory_kib([]) == {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0}
@@ -28,7 +29,7 @@ import re
 import urllib.request
 from typing import Any
 
-from kvgate.probes.evidence import EngineGone, cgroup_pids, device_bytes
+from kvgate.probes.evidence import EngineGone, cgroup_pids, device_bytes, engine_reads
 
 RANK_LABELS = ("tp_rank", "pp_rank", "attn_tp_rank")  # as kvgate.probes.engines.metrics (not shippable here)
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
@@ -74,6 +75,18 @@ def engine_memory_kib(eng: dict[str, Any], pids: list[int]) -> dict[str, int]:
         return group_memory_kib(cgroup_pids(eng["container_pid"]))
     except EngineGone:  # stopped: nothing of it is left in memory
         return group_memory_kib([])
+
+
+def engine_read_bytes(eng: dict[str, Any]) -> int | None:
+    """What one engine has read from storage so far: its session's ``read_bytes``, or its container's
+    cgroup's; None when it is gone or unreadable (a window's delta is then not said)."""
+    container = eng.get("container_pid")
+    try:
+        found = engine_reads(container or eng["pgid"], "cgroup" if container else "session")
+    except EngineGone:
+        return None
+    value = found.get("read_bytes")
+    return int(value) if isinstance(value, int) else None
 
 
 def dir_bytes(path: str | None) -> int | None:
@@ -135,8 +148,9 @@ def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict
     it has none; ``container_pid``: the container's init, for an engine in a container).
     """
     out: dict[str, Any] = {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0, "engines_alive": 0}
-    caches, hits, errors = [], [], []
+    caches, hits, errors, reads = [], [], [], []
     for eng in engines:
+        reads.append(engine_read_bytes(eng))
         pids = group_pids(eng["pgid"])
         out["engines_alive"] += bool(pids)
         for key, value in engine_memory_kib(eng, pids).items():
@@ -148,6 +162,7 @@ def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict
             hits.append(None)
             errors.append(f"{eng.get('metrics_url')}: {exc}")
     out["cache_dir_bytes"] = None if None in caches else sum(c for c in caches if c is not None)
+    out["engine_read_bytes"] = None if None in reads else sum(r for r in reads if r is not None)
     out["hit_counter"] = None if None in hits else sum(h for h in hits if h is not None)
     out["metrics_errors"] = errors
     out["device"] = volume_bytes(volume)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from kvgate.probes.evidence.blockdev import Resolved, resolve
 from kvgate.probes.evidence.cli import main
 from kvgate.probes.evidence.counters import device_bytes, drop_caches
-from kvgate.probes.evidence.engines import EngineGone, cgroup_pids
+from kvgate.probes.evidence.engines import EngineGone, cgroup_pids, engine_reads
 from kvgate.probes.evidence.probe import DEFAULT_MIB
 from kvgate.probes.evidence.window import Counts, cold_reason, snapshot
 
@@ -43,6 +43,7 @@ __all__ = [
     "cold_reason",
     "device_bytes",
     "drop_caches",
+    "engine_reads",
     "main",
     "resolve",
     "snapshot",
