@@ -7,6 +7,7 @@ rightly FAILs. `make test` boots a fresh lab; after a run of tests/lab, `make la
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -26,7 +27,6 @@ from lab.guests import ARRAY, CLIENT, links
 pytestmark = pytest.mark.timeout(1800)  # the first test waits for the lab to boot (and build once)
 
 NQN = labctl.NQN
-PORT2 = f"/sys/kernel/config/nvmet/ports/2/subsystems/{NQN}"
 EXPECTED_SKIPS = {
     "lab-array/nvmeof.subsystems",
     "lab-array/gpu.count",
@@ -106,16 +106,24 @@ def wait_port(port: int, *, live: bool, seconds: float = 90) -> None:
         time.sleep(2)
 
 
-@pytest.fixture
-def port2_down(lab: dict[str, object]) -> Iterator[None]:
-    """The array stops serving the subsystem on port 2 (its link under the port removed)."""
-    on_array(f"rm {PORT2}")
+@contextlib.contextmanager
+def port_down(port: int) -> Iterator[None]:
+    """The array stops serving the subsystem on ``port`` (its link under the port removed) until the
+    client sees the path down; then serves it again, and waits for the path to be live."""
+    link = f"/sys/kernel/config/nvmet/ports/{port}/subsystems/{NQN}"
+    on_array(f"rm {link}")
     try:
-        wait_port(2, live=False)
+        wait_port(port, live=False)
         yield
     finally:
-        on_array(f"[ -e {PORT2} ] || ln -s /sys/kernel/config/nvmet/subsystems/{NQN} {PORT2}")
-        wait_port(2, live=True)
+        on_array(f"[ -e {link} ] || ln -s /sys/kernel/config/nvmet/subsystems/{NQN} {link}")
+        wait_port(port, live=True)
+
+
+@pytest.fixture
+def port2_down(lab: dict[str, object]) -> Iterator[None]:
+    with port_down(2):
+        yield
 
 
 def test_a_port_taken_down_on_the_array_is_seen_as_such(port2_down: None) -> None:

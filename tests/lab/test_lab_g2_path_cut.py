@@ -17,9 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
-from labkvgate import INVENTORY, on_array
-from test_lab_g1 import NQN, port_ctrl_state, wait_port
-from test_lab_g4_faults import PORT1
+from labkvgate import INVENTORY
+from test_lab_g1 import port_ctrl_state, port_down
 
 from kvgate.configuration.fio_job import FioJob
 from kvgate.configuration.gateconfig import load_config
@@ -45,13 +44,8 @@ def cut_port_1_once_fio_reads(seconds_in: float = 3) -> str:
         assert time.monotonic() < deadline, "the measuring fio never started on the client"
         time.sleep(0.5)
     time.sleep(seconds_in)
-    on_array(f"rm {PORT1}")
-    try:
-        wait_port(1, live=False)
+    with port_down(1):
         return port_ctrl_state(1)
-    finally:
-        on_array(f"[ -e {PORT1} ] || ln -s /sys/kernel/config/nvmet/subsystems/{NQN} {PORT1}")
-        wait_port(1, live=True)
 
 
 def test_a_path_cut_during_a_fio_read_makes_the_run_invalid_naming_the_kernels_line(

@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 from labfixture import lab_vm  # noqa: F401 (the session fixture `lab`)
-from labkvgate import INVENTORY, on_array, set_up
-from test_lab_g1 import NQN, PORT2, wait_port
+from labkvgate import INVENTORY, set_up
+from test_lab_g1 import NQN, port_down
 
 from kvgate.base.criteria import Inputs, Judgement, Verdict
 from kvgate.configuration.gate_profiles.g4 import load_g4_profile
@@ -108,13 +108,8 @@ def test_a_smart_critical_warning_raised_mid_soak_fails_the_health_delta(lab: di
 def test_an_nvmeof_path_down_and_back_is_counted_and_judged_by_the_profile(lab: dict[str, object]) -> None:
     with snapshots("lab-client") as snaps:
         snaps.take()
-        on_array(f"rm {PORT2}")
-        try:
-            wait_port(2, live=False)
+        with port_down(2):
             snaps.take()
-        finally:
-            on_array(f"[ -e {PORT2} ] || ln -s /sys/kernel/config/nvmet/subsystems/{NQN} {PORT2}")
-            wait_port(2, live=True)
         snaps.take()
         checks, log = snaps.judged()
 
