@@ -160,6 +160,43 @@ def shared_device(view: RunView) -> str:
     )
 
 
+# device reads a soak window may have beyond its engines' and its integrity load's (a log, metadata), as
+# G3's cold.max_idle_device_bytes: past it, another reader shared the device
+SOAK_IDLE_BYTES = 64 * MiB
+
+
+def soak_shared(view: RunView) -> str:
+    """G4: in how many windows the device read more than the soak accounts for (its engines' own reads,
+    and the integrity load at most its declared share), and the first such window's figures; '' on a
+    quiet host (a reader found 208 GB read beside a soak of an engine with no tier, said nowhere)."""
+    shared, total = [], 0
+    for key, row in sorted(view.record.g4_rows.items()):
+        host, _, deployment = key.partition("/")
+        for w in soak_windows(view.run_dir / "artifacts" / host / "g4" / deployment / "windows.jsonl"):
+            device, engines = w.get("device_read_bytes"), w.get("engine_read_bytes")
+            if engines is None and row.figures.cap_bytes is None:
+                engines = 0  # no tier on the storage: the engine reads nothing of it during the soak
+            if not isinstance(device, int | float) or not isinstance(engines, int | float):
+                continue
+            total += 1
+            integrity = row.integrity.share_bytes_per_s * (
+                w["end_unix_s"] - w.get("start_unix_s", w["end_unix_s"])
+            )
+            if device - engines - integrity > SOAK_IDLE_BYTES:
+                shared.append((deployment, w["index"], device, engines, integrity))
+    if not shared:
+        return ""
+    deployment, index, device, engines, integrity = shared[0]
+    return (
+        f"in {len(shared)} of the {total} soak windows whose engines' reads are known the device read more "
+        "than the soak accounts for (its engines' own reads and at most the integrity load's share): those "
+        "windows' latency and throughput "
+        f"carry another reader's work (the first, {deployment} window {index}: the device read "
+        f"{device / MiB:,.0f} MiB, the engines {engines / MiB:,.0f} MiB, the integrity load at most "
+        f"{integrity / MiB:,.0f} MiB)"
+    )
+
+
 def g1_scope(view: RunView) -> list[tuple[str, str]]:
     families = sorted({r.check.split(".")[0] for r in view.all_rows if not r.check.startswith("volume[")})
     judged = sorted({r.check.split(".")[0][7:-1] for r in view.all_rows if r.check.startswith("volume[")})

@@ -27,7 +27,13 @@ from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
-from kvgate.report.scope_lines import profile_lines, relaxed_bounds, serving_only, shared_device
+from kvgate.report.scope_lines import (
+    profile_lines,
+    relaxed_bounds,
+    serving_only,
+    shared_device,
+    soak_shared,
+)
 from kvgate.report.soak_plots import seen_not_judged, slopes_past_limits
 
 REFERENCE_RULE = re.compile(r"^R\d")
@@ -122,7 +128,7 @@ class Summary:
     soak_past: tuple[str, ...] = ()  # a short soak's fitted slopes past their limits: not judged either
     versus: tuple[str, ...] = ()  # G2: the candidate's figures beside the baseline's
     serving_only: tuple[str, ...] = ()  # G3/G4: deployments with no KV tier on the storage
-    shared_device: str = ""  # G3: the loads another reader shared the device with
+    shared_device: str = ""  # G3: the loads, G4: the soak windows another reader shared the device with
     relaxed: tuple[str, ...] = ()  # G2: bounds the inventory loosened past the gate profile's
 
 
@@ -674,6 +680,6 @@ def summarize(view: RunView) -> Summary:
         soak_past=slopes_past_limits(view),
         versus=candidate_vs_baseline(view),
         serving_only=serving_only(view),
-        shared_device=shared_device(view),
+        shared_device=shared_device(view) or soak_shared(view),
         relaxed=tuple(relaxed_bounds(view)),
     )

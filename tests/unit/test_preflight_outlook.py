@@ -62,6 +62,10 @@ def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_j
     assert outcome(RunStore.open(paths.html.parent))[0].text == (
         "READY WITH GAPS — G3 can judge 0 of 12 references"
     )
+    legend = " ".join(paths.html.read_text().split())  # a reader found the word defined nowhere
+    assert (
+        "READY WITH GAPS: no check failed, so the lab can be measured, but this inventory keeps G3" in legend
+    )
     assert "not comparable at this scale: at smoke scale the figure is not comparable" in page1
     assert "R9 DeepSeek-70B service load time against NFS (Ascend) (R9-load-time-deepseek-70b)" in page1
 

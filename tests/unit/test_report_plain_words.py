@@ -173,3 +173,16 @@ def test_g2_page_1_says_what_its_storage_workloads_read_and_wrote(tmp_path: Path
     page1 = text(render(build(tmp_path, "g2")).pdf, last=1)
     assert "KV restore: 8 requests at once, each the KV of 8,192 prompt tokens of smoke (134 MB" in page1
     assert "checkpoint: a 268 MB snapshot by 4 ranks (split over them), each file fsynced" in page1
+
+
+def test_g4s_page_1_says_when_another_reader_shared_the_device(tmp_path: Path) -> None:
+    """A reader found the device reading 208 GB beside a two-minute soak, said nowhere on G4's page 1."""
+    windows = [soak_window(i) | {"engine_read_bytes": MiB} for i in range(6)]
+    soak_windows(tmp_path / "quiet", windows)
+    quiet = summarize(load_run(next((tmp_path / "quiet").glob("lab-a/g4-*"))))
+    assert quiet.shared_device == ""
+    windows[2]["device_read_bytes"] = 900 * MiB  # far past the engines' 1 MiB and the integrity share
+    soak_windows(tmp_path / "busy", windows)
+    said = summarize(load_run(next((tmp_path / "busy").glob("lab-a/g4-*")))).shared_device
+    assert said.startswith("in 1 of the 6 soak windows whose engines' reads are known the device read more ")
+    assert "(the first, tiny window 2: the device read 900 MiB, the engines 1 MiB" in said
