@@ -147,7 +147,7 @@ def slopes_past_limits(view: RunView) -> tuple[str, ...]:
     for key, figures in view.g4_drift().items():
         host, _, deployment = key.partition("/")
         out += [said for d in figures if (said := past_limit(f"{deployment} on {host}", d))]
-    return tuple(out)
+    return tuple(sorted(out, key=lambda said: not said.endswith("all past it)")))  # the firm ones first
 
 
 def warmup(profile: G4Profile | None) -> int:
