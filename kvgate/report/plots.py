@@ -27,6 +27,7 @@ from kvgate.report.charts import (
 )
 from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView
+from kvgate.report.provenance import deployment_of
 from kvgate.report.soak_plots import soak_charts
 from kvgate.report.summary import is_reference
 
@@ -57,7 +58,10 @@ def reference_chart(view: RunView) -> Chart | None:
             ax.barh(i, float(r.measured_value), height=0.18, color=judged[1], label=judged[0])  # type: ignore[arg-type]
         label_rows(
             ax,
-            [f"{r.host} {ref.report} ({unit(ref.improvement.kind)})" for r, ref in rows],
+            [
+                f"{r.host}/{deployment_of(r.check)} {ref.report} ({unit(ref.improvement.kind)})"
+                for r, ref in rows
+            ],
             xlabel="improvement over the baseline arm (% or ×, as the reference states it)",
         )
         for i, (r, _) in enumerate(rows):
@@ -68,8 +72,9 @@ def reference_chart(view: RunView) -> Chart | None:
     caption = (
         "Shaded: the reference's stated range; red tick: the site threshold, the floor the verdict "
         "judges the measured improvement against; dark bar: what this run measured (grey, marked "
-        f"“{NOT_JUDGED}”: drawn, not judged). A bar far beyond the shading asks whether the baseline "
-        "arm was the reference's."
+        f"“{NOT_JUDGED}”: drawn, not judged). A reference measured at several levels is drawn at the one "
+        "its check judged, the least improvement (every level must reach the floor); the verdict table names "
+        "each level's figure. A bar far beyond the shading asks whether the baseline arm was the reference's."
     )
     return Chart("Figures against their references", svg, caption)
 

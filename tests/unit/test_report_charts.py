@@ -42,9 +42,9 @@ def run_with(root: Path, meta: dict[str, object], *records: JudgementRecord) -> 
 
 def test_reference_figures_are_drawn_against_their_range_with_axis_titles(tmp_path: Path) -> None:
     rec = JudgementRecord(
-        id="h/ttft",
+        id="h/engine[tiny].ttft-p50-reduction",
         host="h",
-        check="ttft",
+        check="engine[tiny].ttft-p50-reduction",
         verdict=Verdict.PASS,
         condition="ok",
         rule="R2-ttft-p50-tp8",
@@ -57,7 +57,8 @@ def test_reference_figures_are_drawn_against_their_range_with_axis_titles(tmp_pa
     (chart,) = charts(load_run(run_with(tmp_path, {}, rec)))
     assert chart.title == "Figures against their references"
     assert "improvement over the baseline arm" in chart.svg
-    assert "R2 (% reduction)" in chart.svg
+    assert "h/tiny R2 (% reduction)" in chart.svg  # the deployment that produced it (a reader could not tell)
+    assert "drawn at the one its check judged, the least improvement" in chart.caption
 
 
 def test_g2_sweep_is_drawn_with_its_knee_and_no_chart_without_data(tmp_path: Path) -> None:
