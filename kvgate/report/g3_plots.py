@@ -110,10 +110,13 @@ def ttft_chart(key: str, arms: dict[str, ArmFigures]) -> Chart | None:
                 spread_bar(ax, i + 0.4, p50, sd)
         ax.set_xscale("log")
         plain_log(ax.xaxis)
-        label_rows(ax, [label(a) for a, _ in rows], xlabel="time to first token (s, log scale)")
+        names = [label(a) + (" (shared)" if s.qualifications else "") for a, s in rows]
+        label_rows(ax, names, xlabel="time to first token (s, log scale)")
         svg = to_svg(fig)
     caption = (
-        "Thick tick: TTFT p50; thin tick: p90; the line ends at p99. Blue: arms that read a cache tier "
+        "Thick tick: TTFT p50; thin tick: p90; the line ends at p99. “(shared)”: in some of its loads "
+        "another reader shared the device (the restore evidence table says how many and whose bytes), so "
+        "its timings carry that reader's work. Blue: arms that read a cache tier "
         "(SSD on either volume, warm, parallel read); orange: the others (recompute, the DRAM tier, the "
         "serial read). One prompt: percentiles over the trials; a load level: "
         "medians over trials of each load's percentiles. Black error bar under the p50: ±1 standard "

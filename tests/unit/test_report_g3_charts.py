@@ -15,7 +15,7 @@ from kvgate.record import ArmFigures
 from kvgate.record.store import RunStore
 from kvgate.report.charts import Chart
 from kvgate.report.g3_figures import bindings, deployments
-from kvgate.report.g3_plots import Bound, throughput_chart
+from kvgate.report.g3_plots import Bound, throughput_chart, ttft_chart
 from kvgate.report.model import load_run
 from kvgate.report.plots import charts
 from kvgate.report.svg import sanitize
@@ -166,6 +166,32 @@ def test_ttft_distribution_shows_every_arm_at_every_level_with_a_time_axis(tmp_p
     assert "time to first token (s, log scale)" in shown
     for label in ("recompute · one prompt", "ssd-tier · conc 8", "dram-only · whole machine"):
         assert label in shown
+
+
+def test_an_arm_another_reader_shared_the_device_with_is_marked_on_the_ttft_chart() -> None:
+    """A reader found dram-only@c8 qualified in 3 of 3 loads, yet drawn unmarked beside the others."""
+    arm = ArmFigures.model_validate(
+        {"arm": "dram-only@c8", "trials": 3, "completed": 3, "ttft_p50_s": 5.7, "ttft_p90_s": 9.9}
+        | dict.fromkeys(
+            ("ttft_p99_s", "ttft_cv", "e2e_p50_s", "output_throughput_tok_per_s", "prompt_tokens_p50"), None
+        )
+        | dict.fromkeys(
+            ("device_read_bytes_p50", "engine_read_bytes_p50", "hit_tokens_p50", "cache_growth_bytes_p50"),
+            None,
+        )
+        | {"predicted_bytes_p50": None, "restart_to_ready_p50_s": None}
+        | {"qualifications": ["trial 0: another reader shared the device: it read 0.28 GB …"]}
+    )
+    chart = ttft_chart(
+        "h/tiny",
+        {
+            "dram-only@c8": arm,
+            "ssd-tier@c8": arm.model_copy(update={"arm": "ssd-tier@c8", "qualifications": []}),
+        },
+    )
+    assert chart is not None
+    assert "dram-only · conc 8 (shared)" in texts(chart.svg)
+    assert "ssd-tier · conc 8" in texts(chart.svg)
 
 
 def test_throughput_is_drawn_against_the_reference_band_of_its_baseline(tmp_path: Path) -> None:
