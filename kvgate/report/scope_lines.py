@@ -250,15 +250,18 @@ def relaxed_bounds(view: RunView) -> list[str]:
     ]
 
 
-def swept_to(view: RunView) -> int | None:
-    """The most I/Os in flight (jobs × depth) any stored sweep cell of the run reached."""
-    reached = [int(p[-2]) for row in view.record.g2_rows.values() for p in row.sweep]
-    return max(reached) if reached else None
+def swept_to(view: RunView) -> dict[str, int]:
+    """Per volume (host/volume), the most I/Os in flight (jobs × depth) its stored sweep reached."""
+    return {
+        key: max(int(p[-2]) for p in row.sweep)
+        for key, row in sorted(view.record.g2_rows.items())
+        if row.sweep
+    }
 
 
-def fio_matrix(prof: MatrixProfile, *, reached: int | None = None) -> str:
+def fio_matrix(prof: MatrixProfile, *, reached: Mapping[str, int] | None = None) -> str:
     """'seqread-1m (read, bs 1m, 1 × QD 8), …; 2 repeats, CV ≤ 50 %; sweep …; 3 s runs on 32m files';
-    ``reached``: where the sweep was carried on past its cells (the readers' I/Os in flight)."""
+    ``reached``: per volume, where its sweep was carried on past the cells (the readers' I/Os in flight)."""
     jobs = [f"{name} ({j.rw}, bs {j.bs}, {j.numjobs} × QD {j.iodepth})" for name, j in prof.jobs.items()]
     text = f"{', '.join(jobs) or 'no fixed jobs'}; {prof.repeats} repeats, CV ≤ {human(prof.max_cv, 'ratio')}"
     if prof.sweep is not None:
@@ -267,10 +270,13 @@ def fio_matrix(prof: MatrixProfile, *, reached: int | None = None) -> str:
         shown = " × ".join("/".join(map(str, a)) for a in axes)
         text += f"; sweep bs × jobs × QD {shown} ({cells} cells)"
         most = max(prof.sweep.numjobs) * max(prof.sweep.iodepth)
-        if reached is not None and reached > most:
+        past = {key: n for key, n in (reached or {}).items() if n > most}
+        if past:
+            where = ", ".join(f"{n} on {key}" for key, n in past.items())
             text += (
-                f", carried on along the readers' block size to {reached} I/Os in flight to cover the "
-                f"busiest of G2's own readers (its cells alone reach {most})"
+                f", carried on along the readers' block size to cover the busiest of G2's own readers, each "
+                f"volume until its bandwidth stopped growing (I/Os in flight reached: {where}; its cells "
+                f"alone reach {most})"
             )
     d = prof.defaults
     direct = "O_DIRECT" if d.direct else "buffered"

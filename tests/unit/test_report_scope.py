@@ -87,8 +87,9 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     assert "seqread-1m (read, bs 1m, 1 × QD 8)" in lines["fio matrix"]
     assert (
         "2 repeats, CV ≤ 50 %; sweep bs × jobs × QD 1m/4m/8m × 1/2 × 1/8 (12 cells), carried on along the "
-        "readers' block size to 64 I/Os in flight to cover the busiest of G2's own readers (its cells alone "
-        "reach 16)" in lines["fio matrix"]
+        "readers' block size to cover the busiest of G2's own readers, each volume until its bandwidth "
+        "stopped growing (I/Os in flight reached: 64 on gpu-1/scratch; its cells alone reach 16)"
+        in lines["fio matrix"]
     )
     assert lines["fio matrix"].endswith(
         "3 s runs on 32m files, O_DIRECT, libaio; the inventory holds scratch to CV ≤ 100 %"
