@@ -135,7 +135,24 @@ def seen_not_judged(view: RunView) -> tuple[str, ...]:
             first, last = (w.get("index", "?") for w in (kept[0], kept[-1]))  # as the table numbers them
             where = f"{path.parts[-2]} on {path.parts[-4]}, windows {first}–{last}"
             out.append(f"{where}: {', '.join(trends)}")
+        row = view.record.g4_rows.get(f"{path.parts[-4]}/{path.parts[-2]}")
+        if row is not None and (short := cap_not_reached(windows, row.figures.cap_bytes)):
+            out.append(f"{path.parts[-2]} on {path.parts[-4]}: {short}")
     return tuple(out)
+
+
+def cap_not_reached(windows: list[Window], cap: int | None) -> str:
+    """What a tier that never filled leaves unproven (a reader found cache-capacity PASS at 0.738 of a cap
+    the tier would have reached two windows after the soak ended).
+
+    >>> cap_not_reached([{"cache_dir_bytes": 3 << 30}, {"cache_dir_bytes": 6 << 30}], 8 << 30)
+    'its tier peaked at 75 % of its capacity, so its eviction at the cap was never exercised'
+    """
+    peaks = [w["cache_dir_bytes"] for w in windows if isinstance(w.get("cache_dir_bytes"), int | float)]
+    if not cap or not peaks or max(peaks) >= cap:
+        return ""
+    share = f"{100 * max(peaks) / cap:.0f} %"
+    return f"its tier peaked at {share} of its capacity, so its eviction at the cap was never exercised"
 
 
 def slopes_past_limits(view: RunView) -> tuple[str, ...]:
