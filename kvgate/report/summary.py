@@ -130,6 +130,7 @@ class Summary:
     serving_only: tuple[str, ...] = ()  # G3/G4: deployments with no KV tier on the storage
     shared_device: str = ""  # G3: the loads, G4: the soak windows another reader shared the device with
     relaxed: tuple[str, ...] = ()  # G2: bounds the inventory loosened past the gate profile's
+    unread: tuple[str, ...] = ()  # G1: environment items it could not read (the clock, a NIC's speed)
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -682,4 +683,17 @@ def summarize(view: RunView) -> Summary:
         serving_only=serving_only(view),
         shared_device=shared_device(view) or soak_shared(view),
         relaxed=tuple(relaxed_bounds(view)),
+        unread=unread(view),
+    )
+
+
+def unread(view: RunView) -> tuple[str, ...]:
+    """G1: the environment items it could not read, with why (a reader found the clock 'not read' only in
+    the appendix)."""
+    if view.gate != "g1":
+        return ()
+    return tuple(
+        f"{item} on {hosts} ({value})"
+        for item, value, hosts in collapsed(view.manifest)
+        if value.startswith("not read") or " n/a" in f" {value}"
     )

@@ -186,3 +186,21 @@ def test_g4s_page_1_says_when_another_reader_shared_the_device(tmp_path: Path) -
     said = summarize(load_run(next((tmp_path / "busy").glob("lab-a/g4-*")))).shared_device
     assert said.startswith("in 1 of the 6 soak windows whose engines' reads are known the device read more ")
     assert "(the first, tiny window 2: the device read 900 MiB, the engines 1 MiB" in said
+
+
+def test_g1s_page_1_says_what_it_could_not_read(tmp_path: Path) -> None:
+    """A reader found the clock 'not read' and a NIC's 'speed n/a' only in G1's appendix."""
+    manifest = {
+        "localhost": {
+            "clock": "not read: no chronyc; timedatectl: `timedatectl show` exited 1: No systemd",
+            "nics": ["eth0 up speed n/a mtu 1400 virtio_net"],
+            "kernel": "6.1.0-26",
+        }
+    }
+    store = RunStore.create(tmp_path, site="lab-a", gate="g1", meta={"planned": [], "manifest": manifest})
+    store.finish("complete")
+    said = summarize(load_run(store.path)).unread
+    assert said == (
+        "clock on localhost (not read: no chronyc; timedatectl: `timedatectl show` exited 1: No systemd)",
+        "nics on localhost (eth0 up speed n/a mtu 1400 virtio_net)",
+    )
