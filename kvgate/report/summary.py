@@ -13,7 +13,7 @@ Usage::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from kvgate.configuration.reference_schema import Kind, Reference
@@ -559,11 +559,21 @@ def reason_of_skip(condition: str) -> str:
     return condition.split(": ", 1)[-1] if ": " in condition else condition
 
 
-def skip_groups(rows: Iterable[CheckRow]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+# the SKIP checks of references page 1 lists as not judged, with their reasons, are named once under this
+ON_PAGE_1 = "checks of the references page 1 names as not judged, for the reasons it gives"
+
+
+def skip_groups(
+    rows: Iterable[CheckRow], unjudged: Mapping[str, str] | None = None
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """SKIP check ids by reason; those of a reference page 1 lists as not judged, for the same reason,
+    under one line (a reader found each reason three times: page 1, findings and sign-off)."""
+    said = {rule: reason_of_skip(why) for rule, why in (unjudged or {}).items()}
     groups: dict[str, list[str]] = {}
     for r in rows:
         if r.label == "SKIP":
             reason = reason_of_skip(r.condition)
+            reason = ON_PAGE_1 if reason and said.get(r.rule) == reason else reason
             groups.setdefault(reason or "declared not applicable", []).append(r.id)
     return tuple((k, tuple(v)) for k, v in groups.items())
 
@@ -659,7 +669,7 @@ def summarize(view: RunView) -> Summary:
         headline=heads,
         scope=scope(view),
         findings=findings(rows),
-        skips=skip_groups(rows),
+        skips=skip_groups(rows, view.outcome.coverage.unjudged),
         passes=pass_groups(rows, frozenset(h.check_id for h in heads if h.check_id)),
         baselines=baselines,
         fingerprint=view.fingerprint,

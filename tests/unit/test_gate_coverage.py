@@ -25,6 +25,7 @@ from kvgate.record import JudgementRecord, RunStore, outcome, require_previous, 
 from kvgate.report import render
 from kvgate.report.junit import render_junit
 from kvgate.report.model import load_run
+from kvgate.report.summary import ON_PAGE_1, summarize
 from tests.integration.report_runs import build
 
 LIMITED = "PASS — limited coverage: 1 of 12 references"
@@ -90,6 +91,9 @@ def test_page_1_and_the_sign_off_name_every_reference_not_judged(tmp_path: Path)
     assert "; R2 TTFT p50 against recompute without external storage, concurrency 16" in signoff
     findings = " ".join(pdf_text(paths.pdf, first=2, last=2).split())
     assert "could not be evaluated" not in findings
+    # the findings name those references' checks once, not their reasons a second time
+    skips = dict(summarize(load_run(paths.html.parent)).skips)
+    assert len(skips[ON_PAGE_1]) >= 11, skips
 
 
 def test_g3_that_judged_none_of_its_references_is_not_a_pass(tmp_path: Path) -> None:
