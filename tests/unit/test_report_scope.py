@@ -3,6 +3,7 @@ names its volumes with the site's description (a stand-in, a throttle, a filer).
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -98,6 +99,8 @@ def test_g2_shows_the_fio_matrix_it_ran_and_its_volumes(tmp_path: Path) -> None:
     assert summarize(load_run(store.path)).relaxed == (
         "scratch: repeats' CV ≤ 100 % (volumes.<name>.expect.max_cv), where the profile smoke asks ≤ 50 %",
     )
+    page = html.unescape(re.sub(r"<[^>]+>", "", render(store.path, pdf=False).html.read_text()))  # page 1 too
+    assert "Bounds the inventory loosened: scratch: repeats' CV ≤ 100 %" in " ".join(page.split())
     assert lines["Volumes"] == "gpu-1/scratch (candidate): a throttled loop device"
 
 
