@@ -107,7 +107,8 @@ ARM_START = (
     "matches",
     "^ready in ",
     "",
-    "every other engine G3 starts for the deployment (each distinct launch once) starts and answers",
+    "every other engine G3 starts for the deployment (each distinct launch once; <arm>#N: its instance N, "
+    "from 0, where the deployment runs several) starts and answers",
 )
 
 MODEL_LOAD_START = (
