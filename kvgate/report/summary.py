@@ -33,6 +33,7 @@ from kvgate.report.scope_lines import (
     serving_only,
     shared_device,
     soak_shared,
+    volume_restores,
 )
 from kvgate.report.soak_plots import seen_not_judged, slopes_past_limits
 
@@ -131,6 +132,7 @@ class Summary:
     shared_device: str = ""  # G3: the loads, G4: the soak windows another reader shared the device with
     relaxed: tuple[str, ...] = ()  # G2: bounds the inventory loosened past the gate profile's
     unread: tuple[str, ...] = ()  # G1: environment items it could not read (the clock, a NIC's speed)
+    volume_restores: tuple[str, ...] = ()  # G3: how fast R2/R3's volume arms restored on each volume
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -694,6 +696,7 @@ def summarize(view: RunView) -> Summary:
         shared_device=shared_device(view) or soak_shared(view),
         relaxed=tuple(relaxed_bounds(view)),
         unread=unread(view),
+        volume_restores=volume_restores(view),
     )
 
 
