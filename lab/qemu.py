@@ -132,16 +132,33 @@ def pid(guest: Guest, run_dir: Path) -> int | None:
 
 
 def stop(guest: Guest, run_dir: Path, grace_s: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL after grace_s: the guest's disks are thrown away anyway."""
+    """SIGTERM, then SIGKILL after grace_s: the guest's disks are thrown away anyway. Returns once the
+    process itself is gone: QEMU removes its pid file before it has exited (a busy machine showed it
+    alive after ``make lab-down`` returned)."""
     p = pid(guest, run_dir)
     if p is None:
         return
-    os.kill(p, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while pid(guest, run_dir) == p and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if pid(guest, run_dir) == p:
-        os.kill(p, signal.SIGKILL)
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
+        try:
+            os.kill(p, sig)
+        except ProcessLookupError:
+            return
+        if _exited(p, wait_s):
+            return
+
+
+def _exited(p: int, wait_s: float) -> bool:
+    """Whether process ``p`` is gone (or a zombie) within ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat[stat.rindex(")") + 2] in "ZX":
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def qmp(guest: Guest, run_dir: Path, command: str, **arguments: object) -> object:

@@ -107,8 +107,10 @@ def test_restores_faster_than_g2_measured_the_storage_are_invalid_and_predicted_
     tables = {s.title: s.data["rows"] for s in load_run(run).sections}  # laid out from the record
     (row,) = tables["G3 predicted (tiering planner) vs measured"]  # llama.cpp: one prompt at a time
     assert row[1] == "one prompt"
-    predicted, measured = (float(x.replace(",", "")) for x in row[3].split(" / "))  # 1,355: grouped
+    pair, _, miss = row[3].partition(" (")  # "10.7 / 0.186 (0.017× the prediction)"
+    predicted, measured = (float(x.replace(",", "")) for x in pair.split(" / "))  # 1,355: grouped
     assert predicted > 5 * measured  # 0.01 GB/s predicts ~10 s; the engine restored in a fraction
+    assert miss.endswith("× the prediction)")  # the miss said beside it
     plan = [
         sys.executable,
         "-m",
