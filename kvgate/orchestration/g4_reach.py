@@ -1,6 +1,6 @@
 """What G4 can judge on a host, found before it runs (preflight): its plan and the host's counters.
 
-It sits above the gates, as gate_plans does: preflight reads G4's plan through it, not G4's package.
+It sits above the gates, as gate_plans does, so that preflight's slice imports no other gate's.
 
 G4's plan rules out at plan time what an engine profile cannot show and drift on a soak too
 short for an hourly slope; a health check is SKIP at run time on a host without the device or

@@ -83,7 +83,7 @@ class G4Outlook:
 
 
 def g4_outlook(view: RunView) -> G4Outlook | None:
-    """What a preflight run found of G4's reach (kvgate.orchestration.g4.reach); None when it found none."""
+    """What a preflight run found of G4's reach (kvgate.orchestration.g4_reach); None when it found none."""
     found = view.record.g4_reach
     if not found:
         return None
