@@ -93,7 +93,7 @@ def shown(windows: list[Window]) -> list[Window]:
     return [windows[round(i * step)] for i in range(MAX_ROWS)]
 
 
-def window_cells(where: str, w: Window, first: Window) -> list[str]:
+def window_cells(where: str, w: Window, first: Window, *, warmup: int = 0) -> list[str]:
     s = w["summary"]
     dev = "—"
     if w["device_read_bytes"] is not None:
@@ -106,7 +106,7 @@ def window_cells(where: str, w: Window, first: Window) -> list[str]:
     start = utc(w["start_unix_s"])
     return [
         where,
-        str(w["index"]),
+        f"{w['index']} (warm-up)" if isinstance(w["index"], int) and w["index"] < warmup else str(w["index"]),
         start,
         f"{s['completed']}/{s['failed']}",
         str(w["empty_responses"]),
@@ -198,19 +198,23 @@ def reuse_slower(windows: list[Window]) -> str:
     )
 
 
-def deployment(where: str, row: G4Row, run_dir: Path) -> tuple[Cells, Cells, str]:
-    """One host/deployment's window rows, verdict rows and note."""
+def deployment(where: str, row: G4Row, run_dir: Path, warmup: int) -> tuple[Cells, Cells, str]:
+    """One host/deployment's window rows (the first ``warmup`` marked: not in the trends), verdict rows
+    and note."""
     host, _, name = where.partition("/")
     windows = soak_windows(run_dir / "artifacts" / host / "g4" / name / "windows.jsonl")
-    rows = [window_cells(where, w, windows[0]) for w in shown(windows)]
+    rows = [window_cells(where, w, windows[0], warmup=warmup) for w in shown(windows)]
     return rows, [verdict_cells(where, v) for v in row.verdicts], note(where, row.soak, windows)
 
 
-def sections(stored: Mapping[str, G4Row], run_dir: Path, engines: Engines) -> list[Section]:
-    """The G4 sections of the report, from every stored host/deployment (``engines``: run.json's)."""
+def sections(
+    stored: Mapping[str, G4Row], run_dir: Path, engines: Engines, *, warmup: int = 0
+) -> list[Section]:
+    """The G4 sections of the report, from every stored host/deployment (``engines``: run.json's;
+    ``warmup``: the profile's warm-up windows, kept out of the trends)."""
     ordered = list(in_order(stored))
 
-    parts = [deployment(k, r, run_dir) for k, r in ordered]
+    parts = [deployment(k, r, run_dir, warmup) for k, r in ordered]
     notes = " ".join(p[2] for p in parts)
     return [
         table("G4 soak windows", WINDOW_COLUMNS, [c for p in parts for c in p[0]], f"{NOTE} {notes}"),

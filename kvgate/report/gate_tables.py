@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kvgate.base.errors import StoreError
+from kvgate.configuration.gate_profiles import G4Profile
 from kvgate.record import RunRecord, Section
 from kvgate.report import g2_tables, g3_tables, g4_tables
 
@@ -25,8 +26,10 @@ def renderer(record: RunRecord, run_dir: Path) -> tuple[Mapping[str, Any], Rende
         return record.g2_rows, g2_tables.sections
     if record.gate == "g3":  # with each deployment's engine launches
         return record.g3_rows, lambda rows: g3_tables.sections(rows, record.engines)
-    if record.gate == "g4":  # with the soak windows it stored and its engine launches
-        return record.g4_rows, lambda rows: g4_tables.sections(rows, run_dir, record.engines)
+    if record.gate == "g4":  # with the soak windows it stored, its engine launches, its warm-up windows
+        prof = record.configuration.gate_profile
+        warmup = prof.limits.warmup_windows if isinstance(prof, G4Profile) else 0
+        return record.g4_rows, lambda rows: g4_tables.sections(rows, run_dir, record.engines, warmup=warmup)
     return {}, None
 
 

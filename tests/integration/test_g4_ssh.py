@@ -166,7 +166,7 @@ def test_a_controller_sigkilled_three_times_loses_no_window_and_resume_judges_it
     assert len(windows) >= 5  # the windows of all four controllers, each once
     assert [json.loads(w)["index"] for w in windows] == list(range(len(windows)))
     soak = {s.title: s.data for s in load_run(run).sections}["G4 soak windows"]  # laid out from the record
-    assert [r[1] for r in soak["rows"]] == [str(i) for i in range(len(windows))]
+    assert [r[1] for r in soak["rows"]] == ["0 (warm-up)"] + [str(i) for i in range(1, len(windows))]
     assert f"node-a/tiny: {len(windows)} window(s), ended by " in soak["note"]
     assert after["status"] == "complete"
     assert group_pids(engine["pid"]) == []  # one engine all along (its own process group), and it is gone

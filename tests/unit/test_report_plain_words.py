@@ -16,6 +16,7 @@ from test_report_tables import soak_window, soaked
 from kvgate.base.config_file import repo_root
 from kvgate.base.criteria import Verdict
 from kvgate.base.units import MiB
+from kvgate.configuration.gate_profiles.g4 import load_g4_profile
 from kvgate.configuration.gateconfig import in_memory
 from kvgate.orchestration.g3.plan import plan as g3_plan
 from kvgate.orchestration.g3.report_rows import rows as g3_rows
@@ -214,3 +215,17 @@ def test_g3s_page_1_says_how_fast_each_volume_restored(tmp_path: Path) -> None:
     )
     page = " ".join(render(run, pdf=False).html.read_text().split())
     assert "What R2/R3's volume arms compared:</strong> the same tier restored" in page
+
+
+def test_g4s_windows_table_marks_its_warm_up(tmp_path: Path) -> None:
+    """A reader could not tell window 0 was the warm-up the trends leave out."""
+    windows = [soak_window(i) for i in range(4)]
+    r, checks = soaked(windows)
+    profile = load_g4_profile("smoke").model_dump(mode="json")  # warmup_windows: 1
+    meta = {"planned": [], "configuration": {"gate_profile": profile}}
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta=meta)
+    store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
+    store.merge_meta(g4_rows={"gpu-1/tiny": g4_rows(r, checks)})
+    store.finish("complete")
+    (soak,) = [s for s in load_run(store.path).sections if s.title == "G4 soak windows"]
+    assert [row[1] for row in soak.data["rows"]] == ["0 (warm-up)", "1", "2", "3"]
