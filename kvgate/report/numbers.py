@@ -83,14 +83,19 @@ def margin(measured: object, expected: object, comparator: str, *, unit: str = "
 
     >>> margin(96, 64, ">="), margin(0.33, 1.0, "<=", unit="ratio"), margin(95.0, 25.5, ">=", unit="%")
     ('50 % above the floor', '67 percentage points below the ceiling', '70 percentage points above the floor')
+    >>> margin(1.0349, 0.9, ">="), margin(1.0, 1, ">=")
+    ('14 % above the floor', 'on the floor')
     """
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (measured, expected)):
         return ""
-    m, e = float(measured), float(expected)  # type: ignore[arg-type]
+    # from the numbers as printed: 1.03 against 0.9 reads "14 %", not the unrounded 1.0349's "15 %"
+    m, e = (float(significant(float(v)).replace(",", "")) for v in (measured, expected))  # type: ignore[arg-type]
     points = percent_scale(unit, metric)
     if (e == 0 and not points) or comparator not in (">=", ">", "<=", "<"):
         return ""
     change = (m - e) * points if points else (m - e) / abs(e) * 100
+    if change == 0:
+        return "on the floor" if comparator.startswith(">") else "at the ceiling"
     side = "above the floor" if comparator.startswith(">") else "below the ceiling"
     if (change < 0) == comparator.startswith(">"):
         side = "short of the floor" if comparator.startswith(">") else "over the ceiling"

@@ -20,6 +20,7 @@ from kvgate.orchestration.g3.measure import DeploymentResult, contradictions, qu
 from kvgate.orchestration.g3.plan import plan
 from kvgate.orchestration.g3.protocol import ArmsResult
 from kvgate.orchestration.g3.report_rows import rows
+from kvgate.record import ArmFigures
 from kvgate.record.store import RunStore
 from kvgate.report import render
 from kvgate.report.g3_tables import evidence_cells
@@ -48,7 +49,7 @@ def test_the_restore_is_the_engines_bytes_and_a_shared_device_qualifies_it() -> 
     assert len(s.qualifications) == 3
     assert s.qualifications[0] == (
         "trial 0: another reader shared the device: it read 5.26 GB while the engine read 0.77 GB "
-        f"(6.8× > 1.5×); {LOAD}"
+        f"(6.83× > 1.5×); {LOAD}"
     )
     trusted = evidence_cells("h/tiny", s)[-1]
     assert trusted.startswith("qualified (3 of 3): trial 0: another reader shared the device")  # not "yes"
@@ -103,7 +104,7 @@ def test_the_shared_device_is_recorded_as_a_contradiction_with_both_figures() ->
     assert found.second.name == "ssd-tier@c16: the device's reads (vda, median of 3 loads)"
     assert found.meaning.startswith(
         "In 3 of 3 loads another reader shared the device (the first: the device read 5.26 GB while the "
-        "engine read 0.77 GB (6.8× > 1.5×)"
+        "engine read 0.77 GB (6.83× > 1.5×)"
     )
     assert "The engine's bytes hold" in found.meaning  # which of the two figures the reader may use
     assert LOAD in found.meaning
@@ -130,3 +131,23 @@ def test_page_one_says_the_host_was_not_quiet(tmp_path: Path) -> None:
     assert said.endswith(f"{LOAD})")
     render(store.path, pdf=False)
     assert "<strong>Not a quiet host:</strong> in 3 of 3" in (store.path / "report.html").read_text()
+
+
+def test_an_ssd_tier_faster_than_the_dram_tier_beside_it_is_a_contradiction() -> None:
+    # the demo: its 100 MB DRAM cache reused 904 of the prompt tokens the SSD tier reused 7,164 of,
+    # and the SSD tier's TTFT beat it at every level with nothing boxed (a fresh reader, issue 25)
+    base = summaries({"ssd-tier": [demo_round(k) for k in range(3)]})["ssd-tier@c16"]
+    demo = {"c4": (2.30, 0.999, 4, 3_577), "c8": (5.73, 2.10, 904, 7_164), "c16": (7.71, 4.07, 912, 14_316)}
+
+    def arm(name: str, ttft: float, hits: float) -> ArmFigures:
+        return base.model_copy(update={"arm": name, "ttft_p50_s": ttft, "hit_tokens_p50": hits})
+
+    result = DeploymentResult("h", "tiny", load_profile(PROFILE_DIR / "llama-cpp-disk.yaml"), device="vda")
+    result.arms = {f"dram-only@{lv}": arm(f"dram-only@{lv}", d, dh) for lv, (d, _, dh, _) in demo.items()}
+    result.arms |= {f"ssd-tier@{lv}": arm(f"ssd-tier@{lv}", s, sh) for lv, (_, s, _, sh) in demo.items()}
+    (found,) = contradictions(result)
+    assert (found.first.name, found.first.value, found.second.value) == ("ssd-tier@c8: TTFT p50", 2.10, 5.73)
+    assert "at every level both ran (3), here by 2.73×" in found.meaning
+    assert "(median, DRAM against SSD): 904 against 7,164" in found.meaning
+    result.arms["ssd-tier@c4"] = arm("ssd-tier@c4", 2.2, 3_577)  # one level where DRAM held its own
+    assert contradictions(result) == []

@@ -168,8 +168,10 @@ def shared_device_reason(
 
     >>> shared_device_reason(ColdBounds(), device_bytes=5_260_000_000, engine_bytes=770_000_000,
     ...                      host_load="load 3.1 (1 min), CPU steal 2%").split("; ")
-    ['another reader shared the device: it read 5.26 GB while the engine read 0.77 GB (6.8× > 1.5×)', \
+    ['another reader shared the device: it read 5.26 GB while the engine read 0.77 GB (6.83× > 1.5×)', \
 'load 3.1 (1 min), CPU steal 2%']
+    >>> shared_device_reason(ColdBounds(), device_bytes=194_000_000, engine_bytes=139_264, host_load=None)[-40:]
+    ' (1,393× > 1.5×); host load not recorded'
     >>> shared_device_reason(ColdBounds(), device_bytes=623_000, engine_bytes=24_600, host_load=None) is None
     True
     >>> shared_device_reason(ColdBounds(), device_bytes=9_411_000_000, engine_bytes=0, host_load=None)[:72]
@@ -188,5 +190,6 @@ def shared_device_reason(
         bounds.max_device_ratio * engine_bytes, engine_bytes + bounds.max_idle_device_bytes
     ):
         return None
-    ratio = f"{device_bytes / engine_bytes:.2g}× > {bounds.max_device_ratio:g}×"
-    return f"{said} {engine_bytes / 1e9:.3g} GB ({ratio}); {load}"
+    times = device_bytes / engine_bytes
+    shown = f"{times:,.0f}" if times >= 100 else f"{times:.3g}"  # 1,393×, never 1.39e+03×
+    return f"{said} {engine_bytes / 1e9:.3g} GB ({shown}× > {bounds.max_device_ratio:g}×); {load}"
