@@ -5,7 +5,7 @@ from pathlib import Path
 from kvgate.configuration.engine_profile import load_profile
 from kvgate.orchestration.g4.plan import skip_reason
 from kvgate.probes.agent.soak import load_numbers
-from kvgate.probes.agent.soak_sample import engine_memory_kib
+from kvgate.probes.agent.soak_sample import engine_memory_kib, sample
 from kvgate.probes.evidence import cgroup_pids
 from kvgate.probes.loadgen.record import RequestRecord
 
@@ -58,3 +58,24 @@ def test_a_container_engine_is_sampled_by_its_cgroup_not_the_runtime_clients_gro
     assert cgroup_pids(4242, proc_root=str(proc), cgroup_root=str(cgroups)) == [4242, 4250]
     gone = engine_memory_kib({"container_pid": 99999999}, [])  # stopped: nothing of it left in memory
     assert gone == {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0}
+
+
+def test_an_engine_without_a_hit_counter_has_its_tier_hits_counted_from_its_log(tmp_path: Path) -> None:
+    # a reader found G4's hit trend judged only on the tier-less vLLM: llama.cpp's server exports no
+    # counter, but its log names every state it restored from the tier (the demo's: 73 in 2 minutes)
+    log = tmp_path / "engine.log"
+    hit = "Llama._create_completion: cache hit\n"
+    log.write_text(f"{hit}Llama.generate: 405 prefix-match hit, remaining 127 prompt tokens to eval\n")
+    engine = {"pgid": 999_999_999, "hit_log": str(log)}
+    assert sample([engine], None)["hit_counter"] == 405
+    with log.open("a") as f:  # a resident reuse is not a tier hit; a line still being written waits
+        f.write("Llama.generate: 9 prefix-match hit, remaining 1 prompt tokens to eval\n")
+        f.write(f"{hit}Llama.generate: 404 prefix-match hit, rem")
+    assert sample([engine], None)["hit_counter"] == 405
+    with log.open("a") as f:
+        f.write("aining 135 prompt tokens to eval\n")
+    assert sample([engine], None)["hit_counter"] == 809
+    log.write_text("")  # the log began again (an engine restarted over it): the counter went back
+    assert sample([engine], None)["hit_counter"] is None
+    llama = load_profile(PROFILES / "llama-cpp-disk-keep.yaml")
+    assert skip_reason("hit-retention", llama) is None  # judged, from the log

@@ -170,7 +170,7 @@ def shared_device_reason(
     ...                      host_load="load 3.1 (1 min), CPU steal 2%").split("; ")
     ['another reader shared the device: it read 5.26 GB while the engine read 0.77 GB (6.83× > 1.5×)', \
 'load 3.1 (1 min), CPU steal 2%']
-    >>> shared_device_reason(ColdBounds(), device_bytes=194_000_000, engine_bytes=139_264, host_load=None)[-40:]
+    >>> shared_device_reason(ColdBounds(), device_bytes=194e6, engine_bytes=139_264, host_load=None)[-40:]
     ' (1,393× > 1.5×); host load not recorded'
     >>> shared_device_reason(ColdBounds(), device_bytes=623_000, engine_bytes=24_600, host_load=None) is None
     True

@@ -25,6 +25,7 @@ from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import CLUSTER
 from kvgate.judgement import Check, Ruling
 from kvgate.orchestration.g4.health import KEYS, limits
+from kvgate.probes.agent import engine_log
 
 G4Check = Check[None]  # subject: the deployment; key: which soak measurement judges it
 
@@ -200,7 +201,7 @@ def soak_criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
                 ">=",
                 lim.min_hit_retention,
                 "x",
-                source=f"{src}.min_hit_retention (engines' hit counter, {first_last})",
+                source=f"{src}.min_hit_retention (the engines' hit counter or logged restores, {first_last})",
             ),
         ),
     ]
@@ -263,9 +264,17 @@ def skip_reason(key: str, tier: EngineProfile) -> str | None:
             f"{tier.name} cannot be asked to generate exactly max_tokens (fixed_output: null): "
             "an answer without a token may be the model's own end of sequence"
         )
-    if key == "hit-retention" and (tier.metrics is None or not tier.hit_counter):
-        return f"{tier.name} exposes no hit counter on /metrics (hit_counter): hits cannot be trended"
+    if key == "hit-retention" and not (tier.metrics and tier.hit_counter) and not counts_hits_in_log(tier):
+        return (
+            f"{tier.name} exposes no hit counter on /metrics (hit_counter) and its kind logs none kvgate "
+            "can count: hits cannot be trended"
+        )
     return None
+
+
+def counts_hits_in_log(tier: EngineProfile) -> bool:
+    """An engine whose hits the soak counts in its log: one of the agent's kinds, with no hit counter."""
+    return not (tier.metrics and tier.hit_counter) and tier.kind.value in engine_log.LOG_HIT_KINDS
 
 
 SLOPES = ("ttft-drift", "throughput-retention", "memory-growth", "tier-growth")

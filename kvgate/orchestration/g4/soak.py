@@ -22,7 +22,7 @@ from kvgate.configuration.engine_profile import tensor_parallel
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g4 import health, integrity
 from kvgate.orchestration.g4.outcome import Soaked, SoakResult, measure
-from kvgate.orchestration.g4.plan import soaked_profile
+from kvgate.orchestration.g4.plan import counts_hits_in_log, soaked_profile
 from kvgate.probes import agentctl
 from kvgate.probes.engines import (
     EngineCallFailed,
@@ -241,6 +241,7 @@ class SoakRun:
             "cache_dir": kv_dir,
             "metrics_url": metrics,
             "hit_counter": self.tier.hit_counter,
+            "hit_log": eng.log_path if counts_hits_in_log(self.tier) else None,
         }
 
     def _tokens_per_word(self, eng: EngineService) -> float:

@@ -22,6 +22,7 @@ zipapp runs on a bare lab host:
                        back by checksum every cycle; a mismatch or I/O error named by file, offset, time
     integrity_fio.py   its fio part: the previous cycle's file verified at rest, then written and verified
     soak_sample.py     what the soak samples after every window: memory, tier bytes, device I/O, hits
+    engine_log.py      the cache hits an engine without a hit counter logs (llama-cpp-python)
     cold.py            the cold read windows: the page cache dropped, the volume's reads counted
     content.py         deterministic file content and its cell checksums (a bad byte located to its cell)
     writers.py         pattern files written from one pre-filled aligned buffer
@@ -58,6 +59,7 @@ The state directory is the whole contract with the controller (kvgate.probes.age
 
 from __future__ import annotations
 
+from kvgate.probes.agent import engine_log
 from kvgate.probes.agent.cold import server_drop_file
 from kvgate.probes.agent.reads import cold_read_bytes
 from kvgate.probes.agent.sessions import Sessions
@@ -65,4 +67,4 @@ from kvgate.probes.agent.soak import hit_ratio
 
 AGENT_VERSION = "1"
 
-__all__ = ["Sessions", "cold_read_bytes", "hit_ratio", "server_drop_file"]
+__all__ = ["Sessions", "cold_read_bytes", "engine_log", "hit_ratio", "server_drop_file"]

@@ -29,6 +29,7 @@ import re
 import urllib.request
 from typing import Any
 
+from kvgate.probes.agent.engine_log import LogHits
 from kvgate.probes.evidence import EngineGone, cgroup_pids, device_bytes, engine_reads
 
 RANK_LABELS = ("tp_rank", "pp_rank", "attn_tp_rank")  # as kvgate.probes.engines.metrics (not shippable here)
@@ -144,8 +145,9 @@ def scrape_counter(url: str | None, selector: str | None, timeout_s: float = 10.
 def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict[str, Any]:
     """One sample of everything the soak trends, summed over the engines, named with units.
 
-    Each engine is ``{"pgid", "container_pid", "cache_dir", "metrics_url", "hit_counter"}`` (None where
-    it has none; ``container_pid``: the container's init, for an engine in a container).
+    Each engine is ``{"pgid", "container_pid", "cache_dir", "metrics_url", "hit_counter", "hit_log"}``
+    (None where it has none; ``container_pid``: the container's init, for an engine in a container;
+    ``hit_log``: the log of an engine that counts its hits there alone, kvgate.probes.agent.engine_log).
     """
     out: dict[str, Any] = {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0, "engines_alive": 0}
     caches, hits, errors, reads = [], [], [], []
@@ -156,6 +158,9 @@ def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict
         for key, value in engine_memory_kib(eng, pids).items():
             out[key] += value
         caches.append(dir_bytes(eng.get("cache_dir")))
+        if eng.get("hit_log"):  # an engine without a hit counter: the hits its log says, read on
+            hits.append(eng.setdefault("_log_hits", LogHits(eng["hit_log"])).count())
+            continue
         try:
             hits.append(scrape_counter(eng.get("metrics_url"), eng.get("hit_counter")))
         except (OSError, ValueError, http.client.HTTPException) as exc:  # one bad scrape: this sample only
