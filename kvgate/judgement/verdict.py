@@ -83,6 +83,7 @@ class Coverage:
 
     bound: tuple[str, ...] = ()
     unjudged: dict[str, str] = field(default_factory=dict)  # reference → why not judged
+    noun: str = "references"  # what is bound: G3's references, G1's hardware families
 
     @property
     def judged(self) -> tuple[str, ...]:
@@ -95,7 +96,7 @@ class Coverage:
     @property
     def text(self) -> str:
         """'1 of 12 references'; '' when the profile binds none."""
-        return f"{len(self.judged)} of {len(self.bound)} references" if self.bound else ""
+        return f"{len(self.judged)} of {len(self.bound)} {self.noun}" if self.bound else ""
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,12 @@ class GateVerdict:
         judging some of its references, else the verdict."""
         if self.baseline_only:
             return BASELINE_RECORDED
-        if self.verdict is Verdict.PASS and self.coverage.bound and not self.coverage.judged:
+        if (
+            self.verdict is Verdict.PASS
+            and self.coverage.bound
+            and not self.coverage.judged
+            and self.coverage.noun == "references"
+        ):
             return NO_REFERENCE_JUDGED
         if self.verdict is Verdict.PASS and self.short_soak:
             return SHORT_SOAK
@@ -143,7 +149,7 @@ class GateVerdict:
         return self.text
 
 
-def coverage(judged: Iterable[Judged], bound: Iterable[str]) -> Coverage:
+def coverage(judged: Iterable[Judged], bound: Iterable[str], noun: str = "references") -> Coverage:
     """Each bound reference judged by at least one check, or the first reason none of its checks was."""
     refs = tuple(dict.fromkeys(bound))
     why: dict[str, str] = {}
@@ -154,7 +160,7 @@ def coverage(judged: Iterable[Judged], bound: Iterable[str]) -> Coverage:
         elif j.rule in refs:
             why.setdefault(j.rule, j.why or (j.verdict.value if j.verdict else "not evaluated"))
     missing = {r: why.get(r, "no check of this run holds it") for r in refs if r not in done}
-    return Coverage(refs, missing)
+    return Coverage(refs, missing, noun)
 
 
 def reach(planned: Iterable[Check[Any]], bound: Iterable[str]) -> Coverage:
@@ -183,6 +189,7 @@ def gate_outcome(
     *,
     short_soak: str = "",
     g3_reach: Coverage | None = None,
+    noun: str = "references",
 ) -> GateVerdict:
     """The gate's verdict (gate_verdict) with its coverage of the bound references.
 
@@ -191,7 +198,7 @@ def gate_outcome(
     """
     given = list(judged)
     verdict = gate_verdict(j.verdict for j in given)
-    cover = coverage(given, bound)
+    cover = coverage(given, bound, noun)
     figures = [j for j in given if j.figure and j.verdict in JUDGED]
     recorded = bool(figures) and all(j.baseline for j in figures)
     baseline_only = verdict is Verdict.PASS and not cover.bound and recorded

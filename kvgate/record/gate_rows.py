@@ -129,6 +129,7 @@ class G2Row(_Row):
     knee: KneeRow | None
     ceiling: SweepCell | None
     sweep: list[list[str | int | float]]
+    virtual: str = ""  # a virtual machine's disks, what their counters cannot see; "" on bare metal
 
 
 # -- G3 ---------------------------------------------------------------------------------------

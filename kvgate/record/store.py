@@ -18,6 +18,7 @@ import json
 import subprocess
 import threading
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -261,15 +262,27 @@ def outcome(store: RunStore) -> tuple[GateVerdict, list[str]]:
 def judged_outcome(
     record: RunRecord, checks: Iterable[JudgementRecord], missing: Iterable[str]
 ) -> GateVerdict:
-    """The gate-verdict rule over a run's checks, with the references its profile bound (run.json)."""
-    judged = [judged_of(c) for c in checks] + [
-        Judged(None, why="not evaluated: the run stopped") for _ in missing
-    ]
+    """The gate-verdict rule over a run's checks, with the references its profile bound (run.json); G1,
+    which binds no reference, covers the hardware families it checks (a reader took a PASS of a bill of
+    materials that ordered no NVMe drive, no NVMe-oF subsystem and no GPU for an arrival accepted)."""
+    stopped = "not evaluated: the run stopped"
+    if record.gate == "g1":
+        families = [replace(judged_of(c), rule=family(c.check)) for c in checks] + [
+            Judged(None, family(m.partition("/")[2]), why=stopped) for m in missing
+        ]
+        bound = tuple(dict.fromkeys(j.rule for j in families))
+        return gate_outcome(families, bound, noun="hardware families")
+    judged = [judged_of(c) for c in checks] + [Judged(None, why=stopped) for _ in missing]
     reach = record.g3_reach
     g3 = None if reach is None else Coverage(tuple(reach.references), dict(reach.unjudged))
     return gate_outcome(
         judged, record.configuration.bound_references, short_soak=short_soak(record), g3_reach=g3
     )
+
+
+def family(check: str) -> str:
+    """A G1 check's hardware family: 'volume[scratch].mount' → 'volume', 'nvme.count' → 'nvme'."""
+    return check.split(".", maxsplit=1)[0].split("[", maxsplit=1)[0]
 
 
 def host_outcomes(

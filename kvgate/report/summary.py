@@ -133,6 +133,9 @@ class Summary:
     relaxed: tuple[str, ...] = ()  # G2: bounds the inventory loosened past the gate profile's
     unread: tuple[str, ...] = ()  # G1: environment items it could not read (the clock, a NIC's speed)
     volume_restores: tuple[str, ...] = ()  # G3: how fast R2/R3's volume arms restored on each volume
+    virtual_disks: tuple[
+        str, ...
+    ] = ()  # G2: volumes on a virtual machine's disks, a hypervisor's cache below
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -697,6 +700,9 @@ def summarize(view: RunView) -> Summary:
         relaxed=tuple(relaxed_bounds(view)),
         unread=unread(view),
         volume_restores=volume_restores(view),
+        virtual_disks=tuple(
+            f"{key}: {row.virtual}" for key, row in sorted(view.record.g2_rows.items()) if row.virtual
+        ),
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from kvgate.base.criteria import Verdict
 from kvgate.configuration.fio_matrix import load_profile
+from kvgate.probes.evidence.blockdev import guest_disks
 from kvgate.record import JudgementRecord
 from kvgate.record.gate_order import repo_root
 from kvgate.record.store import RunStore
@@ -253,3 +254,29 @@ def test_a_deployment_without_a_tier_on_the_storage_is_said_to_prove_serving_onl
     assert "Serving only, not storage:</strong> " + said[0].replace("'", "&#39;") in page
     monkeypatch.undo()
     assert summarize(load_run(build(tmp_path / "tiered", "g3"))).serving_only == ()
+
+
+def test_g2_page_1_says_when_its_reads_went_through_a_hypervisor(tmp_path: Path) -> None:
+    """A reader found the demo's 'cold' 4.4 GB/s off a virtio disk likely the hypervisor's cache, with the
+    caveat mid-sentence on page 1: a volume on a virtual machine's disk gets a box of its own."""
+    guest = tmp_path / "guest"
+    (guest / "proc").mkdir(parents=True)
+    (guest / "proc/cpuinfo").write_text("processor\t: 0\nflags\t\t: fpu sse2 hypervisor lahf_lm\n")
+    driver = guest / "sys/block/vda/device"
+    driver.mkdir(parents=True)
+    (driver / "driver").symlink_to("../../../bus/virtio/drivers/virtio_blk")
+    said = guest_disks(("vda", "loop0"), str(guest / "sys"), str(guest / "proc"))
+    assert (
+        said
+        == "a virtual machine's disk: vda (virtio_blk), loop0 (a loop device over a file of this guest's)"
+    )
+    (guest / "proc/cpuinfo").write_text("flags\t\t: fpu sse2 lahf_lm\n")
+    assert guest_disks(("vda",), str(guest / "sys"), str(guest / "proc")) == ""  # bare metal
+
+    row = {"measurements": {}, "knee": None, "ceiling": None, "sweep": [], "virtual": said}
+    meta = {"planned": [], "volumes": {"scratch": {"kind": "candidate"}}, "g2_rows": {"h/scratch": row}}
+    store = RunStore.create(tmp_path / "runs", site="lab", gate="g2", meta=meta)
+    store.finish("complete")
+    page = html.unescape(re.sub(r"<[^>]+>|\u200b", "", render(store.path, pdf=False).html.read_text()))
+    assert "Read through a hypervisor: h/scratch: a virtual machine's disk: vda (virtio_blk)" in page
+    assert "the figures measure the virtual disk as the hypervisor served it" in page

@@ -18,6 +18,7 @@ from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.orchestration.g2.ceiling import contradictions, raise_ceiling, readers_reach
 from kvgate.orchestration.g2.workloads import VolumeUnderTest, run_workloads
 from kvgate.probes.fio import MeasuredRun, Reach, RunOptions, configuration, run_matrix
+from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.scratch import ScratchDir, checked, create, remove, run_directory
 from kvgate.record import Contradiction
 from kvgate.transport import Executor
@@ -35,6 +36,7 @@ class VolumeResult:
     sweep: list[tuple[str, int, float]] = field(default_factory=list)  # (bs, parallelism, bytes/s)
     points: tuple[SweepPoint, ...] = ()  # every valid sweep cell, the grid's and past it
     contradictions: list[Contradiction] = field(default_factory=list)  # its figures against each other
+    virtual: str = ""  # a virtual machine's disk: what its counters cannot see (blockdev.guest_disks)
 
     def add(self, found: list[Measurement]) -> None:
         self.measurements |= {m.metric: m for m in found}
@@ -64,6 +66,7 @@ def measure_volume(
     directory = checked(ex, vol, run_directory(vol, gate="g2", host=ex.host, run=vut.store.path.name))
     try:
         create(ex, directory)
+        result.virtual = HostEvidence(ex, sudo=vut.host.sudo).resolve(directory.path).virtual
         _fio(vut, result, profile=profile, directory=directory.path, reach=readers_reach(models))
         result.add(run_workloads(vut, directory, models=models))
     finally:

@@ -21,4 +21,5 @@ def row(r: VolumeResult) -> dict[str, Any]:
         "knee": None if r.knee is None else asdict(r.knee),  # parallelism and bs: the chart's knee mark
         "ceiling": None if r.ceiling is None else asdict(r.ceiling),
         "sweep": r.sweep,
+        "virtual": r.virtual,
     }

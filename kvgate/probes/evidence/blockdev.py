@@ -48,6 +48,9 @@ class Resolved:
     fstype: str
     mount_point: str
     source: str  # the mount source: /dev/..., server:/export
+    virtual: str = (
+        ""  # on a virtual machine, the disks a hypervisor presents: its cache is unseen (guest_disks)
+    )
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "carriers": list(self.carriers)}
@@ -170,7 +173,32 @@ def resolve(path: str, *, sys_root: str = "/sys", proc_root: str = "/proc") -> R
     if head is None:
         return Resolved(None, (), "none", fstype, point, source)
     kind, leaves = carriers(head, sys_root=sys_root)
-    return Resolved(head, leaves, kind, fstype, point, source)
+    return Resolved(head, leaves, kind, fstype, point, source, guest_disks(leaves, sys_root, proc_root))
+
+
+def guest_disks(leaves: tuple[str, ...], sys_root: str = "/sys", proc_root: str = "/proc") -> str:
+    """On a virtual machine (the CPU flags name a hypervisor), the volume's disks with their drivers:
+    a read this guest's counters call cold may have come from the hypervisor's page cache, which no
+    counter here sees ('' on bare metal). A reader took a virtio disk's 4.4 GB/s for the disk's own."""
+    try:
+        with open(os.path.join(proc_root, "cpuinfo")) as f:
+            if not any(line.startswith("flags") and " hypervisor" in line for line in f):
+                return ""
+    except OSError:
+        return ""
+    disks = [f"{leaf} ({_driver(leaf, sys_root)})" for leaf in leaves]
+    return f"a virtual machine's disk: {', '.join(disks)}"
+
+
+def _driver(leaf: str, sys_root: str) -> str:
+    """The kernel driver of a block device ('virtio_blk', 'nvme'), or what the device is when it has none."""
+    if leaf.startswith("loop"):
+        return "a loop device over a file of this guest's"
+    link = os.path.join(sys_root, "block", leaf, "device", "driver")
+    if os.path.islink(link):
+        return os.path.basename(os.readlink(link))
+    parent = os.path.join(sys_root, "block", leaf, "device", "device", "driver")  # an NVMe namespace's
+    return os.path.basename(os.readlink(parent)) if os.path.islink(parent) else "driver unknown"
 
 
 def _device_of(st_dev: int, source: str, sys_root: str) -> str | None:
