@@ -110,8 +110,35 @@ def contradictions(
 ) -> list[Contradiction]:
     """What G2's own figures say against each other: a read G3 would call impossible, an edge knee."""
     found = [c for metric in READS if (c := _above(where, ms, metric)) is not None]
+    found += [c for pair in PARALLEL_PAIRS if (c := _parallel_slower(where, ms, *pair)) is not None]
     edge = _edge_knee(where, knee, points)
     return found + ([edge] if edge else [])
+
+
+# (one reader, parallel readers) of one workload: the parallel path exists to read faster (the seed's R1)
+PARALLEL_PAIRS = (
+    ("kv_restore.serial.read_bw_bytes_per_s", "kv_restore.parallel.read_bw_bytes_per_s"),
+    ("model_load.sequential.read_bw_bytes_per_s", "model_load.parallel.read_bw_bytes_per_s"),
+)
+SLOWER = 0.9  # parallel readers below this share of one reader's bandwidth: more than run-to-run noise
+
+
+def _parallel_slower(where: str, ms: Mapping[str, Measurement], one: str, many: str) -> Contradiction | None:
+    """Parallel readers slower than one reader of the same workload (a reader found the demo's KV restore
+    at 0.84× its serial pass called only "no faster")."""
+    single, parallel = _trusted(ms.get(one)), _trusted(ms.get(many))
+    if single is None or parallel is None or parallel >= SLOWER * single:
+        return None
+    return Contradiction(
+        where=where,
+        first=Figure(name=READS[many], value=parallel, unit="B/s", source=many),
+        second=Figure(name=READS[one], value=single, unit="B/s", source=one),
+        meaning=(
+            f"The parallel readers read at {parallel / single:.2f}× one reader's bandwidth: on this volume "
+            "more readers did not read faster (one reader already reached what the volume serves, or the "
+            "readers contended), so a parallel reader's gain (the seed's R1) is not to be expected here"
+        ),
+    )
 
 
 def _above(where: str, ms: Mapping[str, Measurement], metric: str) -> Contradiction | None:
