@@ -25,13 +25,13 @@ from kvgate.report.charts import (
     NOT_JUDGED,
     OTHER,
     THRESHOLD,
-    UNJUDGED,
     Chart,
     figure,
     label_rows,
     legend_below,
     spread_bar,
     to_svg,
+    unjudged_bar,
 )
 from kvgate.report.g3_figures import bindings, deployments, level, number, suffixes
 from kvgate.report.model import RunView
@@ -192,8 +192,10 @@ def throughput_chart(
                 width = max(hi - lo, 0.015 * max(hi, p.cand))  # a one-value range (+29 %) still shows
                 ax.barh(i, width, left=lo, height=0.9, color=BAND, label="the seed's range")
             ax.barh(i - 0.17, p.base, height=0.3, color=OTHER, label="baseline arm")
-            cand = ("candidate arm", MEASURED) if p.judged else (f"candidate arm, {NOT_JUDGED}", UNJUDGED)
-            ax.barh(i + 0.17, p.cand, height=0.3, color=cand[1], label=cand[0])
+            if p.judged:
+                ax.barh(i + 0.17, p.cand, height=0.3, color=MEASURED, label="candidate arm")
+            else:
+                unjudged_bar(ax, i + 0.17, p.cand, height=0.3, label=f"candidate arm, {NOT_JUDGED}")
         rows = [f"{p.level}\n{p.arm.partition('@')[0]} vs baseline" for p in pairs]
         rows = [r if p.judged else f"{r}\n{NOT_JUDGED}" for r, p in zip(rows, pairs, strict=True)]
         label_rows(ax, rows, xlabel="output throughput (tokens/s)")
@@ -201,10 +203,10 @@ def throughput_chart(
         svg = to_svg(fig)
     caption = (
         "Orange: the baseline arm the reference compares with; blue: the candidate arm where a verdict "
-        f"judged it, grey and marked “{NOT_JUDGED}” where none did (an engine that serves one request at "
-        "a time, or a figure not comparable with the seed's); shaded, behind a judged pair only: the seed's "
-        "range applied to the baseline (where the candidate lands if it gains what the seed reports). "
-        "Medians over trials (or rounds) of each load's output tokens/s."
+        f"judged it, a dashed outline marked “{NOT_JUDGED}” where none did (an engine that serves one "
+        "request at a time, or a figure not comparable with the seed's); shaded, behind a judged pair "
+        "only: the seed's range applied to the baseline (where the candidate lands if it gains what the "
+        "seed reports). Medians over trials (or rounds) of each load's output tokens/s."
     )
     return Chart(f"Throughput against the reference bands — {key}", svg, caption)
 

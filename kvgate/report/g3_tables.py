@@ -80,10 +80,12 @@ def _means(s: ArmFigures) -> str:
 
 
 def arm_cells(where: str, s: ArmFigures) -> list[str]:
-    """One arm's latency numbers as table cells."""
+    """One arm's latency numbers as table cells; an arm another reader shared the device with says so
+    beside its name (a reader found such a row's TTFT used unmarked, its qualification tables away)."""
+    shared = f" (device shared in {len(s.qualifications)} of {s.trials} trials)" if s.qualifications else ""
     return [
         where,
-        s.arm,
+        s.arm + shared,
         f"{s.completed}/{s.trials}",
         cell(s.prompt_tokens_p50, digits=0),
         cell(s.ttft_p50_s),

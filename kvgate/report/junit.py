@@ -60,11 +60,12 @@ def testcase(gate: str, row: CheckRow) -> ET.Element:
 
 
 def coverage_case(view: RunView) -> list[ET.Element]:
-    """A gate that judged fewer references than its profile binds: one skipped case naming them."""
+    """A gate that judged fewer references than its profile binds (G1: hardware families than it checks):
+    one skipped case naming them."""
     cover = view.outcome.coverage
     if not cover.limited:
         return []
-    case = ET.Element("testcase", classname=clean(f"{view.gate}.coverage"), name="references judged")
+    case = ET.Element("testcase", classname=clean(f"{view.gate}.coverage"), name=f"{cover.noun} judged")
     names = "; ".join(f"{ref}: {why}" for ref, why in cover.unjudged.items())
     message = f"limited coverage: {cover.text}; not judged: {names}"
     ET.SubElement(case, "skipped", message=clean(message))

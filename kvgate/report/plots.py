@@ -18,12 +18,12 @@ from kvgate.report.charts import (
     NOT_JUDGED,
     OTHER,
     THRESHOLD,
-    UNJUDGED,
     Chart,
     figure,
     label_rows,
     legend_below,
     to_svg,
+    unjudged_bar,
 )
 from kvgate.report.g3_plots import g3_charts
 from kvgate.report.model import RunView
@@ -54,8 +54,10 @@ def reference_chart(view: RunView) -> Chart | None:
             )
             threshold = r.expected_value if isinstance(r.expected_value, int | float) else 0.0
             ax.vlines(float(threshold), i - 0.35, i + 0.35, colors=THRESHOLD, linewidth=1.5, label=FLOOR)
-            judged = ("measured", MEASURED) if r.label != "SKIP" else (f"measured, {NOT_JUDGED}", UNJUDGED)
-            ax.barh(i, float(r.measured_value), height=0.18, color=judged[1], label=judged[0])  # type: ignore[arg-type]
+            if r.label == "SKIP":
+                unjudged_bar(ax, i, float(r.measured_value), height=0.18, label=f"measured, {NOT_JUDGED}")  # type: ignore[arg-type]
+            else:
+                ax.barh(i, float(r.measured_value), height=0.18, color=MEASURED, label="measured")  # type: ignore[arg-type]
         label_rows(
             ax,
             [
@@ -65,16 +67,20 @@ def reference_chart(view: RunView) -> Chart | None:
             xlabel="improvement over the baseline arm (% or ×, as the reference states it)",
         )
         for i, (r, _) in enumerate(rows):
-            if r.label == "SKIP":  # the mark on the chart itself, not only in the verdict table
-                ax.text(float(r.measured_value), i - 0.2, f" {NOT_JUDGED}", va="bottom", fontsize=8)  # type: ignore[arg-type]
+            if (
+                r.label == "SKIP"
+            ):  # the mark on the chart itself, with the figure, not only in the verdict table
+                said = f" {NOT_JUDGED}: {r.measured}"
+                ax.text(float(r.measured_value), i - 0.2, said, va="bottom", fontsize=8)  # type: ignore[arg-type]
         legend_below(ax)
         svg = to_svg(fig)
     caption = (
         "Shaded: the reference's stated range; red tick: the site threshold, the floor the verdict "
-        "judges the measured improvement against; dark bar: what this run measured (grey, marked "
-        f"“{NOT_JUDGED}”: drawn, not judged). A reference measured at several levels is drawn at the one "
-        "its check judged, the least improvement (every level must reach the floor); the verdict table names "
-        "each level's figure. A bar far beyond the shading asks whether the baseline arm was the reference's."
+        "judges the measured improvement against; dark bar: what this run measured (a dashed outline "
+        f"marked “{NOT_JUDGED}” with its figure: shown, not judged, claiming nothing). A reference measured "
+        "at several levels is drawn at the one its check judged, the least improvement (every level must "
+        "reach the floor); the verdict table names each level's figure. A bar far beyond the shading asks "
+        "whether the baseline arm was the reference's."
     )
     return Chart("Figures against their references", svg, caption)
 

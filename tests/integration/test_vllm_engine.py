@@ -232,7 +232,7 @@ def test_g3_on_vllm_measures_recompute_vs_warm_at_16_and_its_dram_only_capacity_
             ("commands", "Appendix: G3 engine command lines"),
         )
     }
-    arms = {r[1]: r for r in rows["arms"]}
+    arms = {r[1].split(" (")[0]: r for r in rows["arms"]}  # "dram-only@c8 (device shared in …)"
     assert {"recompute", "warm", "recompute@c16", "warm@c16"} <= set(arms)
     # the dram-only capacity arm (KV space bounded below the document set) runs alone: no SSD tier here
     assert {"dram-only@c4", "dram-only@c8", "dram-only@c16"} <= set(arms)

@@ -23,7 +23,7 @@ from kvgate.orchestration.g3.report_rows import rows
 from kvgate.record import ArmFigures
 from kvgate.record.store import RunStore
 from kvgate.report import render
-from kvgate.report.g3_tables import evidence_cells
+from kvgate.report.g3_tables import arm_cells, evidence_cells
 from kvgate.report.model import load_run
 from kvgate.report.restore_evidence import restore_rates
 from kvgate.report.scope_lines import shared_device
@@ -53,6 +53,7 @@ def test_the_restore_is_the_engines_bytes_and_a_shared_device_qualifies_it() -> 
     )
     trusted = evidence_cells("h/tiny", s)[-1]
     assert trusted.startswith("qualified (3 of 3): trial 0: another reader shared the device")  # not "yes"
+    assert arm_cells("h/tiny", s)[1] == "ssd-tier@c16 (device shared in 3 of 3 trials)"  # beside its TTFT
     binding = next(b for b in load_g3_profile("smoke").verdicts if b.check == "throughput-gain-conc16")
     (rate,) = restore_rates({"candidate-volume@c16": s}, binding)  # R2's arm since the volume arms
     assert rate.startswith(

@@ -110,8 +110,9 @@ def junit_cases(xml: bytes) -> dict[str, ET.Element]:
 
 def test_html_shows_gate_verdict_and_every_check(rendered: RenderedPaths, html: str) -> None:
     assert "<title>kvgate G1 acceptance report — lab-a</title>" in html
-    box = r'class="verdict-box v-fail">\s*<div class="vb-label">Gate verdict</div>\s*<div class="vb-verdict">'
+    box = r'class="verdict-box v-fail v-limited">\s*<div class="vb-label">Gate verdict</div>\s*<div class="vb-verdict">'
     assert re.search(box + "FAIL<", html)
+    assert "limited coverage: 4 of 7 hardware families" in html  # G1 covers the families it judged
     for cid in load_run(rendered.html.parent).record.planned:
         assert f">{cid}" in html
     assert "≥ 64" in html
@@ -169,7 +170,12 @@ def test_junit_counts_follow_the_stored_verdicts(rendered: RenderedPaths) -> Non
     suite = ET.parse(rendered.junit).getroot().find("testsuite")
     assert suite is not None
     counts = {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")}
-    assert counts == {"tests": "7", "failures": "2", "errors": "1", "skipped": "2"}
+    assert counts == {
+        "tests": "8",
+        "failures": "2",
+        "errors": "1",
+        "skipped": "3",
+    }  # + hardware families judged
     cases = junit_cases(rendered.junit.read_bytes())
     assert cases["gpu-1/nvme.temp"].get("classname") == "g1.gpu-1"
     assert cases["gpu-1/gpu.count"][0].get("type") == "INVALID"
