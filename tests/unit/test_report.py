@@ -110,7 +110,8 @@ def junit_cases(xml: bytes) -> dict[str, ET.Element]:
 
 def test_html_shows_gate_verdict_and_every_check(rendered: RenderedPaths, html: str) -> None:
     assert "<title>kvgate G1 acceptance report — lab-a</title>" in html
-    box = r'class="verdict-box v-fail v-limited">\s*<div class="vb-label">Gate verdict</div>\s*<div class="vb-verdict">'
+    box = r'class="verdict-box v-fail v-limited">\s*<div class="vb-label">Gate verdict</div>\s*'
+    box += r'<div class="vb-verdict">'
     assert re.search(box + "FAIL<", html)
     assert "limited coverage: 4 of 7 hardware families" in html  # G1 covers the families it judged
     for cid in load_run(rendered.html.parent).record.planned:
