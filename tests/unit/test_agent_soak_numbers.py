@@ -2,9 +2,11 @@
 
 from pathlib import Path
 
+import pytest
+
 from kvgate.configuration.engine_profile import load_profile
 from kvgate.orchestration.g4.plan import skip_reason
-from kvgate.probes.agent.soak import load_numbers
+from kvgate.probes.agent.soak import hit_ratio, load_numbers
 from kvgate.probes.agent.soak_sample import engine_memory_kib, sample
 from kvgate.probes.evidence import cgroup_pids
 from kvgate.probes.loadgen.record import RequestRecord
@@ -74,7 +76,12 @@ def test_an_engine_without_a_hit_counter_has_its_tier_hits_counted_from_its_log(
     assert sample([engine], None)["hit_counter"] == 405
     with log.open("a") as f:
         f.write("aining 135 prompt tokens to eval\n")
-    assert sample([engine], None)["hit_counter"] == 809
+    counted = sample([engine], None)
+    assert (counted["hit_counter"], counted["logged_prompt_tokens"]) == (809, 532 + 10 + 539)
+    # llama.cpp's server streams no usage: the window's prompt tokens are those its log counted
+    window = {"summary": {"total_input_tokens": None}, "canary": [], "hit_tokens": 809 - 405}
+    assert hit_ratio(window | {"logged_prompt_tokens": 10 + 539}) == pytest.approx(404 / 549)
+    assert hit_ratio(window) is None
     log.write_text("")  # the log began again (an engine restarted over it): the counter went back
     assert sample([engine], None)["hit_counter"] is None
     llama = load_profile(PROFILES / "llama-cpp-disk-keep.yaml")

@@ -200,3 +200,16 @@ def test_a_tier_that_cannot_hold_a_document_set_is_soaked_as_the_one_its_profile
 
     assert soaked("llama-cpp-disk") == "llama-cpp-disk-keep"  # G3's capacity ssd-tier: it holds a set
     assert soaked("vllm-cpu-prefix") == "vllm-cpu-prefix"  # no other named: its own
+
+
+def test_hits_without_a_prompt_count_are_invalid_for_that_reason_not_an_unread_tier() -> None:
+    # the first soak with llama.cpp's logged hits: thousands of tokens restored per window, but the server
+    # streamed no usage, and G4 said "the tier was never read"
+    unsized = [window(i, summary={"total_input_tokens": None}, canary=[]) for i in range(6)]
+    m = trends.hit_retention(soak(unsized), SMOKE)
+    assert m.value is None
+    assert "served tokens from cache, but neither the responses nor the engines' logs" in str(
+        m.invalid_reason
+    )
+    logged = [w | {"logged_prompt_tokens": 18_000} for w in unsized]
+    assert trends.hit_retention(soak(logged), SMOKE).value == 1.0

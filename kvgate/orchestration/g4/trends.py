@@ -136,6 +136,7 @@ def hit_retention(soak: Soak, profile: G4Profile) -> Measurement:
     if m.value is None and not isinstance(split, str):
         unread = [w for ws in split for w in ws if w["hit_tokens"] is None]
         errors = [e for w in unread for e in w.get("metrics_errors") or []]
+        unsized = [w for ws in split for w in ws if w["hit_tokens"] and hit_ratio(w) is None]
         why = (
             f"the hit counter could not be read in {len(unread)} window(s)"
             + (
@@ -144,6 +145,9 @@ def hit_retention(soak: Soak, profile: G4Profile) -> Measurement:
                 else " (counter missing, or it went back: an engine restarted)"
             )
             if unread
+            else f"{len(unsized)} window(s) served tokens from cache, but neither the responses nor the "
+            "engines' logs said how many prompt tokens they had"
+            if unsized
             else "the engines served no prompt token from cache: the tier was never read"
         )
         return _m(m.metric, None, "x", soak, why)

@@ -19,50 +19,60 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 
 HIT = "Llama._create_completion: cache hit"
-_PREFIX = re.compile(r"Llama\.generate: (\d+) prefix-match hit")
+_PREFIX = re.compile(r"Llama\.generate: (\d+) prefix-match hit(?:, remaining (\d+) prompt tokens)?")
 LOG_HIT_KINDS = ("llama-cpp",)  # engine kinds whose log the soak can count hits in
+
+
+@dataclass
+class Tally:
+    """What whole log lines said so far: tokens restored from the tier, and every prompt's tokens (its
+    prefix match and the rest it evaluated: a server that streams no usage says its prompts' size here)."""
+
+    restored: int = 0
+    prompt: int = 0
+    restoring: bool = False  # a ``cache hit`` still waits for its prefix match
+
+    def feed(self, log: str) -> Tally:
+        for line in log.splitlines():
+            if line.startswith(HIT):
+                self.restoring = True
+            elif m := _PREFIX.match(line):
+                self.prompt += int(m.group(1)) + int(m.group(2) or 0)
+                if self.restoring:
+                    self.restored, self.restoring = self.restored + int(m.group(1)), False
+        return self
 
 
 def restored_tokens(log: str) -> int:
     """Prompt tokens restored from the tier: each ``cache hit`` line's following prefix match."""
-    return _scan(log, restoring=False)[0]
-
-
-def _scan(log: str, *, restoring: bool) -> tuple[int, bool]:
-    """Restored tokens in whole lines, and whether a ``cache hit`` still waits for its prefix match."""
-    total = 0
-    for line in log.splitlines():
-        if line.startswith(HIT):
-            restoring = True
-        elif restoring and (m := _PREFIX.match(line)):
-            total, restoring = total + int(m.group(1)), False
-    return total, restoring
+    return Tally().feed(log).restored
 
 
 def resident_tokens(log: str) -> int:
     """Prompt tokens one request reused, from a restored or a resident state: its last prefix match."""
     found = _PREFIX.findall(log)
-    return int(found[-1]) if found else 0
+    return int(found[-1][0]) if found else 0
 
 
 def reused_tokens(log: str) -> int:
     """Prompt tokens reused over every request of a log, restored or resident."""
-    return sum(int(n) for n in _PREFIX.findall(log))
+    return sum(int(n) for n, _ in _PREFIX.findall(log))
 
 
 class LogHits:
-    """Restored tokens in an engine's log so far, read on from where the last count stopped.
+    """An engine's log tallied so far, read on from where the last count stopped.
 
     A 72-hour soak's log is never read twice; a line still being written waits for its newline.
-    A log that shrank (an engine restarted over it) reads as None: the soak's counter went back.
+    A log that shrank (an engine restarted over it) reads as None: the soak's counters went back.
     """
 
     def __init__(self, path: str) -> None:
-        self.path, self.offset, self.total, self.restoring = path, 0, 0, False
+        self.path, self.offset, self.tally = path, 0, Tally()
 
-    def count(self) -> int | None:
+    def count(self) -> Tally | None:
         try:
             with open(self.path, "rb") as f:
                 if os.fstat(f.fileno()).st_size < self.offset:
@@ -73,6 +83,4 @@ class LogHits:
             return None
         whole = chunk[: chunk.rfind(b"\n") + 1]
         self.offset += len(whole)
-        grown, self.restoring = _scan(whole.decode("utf-8", "replace"), restoring=self.restoring)
-        self.total += grown
-        return self.total
+        return self.tally.feed(whole.decode("utf-8", "replace"))

@@ -250,12 +250,16 @@ def load_numbers(
 
 
 def hit_ratio(w: dict[str, Any]) -> float | None:
-    """Tokens the engines served from cache over a window's prompt tokens (load and canary)."""
+    """Tokens the engines served from cache over a window's prompt tokens (load and canary); for an
+    engine that streams no usage, over the prompt tokens its log counted (kvgate.probes.agent.engine_log)."""
     prompt = w["summary"]["total_input_tokens"]
+    if prompt:
+        prompt += sum(c["prompt_tokens"] or 0 for c in w["canary"])
+    else:
+        prompt = w.get("logged_prompt_tokens")
     if w["hit_tokens"] is None or not prompt:
         return None
-    canary = sum(c["prompt_tokens"] or 0 for c in w["canary"])
-    return float(w["hit_tokens"]) / float(prompt + canary)
+    return float(w["hit_tokens"]) / float(prompt)
 
 
 def canary_record(r: RequestRecord) -> dict[str, Any]:
@@ -283,6 +287,7 @@ def sample_numbers(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
         "device_write_bytes": dev_a["write_bytes"] - dev_b["write_bytes"] if dev_a and dev_b else None,
         "engine_read_bytes": _grown(before.get("engine_read_bytes"), after.get("engine_read_bytes")),
         "hit_tokens": _grown(before["hit_counter"], after["hit_counter"]),
+        "logged_prompt_tokens": _grown(before.get("logged_prompt_tokens"), after.get("logged_prompt_tokens")),
         "metrics_errors": after["metrics_errors"],
         "sample_cpu_s": after["sample_cpu_s"],  # the sampler's CPU for this window's sample
     }

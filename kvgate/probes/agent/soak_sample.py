@@ -150,7 +150,7 @@ def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict
     ``hit_log``: the log of an engine that counts its hits there alone, kvgate.probes.agent.engine_log).
     """
     out: dict[str, Any] = {"rss_kib": 0, "rss_anon_kib": 0, "processes": 0, "engines_alive": 0}
-    caches, hits, errors, reads = [], [], [], []
+    caches, hits, errors, reads, prompts = [], [], [], [], []
     for eng in engines:
         reads.append(engine_read_bytes(eng))
         pids = group_pids(eng["pgid"])
@@ -159,7 +159,9 @@ def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict
             out[key] += value
         caches.append(dir_bytes(eng.get("cache_dir")))
         if eng.get("hit_log"):  # an engine without a hit counter: the hits its log says, read on
-            hits.append(eng.setdefault("_log_hits", LogHits(eng["hit_log"])).count())
+            tally = eng.setdefault("_log_hits", LogHits(eng["hit_log"])).count()
+            hits.append(None if tally is None else tally.restored)
+            prompts.append(None if tally is None else tally.prompt)
             continue
         try:
             hits.append(scrape_counter(eng.get("metrics_url"), eng.get("hit_counter")))
@@ -169,6 +171,9 @@ def sample(engines: list[dict[str, Any]], volume: dict[str, Any] | None) -> dict
     out["cache_dir_bytes"] = None if None in caches else sum(c for c in caches if c is not None)
     out["engine_read_bytes"] = None if None in reads else sum(r for r in reads if r is not None)
     out["hit_counter"] = None if None in hits else sum(h for h in hits if h is not None)
+    # the prompts' tokens as the engines logged them, where every engine logs its hits (None elsewhere)
+    logged = [p for p in prompts if p is not None]
+    out["logged_prompt_tokens"] = sum(logged) if logged and len(logged) == len(engines) else None
     out["metrics_errors"] = errors
     out["device"] = volume_bytes(volume)
     return out
