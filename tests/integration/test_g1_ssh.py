@@ -96,7 +96,10 @@ def test_g1_over_ssh_passes_and_renders_every_check(
         check = check_id.partition("/")[2]
         assert check.split("[")[0] in flat, check_id
     suite = ET.parse(run / "junit.xml").getroot()
-    assert len(suite.findall(".//testcase")) == len(recs)
+    cases = suite.findall(".//testcase")
+    assert len(cases) == len(recs) + 1  # every check, and the hardware families it could not judge
+    assert cases[-1].get("name") == "hardware families judged"
+    assert "limited coverage" in flat  # the test hosts' BOM orders no NVMe drive, NVMe-oF subsystem or GPU
 
 
 def test_changed_host_key_is_refused_and_only_that_host_errors(
