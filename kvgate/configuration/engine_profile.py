@@ -139,6 +139,9 @@ class EngineProfile(Frozen):
     # the counter for the warm arm (state still resident, e.g. in the GPU prefix cache, which the
     # external tier's counter does not count); None: hit_counter
     warm_hit_counter: str | None = None
+    # for an engine without a hit counter (llama-cpp-python): the log format whose lines say the prompt
+    # tokens it restored and its prompts' size (kvgate.probes.agent.engine_log.FORMATS); None: none
+    hit_log: Literal["llama-cpp"] | None = None
     # Prometheus histogram of the engine's own time to first token, in seconds (vLLM:
     # vllm:time_to_first_token_seconds, from the request's arrival): reported beside the client's
     ttft_histogram: str | None = None

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kvgate.base.errors import ConfigError, LabError
+from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles.g3 import G3Profile, load_g3_profile
 from kvgate.orchestration.g3 import client, hostio
+from kvgate.probes.agent import engine_log
 from kvgate.probes.evidence.window import Counts
 from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.loadgen.record import RequestRecord
@@ -55,7 +58,10 @@ def test_restored_tokens_come_from_the_engines_own_log_lines() -> None:
     wrong_entry = "Llama._create_completion: cache hit\nLlama.generate: 1 prefix-match hit, remaining 1017\n"
     assert hostio.hit_tokens("llama-cpp", wrong_entry) == 1
     assert hostio.hit_tokens("llama-cpp", "Llama._create_completion: cache miss\n") == 0
-    assert hostio.hit_tokens("vllm", hit) is None  # unknown: the byte counters decide
+    assert hostio.hit_tokens(None, hit) is None  # a profile without hit_log: the byte counters decide
+    # every log format a profile may name is one the agent and G3 read
+    (named,) = typing.get_args(typing.get_args(EngineProfile.model_fields["hit_log"].annotation)[0])
+    assert (named,) == engine_log.FORMATS == tuple(hostio.HIT_PARSERS)
 
 
 def loadgen_document(record: RequestRecord) -> dict[str, Any]:

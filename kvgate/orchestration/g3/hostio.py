@@ -21,12 +21,14 @@ RESIDENT_PARSERS = {"llama-cpp": engine_log.resident_tokens}
 REUSED_PARSERS = {"llama-cpp": engine_log.reused_tokens}
 
 
-def hit_tokens(kind: str, log: str, *, resident: bool = False, per_request: bool = False) -> int | None:
-    """The engine's own restored-token count from its log, None when kvgate cannot read it for `kind`.
+def hit_tokens(
+    log_format: str | None, log: str, *, resident: bool = False, per_request: bool = False
+) -> int | None:
+    """The engine's own restored-token count from its log (its profile's hit_log), None without one.
 
     ``resident``: count tokens reused from the state the engine still holds (a warm request) too;
     ``per_request``: every request of a window counted (a capacity round), resident or restored.
     """
     parsers = REUSED_PARSERS if per_request else RESIDENT_PARSERS if resident else HIT_PARSERS
-    parser = parsers.get(kind)
+    parser = parsers.get(log_format or "")
     return parser(log) if parser else None

@@ -115,9 +115,9 @@ class EngineWindow:
             if bracket.counter:
                 hits.append(bracket.hit_tokens)
             else:
-                kind, log = eng.profile.kind.value, self.logs[-1]
+                log_format, log = eng.profile.hit_log, self.logs[-1]
                 hits.append(
-                    hostio.hit_tokens(kind, log, resident=self.resident, per_request=self.per_request)
+                    hostio.hit_tokens(log_format, log, resident=self.resident, per_request=self.per_request)
                 )
         self.hit_tokens = None if None in hits else sum(h or 0 for h in hits)
         self.server_latency = engines_latency([b.latency for b in self._brackets])

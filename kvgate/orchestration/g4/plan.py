@@ -25,7 +25,6 @@ from kvgate.configuration.gateconfig import GateConfig
 from kvgate.configuration.inventory import CLUSTER
 from kvgate.judgement import Check, Ruling
 from kvgate.orchestration.g4.health import KEYS, limits
-from kvgate.probes.agent import engine_log
 
 G4Check = Check[None]  # subject: the deployment; key: which soak measurement judges it
 
@@ -266,15 +265,15 @@ def skip_reason(key: str, tier: EngineProfile) -> str | None:
         )
     if key == "hit-retention" and not (tier.metrics and tier.hit_counter) and not counts_hits_in_log(tier):
         return (
-            f"{tier.name} exposes no hit counter on /metrics (hit_counter) and its kind logs none kvgate "
-            "can count: hits cannot be trended"
+            f"{tier.name} exposes no hit counter on /metrics (hit_counter) and names no log that says its "
+            "hits (hit_log): hits cannot be trended"
         )
     return None
 
 
 def counts_hits_in_log(tier: EngineProfile) -> bool:
-    """An engine whose hits the soak counts in its log: one of the agent's kinds, with no hit counter."""
-    return not (tier.metrics and tier.hit_counter) and tier.kind.value in engine_log.LOG_HIT_KINDS
+    """An engine whose hits the soak counts in its log (its profile's hit_log), having no hit counter."""
+    return not (tier.metrics and tier.hit_counter) and tier.hit_log is not None
 
 
 SLOPES = ("ttft-drift", "throughput-retention", "memory-growth", "tier-growth")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 HIT = "Llama._create_completion: cache hit"
 _PREFIX = re.compile(r"Llama\.generate: (\d+) prefix-match hit(?:, remaining (\d+) prompt tokens)?")
-LOG_HIT_KINDS = ("llama-cpp",)  # engine kinds whose log the soak can count hits in
+FORMATS = ("llama-cpp",)  # the engine log formats read here (an engine profile's hit_log)
 
 
 @dataclass
