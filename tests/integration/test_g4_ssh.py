@@ -149,7 +149,10 @@ def test_a_controller_sigkilled_three_times_loses_no_window_and_resume_judges_it
     after = json.loads((run / "run.json").read_text())
     assert after["g4_jobs"] == meta["g4_jobs"], "the resumed run follows the same job and engine"
     assert len(after["resumes"]) == 3
-    assert verdicts.pop("hit-retention") == "SKIP", shown  # llama.cpp's server has no hit counter
+    # judged from the restores llama.cpp's log names: whether the tier kept serving is the engine's doing
+    # over a 2-minute soak, not this test's (0.81 here on an idle machine)
+    hits = verdicts.pop("hit-retention")
+    assert hits in ("PASS", "FAIL"), shown
     # a 2-minute soak cannot establish an hourly slope: shown, not judged (min_slope_span_s)
     drifts = [verdicts.pop(d) for d in ("ttft-drift", "throughput-retention", "memory-growth", "tier-growth")]
     assert set(drifts) == {"SKIP"}, shown
@@ -157,7 +160,7 @@ def test_a_controller_sigkilled_three_times_loses_no_window_and_resume_judges_it
         assert verdicts.pop(health) == "SKIP", shown  # no NVMe, NIC counters or NVMe-oF paths here
     assert set(verdicts.values()) == {"PASS"}, shown  # integrity and the kernel log among them
     assert {"integrity", "integrity-reads", "kernel-log"} <= set(verdicts), shown
-    assert resumed.returncode == 0, shown
+    assert resumed.returncode == (0 if hits == "PASS" else 1), shown
     windows = (run / "artifacts/node-a/g4/tiny/windows.jsonl").read_text().splitlines()
     print(
         f"\n3 controller SIGKILLs; restarts stored a new window after {[round(s) for s in caught_up]} s; "
