@@ -10,6 +10,8 @@ chunk carries a completions ``logprobs`` object: the token " tok" first of K
 (" alt1"… after it), as vLLM sends greedy output. Faults on demand: an
 HTTP error status, or dropping the connection mid-stream.
 
+``POST /tokenize`` counts a prompt as its usage does ({"tokens": [...]}, one per word).
+
 It also measures itself as vLLM does: ``GET /metrics`` exposes vLLM's TTFT (from
 the request's arrival to its first token chunk written), inter-token, per-request
 time-per-output-token and end-to-end histograms in Prometheus text, so a client's
@@ -180,6 +182,9 @@ class NullServer:
             _respond(writer, 200, b'{"object":"list","data":[{"id":"null-model","object":"model"}]}')
         elif target == "/metrics":
             _respond(writer, 200, self.timings.prometheus(), content_type="text/plain")
+        elif method == "POST" and target == "/tokenize":  # a word per token, as its usage counts them
+            words = str(json.loads(body).get("prompt", "")).split()
+            _respond(writer, 200, json.dumps({"tokens": list(range(len(words)))}).encode())
         else:
             _respond(writer, 404 if target != "/health" else 200, b"{}")
         await writer.drain()

@@ -1,7 +1,9 @@
 """Engine profiles: how to launch, probe, reset and scrape one serving engine, as data.
 
-A profile is a YAML file under ``workloads/engines/``; a site adds its own engine
-without code. Templates may use these placeholders, filled in at launch:
+A profile is a YAML file under ``workloads/engines/``; a site adds its own engine, of a
+family kvgate has not seen too, without code: the profile says what kvgate needs to know of it
+(its package, its tokenizer, where it counts its cache hits, which tiny model it serves).
+Templates may use these placeholders, filled in at launch:
 
     {python} {model} {port} {host} {cache_dir} {run_dir}
 
@@ -11,8 +13,8 @@ argument as ``{json: {...}}``, both serialized at launch, so a volume path can
 never change their structure (kvgate.configuration.engine_templates).
 
 >>> p = load_profile(PROFILE_DIR / "llama-cpp-disk.yaml")
->>> p.kind.value, p.serves_concurrently
-('llama-cpp', False)
+>>> p.kind, p.package, p.tiny_model, p.tokenize.path, p.serves_concurrently
+('llama-cpp', 'llama_cpp', 'gguf', '/extras/tokenize', False)
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,12 +50,11 @@ PROFILE_DIR = repo_root() / "workloads" / "engines"
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
-class EngineKind(StrEnum):
-    """The engine families kvgate knows how to drive."""
+class Tokenize(Frozen):
+    """How to count a prompt's tokens with the engine's own tokenizer (response: {"tokens": [...]})."""
 
-    VLLM = "vllm"
-    SGLANG = "sglang"
-    LLAMA_CPP = "llama-cpp"
+    path: str = Field(pattern="^/")
+    field: str = "input"
 
 
 class HttpCall(Frozen):
@@ -123,7 +123,16 @@ class EngineProfile(Frozen):
     """A serving engine as data: argv template, env, endpoints, tier, caveats."""
 
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    kind: EngineKind
+    # the engine's family: what gate profiles key their per-engine settings by (G3's volumes.engine)
+    # and what the report calls it; kvgate's code keys nothing by it
+    kind: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    # the Python package an engine on the host must import (checked before a start); None: it runs
+    # in a container, whose image holds it
+    package: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")
+    # `model: tiny` in the inventory: the Llama kvgate generates, as GGUF (llama.cpp) or in Hugging
+    # Face's format (vLLM); None: the inventory must name the model
+    tiny_model: Literal["gguf", "hf"] | None = None
+    tokenize: Tokenize  # its tokenizer endpoint: prompts are sized in the engine's own tokens
     description: str
     launch: list[Arg] = Field(min_length=1)
     env: Environment = Field(default_factory=dict)
@@ -207,6 +216,14 @@ class EngineProfile(Frozen):
         """The hit counter's series selector for a cold (or, ``resident``, a warm) load; None: none."""
         text = (self.warm_hit_counter or self.hit_counter) if resident else self.hit_counter
         return selector(text) if text and self.metrics else None
+
+    @model_validator(mode="after")
+    def _package_unless_contained(self) -> EngineProfile:
+        if self.package is None and self.container is None:
+            raise ValueError(
+                "package: the Python package the host imports, unless the engine runs in a container"
+            )
+        return self
 
     @model_validator(mode="after")
     def _cold_by_reset_needs_endpoints(self) -> EngineProfile:
@@ -301,10 +318,10 @@ __all__ = [
     "PROFILE_DIR",
     "CacheTier",
     "CapacityArms",
-    "EngineKind",
     "EngineProfile",
     "HttpCall",
     "Launch",
+    "Tokenize",
     "fill",
     "holes",
     "load_profile",

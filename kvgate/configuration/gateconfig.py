@@ -8,7 +8,7 @@ a fio job G2 judges is in the matrix), so a typo stops the run before anything r
 a ConfigError naming the file, the field and what was expected (exit code 4).
 
 >>> cfg = load_config("inventory/local.yaml")
->>> cfg.fio.name, cfg.engines["llama-cpp-disk"].kind.value
+>>> cfg.fio.name, cfg.engines["llama-cpp-disk"].kind
 ('smoke', 'llama-cpp')
 """
 

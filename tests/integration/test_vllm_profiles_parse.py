@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kvgate.configuration.engine_profile import PROFILE_DIR, EngineKind, load_profiles
+from kvgate.configuration.engine_profile import PROFILE_DIR, load_profiles
 
 REPO = Path(__file__).resolve().parents[2]
 VLLM_PYTHON = Path(os.environ.get("KVGATE_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
@@ -38,7 +38,7 @@ VALUES = {
     "run_dir": "/scratch/run",
     "api_port": "28000",
 }
-PROFILES = sorted(n for n, p in load_profiles(PROFILE_DIR).items() if p.kind is EngineKind.VLLM)
+PROFILES = sorted(n for n, p in load_profiles(PROFILE_DIR).items() if p.kind == "vllm")
 pytestmark = [
     pytest.mark.engine,
     pytest.mark.skipif(not VLLM_PYTHON.exists(), reason=f"vLLM not installed at {VLLM_PYTHON}: make engine"),

@@ -17,7 +17,7 @@ import pytest
 from kvgate.base import config_file
 from kvgate.base.config_file import repo_root
 from kvgate.configuration import fio_matrix, references
-from kvgate.configuration.engine_profile import EngineKind, engine_profile
+from kvgate.configuration.engine_profile import engine_profile
 from kvgate.configuration.gate_profiles import loader as gate_profiles
 from kvgate.configuration.gateconfig import GateConfig, load_config
 from kvgate.configuration.model_profiles import model_profile
@@ -92,10 +92,10 @@ def test_g3_judges_with_the_thresholds_of_its_configuration_not_the_shipped_file
     assert now == pytest.approx(1.2 * was)
 
 
-def test_the_g3_storage_bound_reads_the_engine_kind_of_its_configuration(tmp_path: Path) -> None:
-    """The tier's state per token follows the configuration's engine profile (here: a vLLM engine's)."""
+def test_the_g3_storage_bound_reads_the_tiny_model_of_its_configuration(tmp_path: Path) -> None:
+    """The tier's state per token follows the configuration's engine profile (one serving the HF Llama)."""
     shipped = load_config(LOCAL)
-    tier = shipped.engine("llama-cpp-disk").model_copy(update={"kind": EngineKind.VLLM})
+    tier = shipped.engine("llama-cpp-disk").model_copy(update={"tiny_model": "hf"})
     config = dataclasses.replace(shipped, engines={**shipped.engines, tier.name: tier})
     store = g3_store(tmp_path, config)
     llama = StorageBound.load(store, shipped, host="localhost", name="tiny-llama")

@@ -14,7 +14,6 @@ from kvgate.base.errors import ConfigError, LabError
 from kvgate.configuration.engine_profile import (
     PROFILE_DIR,
     Container,
-    EngineKind,
     engine_profile,
     load_profile,
     load_profiles,
@@ -66,7 +65,7 @@ def test_the_expected_profiles_exist() -> None:
 
 def test_llama_cpp_profiles_say_they_serve_one_request_at_a_time() -> None:
     for profile in load_profiles().values():
-        if profile.kind is EngineKind.LLAMA_CPP:
+        if profile.kind == "llama-cpp":
             assert profile.serves_concurrently is False, profile.name
 
 

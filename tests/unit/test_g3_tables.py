@@ -54,7 +54,7 @@ def result() -> DeploymentResult:
     r.measurements |= reference_measurements(refs.get(b.reference), b, r.arms, max_cv=None)
     record = EngineLaunch(  # what G3 records of each engine it starts
         profile=tier.name,
-        kind=tier.kind.value,
+        kind=tier.kind,
         host="h",
         argv=["python", "-m", "llama_cpp.server"],
         env={},

@@ -75,13 +75,6 @@ class ClientBounds(Frozen):
     max_bunched_share: float | None = Field(default=None, gt=0, le=1)
 
 
-class Tokenize(Frozen):
-    """How to count a prompt's tokens with the engine's own tokenizer."""
-
-    path: str = Field(pattern="^/")
-    field: str = "input"
-
-
 class VerdictBinding(Frozen):
     """One G3 verdict: a reference judging a statistic of two arms at a concurrency."""
 
@@ -316,7 +309,6 @@ class G3Profile(Profile):
     cold: ColdBounds = Field(default_factory=ColdBounds)
     client: ClientBounds = Field(default_factory=ClientBounds)
     write_through: WriteThrough = Field(default_factory=WriteThrough)
-    tokenize: dict[str, Tokenize] = Field(min_length=1)  # engine kind → endpoint
     verdicts: tuple[VerdictBinding, ...] = Field(min_length=1)
     storage: StorageProfile | None = None  # None: G3 does not run model loading and checkpoint
 

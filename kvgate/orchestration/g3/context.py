@@ -114,8 +114,6 @@ class DeploymentContext:
         )
 
     def tokens(self, eng: EngineService, prompt: str) -> int | None:
-        """The prompt's length in the engine's own tokens; None when the profile has no tokenizer for it."""
-        tok = self.profile.tokenize.get(eng.profile.kind.value)
-        if tok is None:
-            return None
+        """The prompt's length in the engine's own tokens (its profile's tokenize); None: it counted none."""
+        tok = eng.profile.tokenize
         return eng.count_tokens(tok.path, tok.field, prompt)

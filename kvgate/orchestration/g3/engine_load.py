@@ -74,7 +74,7 @@ def engine_load(site: ColdSite, config: GateConfig, *, candidate: str) -> dict[s
     profile = config.engine(dep.recompute_profile)
     python = engine_python(inv.hosts[host], dep)
     if dep.model == "tiny":
-        staged, _ = stage_model(site.ex, inv.hosts[host], dep, profile.kind, python)
+        staged, _ = stage_model(site.ex, inv.hosts[host], dep, profile, python)
         model = f"{site.work}/model"  # copied once: every start reads the same copy
         site.ex.run("test -e %s || cp -r %s %s", model, staged, model, timeout_s=600, check=True)
     elif volume in dep.model_copies:

@@ -114,7 +114,7 @@ def _volume_launches(config: GateConfig, name: str) -> list[Launch]:
     profile = ssd_tier_profile(_capacity(config, name), config.engine(dep.tier_profile))
     if vc is None or dep.baseline_volume is None or profile is None:
         return []
-    settings = vc.engine.get(profile.kind.value)
+    settings = vc.engine.get(profile.kind)
     env, args = (settings.env, settings.args) if settings else ({}, ())
     cap_env, cap_args = _placement(config, name)
     out = [_launch(VOLUME_ARMS[1], profile, 0, {**cap_env, **env}, (*cap_args, *args))]

@@ -158,11 +158,11 @@ def deployment_setup(
         tier,
         loadgen_address=inv.loadgen_address(name, host),
         capacity_figure=dep.capacity_figure,
-        model=describe_model(dep, tier.kind),
+        model=describe_model(dep, tier),
     )
     python = engine_python(h, dep)
     check_engine_installed(ex, python, tier)
-    model, bpt = stage_model(ex, h, dep, tier.kind, python)
+    model, bpt = stage_model(ex, h, dep, tier, python)
     vol = inv.volumes[dep.volume]
     run = run_directory(vol, gate="g3", host=host, run=store.path.name)
     work = checked(ex, vol, f"{run}/{name}")  # before anything is created

@@ -103,8 +103,7 @@ class StorageBound:
         except ModifiedRun as exc:  # edited during the run (the CLI checked it before): no figures from it
             raise LabError(str(exc)) from None
         figures = g2_storage(g2, host, dep.volume) if g2 is not None else None
-        kind = config.engine(dep.tier_profile).kind
-        bpt = planned_bytes_per_token(dep, kind).value
+        bpt = planned_bytes_per_token(dep, config.engine(dep.tier_profile)).value
         storage = figures or assumed_storage(inv, host, dep.volume)
         return cls(config, host, name, storage, figures is not None and figures.best.known, bpt)
 

@@ -78,7 +78,7 @@ class TierProbe:
     """What the tier probe found: why each part cannot be measured (None: it can), and its restore."""
 
     metrics: str | None  # counters the profile names that /metrics does not expose
-    tokenizer: str | None  # the gate profile cannot count this engine's tokens
+    tokenizer: str | None  # the engine's tokenizer endpoint counted no tokens
     restore: Trial | None  # the probe prompt's restore; None: the profile has no SSD tier
     staging: str | None = None  # an LMCache engine's CPU pool cannot stage the restores in flight
 
@@ -297,8 +297,10 @@ class ColdRestore:
             self.sink.engine("probe", eng.record)
             self._prepare(eng)
             tokenizer = None
-            if self.profile.tokenize.get(eng.profile.kind.value) is None:
-                tokenizer = f"the gate profile has no tokenizer endpoint for {eng.profile.kind} engines"
+            if not self.ctx.tokens(
+                eng, "kvgate counts this probe's tokens"
+            ):  # the endpoint answers, and counts
+                tokenizer = f"{eng.profile.tokenize.path} counted no tokens (HTTP error or an empty list)"
             has_tier = eng.profile.cache is not None
             restore = self._tier_cycle(eng, "probe", f"{self.setup.salt}/probe") if has_tier else None
             staging = staging_reason(self.setup, self.profile)

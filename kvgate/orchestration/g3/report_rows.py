@@ -26,7 +26,7 @@ def rows(r: DeploymentResult, checks: list[G3Check]) -> dict[str, Any]:
     return {
         "deployment": {
             "tier": t.name,
-            "kind": t.kind.value,
+            "kind": t.kind,
             "model": r.model,
             "serves_concurrently": t.serves_concurrently,
             "external_tier": t.cache is not None,

@@ -79,7 +79,7 @@ class VolumeRun:
 
     def run(self) -> dict[str, list[LoadTrial]]:
         """Arm → its loads, one per level: each volume alone, then (R3) the whole machine."""
-        settings = self.vc.engine.get(self.profile.kind.value)
+        settings = self.vc.engine.get(self.profile.kind)
         env, args = (settings.env, settings.args) if settings else ({}, ())
         one = ({**self.setup.capacity_env, **env},)  # R2 ran one engine on the whole node (TP8)
         for arm in VOLUME_ARMS:

@@ -120,7 +120,7 @@ class SoakRun:
     # -- start ----------------------------------------------------------------------------------
     def _start(self) -> G4Job:
         check_engine_installed(self.ex, self.python, self.tier)
-        model, _ = stage_model(self.ex, self.inv.hosts[self.host], self.dep, self.tier.kind, self.python)
+        model, _ = stage_model(self.ex, self.inv.hosts[self.host], self.dep, self.tier, self.python)
         vol = self.inv.volumes[self.dep.volume]
         run = run_directory(vol, gate="g4", host=self.host, run=self.store.path.name)
         work = self._work_dir(f"{run}/{self.name}")
@@ -245,15 +245,9 @@ class SoakRun:
         }
 
     def _tokens_per_word(self, eng: EngineService) -> float:
-        """Tokens per prompt word of this engine's tokenizer (G3's tokenize endpoints). Without one the
-        soak's prompts could not be sized as its profile says: the deployment stops, saying why."""
-        kind = self.tier.kind.value
-        tok = self.config.g3.tokenize.get(kind)
-        if tok is None:
-            why = (
-                f"the G3 profile names no tokenizer endpoint for {kind} (tokenize:): prompts cannot be sized"
-            )
-            raise EngineCallFailed(self.host, self.tier.name, why)
+        """Tokens per prompt word of this engine's tokenizer (its profile's tokenize). When it counts
+        nothing, the soak's prompts cannot be sized as its profile says: the deployment stops, saying why."""
+        tok = self.tier.tokenize
         spec = PromptSpec(salt=f"{self.key}/calibrate", prompt_tokens=4 * self.profile.load.prompt_tokens)
         n = eng.count_tokens(tok.path, tok.field, spec.prompt(0))
         if not n:
@@ -372,5 +366,5 @@ def measure_soak(
 ) -> SoakResult:
     """Soak one deployment on one host (see the module docstring)."""
     result = SoakRun(ex, config, host=host, name=name, store=store, notify=notify).run()
-    result.model = describe_model(config.inventory.inventory.engines[name], result.tier.kind)
+    result.model = describe_model(config.inventory.inventory.engines[name], result.tier)
     return result

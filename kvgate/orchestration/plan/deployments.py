@@ -85,7 +85,7 @@ def plan_deployment(
     """The plan of one deployment on one host, from figures already gathered (pure)."""
     dep, profile = config.inventory.inventory.engines[name], config.g3
     tier = config.engine(dep.tier_profile)
-    kvb, prefill = state_bytes_per_token(dep, tier.kind), prefill_figure(serving, options)
+    kvb, prefill = state_bytes_per_token(dep, tier), prefill_figure(serving, options)
     decode = serving.decode_s if serving else Sourced(None, "unknown: no G3 run (capacity gain is TTFT-only)")
     predictions: list[Prediction] = []
     if storage.ceiling.value is not None and kvb.value is not None:

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from kvgate.base.errors import StoreError
 from kvgate.base.units import GB
-from kvgate.configuration.engine_profile import EngineKind
+from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.fio_job import fio_size
 from kvgate.configuration.fio_matrix import SweepPoint
 from kvgate.configuration.inventory import EngineDeployment, Inventory
@@ -184,18 +184,18 @@ def assumed_storage(inv: Inventory, host: str, volume: str) -> TierFigures:
     return TierFigures(Sourced(value, why), unknown, Sourced(value, why))
 
 
-def state_bytes_per_token(dep: EngineDeployment, kind: EngineKind) -> Sourced:
+def state_bytes_per_token(dep: EngineDeployment, tier: EngineProfile) -> Sourced:
     """KV (state) bytes the tier stores per prompt token: the inventory's, or the tiny model's."""
     if dep.state_bytes_per_token is not None:
         return Sourced(dep.state_bytes_per_token, "inventory state_bytes_per_token")
-    if kind is EngineKind.VLLM:
+    if tier.tiny_model == "hf":
         return Sourced(tiny_hf_kv_bytes_per_token(), "the tiny HF Llama's KV (kvgate.probes.engines.tinyhf)")
-    if kind is EngineKind.LLAMA_CPP:
+    if tier.tiny_model == "gguf":
         from kvgate.probes.engines import TinyLlamaSpec
 
         spec = TinyLlamaSpec()
         return Sourced(spec.llama_cpp_state_bytes_per_token, "the tiny GGUF's KV + logits row (tinymodel)")
-    return Sourced(None, f"no tiny model for {kind} engines: set state_bytes_per_token")
+    return Sourced(None, f"{tier.name} serves no tiny model (tiny_model): set state_bytes_per_token")
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ METRICS = (
     "missing",  # "0 missing": a reader read "= 0 counters" as a check that expects none
     "its /metrics has every counter its profile names (its hit counters, which G3 and G4 read)",
 )
-TOKENIZER = ("PF-ENG-3", "tokenizer_ok", "==", True, "", "the gate profile can count its tokens")
+TOKENIZER = ("PF-ENG-3", "tokenizer_ok", "==", True, "", "its tokenizer endpoint (tokenize) counts a prompt")
 TIER_CYCLE = (
     "PF-ENG-4",
     "restore_read_ratio",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kvgate.base.errors import LabError
 from kvgate.base.safefile import own_directory
-from kvgate.configuration.engine_profile import EngineKind, EngineProfile
+from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.inventory import EngineDeployment, Host
 from kvgate.probes import agentctl
 from kvgate.probes.engines import tinyhf
@@ -29,27 +29,29 @@ def engine_python(host: Host, dep: EngineDeployment) -> str:
     return dep.python or (sys.executable if host.transport == "local" else "python3")
 
 
-def describe_model(dep: EngineDeployment, kind: EngineKind) -> str:
+def describe_model(dep: EngineDeployment, profile: EngineProfile) -> str:
     """What a deployment serves, as its report names it: the model, its shape and KV bytes per token."""
     if dep.model != "tiny":
         stored = dep.state_bytes_per_token or 0
         return f"{dep.model} (the inventory's model); its tier stores {stored / 1e3:.1f} kB per prompt token"
-    if kind is EngineKind.VLLM:
+    if profile.tiny_model == "hf":
         return tinyhf.described()
-    return TinyLlamaSpec().described() if kind is EngineKind.LLAMA_CPP else ""  # stage_model refuses others
+    return TinyLlamaSpec().described() if profile.tiny_model == "gguf" else ""  # stage_model refuses others
 
 
 def stage_model(
-    ex: Executor, host: Host, dep: EngineDeployment, kind: EngineKind, python: str
+    ex: Executor, host: Host, dep: EngineDeployment, profile: EngineProfile, python: str
 ) -> tuple[str, int]:
     """The model path on the host and the state bytes per token its tier stores."""
     if dep.model != "tiny":
         assert dep.state_bytes_per_token is not None  # the inventory schema requires it
         return dep.model, dep.state_bytes_per_token
-    if kind is EngineKind.VLLM:
+    if profile.tiny_model == "hf":
         return _tiny_hf(ex, host, python), tinyhf.kv_bytes_per_token()
-    if kind is not EngineKind.LLAMA_CPP:
-        raise LabError(f"{ex.host}: no tiny model for {kind} engines: give the model's path on the host")
+    if profile.tiny_model is None:
+        raise LabError(
+            f"{ex.host}: {profile.name} serves no tiny model (tiny_model): give the model's path on the host"
+        )
     try:
         from kvgate.probes.engines.tinymodel import ensure_tiny_gguf
 
@@ -95,10 +97,9 @@ def _put_model(ex: Executor, local: Path) -> str:
 def check_engine_installed(ex: Executor, python: str, profile: EngineProfile) -> None:
     """The engine's Python package must import on the host (a clear ERROR instead of a crash log).
     A container's engine is in its image, not on the host: its start says when it cannot run."""
-    if profile.container is not None:
+    module = profile.package
+    if profile.container is not None or module is None:
         return
-    kind = profile.kind
-    module = {EngineKind.LLAMA_CPP: "llama_cpp", EngineKind.VLLM: "vllm", EngineKind.SGLANG: "sglang"}[kind]
     res = ex.run("%s -c %s", python, f"import {module}", timeout_s=120)
     if not res.ok:
         raise LabError(

@@ -384,7 +384,7 @@ class EngineService:
         files = {name: redact.text(text) for name, text in launch.files.items()}
         return EngineLaunch(
             profile=p.name,
-            kind=p.kind.value,
+            kind=p.kind,
             host=self.ex.host,
             argv=list(redact.argv(launch.argv)),
             env=redact.env(launch.env),
