@@ -38,7 +38,7 @@ WORK_COLUMNS = [
     "KV restore serial MB/s",
     "KV restore parallel MB/s",
     "parallel/serial",
-    "KV restore p50 s",
+    "KV restore p50 s (parallel)",
     "model load sequential MB/s",
     "model load parallel MB/s",
     "checkpoint write MB/s",

@@ -46,7 +46,7 @@ WINDOW_COLUMNS = [
     "TTFT p50 s reuse / fresh",
     "engine RSS MiB",
     "tier MiB",
-    "device MiB read / written (the engines' reads)",
+    "device MiB read / written (of which the engines read)",
     "hit ratio",
     "canary",
 ]

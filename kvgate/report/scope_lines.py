@@ -327,19 +327,22 @@ def workloads(models: Mapping[str, ModelProfile]) -> str:
     said = []
     for workload, m in sorted(models.items()):
         kv, ml, ck = m.kv_restore, m.model_load, m.checkpoint
+        # a synthetic model is no engine's: a reader matched the smoke KV's bytes per token against G3's
+        # engines and found none
+        name = f"{m.name} (synthetic: no G3 engine's model)" if m.kv and m.kv.source == "synthetic" else m.name
         if workload == "kv-restore" and kv is not None and m.kv is not None:
-            files = f"{kv.layout} files"
+            files = f"{human(m.kv.kv_bytes_per_token, 'B')} per token, {kv.layout} files"
             if kv.layout == "lmcache-chunks":  # exactly the prefix's KV; vLLM's blocks round it up
-                files = f"{human(kv.prefix_tokens * m.kv.kv_bytes_per_token, 'B')}, {files}"
+                files = f"{human(kv.prefix_tokens * m.kv.kv_bytes_per_token, 'B')}: {files}"
             readers = " or ".join(str(r) for r in kv.readers_per_request)
             said.append(
                 f"KV restore: {kv.requests} requests at once, each the KV of {kv.prefix_tokens:,} prompt "
-                f"tokens of {m.name} ({files}), read by {readers} readers per request in {mib(kv.io_bytes)} "
+                f"tokens of {name} ({files}), read by {readers} readers per request in {mib(kv.io_bytes)} "
                 "reads"
             )
         elif workload == "model-load" and ml is not None:
             said.append(
-                f"model load: {human(ml.model_bytes, 'B')} of {m.name} in {ml.shards} safetensors files, "
+                f"model load: {human(ml.model_bytes, 'B')} of {name} in {ml.shards} safetensors files, "
                 f"loaded by one thread of buffered reads, then by {ml.threads} threads of {mib(ml.io_bytes)} "
                 "O_DIRECT reads"
             )
