@@ -329,7 +329,9 @@ def workloads(models: Mapping[str, ModelProfile]) -> str:
         kv, ml, ck = m.kv_restore, m.model_load, m.checkpoint
         # a synthetic model is no engine's: a reader matched the smoke KV's bytes per token against G3's
         # engines and found none
-        name = f"{m.name} (synthetic: no G3 engine's model)" if m.kv and m.kv.source == "synthetic" else m.name
+        name = (
+            f"{m.name} (synthetic: no G3 engine's model)" if m.kv and m.kv.source == "synthetic" else m.name
+        )
         if workload == "kv-restore" and kv is not None and m.kv is not None:
             files = f"{human(m.kv.kv_bytes_per_token, 'B')} per token, {kv.layout} files"
             if kv.layout == "lmcache-chunks":  # exactly the prefix's KV; vLLM's blocks round it up
