@@ -263,7 +263,7 @@ def skip_reason(key: str, tier: EngineProfile) -> str | None:
             f"{tier.name} cannot be asked to generate exactly max_tokens (fixed_output: null): "
             "an answer without a token may be the model's own end of sequence"
         )
-    if key == "hit-retention" and not (tier.metrics and tier.hit_counter) and not counts_hits_in_log(tier):
+    if key == "hit-retention" and not (tier.metrics and tier.hit_counter) and tier.hit_log is None:
         return (
             f"{tier.name} exposes no hit counter on /metrics (hit_counter) and names no log that says its "
             "hits (hit_log): hits cannot be trended"
