@@ -48,9 +48,8 @@ class Resolved:
     fstype: str
     mount_point: str
     source: str  # the mount source: /dev/..., server:/export
-    virtual: str = (
-        ""  # on a virtual machine, the disks a hypervisor presents: its cache is unseen (guest_disks)
-    )
+    # on a virtual machine, the disks a hypervisor presents, whose cache no counter here sees (guest_disks)
+    virtual: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "carriers": list(self.carriers)}
