@@ -159,6 +159,8 @@ def explain(err: dict[str, Any]) -> str:
     if err["type"] == "missing":
         return "required field is missing"
     got = err.get("input")
+    if not err.get("loc") and isinstance(got, dict):  # a rule of the whole file names its own fields
+        return msg
     if isinstance(got, dict | list | tuple):
         return f"{msg}, got a {'mapping' if isinstance(got, dict) else 'list'}"
     return msg if got is None else f"{msg}, got {_short(got)}"

@@ -415,3 +415,20 @@ def test_a_launch_records_where_its_kv_cache_lived_and_how_large() -> None:
     assert kv_cache_said(shipped["llama-cpp-ram"]).startswith("no tier on the storage: ")
     assert "(LRU, 100 MB)" in kv_cache_said(shipped["llama-cpp-ram"])  # its RAM bound, as its profile says
     assert kv_cache_said(shipped["llama-cpp-disk-keep"]).startswith("a tier on the storage, 4.29 GB: ")
+
+
+def test_a_profile_says_what_kvgate_needs_of_its_engine_or_is_refused_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    # issue 24: the package, tokenizer and tiny model were code keyed by an engine kind; now the profile's
+    shipped = yaml.safe_load((PROFILE_DIR / "vllm-cpu-prefix.yaml").read_text())
+    for field, said in (
+        ("tokenize", "tokenize: required field is missing"),
+        ("package", "(top level): package: the Python package the host imports, unless the engine runs in a "
+         "container"),
+    ):  # fmt: skip
+        path = tmp_path / f"no-{field}.yaml"
+        path.write_text(yaml.safe_dump({k: v for k, v in shipped.items() if k != field}))
+        with pytest.raises(ConfigError) as err:
+            load_profile(path)
+        assert str(err.value) == f"{path}: {said}"
