@@ -43,6 +43,8 @@ def profile(token: str, key: str) -> EngineProfile:
         {
             "name": "printer",
             "kind": "vllm",
+            "package": "json",
+            "tokenize": {"path": "/tokenize"},
             "description": "prints what it was given",
             "launch": ["{python}", "{run_dir}/engine.py", "{port}", {"json": {"kv": {"api_key": key}}}],
             "files": {

@@ -27,6 +27,8 @@ def dumping_engine(tmp_path: Path) -> EngineService:
     data = {
         "name": "env-dump",
         "kind": "vllm",
+        "package": "json",
+        "tokenize": {"path": "/tokenize"},
         "description": "writes its environment and exits",
         "launch": ["{python}", "-c", DUMP, "{run_dir}/env.json"],
         "env": {"LMCACHE_CONFIG_FILE": "{run_dir}/lmcache.yaml"},

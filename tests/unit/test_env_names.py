@@ -74,7 +74,10 @@ def test_a_valid_name_still_loads_in_every_place(tmp_path: Path) -> None:
 def profile_data(env: dict[str, str]) -> dict[str, Any]:
     """An engine that exits at once (no such script): its launch is all the test needs."""
     launch = ["{python}", "{run_dir}/no-such-engine.py"]
-    return {"name": "quick", "kind": "vllm", "description": "d", "launch": launch, "env": env}
+    return {
+        "name": "quick", "kind": "vllm", "package": "json", "tokenize": {"path": "/tokenize"},
+        "description": "d", "launch": launch, "env": env,
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("payload", PAYLOADS)

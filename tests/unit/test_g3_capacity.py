@@ -220,7 +220,7 @@ def test_every_tier_profile_names_a_dram_only_arm_of_its_own_engine_without_the_
             continue
         arms = capacity_profiles(profile, profiles=engine_profile)
         dram = arms["dram-only"]
-        assert dram.kind is profile.kind, profile.name
+        assert dram.kind == profile.kind, profile.name
         assert dram.cache is None, f"{dram.name}: a dram-only arm has no external tier"
         assert dram.capacity_arms is None
         if profile.cache is not None:

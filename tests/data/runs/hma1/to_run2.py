@@ -5,6 +5,8 @@ resealed. run.json: ``kvgate.run/2``, its G3 profile under ``configuration`` (it
 G3Profile), its rows kept as the sections it rendered (``g3_rows`` held cells, which no model reads).
 checks.jsonl: a line with a trusted value (PASS or FAIL, or a waived FAIL) keeps it as the input
 it was judged on; the others keep none (rejudge carries their verdict). Nothing measured changes.
+Since 2026-12-07 its G3 profile has no ``tokenize`` map (each engine profile names its own tokenizer):
+removed by hand from run.json, and the run resealed (kvgate.record.manifest.write_manifest).
 """
 
 import json
