@@ -40,8 +40,10 @@ def with_previous(root: Path, run: HistoryEntry) -> Comparison:
     row whose run directory is gone is dropped, never compared with.
     """
     history = History(root)
-    # only what changes the comparison: a run not indexed (unfinished, edited) is `kvgate history`'s to say
-    notes = tuple(n for n in sync(history) if n.startswith("history row "))
+    # only what changes this comparison: a dropped run of this gate at this site (a reader met another
+    # gate's dropped row in a customer report); a run not indexed is `kvgate history`'s to say
+    mine = f"history row {run.site}/{run.gate}-"
+    notes = tuple(n for n in sync(history) if n.startswith(mine))
     previous = history.previous(run)
     if previous is None:
         return Comparison("", (), 0, (), notes)

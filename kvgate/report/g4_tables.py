@@ -164,10 +164,15 @@ def busiest_window(windows: list[Window]) -> str:
     if len(moved) < 2:
         return ""
     most, index = max(moved)
-    if index == moved[0][1]:
+    if index == moved[0][1] and any(w.get("cache_dir_bytes") is not None for w in windows):
         return (
             "Its first window's device I/O is the largest: the tier starts empty, so every shared "
             "document's state is written to it for the first time."
+        )
+    if index == moved[0][1]:  # a reader found a tier-less engine's first window explained by its tier
+        return (
+            "Its first window's device I/O is the largest. This engine has no tier on the storage: that "
+            "I/O is the integrity load's first files and the host's own, not a KV tier's."
         )
     busiest = next(w for w in windows if w["index"] == index)
     own = busiest.get("engine_read_bytes")

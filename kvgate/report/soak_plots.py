@@ -127,7 +127,9 @@ def seen_not_judged(view: RunView) -> tuple[str, ...]:
             out.append(f"{path.parts[-2]} on {path.parts[-4]}: {said[0].lower()}{said[1:]}")
         kept = windows[skip:] if len(windows) > skip + 1 else windows
         trends = [
-            f"{panel.title} {human(a)} → {human(b)} ({'+' if b >= a else '−'}{abs(b - a) / a:.0%})"
+            # the TTFT panel draws p99 too: page 1 names the p50 it quotes (a reader took it for the p99)
+            f"{panel.title.replace('TTFT', 'TTFT p50')} {human(a)} → {human(b)} "
+            f"({'+' if b >= a else '−'}{abs(b - a) / a:.0%})"
             for panel in PANELS[:3]  # TTFT p50, output throughput, engine RSS
             if (a := panel.value(kept[0])) and (b := panel.value(kept[-1])) is not None
         ]

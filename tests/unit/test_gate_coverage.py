@@ -179,6 +179,6 @@ def test_g4_whose_soak_was_too_short_to_judge_drift_says_so_in_its_verdict(tmp_p
     assert (  # the smoke profile's warm-up window left out; a cache that did not speed reuse up, said first
         "Seen over the soak, not judged: tiny on h: turns on a shared document were slower than fresh "
         "prompts (TTFT p50) in 3 of 4 windows: the cache did not speed reuse up here; tiny on h, "
-        "windows 2–4: TTFT (s) 2.99 → 7.59 (+154%), output (tok/s) 7.39 → 2.97 (−60%)." in seen
+        "windows 2–4: TTFT p50 (s) 2.99 → 7.59 (+154%), output (tok/s) 7.39 → 2.97 (−60%)." in seen
     )
     assert [h.outcome.label for h in load_run(run).hosts] == ["SHORT SOAK"]

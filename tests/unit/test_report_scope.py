@@ -1,4 +1,4 @@
-"""Page 1 tells what each gate ran: G1 its BOM families and volumes, G2 its fio matrix; every gate
+"""Page 1 tells what each gate ran: G1 its hardware families and volumes, G2 its fio matrix; every gate
 names its volumes with the site's description (a stand-in, a throttle, a filer)."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def scope(run: Path) -> dict[str, str]:
 def test_g1_says_it_has_no_profile_and_what_it_covered(tmp_path: Path) -> None:
     lines = scope(build(tmp_path, "g1"))
     assert lines["Profile"].startswith("none: G1 reads what was delivered against the inventory's bill")
-    assert lines["BOM families"] == "2: cpu, gpu"
+    assert lines["Hardware families"] == "2: cpu, gpu"  # those its verdict's coverage counts
     assert lines["Volumes"] == "none declared"
 
 
