@@ -27,7 +27,7 @@ from kvgate.report.numbers import human
 from kvgate.report.parts import printable
 from kvgate.report.plots import charts
 from kvgate.report.seal import marker, seal
-from kvgate.report.summary import margin_text, summarize
+from kvgate.report.summary import SEED, margin_text, summarize
 from kvgate.report.svg import sanitize
 
 
@@ -190,6 +190,7 @@ def render_html(
         view=view,
         summary=summarize(view),
         contradictions=box(view.contradictions),
+        seed=SEED,
         comparison=comparison,
         charts=charts(view),
         for_print=for_print,
