@@ -146,21 +146,21 @@ def sections(stored: Mapping[str, G2Row]) -> list[Section]:
     ]
 
 
-def same_job_elsewhere(profile: object, stored: G2Row | None, job_name: str) -> str:
+def same_job_elsewhere(
+    profile: object, stored: G2Row | None, job_name: str, measured: float | None = None
+) -> str:
     """The matrix job's other runs in this G2 run, in words: its block size and I/Os in flight in the
     sweep, and the ceiling's re-runs where they are that job. A reader found one job shown at three
-    speeds on three pages, the first with its repeats' CV of 2.3 % beside it."""
+    speeds on three pages, the first with its repeats' CV of 2.3 % beside it; and, with ``measured``
+    (the job's own figure), a spread past APART said as such (5.72, 8.83 and 5.71 GB/s unflagged)."""
     jobs, sweep = getattr(profile, "jobs", {}), getattr(profile, "sweep", None)
     job = jobs.get(job_name)
     if job is None or stored is None or sweep is None or sweep.rw != job.rw:
         return ""
     in_flight = job.numjobs * job.iodepth
     points = [(str(p[0]) if len(p) == 3 else "1m", p[-2], p[-1]) for p in stored.sweep]  # [bs,] P, B/s
-    found = [
-        f"{rate(bw)} (the sweep)"
-        for bs, parallelism, bw in points
-        if (bs, parallelism) == (job.bs, in_flight)
-    ]
+    same = [bw for bs, parallelism, bw in points if (bs, parallelism) == (job.bs, in_flight)]
+    found = [f"{rate(bw)} (the sweep)" for bw in same]
     ms = stored.measurements
     cell = [
         m.value if (m := ms.get(f"{CEILING_CELL}.{k}")) else None for k in ("bs_bytes", "numjobs", "iodepth")
@@ -168,8 +168,22 @@ def same_job_elsewhere(profile: object, stored: G2Row | None, job_name: str) -> 
     rerun = ms.get(f"{CEILING_CELL}.fio_read_bw_bytes_per_s") or ms.get(f"{CEILING_CELL}.read_bw_bytes_per_s")
     if rerun is not None and cell == [parse_size(job.bs), job.numjobs, job.iodepth]:
         found.append(f"{rate(rerun.value)} (the read ceiling's re-runs, their mean)")
+        same.append(rerun.value if isinstance(rerun.value, int | float) else 0.0)
+    if not found:
+        return ""
     # the sweep keeps a cell's block size and I/Os in flight, not how they split into jobs × depth
-    return f"its block size and I/Os in flight elsewhere in this run: {', '.join(found)}" if found else ""
+    said = f"its block size and I/Os in flight elsewhere in this run: {', '.join(found)}"
+    rates = [float(v) for v in (measured, *same) if isinstance(v, int | float) and v > 0]
+    if len(rates) > 1 and max(rates) > (1 + APART) * min(rates):
+        spread = human(max(rates) / min(rates) - 1, "ratio")
+        said += (
+            f" — {spread} apart at one setting, past what its repeats' CV says: "
+            "this volume's rate was not steady within the run (a cache below the host, other I/O)"
+        )
+    return said
+
+
+APART = 0.25  # one fio setting's runs in one G2 run further apart than this: the rate is not steady
 
 
 def rate(value: object) -> str:

@@ -361,9 +361,16 @@ def with_spread(head: Headline, view: RunView, rows: Sequence[CheckRow], row: Ch
     profile = view.record.configuration.gate_profile
     repeats = getattr(profile, "repeats", None)
     position = f"CV {cv.measured}" + (f" over {repeats} repeats" if repeats else "")
-    if elsewhere := same_job_elsewhere(profile, g2_row(view, row), row.metric.split(".")[0]):
+    job = row.metric.split(".")[0]
+    if elsewhere := same_job_elsewhere(
+        profile, g2_row(view, row), job, measured=number_of(row.measured_value)
+    ):
         position += f"; {elsewhere}"
     return replace(head, position=position)
+
+
+def number_of(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def headline(view: RunView) -> tuple[Headline, ...]:
