@@ -319,7 +319,8 @@ def soak_load(prof: G4Profile) -> str:
         f"prompts in every window ({duration(prof.window_s)} of load, closed when its requests have "
         f"finished); beside them an integrity load of at most {human(ig.max_bytes_per_s, 'B/s')} on the "
         f"KV tier's volume, read back and compared (fio's blocks by crc32c, checkpoints and KV chunks by "
-        f"{ig.checksum}) every {duration(ig.cycle_s)}"
+        f"{ig.checksum}) in cycles starting at most every {duration(ig.cycle_s)} (each paced to that "
+        "share, so a busy volume runs fewer)"
     )
 
 
