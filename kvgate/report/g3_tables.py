@@ -12,7 +12,7 @@ volumes' measurements and which loader's time stands for each (kvgate.orchestrat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from kvgate.base.units import MB
 from kvgate.configuration.reference_schema import Improvement
@@ -179,15 +179,24 @@ def g2_runs(stored: Mapping[str, G3Stored]) -> str:
 ARMS_TITLE = "G3 arms: recompute vs SSD restore vs warm"  # its note says what each engine cannot show
 
 
-def sections(stored: Mapping[str, G3Stored], engines: Engines) -> list[Section]:
-    """The G3 sections of the report, from every stored host/deployment (``engines``: run.json's)."""
+def sections(stored: Mapping[str, G3Stored], engines: Engines, planned: Sequence[str] = ()) -> list[Section]:
+    """The G3 sections of the report, from every stored host/deployment (``engines``: run.json's);
+    ``planned``: every check id, so the verdict table names those no stored row holds."""
     parts = [laid_out(k, r, engines) for k, r in in_order(stored)]
     rows = {t: [c for cells, _ in parts for c in cells[t]] for t in TABLES}
     limits = " ".join(note for _, note in parts)
+    held = {f"{k.partition('/')[0]}/{v.check}" for k, r in stored.items() for v in r.verdicts}
+    unheld = [c for c in planned if c not in held]
+    verdicts_note = VERDICT_NOTE + (
+        f" Not in this table: {len(unheld)} planned check{'s' if len(unheld) > 1 else ''} that measured "
+        f"nothing, each judged at plan time (Findings says why): {', '.join(unheld)}."
+        if unheld
+        else ""
+    )
     return [
         table(ARMS_TITLE, ARM_COLUMNS, rows["arms"], f"{NOTE} {limits}"),
         table("G3 restore evidence (medians over trials)", EVIDENCE_COLUMNS, rows["evidence"], EVIDENCE_NOTE),
-        table("G3 verdicts against the references", VERDICT_COLUMNS, rows["verdicts"], VERDICT_NOTE),
+        table("G3 verdicts against the references", VERDICT_COLUMNS, rows["verdicts"], verdicts_note),
         table(
             "G3 predicted (tiering planner) vs measured",
             extra.PREDICTION_COLUMNS,

@@ -25,7 +25,7 @@ def renderer(record: RunRecord, run_dir: Path) -> tuple[Mapping[str, Any], Rende
     if record.gate == "g2":
         return record.g2_rows, g2_tables.sections
     if record.gate == "g3":  # with each deployment's engine launches
-        return record.g3_rows, lambda rows: g3_tables.sections(rows, record.engines)
+        return record.g3_rows, lambda rows: g3_tables.sections(rows, record.engines, record.planned)
     if record.gate == "g4":  # with the soak windows it stored, its engine launches, its warm-up windows
         prof = record.configuration.gate_profile
         warmup = prof.limits.warmup_windows if isinstance(prof, G4Profile) else 0

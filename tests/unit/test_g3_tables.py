@@ -232,3 +232,22 @@ def test_the_planner_table_names_the_g2_run_its_figures_came_from() -> None:
         "G3 predicted (tiering planner) vs measured"
     ]
     assert note["note"].endswith(f" G2's figures: h/tiny from {source}.")
+
+
+def test_the_verdict_table_names_the_planned_checks_it_holds_no_row_for() -> None:
+    # a reader counted 23 rows against 27 checks: the storage checks ruled at plan time stored no row
+    r = result()
+    stored = json.loads(json.dumps({"h/tiny": rows(r, plan(in_memory(inventory())))}))
+    record = RunRecord.model_validate(
+        {"g3_rows": stored, "schema": SCHEMA, "gate": "g3", "site": "s", "status": "complete"}
+    )
+    held = [f"h/{v.check}" for v in record.g3_rows["h/tiny"].verdicts]
+    unheld = ["h/storage[scratch].service-load-32b", "h/storage[scratch].checkpoint-save-speedup"]
+    found = by_title(laid_out(record.g3_rows, {}, [*held, *unheld]))
+    note = found["G3 verdicts against the references"]["note"]
+    assert note.endswith(
+        "Not in this table: 2 planned checks that measured nothing, each judged at plan time (Findings says "
+        "why): h/storage[scratch].service-load-32b, h/storage[scratch].checkpoint-save-speedup."
+    )
+    alone = by_title(laid_out(record.g3_rows, {}, held))["G3 verdicts against the references"]["note"]
+    assert "Not in this table" not in alone
