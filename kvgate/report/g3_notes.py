@@ -68,7 +68,9 @@ def caches_note(launches: Mapping[str, EngineLaunch]) -> str:
     for arm, launch in sorted(launches.items()):
         if launch.kv_cache and arm in (*CAPACITY_ARMS, *VOLUME_ARMS):
             by_profile.setdefault((launch.profile, launch.kv_cache), []).append(arm)
-    said = [f"{', '.join(arms)} ({profile}): {cache}" for (profile, cache), arms in by_profile.items()]
+    said = [
+        f"{', '.join(arms)} ({profile}): {cache.rstrip('.')}" for (profile, cache), arms in by_profile.items()
+    ]
     return f" KV caches as launched: {'; '.join(said)}." if said else ""
 
 
