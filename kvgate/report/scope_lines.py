@@ -270,9 +270,29 @@ def relaxed_bounds(view: RunView) -> list[str]:
     asked = human(prof.max_cv, "ratio")
     return [
         f"{', '.join(names)}: repeats' CV ≤ {human(cv, 'ratio')} (volumes.<name>.expect.max_cv), where the "
-        f"profile {prof.name} asks ≤ {asked}"
+        f"profile {prof.name} asks ≤ {asked}{needed(view, names, prof.max_cv)}"
         for cv, names in by_bound.items()
     ]
+
+
+def needed(view: RunView, volumes: list[str], asked: float) -> str:
+    """Whether a loosened CV bound changed a verdict: the largest CV measured on those volumes against
+    the profile's (a reader asked whether the doubled bound had been needed)."""
+    cvs = [
+        (float(r.measured_value), r.id)
+        for r in view.all_rows
+        if r.metric.endswith("_cv")
+        and isinstance(r.measured_value, int | float)
+        and any(r.check.startswith(f"volume[{v}].") for v in volumes)
+    ]
+    if not cvs:
+        return ""
+    most, where = max(cvs)
+    shown = human(most, "ratio")
+    if most <= asked:
+        return f"; the largest CV measured on them, {shown}, is within it: no verdict needed the looser bound"
+    past = sum(cv > asked for cv, _ in cvs)
+    return f"; {past} CV(s) passed only under the looser bound (the largest, {where}: {shown})"
 
 
 def swept_to(view: RunView) -> dict[str, int]:

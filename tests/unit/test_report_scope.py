@@ -280,3 +280,28 @@ def test_g2_page_1_says_when_its_reads_went_through_a_hypervisor(tmp_path: Path)
     page = html.unescape(re.sub(r"<[^>]+>|\u200b", "", render(store.path, pdf=False).html.read_text()))
     assert "Read through a hypervisor: h/scratch: a virtual machine's disk: vda (virtio_blk)" in page
     assert "the figures measure the virtual disk as the hypervisor served it" in page
+
+
+@pytest.mark.parametrize(
+    ("cv", "said"),
+    [
+        (0.24, "; the largest CV measured on them, 24 %, is within it: no verdict needed the looser bound"),
+        (0.7, "; 1 CV(s) passed only under the looser bound (the largest, h/volume[scratch].fio.seqread-1m.cv: 70 %)"),
+    ],
+)  # fmt: skip
+def test_a_loosened_cv_bound_says_whether_a_verdict_needed_it(tmp_path: Path, cv: float, said: str) -> None:
+    # a reader found the CV bound doubled on page 1 with no word on whether any figure needed it
+    fio = load_profile(repo_root() / "workloads" / "fio" / "smoke.yaml").model_dump(mode="json")
+    volumes = {"scratch": {"kind": "candidate", "max_cv": 1.0}}
+    meta = {"planned": [], "configuration": {"gate_profile": fio}, "volumes": volumes}
+    store = RunStore.create(tmp_path, site="lab-a", gate="g2", meta=meta)
+    check = "volume[scratch].fio.seqread-1m.cv"
+    store.record(
+        JudgementRecord(
+            id=f"h/{check}", host="h", check=check, verdict=Verdict.PASS, metric="seqread-1m.read_bw_cv",
+            measured=cv, unit="", comparator="<=", expected=1.0,
+        )
+    )  # fmt: skip
+    store.finish("complete")
+    (relaxed,) = summarize(load_run(store.path)).relaxed
+    assert relaxed.endswith(said)
