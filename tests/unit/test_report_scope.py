@@ -286,8 +286,8 @@ def test_g2_page_1_says_when_its_reads_went_through_a_hypervisor(tmp_path: Path)
     ("cv", "said"),
     [
         (0.24, "; the largest CV measured on them, 24 %, is within it: no verdict needed the looser bound"),
-        (0.7, "; 1 CV(s) passed only under the looser bound (the largest, h/volume[scratch].fio.seqread-1m.cv: "
-              "70 %)"),
+        (0.7, "; 1 CV(s) passed only under the looser bound (the largest, "
+              "h/volume[scratch].fio.seqread-1m.cv: 70 %)"),
     ],
 )  # fmt: skip
 def test_a_loosened_cv_bound_says_whether_a_verdict_needed_it(tmp_path: Path, cv: float, said: str) -> None:
