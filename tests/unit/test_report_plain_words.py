@@ -236,3 +236,14 @@ def test_g4s_windows_table_marks_its_warm_up(tmp_path: Path) -> None:
     store.finish("complete")
     (soak,) = [s for s in load_run(store.path).sections if s.title == "G4 soak windows"]
     assert [row[1] for row in soak.data["rows"]] == ["0 (warm-up)", "1", "2", "3"]
+
+
+def test_a_soak_window_whose_tpot_collapsed_is_marked(tmp_path: Path) -> None:
+    # a reader found tiny-vllm's window 3 at TPOT p50 0.00383 ms beside 1.47–2.03 ms, with nothing said
+    windows = [soak_window(i) for i in range(6)]
+    windows[3]["summary"] = {**windows[3]["summary"], "p50_tpot_ms": 0.00383}
+    soak = soak_windows(tmp_path, windows)
+    column = soak.data["columns"].index("TPOT p50 ms")
+    cells = [row[column] for row in soak.data["rows"]]
+    assert cells[3] == "0.00383 (collapsed: tokens read in bursts)"
+    assert not any("collapsed" in c for i, c in enumerate(cells) if i != 3)
