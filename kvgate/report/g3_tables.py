@@ -79,13 +79,15 @@ def _means(s: ArmFigures) -> str:
     return f"{cell(s.ttft_mean_s)} / {cell(s.server_ttft_mean_s)}"
 
 
-def arm_cells(where: str, s: ArmFigures) -> list[str]:
+def arm_cells(where: str, s: ArmFigures, *, small_cache: bool = False) -> list[str]:
     """One arm's latency numbers as table cells; an arm another reader shared the device with says so
-    beside its name (a reader found such a row's TTFT used unmarked, its qualification tables away)."""
+    beside its name (a reader found such a row's TTFT used unmarked, its qualification tables away), and
+    a DRAM tier that reused little of what the SSD tier beside it did (``small_cache``) too."""
     shared = f" (device shared in {len(s.qualifications)} of {s.trials} trials)" if s.qualifications else ""
+    small = " (its cache held little of the load: mostly recompute)" if small_cache else ""
     return [
         where,
-        s.arm + shared,
+        s.arm + small + shared,
         f"{s.completed}/{s.trials}",
         cell(s.prompt_tokens_p50, digits=0),
         cell(s.ttft_p50_s),
@@ -157,13 +159,24 @@ def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cel
         return cells, ""
     stored_arms = row.figures.arms  # run.json keeps them by name: the report's order is arm_order's
     arms = [stored_arms[a] for a in arm_order(sorted(stored_arms))]
-    cells["arms"] = [arm_cells(where, s) for s in arms]
+    cells["arms"] = [arm_cells(where, s, small_cache=s.arm in held_little(stored_arms)) for s in arms]
     cells["evidence"] = [evidence_cells(where, s) for s in arms]
     cells["verdicts"] = [verdict_cells(where, v) for v in row.verdicts]
     cells["engines"] = engine_cells(where, engines.get(where) or {})
     cells["predictions"] = extra.prediction_cells(where, row.figures.predictions)
     cells["serving"] = extra.serving_cells(where, row.serving)
     return cells, limits_note(where, row.deployment, [a.arm for a in arms], engines.get(where) or {})
+
+
+def held_little(arms: Mapping[str, ArmFigures]) -> set[str]:
+    """The dram-only arms that reused under a tenth of the prompt tokens the ssd-tier arm at their level
+    did: a DRAM cache smaller than the load, whose rows are recompute more than a DRAM tier."""
+    pairs = [
+        (name, dram.hit_tokens_p50, ssd.hit_tokens_p50)
+        for name, dram in arms.items()
+        if name.startswith("dram-only@") and (ssd := arms.get(name.replace("dram-only@", "ssd-tier@", 1)))
+    ]
+    return {name for name, d, s in pairs if d is not None and s and d < 0.1 * s}
 
 
 def g2_runs(stored: Mapping[str, G3Stored]) -> str:

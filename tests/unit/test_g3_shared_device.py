@@ -23,7 +23,7 @@ from kvgate.orchestration.g3.report_rows import rows
 from kvgate.record import ArmFigures
 from kvgate.record.store import RunStore
 from kvgate.report import render
-from kvgate.report.g3_tables import arm_cells, evidence_cells
+from kvgate.report.g3_tables import arm_cells, evidence_cells, held_little
 from kvgate.report.model import load_run
 from kvgate.report.restore_evidence import restore_rates
 from kvgate.report.scope_lines import shared_device
@@ -152,3 +152,19 @@ def test_an_ssd_tier_faster_than_the_dram_tier_beside_it_is_a_contradiction() ->
     assert "(median, DRAM against SSD): 904 against 7,164" in found.meaning
     result.arms["ssd-tier@c4"] = arm("ssd-tier@c4", 2.2, 3_577)  # one level where DRAM held its own
     assert contradictions(result) == []
+
+
+def test_a_dram_tier_that_reused_little_of_the_load_says_so_beside_its_figures() -> None:
+    # a reader found the dram-only rows labelled a DRAM tier in the tables, the anomaly on page 1 only
+    base = summaries({"ssd-tier": [demo_round(k) for k in range(3)]})["ssd-tier@c16"]
+    arms = {
+        "dram-only@c8": base.model_copy(update={"arm": "dram-only@c8", "hit_tokens_p50": 904.0}),
+        "ssd-tier@c8": base.model_copy(update={"arm": "ssd-tier@c8", "hit_tokens_p50": 7_164.0}),
+        "dram-only@c4": base.model_copy(update={"arm": "dram-only@c4", "hit_tokens_p50": 3_000.0}),
+        "ssd-tier@c4": base.model_copy(update={"arm": "ssd-tier@c4", "hit_tokens_p50": 3_577.0}),
+    }
+    assert held_little(arms) == set()  # 904 is 13 % of 7,164: not under a tenth
+    arms["dram-only@c8"] = arms["dram-only@c8"].model_copy(update={"hit_tokens_p50": 2.0})
+    assert held_little(arms) == {"dram-only@c8"}
+    cell = arm_cells("h/tiny", arms["dram-only@c8"], small_cache=True)[1]
+    assert cell.startswith("dram-only@c8 (its cache held little of the load: mostly recompute)")
