@@ -128,7 +128,7 @@ def test_g2_that_judged_no_figure_reads_baseline_recorded_and_opens_g3(tmp_path:
     assert said in " ".join(page.split())
     assert "can be trusted" not in page
     # a write is not "read cold": said apart (a reader found a write figure under "each figure was read cold")
-    assert "each write figure was written past the host's page cache (fio's direct I/O" in " ".join(
+    assert "Each write figure was written past the host's page cache (fio's direct I/O" in " ".join(
         page.split()
     )
     sha = RunStore.open(run).run_record().inventory
