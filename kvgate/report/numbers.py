@@ -21,6 +21,7 @@ _LADDERS: dict[str, tuple[float, tuple[tuple[float, str], ...]]] = {
     "ns": (1e-9, ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))),
 }
 _PERCENT_UNITS = ("ratio", "fraction")
+RATIO_DIGITS = 4  # significant figures of a ratio ("x"): as the verdict tables print it
 
 
 def significant(value: float, digits: int = 3) -> str:
@@ -72,8 +73,8 @@ def human(value: object, unit: str = "", *, metric: str = "") -> str:
         base = value * scale
         factor, shown = next(((f, u) for f, u in ladder if abs(base) >= f), ladder[-1])
         return f"{significant(base / factor)} {shown}"
-    if unit == "x":
-        return f"{significant(value)}×"
+    if unit == "x":  # a ratio near its bound (1.005 against 0.9) needs its fourth figure: "1×" hid it
+        return f"{significant(value, RATIO_DIGITS)}×"
     return f"{significant(value)} {unit}".strip()
 
 
@@ -83,13 +84,14 @@ def margin(measured: object, expected: object, comparator: str, *, unit: str = "
 
     >>> margin(96, 64, ">="), margin(0.33, 1.0, "<=", unit="ratio"), margin(95.0, 25.5, ">=", unit="%")
     ('50 % above the floor', '67 percentage points below the ceiling', '70 percentage points above the floor')
-    >>> margin(1.0349, 0.9, ">="), margin(1.0, 1, ">=")
-    ('14 % above the floor', 'on the floor')
+    >>> margin(1.0349, 0.9, ">=", unit="x"), margin(1.0259, 0.5, ">=", unit="x"), margin(1.0, 1, ">=")
+    ('15 % above the floor', '105 % above the floor', 'on the floor')
     """
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (measured, expected)):
         return ""
-    # from the numbers as printed: 1.03 against 0.9 reads "14 %", not the unrounded 1.0349's "15 %"
-    m, e = (float(significant(float(v)).replace(",", "")) for v in (measured, expected))  # type: ignore[arg-type]
+    # from the numbers as printed (human): 1.035× against 0.9× reads "15 %", 1.026× against 0.5× "105 %"
+    digits = RATIO_DIGITS if unit == "x" else 3
+    m, e = (float(significant(float(v), digits).replace(",", "")) for v in (measured, expected))  # type: ignore[arg-type]
     points = percent_scale(unit, metric)
     if (e == 0 and not points) or comparator not in (">=", ">", "<=", "<"):
         return ""
