@@ -186,7 +186,7 @@ def busiest_window(windows: list[Window]) -> str:
     busiest = next(w for w in windows if w["index"] == index)
     own = busiest.get("engine_read_bytes")
     engines = (
-        f" The engines themselves read {own / MiB:,.0f} MiB of its {busiest['device_read_bytes'] / MiB:,.0f} "
+        f" The engines themselves read {own / MiB:,.1f} MiB of its {busiest['device_read_bytes'] / MiB:,.0f} "
         "MiB read: the rest was the integrity load's and other readers'."
         if isinstance(own, int | float)
         else ""

@@ -28,6 +28,7 @@ from kvgate.report.numbers import human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
 from kvgate.report.scope_lines import (
+    hits_from_memory,
     profile_lines,
     relaxed_bounds,
     serving_only,
@@ -51,7 +52,7 @@ G2_HEADLINE = {
 AGENT_WORKLOADS = ("kv_restore.", "model_load.", "checkpoint.")  # G2's storage workloads, each run once
 # G4's headline figures in words, by metric (a check not named here: its key in words).
 G4_HEADLINE = {
-    "soak_coverage_ratio": "the windows' span over the planned soak (past 1: the last closed after its end)",
+    "soak_coverage_ratio": "time the soak windows covered over the soak planned (above 1: ran past the plan)",
     "failed_requests": "failed requests",
     "empty_responses": "empty answers (HTTP 200, no token)",
     "engines_died": "engines that died",
@@ -127,15 +128,20 @@ class Summary:
     g4_outlook: G4Outlook | None = None  # preflight: what G4 can judge on these hosts
     soak_seen: tuple[str, ...] = ()  # a short soak's trends, first window to last: shown, not judged
     soak_past: tuple[str, ...] = ()  # a short soak's fitted slopes past their limits: not judged either
+
+    @property
+    def soak_firm(self) -> tuple[str, ...]:
+        """Of those, the slopes whose whole interval lies past the limit (past_limit says "all past it")."""
+        return tuple(said for said in self.soak_past if said.endswith("all past it)"))
+
     versus: tuple[str, ...] = ()  # G2: the candidate's figures beside the baseline's
     serving_only: tuple[str, ...] = ()  # G3/G4: deployments with no KV tier on the storage
     shared_device: str = ""  # G3: the loads, G4: the soak windows another reader shared the device with
     relaxed: tuple[str, ...] = ()  # G2: bounds the inventory loosened past the gate profile's
     unread: tuple[str, ...] = ()  # G1: environment items it could not read (the clock, a NIC's speed)
     volume_restores: tuple[str, ...] = ()  # G3: how fast R2/R3's volume arms restored on each volume
-    virtual_disks: tuple[
-        str, ...
-    ] = ()  # G2: volumes on a virtual machine's disks, a hypervisor's cache below
+    virtual_disks: tuple[str, ...] = ()  # G2: volumes on a VM's disks, whose hypervisor's cache is unseen
+    from_memory: tuple[str, ...] = ()  # G4: tiers whose hits the page cache served, not the storage
 
 
 def is_reference(row: CheckRow) -> bool:
@@ -716,6 +722,7 @@ def summarize(view: RunView) -> Summary:
         relaxed=tuple(relaxed_bounds(view)),
         unread=unread(view),
         volume_restores=volume_restores(view),
+        from_memory=hits_from_memory(view),
         virtual_disks=tuple(
             f"{key}: {row.virtual}" for key, row in sorted(view.record.g2_rows.items()) if row.virtual
         ),

@@ -152,7 +152,7 @@ def test_g4s_windows_say_what_the_engines_read_of_the_devices_reads(tmp_path: Pa
     assert row[soak.data["columns"].index("device MiB read / written (of which the engines read)")].endswith(
         "(engines read 1.0)"
     )
-    assert "The engines themselves read 1 MiB of its " in str(soak.data["note"])
+    assert "The engines themselves read 1.0 MiB of its " in str(soak.data["note"])
 
 
 def test_a_check_on_page_1_is_not_listed_again_among_the_passes(tmp_path: Path) -> None:
@@ -247,3 +247,26 @@ def test_a_soak_window_whose_tpot_collapsed_is_marked(tmp_path: Path) -> None:
     cells = [row[column] for row in soak.data["rows"]]
     assert cells[3] == "0.00383 (collapsed: tokens read in bursts)"
     assert not any("collapsed" in c for i, c in enumerate(cells) if i != 3)
+
+
+def test_g4_page_1_says_when_the_tiers_hits_came_from_memory_not_the_storage(tmp_path: Path) -> None:
+    # a reader found tiny-llama's hit trend "held" while its engines read 0–1 MiB a window from the device
+    windows = [soak_window(i) | {"engine_read_bytes": 300 << 10} for i in range(6)]
+    r, checks = soaked(windows)
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
+    store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
+    store.merge_meta(g4_rows={"gpu-1/tiny": g4_rows(r, checks)})
+    store.finish("complete")
+    (said,) = summarize(load_run(store.path)).from_memory
+    assert said == (
+        "tiny on gpu-1: its tier served 54,000 prompt tokens from cache over 6 windows while its engines "
+        "read 1.8 MiB from the device"
+    )
+    read = [
+        w | {"engine_read_bytes": 40 << 20} for w in windows
+    ]  # 240 MiB: the tier was read from the device
+    store2 = RunStore.create(tmp_path / "b", site="lab-a", gate="g4", meta={"planned": []})
+    store2.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in read))
+    store2.merge_meta(g4_rows={"gpu-1/tiny": g4_rows(r, checks)})
+    store2.finish("complete")
+    assert summarize(load_run(store2.path)).from_memory == ()

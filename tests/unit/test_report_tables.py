@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from kvgate.report.g4_extra_tables import past_limit, per_hour
 from kvgate.report.g4_tables import reuse_slower
 from kvgate.report.model import load_run
 from kvgate.report.scope_lines import engines_served, soak_order
+from kvgate.report.summary import summarize
 
 
 def stored(root: Path, gate: str, rows: dict[str, Any]) -> Path:
@@ -527,3 +529,13 @@ def test_g4_page_1_says_a_hosts_deployments_soaked_one_after_the_other(tmp_path:
     tiny, vllm = engines_served(view).split("; ")
     assert tiny.endswith("— 2 engines at once sharing the load, the tier's capacity their tiers' summed")
     assert "engines at once" not in vllm
+
+
+def test_page_1_lists_only_the_slopes_wholly_past_their_limits(tmp_path: Path) -> None:
+    # a reader found "a loss of 396 % … per hour" spreads on page 1 beside the one slope that would fail
+    firm = "tiny on h: tier fitted at +2,936 % … (95 %: +2,347 % to +3,524 %, all past it)"
+    loose = "tiny on h: output fitted at a loss of 864 % … (95 %: a gain of 3,836 % to a loss: spans it)"
+    store = RunStore.create(tmp_path, site="s", gate="g4", meta={"planned": []})
+    store.finish("complete")
+    said = replace(summarize(load_run(store.path)), soak_past=(firm, loose))
+    assert said.soak_firm == (firm,)
