@@ -41,11 +41,11 @@ def test_preflight_records_what_g3s_plan_can_judge_with_this_inventory(tmp_path:
     # reader saw preflight promise R2 and G3 skip it only because its figure landed far above the range
     assert judged == set()
     assert reach.unjudged["R2-ttft-p50-tp8"].startswith(
-        "not comparable at this scale: at smoke scale the figure is not comparable"
+        "not comparable at this scale: at smoke scale the figure is not the seed's kind of figure"
     )
     assert reach.far_above == {}
     assert "one request at a time" in reach.unjudged["R2-recompute-ttft-p50-conc16"]
-    assert "scratch baseline volume" in reach.unjudged["R9-load-time-deepseek-70b"]
+    assert "no second baseline volume (scratch)" in reach.unjudged["R9-load-time-deepseek-70b"]
 
 
 def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_judge(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_j
     assert (
         "READY WITH GAPS: no check failed, so the lab can be measured, but this inventory keeps G3" in legend
     )
-    assert "not comparable at this scale: at smoke scale the figure is not comparable" in page1
+    assert "not comparable at this scale: at smoke scale the figure is not the seed's kind of figure" in page1
     assert "R9 DeepSeek-70B service load time against NFS (Ascend) (R9-load-time-deepseek-70b)" in page1
 
 

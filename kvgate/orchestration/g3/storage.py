@@ -215,7 +215,7 @@ def _check(
 ) -> StorageCheck:
     bound = Bound(ref, b.threshold_fraction, b.tolerance)
     policy = Verdict.SKIP if sp.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
-    none = f"host {host} has no scratch baseline volume besides a KV tier's baseline_volume; {sp.reason}"
+    none = f"host {host} declares no second baseline volume (scratch) besides its KV tier's: {sp.reason}"
     why = missing or ("" if base else none)
     return Check(
         host=host,
