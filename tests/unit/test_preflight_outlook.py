@@ -68,6 +68,9 @@ def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_j
     )
     assert "not comparable at this scale: at smoke scale the figure is not the seed's kind of figure" in page1
     assert "R9 DeepSeek-70B service load time against NFS (Ascend) (R9-load-time-deepseek-70b)" in page1
+    # a reader took 15 PASS for evidence of the storage: page 1 says what they are
+    assert "its passed checks show that what the gates need works here" in page1
+    assert "keeps G3 from judging some or all of the references" in legend  # 0 of 12 is all of them
 
 
 def test_preflight_says_what_g4_can_judge_on_this_host(tmp_path: Path) -> None:
