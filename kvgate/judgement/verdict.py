@@ -17,7 +17,9 @@ judged against a specification, reads "BASELINE RECORDED".
 >>> gate_outcome([Judged(Verdict.PASS, "engines-up"), judged[1]], ["R2-a", "R2-b"]).text
 'NO REFERENCE JUDGED — limited coverage: 0 of 2 references'
 >>> gate_outcome([Judged(Verdict.PASS)], g3_reach=Coverage(("R2-a",), {"R2-a": "no arms"})).text
-'READY WITH GAPS — G3 can judge 0 of 1 references'
+'NO REFERENCE REACHABLE — G3 can judge 0 of 1 references'
+>>> gate_outcome([Judged(Verdict.PASS)], g3_reach=Coverage(("R2-a", "R2-b"), {"R2-a": "no arms"})).text
+'READY WITH GAPS — G3 can judge 1 of 2 references'
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ BASELINE_RECORDED = "BASELINE RECORDED"
 NO_REFERENCE_JUDGED = "NO REFERENCE JUDGED"  # a passing gate that judged none of the references it binds
 SHORT_SOAK = "SHORT SOAK"  # a passing G4 whose soak was too short to judge any drift
 READY_WITH_GAPS = "READY WITH GAPS"  # a passing preflight whose inventory keeps G3 from judging a reference
+# a passing preflight whose inventory keeps G3 from judging any (two readers found "READY" over "0 of 12")
+NO_REFERENCE_REACHABLE = "NO REFERENCE REACHABLE"
 
 
 def gate_verdict(verdicts: Iterable[Verdict | None]) -> Verdict:
@@ -119,7 +123,7 @@ class GateVerdict:
         """The verdict's word: BASELINE RECORDED for a PASS that judged no figure, NO REFERENCE JUDGED
         for a PASS that judged none of the references it binds, SHORT SOAK for a passing G4 too short
         to judge drift, READY WITH GAPS for a passing preflight of an inventory that keeps G3 from
-        judging some of its references, else the verdict."""
+        judging some of its references (NO REFERENCE REACHABLE: all of them), else the verdict."""
         if self.baseline_only:
             return BASELINE_RECORDED
         if (
@@ -132,7 +136,7 @@ class GateVerdict:
         if self.verdict is Verdict.PASS and self.short_soak:
             return SHORT_SOAK
         if self.verdict is Verdict.PASS and self.g3_reach is not None and self.g3_reach.limited:
-            return READY_WITH_GAPS
+            return READY_WITH_GAPS if self.g3_reach.judged else NO_REFERENCE_REACHABLE
         return self.verdict.value
 
     @property
@@ -141,7 +145,7 @@ class GateVerdict:
         'READY WITH GAPS — G3 can judge 0 of 12 references'."""
         if self.coverage.limited:
             return f"{self.label} — limited coverage: {self.coverage.text}"
-        if self.label == READY_WITH_GAPS and self.g3_reach is not None:
+        if self.label in (READY_WITH_GAPS, NO_REFERENCE_REACHABLE) and self.g3_reach is not None:
             return f"{self.label} — G3 can judge {self.g3_reach.text}"
         return self.label
 
