@@ -121,6 +121,8 @@ def past_limit(where: str, d: DriftFigure) -> str | None:
     name = NAMES.get(d.key, d.key).split(" (")[0]
     fitted, limit = per_hour(d, d.growth_per_h), per_hour(d, d.limit_per_h)
     said = f"{where}: {name} fitted at {fitted}, past its limit of {limit}"
+    if d.key == "tier-growth":  # a reader could not tell where the tiny limit came from
+        said += " (the headroom left below its cap, spread over 72 hours)"
     if d.interval_per_h is None:
         return said + " (too few windows for an interval)"
     low = d.growth_per_h - d.interval_per_h

@@ -433,7 +433,8 @@ def test_a_short_soaks_slopes_past_their_limits_are_said_in_words_for_page_1() -
     rss = DriftFigure(key="memory-growth", unit="MiB/h", limit_per_h=256.0, growth_per_h=-300.0, **limit)
     assert past_limit("tiny on here", tier) == (
         "tiny on here: tier fitted at +1,420 % of its capacity per hour, past its limit of "
-        "+1.39 % of its capacity per hour (95 %: +1,220 % to +1,620 %, all past it)"
+        "+1.39 % of its capacity per hour (the headroom left below its cap, spread over 72 hours) "
+        "(95 %: +1,220 % to +1,620 %, all past it)"
     )
     assert past_limit("tiny on here", loss) == (  # a loss said as one, as the table's sign says it
         "tiny on here: output fitted at a loss of 864 % of the first windows per hour, past its limit of a "
