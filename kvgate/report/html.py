@@ -27,7 +27,7 @@ from kvgate.report.numbers import human
 from kvgate.report.parts import printable
 from kvgate.report.plots import charts
 from kvgate.report.seal import marker, seal
-from kvgate.report.summary import SEED, margin_text, summarize
+from kvgate.report.summary import SEED, margin_text, summarize, unsteady
 from kvgate.report.svg import sanitize
 
 
@@ -189,7 +189,7 @@ def render_html(
         report_sha256=(mark := marker()),  # the document's own hash goes there (kvgate.report.seal)
         view=view,
         summary=summarize(view),
-        contradictions=box(view.contradictions),
+        contradictions=box(view.contradictions) + unsteady(view),
         seed=SEED,
         comparison=comparison,
         charts=charts(view),

@@ -20,6 +20,7 @@ from kvgate.configuration.reference_schema import Kind, Reference
 from kvgate.configuration.references import seed_position, show_bound
 from kvgate.judgement import is_baseline
 from kvgate.record import G2Row
+from kvgate.report.contradictions import BoxLine
 from kvgate.report.coverage_lines import G4Outlook, Outlook, Unjudged, g3_outlook, g4_outlook, unjudged
 from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
 from kvgate.report.g3_tables import ARMS_TITLE
@@ -345,6 +346,30 @@ def spread_of(rows: Sequence[CheckRow], row: CheckRow) -> CheckRow | None:
         return None
     return next((r for r in rows if r.host == row.host and r.metric.startswith(f"{cell}.") and
                  r.metric.endswith("_cv") and r.check.startswith(volume)), None)  # fmt: skip
+
+
+def unsteady(view: RunView) -> tuple[BoxLine, ...]:
+    """G2: a fio job whose runs at one setting lie far apart within the run, as page 1's box says its
+    other anomalies (a reader found it beside its figure on page 2, the box counting one anomaly)."""
+    prof = view.record.configuration.gate_profile
+    out = []
+    for r in view.all_rows:
+        job, metric = r.metric.split(".")[0], r.metric
+        if view.gate != "g2" or metric not in G2_HEADLINE or not r.check.startswith("volume["):
+            continue
+        said = same_job_elsewhere(prof, g2_row(view, r), job, measured=number_of(r.measured_value))
+        elsewhere, _, why = said.removeprefix(
+            "its block size and I/Os in flight elsewhere in this run: "
+        ).partition(" — ")
+        if why:
+            volume = r.check.split("[", 1)[1].split("]")[0]
+            first = f"{G2_HEADLINE[metric]} {r.measured}"
+            out.append(
+                BoxLine(
+                    f"{r.host}/{volume}", first, f"{elsewhere} at the same setting", why[0].upper() + why[1:]
+                )
+            )
+    return tuple(out)
 
 
 def g2_row(view: RunView, row: CheckRow) -> G2Row | None:

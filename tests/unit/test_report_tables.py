@@ -21,7 +21,7 @@ from test_g3_storage import result as storage_result
 from test_g3_tables import inventory as g3_inventory
 from test_g3_tables import result as g3_result
 
-from kvgate.base.criteria import Measurement
+from kvgate.base.criteria import Measurement, Verdict
 from kvgate.base.errors import StoreError
 from kvgate.configuration.engine_profile import PROFILE_DIR, load_profile
 from kvgate.configuration.fio_matrix import Knee, SweepPoint
@@ -39,14 +39,14 @@ from kvgate.orchestration.g4.plan import G4Check, criteria, g4_check
 from kvgate.orchestration.g4.report_rows import rows
 from kvgate.orchestration.g4.soak import SoakResult
 from kvgate.probes.facts.kernlog import parse_kernel_window
-from kvgate.record import DriftFigure, G2Row
+from kvgate.record import DriftFigure, G2Row, JudgementRecord
 from kvgate.record.store import RunStore
 from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
 from kvgate.report.g4_extra_tables import past_limit, per_hour
 from kvgate.report.g4_tables import reuse_slower
 from kvgate.report.model import load_run
 from kvgate.report.scope_lines import engines_served, soak_order
-from kvgate.report.summary import summarize
+from kvgate.report.summary import summarize, unsteady
 
 
 def stored(root: Path, gate: str, rows: dict[str, Any]) -> Path:
@@ -540,3 +540,38 @@ def test_page_1_lists_only_the_slopes_wholly_past_their_limits(tmp_path: Path) -
     store.finish("complete")
     said = replace(summarize(load_run(store.path)), soak_past=(firm, loose))
     assert said.soak_firm == (firm,)
+
+
+def test_a_fio_rate_unsteady_within_its_run_is_counted_in_page_1s_box(tmp_path: Path) -> None:
+    # a reader found the box counting one anomaly and this one beside its figure on page 2
+    fio = load_matrix_profile(Path(__file__).parents[2] / "workloads" / "fio" / "smoke.yaml")
+    row = {
+        "measurements": {
+            "ceiling.fio_read_bw_bytes_per_s": {"metric": "m", "value": 5.71e9, "unit": "bytes/s"},
+            "ceiling.bs_bytes": {"metric": "m", "value": 1 << 20, "unit": "bytes"},
+            "ceiling.numjobs": {"metric": "m", "value": 1, "unit": ""},
+            "ceiling.iodepth": {"metric": "m", "value": 8, "unit": ""},
+        },
+        "knee": None, "ceiling": None, "sweep": [["1m", 8, 8.83e9]],
+    }  # fmt: skip
+    meta = {
+        "planned": [],
+        "configuration": {"gate_profile": fio.model_dump(mode="json")},
+        "g2_rows": {"h/s": row},
+    }
+    store = RunStore.create(tmp_path, site="lab-a", gate="g2", meta=meta)
+    check = "volume[s].fio.seqread-1m.bw"
+    store.record(
+        JudgementRecord(
+            id=f"h/{check}", host="h", check=check, verdict=Verdict.PASS,
+            metric="seqread-1m.read_bw_bytes_per_s", measured=5.72e9, unit="B/s", comparator=">", expected=0,
+        )
+    )  # fmt: skip
+    store.finish("complete")
+    (line,) = unsteady(load_run(store.path))
+    assert (line.where, line.first) == ("h/s", "sequential read (1 MiB blocks) 5.72 GB/s")
+    assert (
+        line.second
+        == "8.83 GB/s (the sweep), 5.71 GB/s (the read ceiling's re-runs, their mean) at the same setting"
+    )
+    assert line.meaning.startswith("55 % apart at one setting")
