@@ -270,3 +270,18 @@ def test_g4_page_1_says_when_the_tiers_hits_came_from_memory_not_the_storage(tmp
     store2.merge_meta(g4_rows={"gpu-1/tiny": g4_rows(r, checks)})
     store2.finish("complete")
     assert summarize(load_run(store2.path)).from_memory == ()
+
+
+def test_g3_page_1_says_which_of_the_seeds_figures_do_not_hold(tmp_path: Path) -> None:
+    # a reader found the seed's checkpoint bandwidths off by up to 89 % said only on page 13
+    notes = [
+        "X1-checkpoint-one-snapshot-baseline-bw (mismatch): one 65.6 GB snapshot saved in 178 s …",
+        "R2-ttft-p50-tp8 (unsupported): stated ↓26–32%; …",
+        "R1-cold-read-bw-conc16 (consistent): …",
+    ]
+    store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": [], "reference_notes": notes})
+    store.finish("complete")
+    assert summarize(load_run(store.path)).seed_checked == (
+        "1 do not follow from the numbers published with them (X1-checkpoint-one-snapshot-baseline-bw); "
+        "1 are ranges no published figure reproduces (R2-ttft-p50-tp8)"
+    )
