@@ -202,7 +202,10 @@ def soak_chart(
         axes[-1].set_xlabel(f"{unit} since the soak started")
         legend_of(fig, axes)
         svg = to_svg(fig)
-    text = CAPTION
+    tiered = any(w.get("cache_dir_bytes") is not None for w in windows)  # a tier-less engine's has no panel
+    text = (
+        CAPTION if tiered else CAPTION.removesuffix(TIER_CAPTION) + " This engine has no tier on the storage."
+    )
     if len(windows) > MAX_POINTS:
         text += (
             f" {MAX_POINTS} of the {len(windows)} windows are drawn, evenly spaced with the first and last."
@@ -223,8 +226,10 @@ CAPTION = (
     "after warm-up, or over the last half where the growth levelled off (a plateau): red where G4 judged "
     "it, orange where it was fitted but not judged (its check is SKIP: too short a soak for an hourly "
     "slope); red dashed: the limit's slope from the same start (the G4 profile's per-hour limit), named "
-    "at its end. Shaded: warm-up. The tier is shown as a share of its capacity (red dotted), its bound."
+    "at its end. Shaded: warm-up."
 )
+TIER_CAPTION = " The tier is shown as a share of its capacity (red dotted), its bound."
+CAPTION += TIER_CAPTION
 
 
 def thinned(hours: list[float], windows: list[Window]) -> tuple[list[float], list[Window]]:

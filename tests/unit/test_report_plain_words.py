@@ -24,6 +24,7 @@ from kvgate.orchestration.g4.report_rows import rows as g4_rows
 from kvgate.record import JudgementRecord, RunStore, Section
 from kvgate.report import render
 from kvgate.report.model import load_run
+from kvgate.report.plots import charts
 from kvgate.report.summary import summarize
 from tests.integration.report_runs import build
 
@@ -285,3 +286,11 @@ def test_g3_page_1_says_which_of_the_seeds_figures_do_not_hold(tmp_path: Path) -
         "1 do not follow from the numbers published with them (X1-checkpoint-one-snapshot-baseline-bw); "
         "1 are ranges no published figure reproduces (R2-ttft-p50-tp8)"
     )
+
+
+def test_a_tier_less_soaks_chart_caption_draws_no_tier(tmp_path: Path) -> None:
+    # a reader found "the tier is shown as a share of its capacity" under a chart with no tier panel
+    windows = [soak_window(i) | {"cache_dir_bytes": None} for i in range(6)]
+    soak_windows(tmp_path, windows)
+    (chart,) = [c for c in charts(load_run(next(tmp_path.glob("*/g4-*")))) if c.title.startswith("Soak over")]
+    assert chart.caption.endswith("Shaded: warm-up. This engine has no tier on the storage.")
