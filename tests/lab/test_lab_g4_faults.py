@@ -191,7 +191,11 @@ def test_io_errors_under_the_nvmeof_head_fail_naming_place_and_time(flakey: None
             n, offset = cycles_seen(ex, job, offset)
             seen += n
             time.sleep(1)
-        failed_at = time.time()  # the fault starts inside the swap: an I/O may fail before ssh returns
+        # the guest stamps what it finds by its own clock (TCG's drifts): the fault's time on that clock
+        before = time.time()
+        guest_now = float(ex.run("date +%s.%N", check=True).stdout)
+        skew = guest_now - (before + time.time()) / 2
+        failed_at = time.time() + skew  # the fault starts inside the swap: an I/O may fail before ssh returns
         labctl.ssh(ARRAY, SWAP_TABLE.format("flakey", " 0 3600")).check_returncode()  # every I/O fails
         time.sleep(10)
         ex.run("echo 0 > %s/exit_code", soak_dir, check=True)  # the soak ended: the load stops
@@ -214,6 +218,6 @@ def test_io_errors_under_the_nvmeof_head_fail_naming_place_and_time(flakey: None
     )
     assert judged.verdict is Verdict.FAIL
     assert "read-error" in kinds  # what was written before the fault no longer reads back
-    assert failed_at <= first["first_seen_unix_s"] <= failed_at + 15
+    assert failed_at - 1 <= first["first_seen_unix_s"] <= failed_at + 15, f"guest clock {skew:+.2f} s"
     assert f"host lab-client, volume array: {first['kind']} in {FLAKEY_MNT}/kvgate-g4/" in detail
     assert "first seen " in detail
