@@ -358,9 +358,10 @@ def seed_checked(view: RunView) -> str:
     }
     said = []
     if bad := ids["mismatch"]:
-        said.append(f"{len(bad)} do not follow from the numbers published with them ({', '.join(bad)})")
+        published = "do not reproduce them from the numbers published with them"
+        said.append(f"{len(bad)} readings of its figures {published} ({', '.join(bad)})")
     if loose := ids["unsupported"]:
-        said.append(f"{len(loose)} are ranges no published figure reproduces ({', '.join(loose)})")
+        said.append(f"{len(loose)} of its ranges no published figure reproduces ({', '.join(loose)})")
     return "; ".join(said)
 
 

@@ -170,3 +170,10 @@ def test_a_dram_tier_that_reused_little_of_the_load_says_so_beside_its_figures()
     assert held_little(arms) == {"dram-only@c8", "dram-only@c16"}  # none reused, with no SSD tier beside it
     cell = arm_cells("h/tiny", arms["dram-only@c8"], small_cache=True)[1]
     assert cell.startswith("dram-only@c8 (its cache held little of the load: mostly recompute)")
+
+
+def test_an_arm_whose_trials_disagree_says_so_beside_its_cv() -> None:
+    # a reader found dram-only@whole's TTFT CV of 54 % over 3 trials unmarked beside its p50
+    base = summaries({"ssd-tier": [demo_round(k) for k in range(3)]})["ssd-tier@c16"]
+    assert arm_cells("h/tiny", base.model_copy(update={"ttft_cv": 0.54}))[7] == "54 % (trials disagree)"
+    assert arm_cells("h/tiny", base.model_copy(update={"ttft_cv": 0.2}))[7] == "20 %"

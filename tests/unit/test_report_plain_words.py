@@ -283,8 +283,9 @@ def test_g3_page_1_says_which_of_the_seeds_figures_do_not_hold(tmp_path: Path) -
     store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": [], "reference_notes": notes})
     store.finish("complete")
     assert summarize(load_run(store.path)).seed_checked == (
-        "1 do not follow from the numbers published with them (X1-checkpoint-one-snapshot-baseline-bw); "
-        "1 are ranges no published figure reproduces (R2-ttft-p50-tp8)"
+        "1 readings of its figures do not reproduce them from the numbers published with them "
+        "(X1-checkpoint-one-snapshot-baseline-bw); 1 of its ranges no published figure reproduces "
+        "(R2-ttft-p50-tp8)"
     )
 
 
