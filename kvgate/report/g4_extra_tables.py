@@ -169,11 +169,8 @@ def integrity_cells(where: str, fig: IntegrityFigures) -> list[str]:
     return [
         where,
         fig.volume,
-        # against the profile's "every N s", which is a cycle's earliest start (a reader found 5 cycles in
-        # 124 s under "every 10 s" with nothing said)
-        f"{fig.cycles} (one per {fig.span_s / fig.cycles:.0f} s)"
-        if fig.cycles and fig.span_s
-        else str(fig.cycles),
+        # beside the profile's "at most every N s" (a reader found 5 cycles in 124 s under "every 10 s")
+        f"{fig.cycles} in {fig.span_s:.0f} s" if fig.span_s else str(fig.cycles),
         cell(fig.share_bytes_per_s / MB),
         cell(None if rate is None else rate / MB),
         device_share(of_device),

@@ -388,7 +388,7 @@ def test_g4_shows_its_integrity_load_its_share_and_every_place_it_found_wrong(tm
     assert load[:4] == [
         "gpu-1/tiny",
         "scratch",
-        "6 (one per 20 s)",
+        "6 in 120 s",
         "8.39",
     ]  # 8 MiB/s in MB/s, as page 1 says it
     assert load[-2:] == ["0.5", "1"]  # 0.6 CPU s over its 120-s span; one place
