@@ -34,7 +34,9 @@ PREDICTION_NOTE = (
     "the load can finish sooner; a restore faster than G2's best read (+25 %) is INVALID. The planner "
     "counts the storage's reads and the queue, not the engine's own work around them (loading the state "
     "into its cache, scheduling): a restore measured at several times its prediction spent most of its "
-    "time outside the storage. — : not predicted (no figure) or not measured (no such arm on this engine)."
+    "time outside the storage. G2's figures are what G2 read, a cache below the host included: where G2 "
+    "says its volume was read through a hypervisor, so is the ceiling here. — : not predicted (no figure) or "
+    "not measured (no such arm on this engine)."
 )
 SERVING_COLUMNS = [
     "host/engine",
