@@ -153,10 +153,23 @@ def same_job_elsewhere(
     sweep, and the ceiling's re-runs where they are that job. A reader found one job shown at three
     speeds on three pages, the first with its repeats' CV of 2.3 % beside it; and, with ``measured``
     (the job's own figure), a spread past APART said as such (5.72, 8.83 and 5.71 GB/s unflagged)."""
+    found, apart = job_elsewhere(profile, stored, job_name, measured)
+    if not found:
+        return ""
+    # the sweep keeps a cell's block size and I/Os in flight, not how they split into jobs × depth
+    said = f"its block size and I/Os in flight elsewhere in this run: {', '.join(found)}"
+    return f"{said} — {apart}" if apart else said
+
+
+def job_elsewhere(
+    profile: object, stored: G2Row | None, job_name: str, measured: float | None = None
+) -> tuple[list[str], str]:
+    """The job's other runs at its setting, each as '<rate> (<where>)', and how far apart they and
+    ``measured`` lie when past APART ('' otherwise)."""
     jobs, sweep = getattr(profile, "jobs", {}), getattr(profile, "sweep", None)
     job = jobs.get(job_name)
     if job is None or stored is None or sweep is None or sweep.rw != job.rw:
-        return ""
+        return [], ""
     in_flight = job.numjobs * job.iodepth
     points = [(str(p[0]) if len(p) == 3 else "1m", p[-2], p[-1]) for p in stored.sweep]  # [bs,] P, B/s
     same = [bw for bs, parallelism, bw in points if (bs, parallelism) == (job.bs, in_flight)]
@@ -169,18 +182,14 @@ def same_job_elsewhere(
     if rerun is not None and cell == [parse_size(job.bs), job.numjobs, job.iodepth]:
         found.append(f"{rate(rerun.value)} (the read ceiling's re-runs, their mean)")
         same.append(rerun.value if isinstance(rerun.value, int | float) else 0.0)
-    if not found:
-        return ""
-    # the sweep keeps a cell's block size and I/Os in flight, not how they split into jobs × depth
-    said = f"its block size and I/Os in flight elsewhere in this run: {', '.join(found)}"
     rates = [float(v) for v in (measured, *same) if isinstance(v, int | float) and v > 0]
-    if len(rates) > 1 and max(rates) > (1 + APART) * min(rates):
-        spread = human(max(rates) / min(rates) - 1, "ratio")
-        said += (
-            f" — {spread} apart at one setting, past what its repeats' CV says: "
-            "this volume's rate was not steady within the run (a cache below the host, other I/O)"
-        )
-    return said
+    if not found or len(rates) < 2 or max(rates) <= (1 + APART) * min(rates):
+        return found, ""
+    spread = human(max(rates) / min(rates) - 1, "ratio")
+    return found, (
+        f"{spread} apart at one setting, past what its repeats' CV says: "
+        "this volume's rate was not steady within the run (a cache below the host, other I/O)"
+    )
 
 
 APART = 0.25  # one fio setting's runs in one G2 run further apart than this: the rate is not steady

@@ -22,7 +22,7 @@ from kvgate.judgement import is_baseline
 from kvgate.record import G2Row
 from kvgate.report.contradictions import BoxLine
 from kvgate.report.coverage_lines import G4Outlook, Outlook, Unjudged, g3_outlook, g4_outlook, unjudged
-from kvgate.report.g2_tables import against_one_reader, same_job_elsewhere
+from kvgate.report.g2_tables import against_one_reader, job_elsewhere, same_job_elsewhere
 from kvgate.report.g3_tables import ARMS_TITLE
 from kvgate.report.model import CheckRow, RunView
 from kvgate.report.numbers import human, margin
@@ -368,24 +368,18 @@ def seed_checked(view: RunView) -> str:
 def unsteady(view: RunView) -> tuple[BoxLine, ...]:
     """G2: a fio job whose runs at one setting lie far apart within the run, as page 1's box says its
     other anomalies (a reader found it beside its figure on page 2, the box counting one anomaly)."""
-    prof = view.record.configuration.gate_profile
-    out = []
+    if view.gate != "g2":
+        return ()
+    prof, out = view.record.configuration.gate_profile, []
     for r in view.all_rows:
-        job, metric = r.metric.split(".")[0], r.metric
-        if view.gate != "g2" or metric not in G2_HEADLINE or not r.check.startswith("volume["):
+        if r.metric not in G2_HEADLINE or not r.check.startswith("volume["):
             continue
-        said = same_job_elsewhere(prof, g2_row(view, r), job, measured=number_of(r.measured_value))
-        elsewhere, _, why = said.removeprefix(
-            "its block size and I/Os in flight elsewhere in this run: "
-        ).partition(" — ")
-        if why:
+        job = r.metric.split(".")[0]
+        found, apart = job_elsewhere(prof, g2_row(view, r), job, measured=number_of(r.measured_value))
+        if apart:
             volume = r.check.split("[", 1)[1].split("]")[0]
-            first = f"{G2_HEADLINE[metric]} {r.measured}"
-            out.append(
-                BoxLine(
-                    f"{r.host}/{volume}", first, f"{elsewhere} at the same setting", why[0].upper() + why[1:]
-                )
-            )
+            first, second = f"{G2_HEADLINE[r.metric]} {r.measured}", f"{', '.join(found)} at the same setting"
+            out.append(BoxLine(f"{r.host}/{volume}", first, second, apart[0].upper() + apart[1:]))
     return tuple(out)
 
 
