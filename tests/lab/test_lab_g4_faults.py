@@ -193,7 +193,7 @@ def test_io_errors_under_the_nvmeof_head_fail_naming_place_and_time(flakey: None
             time.sleep(1)
         # the guest stamps what it finds by its own clock (TCG's drifts): the fault's time on that clock
         before = time.time()
-        guest_now = float(ex.run("date +%s.%N", check=True).stdout)
+        guest_now = float(ex.run("date %s", "+%s.%N", check=True).stdout)
         skew = guest_now - (before + time.time()) / 2
         failed_at = time.time() + skew  # the fault starts inside the swap: an I/O may fail before ssh returns
         labctl.ssh(ARRAY, SWAP_TABLE.format("flakey", " 0 3600")).check_returncode()  # every I/O fails
