@@ -436,13 +436,27 @@ def headline(view: RunView) -> tuple[Headline, ...]:
         ]
     elif view.gate == "g4":
         out += [
-            threshold_headline(r, g4_words(r))
+            with_caveat(threshold_headline(r, g4_words(r)), view, r)
             for r in rows
             if r.comparator and r.rule.startswith("G4-") and r.label != "SKIP"
         ]
     elif view.gate == "g1":
         out += [family_headline(host, fam, rs) for (host, fam), rs in families(rows).items()]
     return tuple(out)
+
+
+def with_caveat(head: Headline, view: RunView, row: CheckRow) -> Headline:
+    """A G4 PASS whose page-1 caveat weakens it says so beside its figure: hits the page cache served,
+    a tier that never reached its cap (a reader weighed both as plain green PASS rows)."""
+    deployment = row.check[row.check.find("[") + 1 : row.check.find("]")]
+    said = ""
+    if row.check.endswith(".hit-retention") and any(
+        c.startswith(f"{deployment} on {row.host}:") for c in hits_from_memory(view)
+    ):
+        said = "the hits came from the page cache, not the storage"
+    elif row.check.endswith(".cache-capacity") and isinstance(row.measured_value, int | float):
+        said = "below its cap: eviction at the cap not exercised" if row.measured_value < 1 else ""
+    return replace(head, position=f"{head.position}; {said}" if said else head.position)
 
 
 def g4_words(row: CheckRow) -> str:

@@ -295,3 +295,32 @@ def test_a_tier_less_soaks_chart_caption_draws_no_tier(tmp_path: Path) -> None:
     soak_windows(tmp_path, windows)
     (chart,) = [c for c in charts(load_run(next(tmp_path.glob("*/g4-*")))) if c.title.startswith("Soak over")]
     assert chart.caption.endswith("Shaded: warm-up. This engine has no tier on the storage.")
+
+
+def test_g4_pass_rows_that_page_1_qualifies_say_so_beside_their_figures(tmp_path: Path) -> None:
+    # a reader weighed hit retention (hits from the page cache) and cache capacity (cap never reached) as
+    # plain green PASS rows, their caveats a box above them
+    windows = [soak_window(i) | {"engine_read_bytes": 300 << 10} for i in range(6)]
+    r, checks = soaked(windows)
+    store = RunStore.create(tmp_path, site="lab-a", gate="g4", meta={"planned": []})
+    store.artifact("gpu-1", "g4/tiny/windows.jsonl", "".join(json.dumps(w) + "\n" for w in windows))
+    store.merge_meta(g4_rows={"gpu-1/tiny": g4_rows(r, checks)})
+    for key, rule, metric, value in (
+        ("hit-retention", "G4-HIT-1", "hit_ratio_retention", 0.96),
+        ("cache-capacity", "G4-CAP-1", "cache_peak_ratio", 0.966),
+    ):
+        check = f"soak[tiny].{key}"
+        store.record(
+            JudgementRecord(
+                id=f"gpu-1/{check}", host="gpu-1", check=check, verdict=Verdict.PASS, rule=rule,
+                metric=metric, measured=value, unit="x", expected=0.5,
+                comparator=">=" if key == "hit-retention" else "<=",
+            )
+        )  # fmt: skip
+    store.finish("complete")
+    said = {h.what: h.position for h in summarize(load_run(store.path)).headline}
+    assert said["cache hit ratio, last windows ÷ first — tiny"].endswith(
+        "; the hits came from the page cache, not the storage"
+    )
+    capacity = next(p for w, p in said.items() if "tiny" in w and not w.startswith("cache hit ratio"))
+    assert capacity.endswith("; below its cap: eviction at the cap not exercised")
