@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -75,6 +76,7 @@ def build(log: Path | None = None) -> tuple[Image, float]:
         return img, 0.0
     start = time.monotonic()
     work = img.directory / "tree"
+    _unmount_below(img.directory)  # a build killed mid-way leaves its chroot's /proc, /sys, /dev mounted
     shutil.rmtree(img.directory, ignore_errors=True)
     img.directory.mkdir(parents=True)
     with open(log or img.directory / "build.log", "w") as out:
@@ -87,6 +89,25 @@ def build(log: Path | None = None) -> tuple[Image, float]:
     shutil.rmtree(work)
     (img.directory / "built").write_text(f"{recipe_hash()}\n")
     return img, time.monotonic() - start
+
+
+def _mounts_below(directory: Path) -> list[str]:
+    """Mount points at or under ``directory``, deepest first (/proc/self/mountinfo's fifth field)."""
+    root = str(directory.resolve())
+    points = [
+        re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), line.split()[4])  # a space is written \040
+        for line in Path("/proc/self/mountinfo").read_text().splitlines()
+    ]
+    return sorted((p for p in points if p == root or p.startswith(root + "/")), key=len, reverse=True)
+
+
+def _unmount_below(directory: Path) -> None:
+    """Nothing under ``directory`` stays mounted before it is removed: a removal that crossed into a
+    bind mount of the host's /dev or /sys would delete the host's own files."""
+    for point in _mounts_below(directory):
+        subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)
+    if left := _mounts_below(directory):
+        raise RuntimeError(f"{directory} still has mounts ({', '.join(left)}); not removing it")
 
 
 def _mmdebstrap_argv(target: Path) -> list[str]:

@@ -27,6 +27,23 @@ def test_the_image_is_named_by_its_recipe(tmp_path: Path, monkeypatch: pytest.Mo
     assert "strace" in image.packages()
 
 
+def test_a_killed_builds_mounts_are_undone_before_its_directory_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mmdebstrap killed mid-build leaves /proc, /sys and /dev mounted in its chroot: the next build
+    unmounts them (a path with a space, as mountinfo escapes it) before removing the directory."""
+    monkeypatch.setenv("KVGATE_LAB_CACHE", str(tmp_path / "a cache"))
+    proc = image.image().directory / "tree" / "proc"
+    proc.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "proc", "proc", str(proc)], check=True)
+    try:
+        assert image._mounts_below(image.image().directory) == [str(proc)]
+        image._unmount_below(image.image().directory)
+        assert image._mounts_below(image.image().directory) == []
+    finally:
+        subprocess.run(["umount", "--lazy", str(proc)], capture_output=True, check=False)
+
+
 def test_a_built_image_is_reused(lab: dict[str, object]) -> None:
     img, seconds = image.build()
     assert (img.ready, seconds) == (True, 0.0)
