@@ -358,8 +358,12 @@ def seed_checked(view: RunView) -> str:
     }
     said = []
     if bad := ids["mismatch"]:
-        published = "do not reproduce them from the numbers published with them"
-        said.append(f"{len(bad)} readings of its figures {published} ({', '.join(bad)})")
+        one = len(bad) == 1
+        said.append(
+            f"{len(bad)} {'check' if one else 'checks'} of its figures against the numbers published with "
+            f"them {'fails' if one else 'fail'} ({', '.join(bad)}): some are other readings of the same "
+            "figures, so this counts readings that fail, not wrong figures"
+        )
     if loose := ids["unsupported"]:
         said.append(f"{len(loose)} of its ranges no published figure reproduces ({', '.join(loose)})")
     return "; ".join(said)
