@@ -248,7 +248,7 @@ def test_a_note_two_sections_share_is_printed_once_and_an_empty_section_says_so(
     html = rendered["g4", "complete"].html.read_text()
     assert html.count("How the arms were run.") == 40  # one copy of the 40-sentence note
     assert "See the note under “G4 windows”." in html
-    assert "Nothing was measured for this section in this run." in html
+    assert "Nothing was measured for this section in this run" in html
     assert not re.search(r"<tbody>\s*</tbody>", html)
 
 
