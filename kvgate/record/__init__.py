@@ -50,6 +50,7 @@ from kvgate.record.gate_rows import (
     VerdictRow,
     VolumeFigures,
     arm_order,
+    held_little,
 )
 from kvgate.record.launches import AgentJob, EngineLaunch, G4Job, SoakEngine
 from kvgate.record.manifest import Verification, check_seal, sign_manifest, verify_manifest, write_manifest
@@ -118,6 +119,7 @@ __all__ = [
     "check_seal",
     "gate_dir",
     "git_revision",
+    "held_little",
     "host_outcomes",
     "judged_outcome",
     "measurements_to_record",

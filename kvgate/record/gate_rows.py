@@ -12,7 +12,7 @@ naming the file and the field path.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
@@ -161,6 +161,23 @@ class ArmFigures(_Row):
     # mean TTFT as the client saw it and as the engine's histogram counted it (from arrival), medians
     ttft_mean_s: float | None = None
     server_ttft_mean_s: float | None = None
+
+
+def held_little(arms: Mapping[str, ArmFigures]) -> set[str]:
+    """The dram-only arms that reused no prompt token, or under a quarter of those the ssd-tier arm at
+    their level did: a DRAM cache smaller than the load, whose rows are recompute more than a DRAM tier
+    (a reader found the label on three of four levels, 12.6 % unlabelled, and 0 of 0 unlabelled)."""
+    out = set()
+    for name, dram in arms.items():
+        ssd = arms.get(name.replace("dram-only@", "ssd-tier@", 1))
+        reused, against = dram.hit_tokens_p50, ssd.hit_tokens_p50 if ssd else None
+        if (
+            name.startswith("dram-only@")
+            and reused is not None
+            and (reused == 0 or (against and reused < against / 4))
+        ):
+            out.add(name)
+    return out
 
 
 class PredictionRow(_Row):

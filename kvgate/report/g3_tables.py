@@ -24,6 +24,7 @@ from kvgate.record import (
     Section,
     VerdictRow,
     arm_order,
+    held_little,
 )
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.engine_tables import Engines, engine_cells, engine_tables
@@ -168,23 +169,6 @@ def laid_out(where: str, row: G3Stored, engines: Engines) -> tuple[dict[str, Cel
     cells["predictions"] = extra.prediction_cells(where, row.figures.predictions)
     cells["serving"] = extra.serving_cells(where, row.serving)
     return cells, limits_note(where, row.deployment, [a.arm for a in arms], engines.get(where) or {})
-
-
-def held_little(arms: Mapping[str, ArmFigures]) -> set[str]:
-    """The dram-only arms that reused no prompt token, or under a quarter of those the ssd-tier arm at
-    their level did: a DRAM cache smaller than the load, whose rows are recompute more than a DRAM tier
-    (a reader found the label on three of four levels, 12.6 % unlabelled, and 0 of 0 unlabelled)."""
-    out = set()
-    for name, dram in arms.items():
-        ssd = arms.get(name.replace("dram-only@", "ssd-tier@", 1))
-        reused, against = dram.hit_tokens_p50, ssd.hit_tokens_p50 if ssd else None
-        if (
-            name.startswith("dram-only@")
-            and reused is not None
-            and (reused == 0 or (against and reused < against / 4))
-        ):
-            out.add(name)
-    return out
 
 
 def g2_runs(stored: Mapping[str, G3Stored]) -> str:

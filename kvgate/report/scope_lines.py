@@ -18,7 +18,7 @@ from kvgate.configuration.fio_matrix import MatrixProfile
 from kvgate.configuration.gate_profiles import VOLUME_ARMS, G4Profile
 from kvgate.configuration.model_profiles import ModelProfile
 from kvgate.configuration.references import load_references
-from kvgate.record import DeploymentFacts, G3DeploymentRow, SoakFacts
+from kvgate.record import DeploymentFacts, G3DeploymentRow, SoakFacts, held_little
 from kvgate.report.g4_tables import soak_windows
 from kvgate.report.model import RunView
 from kvgate.report.numbers import cell, duration, human
@@ -159,6 +159,31 @@ def volume_restores(view: RunView) -> tuple[str, ...]:
                 said.append(f"{name} {shown} GB/s")
         if len(said) == len(VOLUME_ARMS):
             out.append(f"{key}: {', '.join(said)}")
+    return tuple(out)
+
+
+def capacity_arms(view: RunView) -> tuple[str, ...]:
+    """G3: each deployment whose DRAM cache reused little of the capacity load beside its SSD tier, at the
+    level where the SSD tier gained most: what its capacity arms compared (a reader took the demo's
+    100 MB DRAM cache, sized below the documents, for DRAM against SSD)."""
+    out = []
+    for key, row in sorted(view.record.g3_rows.items()):
+        if not isinstance(row, G3DeploymentRow):
+            continue
+        arms = row.figures.arms
+        pairs = [
+            (arms[name], ssd)
+            for name in held_little(arms)
+            if (ssd := arms.get(name.replace("dram-only@", "ssd-tier@", 1))) and arms[name].ttft_p50_s
+        ]
+        if not pairs or not all(s.ttft_p50_s for _, s in pairs):
+            continue
+        dram, ssd = max(pairs, key=lambda p: (p[0].ttft_p50_s or 0) / (p[1].ttft_p50_s or 1))
+        out.append(
+            f"{key} ({dram.arm.partition('@')[2]}): prompt tokens reused per round "
+            f"{human(dram.hit_tokens_p50)} from DRAM against {human(ssd.hit_tokens_p50)} from the SSD tier; "
+            f"TTFT p50 {human(dram.ttft_p50_s, 's')} against {human(ssd.ttft_p50_s, 's')}"
+        )
     return tuple(out)
 
 

@@ -29,6 +29,7 @@ from kvgate.report.numbers import human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
 from kvgate.report.scope_lines import (
+    capacity_arms,
     hits_from_memory,
     profile_lines,
     relaxed_bounds,
@@ -141,6 +142,7 @@ class Summary:
     relaxed: tuple[str, ...] = ()  # G2: bounds the inventory loosened past the gate profile's
     unread: tuple[str, ...] = ()  # G1: environment items it could not read (the clock, a NIC's speed)
     volume_restores: tuple[str, ...] = ()  # G3: how fast R2/R3's volume arms restored on each volume
+    capacity_arms: tuple[str, ...] = ()  # G3: a DRAM cache that reused little beside its SSD tier
     virtual_disks: tuple[str, ...] = ()  # G2: volumes on a VM's disks, whose hypervisor's cache is unseen
     from_memory: tuple[str, ...] = ()  # G4: tiers whose hits the page cache served, not the storage
     seed_checked: str = ""  # G3: the seed's figures that do not follow from the numbers published with them
@@ -776,6 +778,7 @@ def summarize(view: RunView) -> Summary:
         relaxed=tuple(relaxed_bounds(view)),
         unread=unread(view),
         volume_restores=volume_restores(view),
+        capacity_arms=capacity_arms(view),
         from_memory=hits_from_memory(view),
         seed_checked=seed_checked(view),
         virtual_disks=tuple(
