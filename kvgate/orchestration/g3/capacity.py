@@ -27,8 +27,9 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import CAPACITY_ARMS
 from kvgate.orchestration.g3.context import DeploymentContext
 from kvgate.orchestration.g3.evidence import capacity_reason, dram_held_reason, shape_reasons
@@ -37,9 +38,6 @@ from kvgate.orchestration.g3.window import EngineWindow
 from kvgate.probes.agent import Sessions
 from kvgate.probes.engines import EngineService, settled_kv_bytes
 from kvgate.probes.loadgen import Comparison, fit_tokens_per_word
-
-if TYPE_CHECKING:
-    from kvgate.configuration.engine_profile import EngineProfile
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,14 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvgate.base.errors import LabError
 from kvgate.orchestration.g3.arms import Outcome
 from kvgate.probes import agentctl
+from kvgate.probes.engines import EngineService
 from kvgate.probes.loadgen import RequestRecord
 from kvgate.transport import Executor, LocalExecutor
-
-if TYPE_CHECKING:
-    from kvgate.probes.engines import EngineService
 
 # ``loadgen.pyz ARGS`` runs kvgate.probes.loadgen; ``loadgen.pyz sessions ARGS`` the capacity arms' sessions
 BOOT = (

@@ -26,16 +26,12 @@ another reader of the device. The same definition for both readers, so their rat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import READ_ARMS
 from kvgate.orchestration.g3.context import DeploymentContext
 from kvgate.orchestration.g3.load_arms import LoadTrial, load_trial, output_mismatches
 from kvgate.orchestration.g3.tier_loads import TierLoads
 from kvgate.probes.loadgen import Comparison
-
-if TYPE_CHECKING:
-    from kvgate.configuration.engine_profile import EngineProfile
 
 
 def populate_arm(arm: str) -> str:

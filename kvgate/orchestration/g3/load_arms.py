@@ -28,22 +28,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from kvgate.configuration.gate_profiles import ClientBounds, G3Profile
 from kvgate.orchestration.g3.arms import cv
+from kvgate.orchestration.g3.client import LoadSite
 from kvgate.orchestration.g3.evidence import write_through_reason
 from kvgate.orchestration.g3.window import EngineWindow, restore_reason
-from kvgate.probes.engines import settled_kv_bytes
+from kvgate.probes.engines import EngineService, settled_kv_bytes
+from kvgate.probes.evidence import Resolved
+from kvgate.probes.hostevidence import HostEvidence
 from kvgate.probes.loadgen import Comparison, Output, TokenLogprob, compare_outputs, median, starved_reason
 from kvgate.record import ArmFigures
-
-if TYPE_CHECKING:
-    from kvgate.configuration.gate_profiles import ClientBounds, G3Profile
-    from kvgate.orchestration.g3.client import LoadSite
-    from kvgate.probes.engines import EngineService
-    from kvgate.probes.evidence import Resolved
-    from kvgate.probes.hostevidence import HostEvidence
-
 
 WHOLE_MACHINE = "whole-machine"
 

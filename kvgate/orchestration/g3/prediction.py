@@ -21,7 +21,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvgate.base.criteria import Measurement
 from kvgate.base.errors import LabError, ModifiedRun
@@ -29,6 +29,7 @@ from kvgate.base.units import rate as shown_rate
 from kvgate.configuration.gateconfig import GateConfig
 from kvgate.orchestration.g3.arms import Trial
 from kvgate.orchestration.g3.load_arms import LoadTrial
+from kvgate.orchestration.g3.protocol import ArmsResult
 from kvgate.orchestration.plan import (
     Options,
     Prediction,
@@ -42,11 +43,7 @@ from kvgate.orchestration.plan import (
 )
 from kvgate.orchestration.plan import state_bytes_per_token as planned_bytes_per_token
 from kvgate.probes.fio import CEILING_MARGIN
-from kvgate.record import ArmFigures
-
-if TYPE_CHECKING:
-    from kvgate.orchestration.g3.protocol import ArmsResult
-    from kvgate.record import RunStore
+from kvgate.record import ArmFigures, RunStore
 
 MARGIN = CEILING_MARGIN  # G2's best is one fio cell's mean or one repeat: a restore may beat it a little
 # the restores held to the candidate's G2 figures (the baseline volume's arms are not the candidate's)

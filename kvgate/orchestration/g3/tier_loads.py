@@ -20,17 +20,15 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.orchestration.g3.context import DeploymentContext, Phase
 from kvgate.orchestration.g3.evidence import shape_reasons, write_through_reason
 from kvgate.orchestration.g3.load_arms import Loader, LoadTrial, judged, load_trial
 from kvgate.orchestration.g3.window import EngineWindow, cold_load_reason
 from kvgate.probes.engines import EngineService, settled_kv_bytes
 from kvgate.probes.loadgen import PromptSpec, fit_tokens_per_word
-
-if TYPE_CHECKING:
-    from kvgate.configuration.engine_profile import EngineProfile
 
 
 class TierLoads:

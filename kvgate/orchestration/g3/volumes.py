@@ -28,19 +28,16 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
+from kvgate.configuration.engine_profile import EngineProfile
 from kvgate.configuration.gate_profiles import VOLUME_ARMS, WHOLE_VOLUME_ARMS
 from kvgate.orchestration.g3.context import DeploymentContext
 from kvgate.orchestration.g3.evidence import shape_reasons, write_through_reason
 from kvgate.orchestration.g3.load_arms import Loader, LoadTrial, judged, load_trial, output_mismatches
 from kvgate.orchestration.g3.window import EngineWindow, cold_load_reason
 from kvgate.probes.engines import EngineService, settled_kv_bytes
+from kvgate.probes.evidence import Resolved
 from kvgate.probes.loadgen import Comparison, PromptSpec, fit_tokens_per_word
-
-if TYPE_CHECKING:
-    from kvgate.configuration.engine_profile import EngineProfile
-    from kvgate.probes.evidence import Resolved
 
 
 @dataclass(frozen=True)

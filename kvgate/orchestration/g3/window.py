@@ -9,18 +9,22 @@ a restore cannot count as served cold by the SSD tier, in the evidence module's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kvgate.configuration.gate_profiles import ColdBounds
 from kvgate.orchestration.g3 import hostio
-from kvgate.probes.engines import Histogram, MetricsError, diff, engines_latency, histograms, scrape
-from kvgate.probes.evidence import Counts, cold_reason
-
-if TYPE_CHECKING:
-    from kvgate.configuration.gate_profiles import ColdBounds
-    from kvgate.probes.engines import EngineService
-    from kvgate.probes.evidence import Resolved
-    from kvgate.probes.hostevidence import HostEvidence
-    from kvgate.transport import Executor
+from kvgate.probes.engines import (
+    EngineService,
+    Histogram,
+    MetricsError,
+    diff,
+    engines_latency,
+    histograms,
+    scrape,
+)
+from kvgate.probes.evidence import Counts, Resolved, cold_reason
+from kvgate.probes.hostevidence import HostEvidence
+from kvgate.transport import Executor
 
 
 class Bracket:

@@ -23,17 +23,14 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kvgate.base.errors import CommandTimeout, LabError, ToolMissing
 from kvgate.configuration.fio_job import FioJob
+from kvgate.configuration.inventory import Volume
 from kvgate.probes.fio.parse import FioOutputError, FioResult, Summary, parse_output
 from kvgate.probes.fio.safety import SafeJobfile, check_jobfile
 from kvgate.probes.fio.watchdog import EVIDENCE_FILE, SCRIPT, STDERR_FILE, STDOUT_FILE, WatchdogReport
-
-if TYPE_CHECKING:
-    from kvgate.probes.nfs_server import ServerCache
-from kvgate.configuration.inventory import Volume
+from kvgate.probes.nfs_server import ServerCache
 from kvgate.transport import CommandResult, Executor
 
 LAYOUT_MIN_BYTES_PER_S = 64 << 20  # a layout slower than this is a sick volume: the watchdog fires
