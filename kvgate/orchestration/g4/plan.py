@@ -71,7 +71,7 @@ def soak_criteria(profile: G4Profile) -> list[tuple[str, Criterion]]:
                 ">=",
                 lim.min_coverage,
                 "x",
-                source=f"{src}.min_coverage (windows' span / {profile.duration_s} s)",
+                source=f"{src}.min_coverage (the windows' span, warm-up included, / {profile.duration_s} s)",
             ),
         ),
         (
