@@ -45,7 +45,6 @@ from kvgate.record.gate_rows import (
     SoakFacts,
     SoakFigures,
     StorageFigures,
-    StorageVolumes,
     SweepCell,
     VerdictRow,
     VolumeFigures,
@@ -69,7 +68,6 @@ from kvgate.record.store import (
     host_outcomes,
     judged_outcome,
     outcome,
-    short_soak,
     utc_now,
 )
 
@@ -109,7 +107,6 @@ __all__ = [
     "SoakFacts",
     "SoakFigures",
     "StorageFigures",
-    "StorageVolumes",
     "SweepCell",
     "VerdictRow",
     "Verification",
@@ -127,7 +124,6 @@ __all__ = [
     "outcome",
     "read_text",
     "require_previous",
-    "short_soak",
     "sign_manifest",
     "utc_now",
     "verify_manifest",
