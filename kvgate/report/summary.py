@@ -362,9 +362,10 @@ def seed_checked(view: RunView) -> str:
     if bad := ids["mismatch"]:
         one = len(bad) == 1
         said.append(
-            f"{len(bad)} {'check' if one else 'checks'} of its figures against the numbers published with "
-            f"them {'fails' if one else 'fail'} ({', '.join(bad)}): some are other readings of the same "
-            "figures, so this counts readings that fail, not wrong figures"
+            f"{len(bad)} {'cross-check' if one else 'cross-checks'} of its figures against the numbers "
+            f"published with them {'does' if one else 'do'} not hold ({', '.join(bad)}): notes on the seed, "
+            "not verdicts of this run; some are other readings of the same figures, so this counts "
+            "readings, not wrong figures"
         )
     if loose := ids["unsupported"]:
         said.append(f"{len(loose)} of its ranges no published figure reproduces ({', '.join(loose)})")

@@ -284,9 +284,10 @@ def test_g3_page_1_says_which_of_the_seeds_figures_do_not_hold(tmp_path: Path) -
     store = RunStore.create(tmp_path, site="lab-a", gate="g3", meta={"planned": [], "reference_notes": notes})
     store.finish("complete")
     assert summarize(load_run(store.path)).seed_checked == (
-        "1 check of its figures against the numbers published with them fails "
-        "(X1-checkpoint-one-snapshot-baseline-bw): some are other readings of the same figures, so this "
-        "counts readings that fail, not wrong figures; 1 of its ranges no published figure reproduces "
+        "1 cross-check of its figures against the numbers published with them does not hold "
+        "(X1-checkpoint-one-snapshot-baseline-bw): notes on the seed, not verdicts of this run; some are "
+        "other readings of the same figures, so this counts readings, not wrong figures; 1 of its ranges "
+        "no published figure reproduces "
         "(R2-ttft-p50-tp8)"
     )
 
