@@ -28,7 +28,7 @@ from kvgate.record import (
 )
 from kvgate.report.engine_tables import Engines, engine_cells, engine_tables
 from kvgate.report.g4_extra_tables import evidence_sections, utc
-from kvgate.report.numbers import cell
+from kvgate.report.numbers import cell, human
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
 
 Window = dict[str, Any]
@@ -93,8 +93,46 @@ def shown(windows: list[Window]) -> list[Window]:
     return [windows[round(i * step)] for i in range(MAX_ROWS)]
 
 
+SPIKE = 10  # a window whose TTFT p99 is this many times its soak's median p99 is marked, and said on page 1
+
+
+def median_of(windows: list[Window], key: str) -> float | None:
+    """The windows' median summary figure ``key`` (the upper middle of an even count), None if none."""
+    found = sorted(v for w in windows if isinstance(v := w["summary"].get(key), int | float))
+    return found[len(found) // 2] if found else None
+
+
+def spikes(windows: list[Window]) -> list[tuple[Window, float]]:
+    """The windows whose TTFT p99 is over SPIKE times the windows' median p99, each with that multiple
+    (a reader found a last window's p99 45× the others' in a chart, with the soak's p50 trend said on
+    page 1 and nothing of the spike)."""
+    typical = median_of(windows, "p99_ttft_ms")
+    return [
+        (w, p99 / typical)
+        for w in windows
+        if typical and isinstance(p99 := w["summary"]["p99_ttft_ms"], int | float) and p99 > SPIKE * typical
+    ]
+
+
+def spike_said(where: str, windows: list[Window]) -> list[str]:
+    """Page 1's words for each TTFT p99 spike: the window, its p99 against the median, its requests."""
+    median, done = median_of(windows, "p99_ttft_ms"), median_of(windows, "completed")
+    return [
+        f"{where}, window {w['index']}: TTFT p99 {human(w['summary']['p99_ttft_ms'] / 1000, 's')}, "
+        f"{times:.0f}× its windows' median {human((median or 0) / 1000, 's')}, with "
+        f"{w['summary']['completed']:,} requests completed against a median of {done or 0:,.0f}"
+        for w, times in spikes(windows)
+    ]
+
+
 def window_cells(
-    where: str, w: Window, first: Window, *, warmup: int = 0, typical_tpot_ms: float | None = None
+    where: str,
+    w: Window,
+    first: Window,
+    *,
+    warmup: int = 0,
+    typical_tpot_ms: float | None = None,
+    spike: float | None = None,
 ) -> list[str]:
     s = w["summary"]
     tpot = cell(s["p50_tpot_ms"])
@@ -120,7 +158,7 @@ def window_cells(
         f"{s['completed']}/{s['failed']}",
         str(w["empty_responses"]),
         cell(s["p50_ttft_ms"], 1000),
-        cell(s["p99_ttft_ms"], 1000),
+        cell(s["p99_ttft_ms"], 1000) + (f" (spike: {spike:.0f}× the median)" if spike else ""),
         tpot,
         cell(s["output_throughput_tok_per_s"]),
         kinds,
@@ -217,10 +255,10 @@ def deployment(where: str, row: G4Row, run_dir: Path, warmup: int) -> tuple[Cell
     and note."""
     host, _, name = where.partition("/")
     windows = soak_windows(run_dir / "artifacts" / host / "g4" / name / "windows.jsonl")
-    tpots = sorted(t for w in windows if isinstance(t := w["summary"].get("p50_tpot_ms"), int | float))
-    typical = tpots[len(tpots) // 2] if tpots else None  # the windows' median TPOT p50
+    typical, spiked = median_of(windows, "p50_tpot_ms"), {id(w): times for w, times in spikes(windows)}
     rows = [
-        window_cells(where, w, windows[0], warmup=warmup, typical_tpot_ms=typical) for w in shown(windows)
+        window_cells(where, w, windows[0], warmup=warmup, typical_tpot_ms=typical, spike=spiked.get(id(w)))
+        for w in shown(windows)
     ]
     return rows, [verdict_cells(where, v) for v in row.verdicts], note(where, row.soak, windows)
 

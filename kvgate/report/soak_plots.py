@@ -19,7 +19,7 @@ from kvgate.probes.agent import hit_ratio
 from kvgate.record import DriftFigure
 from kvgate.report.charts import MEASURED, OTHER, THRESHOLD, Chart, figure, to_svg
 from kvgate.report.g4_extra_tables import past_limit
-from kvgate.report.g4_tables import reuse_slower, soak_windows
+from kvgate.report.g4_tables import reuse_slower, soak_windows, spike_said
 from kvgate.report.model import RunView
 from kvgate.report.numbers import human
 
@@ -137,6 +137,7 @@ def seen_not_judged(view: RunView) -> tuple[str, ...]:
             first, last = (w.get("index", "?") for w in (kept[0], kept[-1]))  # as the table numbers them
             where = f"{path.parts[-2]} on {path.parts[-4]}, windows {first}–{last}"
             out.append(f"{where}: {', '.join(trends)}")
+        out += spike_said(f"{path.parts[-2]} on {path.parts[-4]}", windows)
         row = view.record.g4_rows.get(f"{path.parts[-4]}/{path.parts[-2]}")
         if row is not None and (short := cap_not_reached(windows, row.figures.cap_bytes)):
             out.append(f"{path.parts[-2]} on {path.parts[-4]}: {short}")

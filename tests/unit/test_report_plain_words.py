@@ -23,6 +23,7 @@ from kvgate.orchestration.g3.report_rows import rows as g3_rows
 from kvgate.orchestration.g4.report_rows import rows as g4_rows
 from kvgate.record import JudgementRecord, RunStore, Section
 from kvgate.report import render
+from kvgate.report.g4_tables import spike_said
 from kvgate.report.model import load_run
 from kvgate.report.plots import charts
 from kvgate.report.summary import summarize
@@ -327,3 +328,19 @@ def test_g4_pass_rows_that_page_1_qualifies_say_so_beside_their_figures(tmp_path
     )
     capacity = next(p for w, p in said.items() if "tiny" in w and not w.startswith("cache hit ratio"))
     assert capacity.endswith("; below its cap: eviction at the cap not exercised")
+
+
+def test_a_window_whose_ttft_p99_spiked_is_marked_and_said_on_page_1(tmp_path: Path) -> None:
+    # a reader found the demo's last window at p99 4.16 s, 45× the others', in a chart only, while page 1
+    # said the soak's TTFT p50 went 0.0442 → 0.0429
+    windows = [soak_window(i) for i in range(6)]
+    windows[5]["summary"] = windows[5]["summary"] | {"p99_ttft_ms": 45 * 3106.4, "completed": 18}
+    soak = soak_windows(tmp_path, windows)
+    p99 = soak.data["columns"].index("TTFT p99 s")
+    assert [row[p99] for row in soak.data["rows"]][-2:] == ["3.11", "140 (spike: 45× the median)"]
+    (said,) = spike_said("tiny on gpu-1", windows)
+    assert said == (
+        "tiny on gpu-1, window 5: TTFT p99 140 s, 45× its windows' median 3.11 s, "
+        "with 18 requests completed against a median of 40"
+    )
+    assert spike_said("tiny on gpu-1", windows[:5]) == []
