@@ -29,7 +29,7 @@ from kvgate.record import (
 from kvgate.report import g3_extra_tables as extra
 from kvgate.report.engine_tables import Engines, engine_cells, engine_tables
 from kvgate.report.g3_notes import EVIDENCE_NOTE, NOTE, limits_note
-from kvgate.report.numbers import cell, cited, human
+from kvgate.report.numbers import DISAGREE_CV, cell, cited, human
 from kvgate.report.tables import Cells, in_order, limit_cell, measured_cell, table
 
 ARM_COLUMNS = [
@@ -96,7 +96,7 @@ def arm_cells(where: str, s: ArmFigures, *, small_cache: bool = False) -> list[s
         cell(s.ttft_p99_s),
         # a CV in % everywhere in the report; past half, its trials disagree (a reader found 54 % unmarked)
         human(s.ttft_cv, "ratio")
-        + (" (trials disagree)" if s.ttft_cv is not None and s.ttft_cv > 0.5 else ""),
+        + (" (trials disagree)" if s.ttft_cv is not None and s.ttft_cv > DISAGREE_CV else ""),
         _means(s),
         cell(s.e2e_p50_s),
         cell(s.output_throughput_tok_per_s),

@@ -146,3 +146,6 @@ def duration(seconds: float) -> str:
         return f"{minutes} min {sec} s" if sec else f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+DISAGREE_CV = 0.5  # repeats or trials whose CV is past this lie far apart: their mean is no steady figure

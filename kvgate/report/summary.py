@@ -25,7 +25,7 @@ from kvgate.report.coverage_lines import G4Outlook, Outlook, Unjudged, g3_outloo
 from kvgate.report.g2_tables import against_one_reader, job_elsewhere, same_job_elsewhere
 from kvgate.report.g3_tables import ARMS_TITLE
 from kvgate.report.model import CheckRow, RunView
-from kvgate.report.numbers import human, margin
+from kvgate.report.numbers import DISAGREE_CV, human, margin
 from kvgate.report.provenance import Provenance, provenance, threshold_said
 from kvgate.report.restore_evidence import restore_vs_g2
 from kvgate.report.scope_lines import (
@@ -387,6 +387,18 @@ def unsteady(view: RunView) -> tuple[BoxLine, ...]:
             volume = r.check.split("[", 1)[1].split("]")[0]
             first, second = f"{G2_HEADLINE[r.metric]} {r.measured}", f"{', '.join(found)} at the same setting"
             out.append(BoxLine(f"{r.host}/{volume}", first, second, apart[0].upper() + apart[1:]))
+        cv = spread_of(view.all_rows, r)
+        if cv is not None and (v := number_of(cv.measured_value)) is not None and v > DISAGREE_CV:
+            volume = r.check.split("[", 1)[1].split("]")[0]  # a reader found a 79 % CV only in a table
+            out.append(
+                BoxLine(
+                    f"{r.host}/{volume}",
+                    f"{G2_HEADLINE[r.metric]} {r.measured}",
+                    f"its repeats' CV of {cv.measured}",
+                    "Its repeats disagree: past a CV of 50 % they lie far apart, so their mean, the figure "
+                    "recorded, is no steady rate of this volume",
+                )
+            )
     return tuple(out)
 
 

@@ -575,3 +575,31 @@ def test_a_fio_rate_unsteady_within_its_run_is_counted_in_page_1s_box(tmp_path: 
         == "8.83 GB/s (the sweep), 5.71 GB/s (the read ceiling's re-runs, their mean) at the same setting"
     )
     assert line.meaning.startswith("55 % apart at one setting")
+
+
+def test_a_rate_whose_repeats_disagree_is_counted_in_page_1s_box(tmp_path: Path) -> None:
+    # a reader found the demo's random read recorded as 63,322 IOPS with a CV of 79 % over its 2 repeats,
+    # flagged nowhere (a bound the inventory loosened to 100 % let it pass)
+    store = RunStore.create(tmp_path, site="lab-a", gate="g2", meta={"planned": []})
+    check, metric = "volume[s].fio.randread-4k", "randread-4k.read_bw_bytes_per_s_cv"
+    for value in (0.79, 0.49):
+        volume = "s" if value > 0.5 else "t"
+        for name, m, measured, unit in (
+            ("iops", "randread-4k.read_iops", 63322.0, "IOPS"),
+            ("cv", metric, value, "ratio"),
+        ):
+            store.record(
+                JudgementRecord(
+                    id=f"h/{check.replace('[s]', f'[{volume}]')}.{name}", host="h",
+                    check=f"{check.replace('[s]', f'[{volume}]')}.{name}", verdict=Verdict.PASS, metric=m,
+                    measured=measured, unit=unit, comparator="<=" if name == "cv" else ">", expected=1,
+                )
+            )  # fmt: skip
+    store.finish("complete")
+    (line,) = unsteady(load_run(store.path))
+    assert (line.where, line.first, line.second) == (
+        "h/s",
+        "random read (4 KiB blocks) 63,322 IOPS",
+        "its repeats' CV of 79 %",
+    )
+    assert line.meaning.startswith("Its repeats disagree: past a CV of 50 %")
