@@ -56,9 +56,9 @@ INTEGRITY_NOTE = (
     "restored and compared. A mismatch or I/O error is kept once per place with the time it was first seen "
     "and the windows it was seen in; nothing is retried. Its I/O is paced to the share the G4 profile "
     "declares (integrity.max_bytes_per_s); 'of the device's bytes' is its bytes over the device counters' "
-    "bytes in the same windows (engines and integrity together); past 100 % part of its reads came from "
-    "the page cache or fell outside the windows, so it is no measure of its load on the device. Agent CPU "
-    "excludes fio's own."
+    "bytes in the same windows (engines and integrity together); where it moved more than the device "
+    "counted, part of its reads came from the page cache or fell outside the windows, so no share is given. "
+    "Agent CPU excludes fio's own."
 )
 DRIFT_COLUMNS = [
     "host/engine",
@@ -182,18 +182,17 @@ def integrity_cells(where: str, fig: IntegrityFigures) -> list[str]:
 
 
 def device_share(of_device: float | None) -> str:
-    """The integrity load's bytes over the device's; past 100 % it is no share (see INTEGRITY_NOTE).
+    """The integrity load's bytes over the device's; past 100 % it is no share (see INTEGRITY_NOTE), so no
+    percentage is printed (a reader found "114 %" printed and then called no measure).
 
     >>> device_share(0.25), device_share(1.132)
-    ('25.0 %', '113 %: more than the device counted')
+    ('25.0 %', 'none: it moved more bytes than the device counted')
     """
     if of_device is None:
         return "—"
-    return (
-        f"{100 * of_device:.1f} %"
-        if of_device <= 1
-        else f"{100 * of_device:.0f} %: more than the device counted"
-    )
+    if of_device > 1:
+        return "none: it moved more bytes than the device counted"
+    return f"{100 * of_device:.1f} %"
 
 
 def failure_cells(where: str, f: IntegrityFailure) -> list[str]:
