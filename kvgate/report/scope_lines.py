@@ -188,7 +188,7 @@ def capacity_arms(view: RunView) -> tuple[str, ...]:
 
 
 def shared_device(view: RunView) -> str:
-    """G3: how many measured loads another reader shared the device with, and the first such load's own
+    """G3: how many measured loads another reader shared the device with, and one such load's own
     words (its bytes, the host's load and busiest readers); '' on a quiet host (a reader found the
     demo's timings measured beside a test suite, said only in the evidence tables)."""
     arms = [
@@ -205,7 +205,7 @@ def shared_device(view: RunView) -> str:
     return (
         f"in {len(shared)} of {loads} measured loads the device read far more than the engine: restore "
         f"bandwidths are the engine's own bytes, but those loads' timings carry the other reader's work "
-        f"(the first, {arm} {first})"
+        f"(one of them: {arm} {first})"
     )
 
 
