@@ -151,7 +151,7 @@ def test_without_a_baseline_volume_nothing_is_measured_and_nothing_passes() -> N
     assert {c.spec.baseline for c in checks.values()} == {None}
     j = evaluate_storage(checks["storage[cand].service-load-32b"], None)
     assert j.verdict is Verdict.SKIP
-    assert "declares no second baseline volume (scratch)" in j.condition
+    assert "declares no second baseline volume kvgate may write to, besides its KV tier" in j.condition
     full = evaluate_storage(
         by_check(inventory("full", baseline=False))["storage[cand].checkpoint-save-speedup"], None
     )

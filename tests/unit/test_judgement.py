@@ -80,7 +80,7 @@ def test_not_evaluable_is_said_one_way_whatever_the_gate() -> None:
     j = evaluate_storage(no_baseline, None)
     assert j.verdict in (Verdict.SKIP, Verdict.INVALID)
     assert j.condition.startswith(f"{no_baseline.criterion.metric}: not ")
-    assert "declares no second baseline volume (scratch)" in j.condition
+    assert "declares no second baseline volume kvgate may write to, besides its KV tier" in j.condition
     no_engine = g4_plan(in_memory(Inventory.model_validate({"site": "s", "hosts": {"h": {}}})))[0]
     assert no_engine.evaluate().condition.startswith("engine_hosts: not evaluable — ")
 

@@ -45,7 +45,7 @@ def test_preflight_records_what_g3s_plan_can_judge_with_this_inventory(tmp_path:
     )
     assert reach.far_above == {}
     assert "one request at a time" in reach.unjudged["R2-recompute-ttft-p50-conc16"]
-    assert "no second baseline volume (scratch)" in reach.unjudged["R9-load-time-deepseek-70b"]
+    assert "no second baseline volume kvgate may write to" in reach.unjudged["R9-load-time-deepseek-70b"]
 
 
 def test_the_preflight_report_is_titled_a_readiness_check_and_says_what_g3_can_judge(tmp_path: Path) -> None:

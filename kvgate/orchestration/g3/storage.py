@@ -215,7 +215,8 @@ def _check(
 ) -> StorageCheck:
     bound = Bound(ref, b.threshold_fraction, b.tolerance)
     policy = Verdict.SKIP if sp.when_unmeasurable is Unmeasurable.SKIP else Verdict.INVALID
-    none = f"host {host} declares no second baseline volume (scratch) besides its KV tier's: {sp.reason}"
+    second = "no second baseline volume kvgate may write to, besides its KV tier's"
+    none = f"host {host} declares {second}: {sp.reason}"
     why = missing or ("" if base else none)
     return Check(
         host=host,
