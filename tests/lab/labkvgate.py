@@ -6,6 +6,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,21 @@ from kvgate.transport import connect
 from lab import engine_site, labctl
 from lab.guests import ARRAY, CLIENT
 
-INVENTORY = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
+SHIPPED = Path(__file__).parents[2] / "inventory" / "lab-vm.yaml"
+
+
+def lab_inventory() -> Path:
+    """inventory/lab-vm.yaml, or a copy naming the lab's keys where KVGATE_LAB_CACHE moved them (the
+    shipped file names ~/.cache/kvgate-lab/run, and a moved lab's host keys are not in it)."""
+    shipped_run, run = "~/.cache/kvgate-lab/run", labctl.run_dir()
+    if Path(shipped_run).expanduser() == run:
+        return SHIPPED
+    moved = Path(tempfile.mkdtemp(prefix="kvgate-lab-inventory-")) / SHIPPED.name
+    moved.write_text(SHIPPED.read_text().replace(shipped_run, str(run)))
+    return moved
+
+
+INVENTORY = lab_inventory()
 # a container image of the client guest's own userland: a root of symlinks, /usr and /etc mounted (the
 # lab's engine profiles, workloads/engines/llama-cpp-*-lab.yaml, run in it)
 IMAGE = "localhost/kvgate-guestroot:lab"
