@@ -96,9 +96,10 @@ def test_g2_smoke_measures_judges_and_reports(tmp_path: Path) -> None:
     sweep = {(bs, parallelism) for bs, parallelism, _ in stored["sweep"]}
     assert ("4m", 32) in sweep  # past the grid's 16: the KV restore's 8 requests × 4 readers of 4 MiB
     assert stored["measurements"]["sweep-read.reach_parallelism"]["value"] == 32
-    assert meta["contradictions"]["here/scratch"] == [
-        c for c in meta["contradictions"]["here/scratch"] if c["first"]["name"].startswith("knee")
-    ]  # the ceiling is the device's: no read contradicts it; only an edge knee (at 64) could remain
+    # the ceiling is the device's: no read is above it (an edge knee, or parallel readers slower than one
+    # on a busy machine, may be said; neither is a read past the ceiling)
+    above = [c for c in meta["contradictions"].get("here/scratch", []) if "ceiling" in c["second"]["name"]]
+    assert above == []
     plan = [
         sys.executable,
         "-m",
